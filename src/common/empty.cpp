@@ -1,0 +1,1 @@
+// Placeholder translation unit for targets whose folders hold only headers.

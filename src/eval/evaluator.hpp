@@ -1,0 +1,101 @@
+// The Evaluator interface: measures a batch of settings on one problem. Implemented by
+// the CUDA evaluator (src/eval/cuda) and the replay evaluator (src/eval/replay); the GA
+// sees only this header. Pure: no CUDA, MPI, HDF5 or yaml-cpp.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "space/device_limits.hpp"
+#include "space/setting.hpp"
+#include "stencil/stencil.hpp"
+
+namespace isletune {
+
+enum class Status : std::uint8_t {
+  ok = 0,
+  invalid = 1,        // violates a constraint, or (replay) no record of this setting
+  compile_error = 2,  // codegen or NVRTC failed
+  launch_error = 3,   // too many registers / shared memory / threads: not a crash
+  wrong_result = 4,   // verification against the reference failed
+  crashed = 5,        // the worker died or the context was corrupted (sticky error)
+  timeout = 6,        // the watchdog ended the worker
+};
+inline constexpr int kStatusCount = 7;
+
+[[nodiscard]] inline std::string_view status_name(Status s) {
+  constexpr std::string_view names[] = {"ok",           "invalid", "compile_error", "launch_error",
+                                        "wrong_result", "crashed", "timeout"};
+  return names[static_cast<int>(s)];
+}
+[[nodiscard]] inline std::optional<Status> status_from_name(std::string_view name) {
+  for (int i = 0; i < kStatusCount; ++i) {
+    if (status_name(static_cast<Status>(i)) == name) return static_cast<Status>(i);
+  }
+  return std::nullopt;
+}
+
+// What one evaluation of one setting produced. Times are per time step.
+struct Measurement {
+  Status status = Status::invalid;
+  double median_ms = std::numeric_limits<double>::quiet_NaN();  // median time per step
+  std::vector<double> times_ms;                                 // every repetition, per step
+  double compile_ms = 0;
+  double verify_ms = 0;
+  double run_ms = 0;  // wall time spent timing (warm-up + repeats)
+  int registers = 0;
+  int shared_bytes = 0;
+  double occupancy = 0;  // active warps / max warps per SM
+  double error_l2 = std::numeric_limits<double>::quiet_NaN();   // ||out-ref||2 / ||ref||2
+  double error_max = std::numeric_limits<double>::quiet_NaN();  // max relative error
+  std::string message;                                          // why it failed, if it did
+
+  [[nodiscard]] bool ok() const { return status == Status::ok; }
+  // Fitness of ARCHITECTURE §6: 1 / median time per step; 0 for failures.
+  [[nodiscard]] double fitness() const { return ok() && median_ms > 0 ? 1.0 / median_ms : 0.0; }
+  // Total cost of this evaluation in seconds (what a replay clock advances by).
+  [[nodiscard]] double cost_s() const { return (compile_ms + verify_ms + run_ms) * 1e-3; }
+};
+
+// The problem every evaluation of a run solves.
+struct Problem {
+  Stencil stencil;
+  Grid grid;
+  int steps = 48;    // T: steps of the verification run (a multiple of every tdeg)
+  int warmup = 2;    // untimed runs of `steps` before timing
+  int repeats = 10;  // timed runs; median per step reported
+};
+
+// Giga cell-updates per second for a time per step.
+[[nodiscard]] inline double gcells_per_s(const Grid& g, double ms_per_step) {
+  return ms_per_step > 0 ? static_cast<double>(g.cells()) / (ms_per_step * 1e-3) / 1e9 : 0.0;
+}
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+
+  // Measures each setting of the batch; result i belongs to batch[i]. Never throws for a
+  // bad kernel: failures come back as a status.
+  virtual std::vector<Measurement> evaluate(std::span<const Setting> batch) = 0;
+
+  // Limits of the device the measurements come from.
+  [[nodiscard]] virtual DeviceLimits limits() const = 0;
+
+  // Seconds since the evaluator started: the wall clock for real GPUs, the simulated
+  // clock (sum of recorded costs) for replay. Time budgets are read off this clock.
+  [[nodiscard]] virtual double clock_s() const = 0;
+
+  // "cuda" or "replay".
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // The CUDA source of a setting's kernel, for /result and export; empty if unknown.
+  [[nodiscard]] virtual std::string source(const Setting&) const { return {}; }
+};
+
+}  // namespace isletune

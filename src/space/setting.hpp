@@ -1,0 +1,75 @@
+// The parameters of the optimization space (ARCHITECTURE §4) and a Setting: one value
+// per parameter. The parameter order is fixed and is the lexicographic order used by
+// the `index` encoding: OC flags first, then streaming detail, block shape, merging,
+// unrolling, memory placement.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace isletune {
+
+enum class Param : std::uint8_t {
+  streaming,     // 0/1: 2.5-D streaming along sd
+  merge,         // MergeKind
+  retiming,      // 0/1 (needs streaming)
+  prefetch,      // 0/1 (needs streaming)
+  tdeg,          // time steps fused per launch, 1 = off
+  sd,            // streaming dimension as an axis: 1 = y, 2 = z; 0 when not streaming
+  sb,            // points along sd per block (concurrent streaming); 0 when not streaming
+  tbx,           // thread-block shape
+  tby,
+  tbz,           // 1 in 2-D
+  mfx,           // points merged per thread per dimension
+  mfy,
+  mfz,
+  ufx,           // unroll factors
+  ufy,
+  ufz,
+  use_shared,    // 0/1: input tile with halo in shared memory
+  use_constant,  // 0/1: coefficients in __constant__ instead of literals
+};
+
+inline constexpr std::size_t kParamCount = 18;
+
+enum class MergeKind : int { none = 0, block = 1, cyclic = 2 };
+
+// Name used in YAML, HDF5 and keys ("tbx", "use_shared", ...).
+[[nodiscard]] std::string_view param_name(Param p);
+// Inverse of param_name; nullopt for an unknown name.
+[[nodiscard]] std::optional<Param> param_from_name(std::string_view name);
+[[nodiscard]] std::string_view merge_name(MergeKind k);
+[[nodiscard]] std::optional<MergeKind> merge_from_name(std::string_view name);
+
+inline constexpr std::size_t index_of(Param p) { return static_cast<std::size_t>(p); }
+inline constexpr Param param_at(std::size_t i) { return static_cast<Param>(i); }
+
+// One point of the space: a value per parameter (enums and flags as ints).
+struct Setting {
+  std::array<int, kParamCount> values{};
+
+  int& operator[](Param p) { return values[index_of(p)]; }
+  int operator[](Param p) const { return values[index_of(p)]; }
+  auto operator<=>(const Setting&) const = default;
+  bool operator==(const Setting&) const = default;
+};
+
+// Canonical key: "name=value" pairs in parameter order joined by ',', enums by name
+// (e.g. "streaming=0,merge=none,...,use_constant=1"). Stable across runs and platforms.
+[[nodiscard]] std::string canonical_key(const Setting& s);
+// Inverse of canonical_key; nullopt if the text is not a complete key.
+[[nodiscard]] std::optional<Setting> setting_from_key(std::string_view key);
+
+// 64-bit FNV-1a hash of the canonical key (for hash maps and cache file names).
+[[nodiscard]] std::uint64_t setting_hash(const Setting& s);
+
+struct SettingHash {
+  std::size_t operator()(const Setting& s) const { return static_cast<std::size_t>(setting_hash(s)); }
+};
+
+}  // namespace isletune
