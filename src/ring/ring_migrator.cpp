@@ -1,0 +1,174 @@
+// Migration around the MPI ring (see ring_migrator.hpp).
+#include "ring/ring_migrator.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "ring/migrant_codec.hpp"
+
+namespace isletune::ring {
+
+RingMigrator::RingMigrator(MPI_Comm comm, int lag) : lag_(std::max(0, lag)) {
+  MPI_Comm_dup(comm, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  if (size_ > 1) {
+    const int left = (rank_ - 1 + size_) % size_;
+    const int right = (rank_ + 1) % size_;
+    peers_.push_back(left);
+    if (right != left)
+      peers_.push_back(right);
+  }
+  next_seq_.assign(peers_.size(), 0);
+  held_.resize(peers_.size());
+  arrived_.assign(peers_.size(), 0);
+}
+
+RingMigrator::~RingMigrator() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (finalised)
+    return;
+  // Without a drain (an error path) sends may still be reading their buffers: hand the
+  // requests back to MPI and keep the buffers alive until the process ends.
+  if (!pending_.empty()) {
+    auto* orphans = std::make_unique<std::deque<PendingSend>>(std::move(pending_)).release();
+    for (PendingSend& p : *orphans) {
+      if (p.request != MPI_REQUEST_NULL)
+        MPI_Request_free(&p.request);
+    }
+  }
+  MPI_Comm_free(&comm_);
+}
+
+int RingMigrator::peer_index(int rank) const {
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    if (peers_[i] == rank)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void RingMigrator::reap_sends() {
+  while (!pending_.empty()) {
+    int done = 0;
+    MPI_Test(&pending_.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done)
+      break;
+    pending_.pop_front();
+  }
+}
+
+void RingMigrator::send(const std::vector<Migrant>& migrants) {
+  reap_sends();
+  MigrantBatch batch{sends_, migrants};
+  for (Migrant& m : batch.migrants)
+    m.source_rank = rank_;
+  ++sends_;
+  if (peers_.empty())
+    return;
+  const std::vector<char> bytes = encode_batch(batch);
+  for (int peer : peers_) {
+    PendingSend& p = pending_.emplace_back();
+    p.bytes = bytes;
+    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, peer, kMigrationTag,
+              comm_, &p.request);
+    ++stats_.sent_messages;
+    stats_.sent_migrants += static_cast<std::int64_t>(migrants.size());
+  }
+}
+
+void RingMigrator::receive_one(const MPI_Status& status) {
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<char> bytes(static_cast<std::size_t>(count));
+  MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kMigrationTag, comm_,
+           MPI_STATUS_IGNORE);
+  const int index = peer_index(status.MPI_SOURCE);
+  if (index < 0)
+    throw std::runtime_error("migrant message from a rank that is no neighbour");
+  MigrantBatch batch = decode_batch(bytes);
+  held_[index][batch.seq] = std::move(batch.migrants);
+  ++arrived_[index];
+}
+
+void RingMigrator::poll() {
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kMigrationTag, comm_, &flag, &status);
+    if (!flag)
+      return;
+    receive_one(status);
+  }
+}
+
+std::vector<Migrant> RingMigrator::receive() {
+  reap_sends();
+  last_wait_s_ = 0;
+  std::vector<Migrant> out;
+  if (peers_.empty())
+    return out;
+  poll();
+  const std::int64_t upto = sends_ - lag_;  // deliver sequences < upto
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    for (; next_seq_[i] < upto; ++next_seq_[i]) {
+      auto it = held_[i].find(next_seq_[i]);
+      if (it == held_[i].end()) {
+        const double start = MPI_Wtime();
+        while ((it = held_[i].find(next_seq_[i])) == held_[i].end()) {
+          MPI_Status status;
+          MPI_Probe(peers_[i], kMigrationTag, comm_, &status);
+          receive_one(status);
+        }
+        last_wait_s_ += MPI_Wtime() - start;
+      }
+      ++stats_.delivered_messages;
+      stats_.delivered_migrants += static_cast<std::int64_t>(it->second.size());
+      std::move(it->second.begin(), it->second.end(), std::back_inserter(out));
+      held_[i].erase(it);
+    }
+  }
+  total_wait_s_ += last_wait_s_;
+  return out;
+}
+
+DrainStats RingMigrator::drain() {
+  if (drained_)
+    return stats_;
+  // Tell each neighbour how many batches to expect from us, then receive until every
+  // neighbour's announced count has arrived and every send of ours has completed.
+  std::vector<std::int64_t> announce(peers_.size(), sends_);
+  std::vector<std::int64_t> expected(peers_.size(), -1);
+  std::vector<MPI_Request> requests(2 * peers_.size(), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    MPI_Isend(&announce[i], 1, MPI_INT64_T, peers_[i], kDrainTag, comm_, &requests[i]);
+    MPI_Irecv(&expected[i], 1, MPI_INT64_T, peers_[i], kDrainTag, comm_,
+              &requests[peers_.size() + i]);
+  }
+  for (;;) {
+    poll();
+    reap_sends();
+    int counts_known = 0;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &counts_known,
+                MPI_STATUSES_IGNORE);
+    bool complete = counts_known && pending_.empty();
+    for (std::size_t i = 0; complete && i < peers_.size(); ++i) {
+      complete = arrived_[i] >= expected[i];
+    }
+    if (complete)
+      break;
+  }
+  for (auto& per_peer : held_) {
+    for (auto& [seq, migrants] : per_peer) {
+      ++stats_.drained_messages;
+      stats_.drained_migrants += static_cast<std::int64_t>(migrants.size());
+    }
+    per_peer.clear();
+  }
+  drained_ = true;
+  return stats_;
+}
+
+}  // namespace isletune::ring

@@ -1,0 +1,94 @@
+// Migration around the MPI ring (ARCHITECTURE §6): each island sends its emigrants,
+// with their measurements, to both ring neighbours with MPI_Isend and picks up
+// immigrants with MPI_Iprobe + MPI_Get_count + MPI_Recv.
+//
+// Neighbours: rank r talks to (r-1) and (r+1) mod N. With 2 ranks both neighbours are the
+// same peer and a batch is sent to it ONCE (neighbours() == 1); a single rank has no
+// neighbours and send() does nothing.
+//
+// Determinism: every send() is one message per neighbour carrying the sender's send
+// sequence number (an empty batch is still sent). receive() after this rank's k-th send
+// delivers exactly the batches with sequence < k - lag from every neighbour (left
+// first, then right, in sequence order), waiting for them if they have not arrived yet;
+// batches that arrived early are held back. Every island calls send() at the same
+// generations, so with lag 1 an island never waits for more than its neighbours'
+// previous round and the same seed gives the same trajectory whatever the timing.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "ga/migrator.hpp"
+
+namespace isletune::ring {
+
+// What a drain found: everything is accounted for when, summed over all ranks,
+// sent_messages == delivered_messages + drained_messages.
+struct DrainStats {
+  std::int64_t sent_messages = 0;       // batches sent (one per neighbour per send())
+  std::int64_t sent_migrants = 0;       // migrants sent, counted once per neighbour
+  std::int64_t delivered_messages = 0;  // batches handed out by receive()
+  std::int64_t delivered_migrants = 0;
+  std::int64_t drained_messages = 0;  // batches that arrived after the last receive()
+  std::int64_t drained_migrants = 0;
+};
+
+class RingMigrator final : public Migrator {
+ public:
+  static constexpr int kMigrationTag = 7101;  // within the guaranteed tag range (≤ 32767)
+  static constexpr int kDrainTag = 7102;
+
+  // Ring over `comm` (duplicated, so its messages never meet anyone else's).
+  explicit RingMigrator(MPI_Comm comm, int lag = 1);
+  ~RingMigrator() override;
+  RingMigrator(const RingMigrator&) = delete;
+  RingMigrator& operator=(const RingMigrator&) = delete;
+
+  [[nodiscard]] int neighbours() const override { return static_cast<int>(peers_.size()); }
+  void send(const std::vector<Migrant>& migrants) override;
+  std::vector<Migrant> receive() override;
+
+  // Collective end of migration: completes every send, receives every batch still in
+  // flight (counted, not delivered) and returns the totals. Call once, on every rank.
+  DrainStats drain();
+
+  // The distinct neighbour ranks (left first).
+  [[nodiscard]] const std::vector<int>& peers() const { return peers_; }
+  // Seconds receive() spent waiting for neighbours, in its last call and in total.
+  [[nodiscard]] double last_wait_s() const { return last_wait_s_; }
+  [[nodiscard]] double total_wait_s() const { return total_wait_s_; }
+
+ private:
+  struct PendingSend {
+    std::vector<char> bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  // Receives every message that has already arrived into held_.
+  void poll();
+  // Receives one message from `source` (which must be matched by a probe).
+  void receive_one(const MPI_Status& status);
+  // Frees the buffers of completed sends.
+  void reap_sends();
+  [[nodiscard]] int peer_index(int rank) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int lag_ = 1;
+  std::vector<int> peers_;
+  std::int64_t sends_ = 0;
+  std::vector<std::int64_t> next_seq_;  // per peer: next sequence to deliver
+  std::vector<std::map<std::int64_t, std::vector<Migrant>>> held_;  // per peer, by seq
+  std::vector<std::int64_t> arrived_;  // per peer: batches received from MPI
+  std::deque<PendingSend> pending_;
+  DrainStats stats_;
+  double last_wait_s_ = 0;
+  double total_wait_s_ = 0;
+  bool drained_ = false;
+};
+
+}  // namespace isletune::ring

@@ -1,0 +1,66 @@
+// The collective, pipelined stop vote (see ring_stop_vote.hpp).
+#include "ring/ring_stop_vote.hpp"
+
+#include <climits>
+
+namespace isletune::ring {
+namespace {
+
+// none is encoded as the largest int so MPI_MIN yields the smallest real reason.
+int encode(StopReason r) {
+  return r == StopReason::none ? INT_MAX : static_cast<int>(r);
+}
+StopReason decode(int v) {
+  return v == INT_MAX ? StopReason::none : static_cast<StopReason>(v);
+}
+
+}  // namespace
+
+RingStopVote::RingStopVote(MPI_Comm comm) {
+  MPI_Comm_dup(comm, &comm_);
+}
+
+RingStopVote::~RingStopVote() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (finalised)
+    return;
+  for (MPI_Request& r : request_) {
+    if (r != MPI_REQUEST_NULL)
+      MPI_Request_free(&r);
+  }
+  MPI_Comm_free(&comm_);
+}
+
+StopReason RingStopVote::complete() {
+  const int slot = (votes_ - 1) % 2;
+  const double start = MPI_Wtime();
+  MPI_Wait(&request_[slot], MPI_STATUS_IGNORE);
+  last_wait_s_ = MPI_Wtime() - start;
+  total_wait_s_ += last_wait_s_;
+  return decode(agreed_[slot]);
+}
+
+StopReason RingStopVote::vote(int /*generation*/, StopReason local) {
+  last_wait_s_ = 0;
+  const int slot = votes_ % 2;
+  const int previous = (votes_ + 1) % 2;
+  wish_[slot] = encode(local);
+  MPI_Iallreduce(&wish_[slot], &agreed_[slot], 1, MPI_INT, MPI_MIN, comm_, &request_[slot]);
+  ++votes_;
+  if (votes_ == 1)
+    return StopReason::none;
+  const double start = MPI_Wtime();
+  MPI_Wait(&request_[previous], MPI_STATUS_IGNORE);
+  last_wait_s_ = MPI_Wtime() - start;
+  total_wait_s_ += last_wait_s_;
+  return decode(agreed_[previous]);
+}
+
+StopReason RingStopVote::drain() {
+  if (votes_ == 0 || request_[(votes_ - 1) % 2] == MPI_REQUEST_NULL)
+    return StopReason::none;
+  return complete();
+}
+
+}  // namespace isletune::ring

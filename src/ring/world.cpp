@@ -1,0 +1,138 @@
+// The MPI world of one run (see world.hpp).
+#include "ring/world.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace isletune::ring {
+
+int visible_gpu_count(const char* cuda_visible_devices) {
+  if (cuda_visible_devices == nullptr)
+    return -1;
+  const std::string list(cuda_visible_devices);
+  if (list.empty())
+    return 0;
+  int count = 1;
+  for (char c : list)
+    count += c == ',' ? 1 : 0;
+  return count;
+}
+
+int gpu_ordinal(int local_rank, int visible_count) {
+  if (visible_count <= 0)
+    return local_rank;
+  return local_rank % visible_count;
+}
+
+World::World(int* argc, char*** argv) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    owns_mpi_ = true;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
+}
+
+World::~World() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (finalised)
+    return;
+  MPI_Comm_free(&comm_);
+  if (owns_mpi_)
+    MPI_Finalize();
+}
+
+int World::gpu() const {
+  return gpu_ordinal(local_rank_, visible_gpu_count(std::getenv("CUDA_VISIBLE_DEVICES")));
+}
+
+std::string World::host() const {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  return std::string(name, static_cast<std::size_t>(len));
+}
+
+std::string World::library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  const auto end = s.find_first_of(",\n");
+  return end == std::string::npos ? s : s.substr(0, end);
+}
+
+std::string World::first_error(const std::string& mine) const {
+  const int failing = mine.empty() ? size_ : rank_;
+  int lowest = size_;
+  MPI_Allreduce(&failing, &lowest, 1, MPI_INT, MPI_MIN, comm_);
+  if (lowest == size_)
+    return {};
+  std::string message = rank_ == lowest ? mine : std::string();
+  message = broadcast(message, lowest);
+  if (lowest > 0)
+    message = "rank " + std::to_string(lowest) + ": " + message;
+  return message;
+}
+
+std::vector<std::string> World::gather(const std::string& mine) const {
+  const int len = static_cast<int>(mine.size());
+  std::vector<int> lens(rank_ == 0 ? size_ : 0);
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_);
+  std::vector<int> displs(lens.size());
+  int total = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    displs[i] = total;
+    total += lens[i];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+              comm_);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lens.size(); ++i)
+    out.push_back(all.substr(displs[i], lens[i]));
+  return out;
+}
+
+std::vector<double> World::gather(double mine) const {
+  std::vector<double> all(rank_ == 0 ? size_ : 0);
+  MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_);
+  return all;
+}
+
+std::string World::broadcast(const std::string& s, int root) const {
+  int len = static_cast<int>(s.size());
+  MPI_Bcast(&len, 1, MPI_INT, root, comm_);
+  std::string out = rank_ == root ? s : std::string(static_cast<std::size_t>(len), '\0');
+  MPI_Bcast(out.data(), len, MPI_CHAR, root, comm_);
+  return out;
+}
+
+double World::max(double mine) const {
+  double out = mine;
+  MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return out;
+}
+
+void World::barrier() const {
+  MPI_Barrier(comm_);
+}
+
+void World::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();
+}
+
+}  // namespace isletune::ring

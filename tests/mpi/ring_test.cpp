@@ -1,0 +1,241 @@
+// MPI tests of the ring (run under mpirun -np 1, 2, 4): every migrant sent is delivered
+// or drained exactly once with its full measurement, all ranks stop in the same
+// generation whichever rank asks, and a slow rank delays but never deadlocks the others.
+// Usage: ring_test delivery|stop|slow|mapping. Exit code 0 on every rank iff all checks
+// pass on every rank.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "ring/ring_migrator.hpp"
+#include "ring/ring_stop_vote.hpp"
+#include "ring/world.hpp"
+
+namespace {
+
+using isletune::Migrant;
+using isletune::StopReason;
+using isletune::ring::RingMigrator;
+using isletune::ring::RingStopVote;
+
+int g_failures = 0;
+int g_rank = 0;
+
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      ++g_failures;                                                       \
+      std::fprintf(stderr, "rank %d: check failed: %s: ", g_rank, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                                  \
+      std::fprintf(stderr, "\n");                                         \
+    }                                                                     \
+  } while (0)
+
+// How many migrants rank r sends in generation g (0..2: empty batches included).
+int emigrant_count(int rank, int generation) {
+  return (rank * 7 + generation * 3) % 3;
+}
+
+// The i-th migrant rank r sends in generation g; its fields identify it.
+Migrant make_migrant(int rank, int generation, int i) {
+  Migrant m;
+  m.setting.values[0] = rank;
+  m.setting.values[1] = generation;
+  m.setting.values[2] = i;
+  m.generation = generation;
+  m.measurement.status = isletune::Status::ok;
+  m.measurement.median_ms = 1.0 + rank + generation * 0.01 + i * 1e-4;
+  m.measurement.times_ms =
+      std::vector<double>(static_cast<std::size_t>(i + 1), m.measurement.median_ms);
+  m.measurement.compile_ms = 3.5;
+  m.measurement.registers = 40 + i;
+  m.measurement.message = "r" + std::to_string(rank) + "g" + std::to_string(generation);
+  return m;
+}
+
+// Every migrant sent is received exactly once, intact, in order, from a neighbour.
+void test_delivery(MPI_Comm comm, int lag) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  RingMigrator migrator(comm, lag);
+  const int expected_neighbours = size == 1 ? 0 : size == 2 ? 1 : 2;
+  CHECK(migrator.neighbours() == expected_neighbours, "neighbours %d", migrator.neighbours());
+  const int generations = 25;
+  std::multiset<std::tuple<int, int, int>> received;
+  for (int g = 0; g < generations; ++g) {
+    std::vector<Migrant> out;
+    for (int i = 0; i < emigrant_count(rank, g); ++i)
+      out.push_back(make_migrant(rank, g, i));
+    migrator.send(out);
+    if ((g + rank) % 4 == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    for (const Migrant& m : migrator.receive()) {
+      const int src = m.setting.values[0], gen = m.setting.values[1], i = m.setting.values[2];
+      const Migrant want = make_migrant(src, gen, i);
+      CHECK(m.source_rank == src, "source_rank %d vs %d", m.source_rank, src);
+      CHECK(gen <= g - lag, "generation %d delivered at %d with lag %d", gen, g, lag);
+      CHECK(m.measurement.times_ms == want.measurement.times_ms, "times_ms of %d/%d/%d", src, gen,
+            i);
+      CHECK(m.measurement.message == want.measurement.message, "message");
+      CHECK(m.measurement.registers == want.measurement.registers, "registers");
+      received.insert({src, gen, i});
+    }
+  }
+  const auto stats = migrator.drain();
+  // Exactly the migrants of the neighbours' first generations - lag rounds, each once.
+  std::multiset<std::tuple<int, int, int>> expected;
+  for (int peer : migrator.peers()) {
+    for (int g = 0; g < generations - lag; ++g) {
+      for (int i = 0; i < emigrant_count(peer, g); ++i)
+        expected.insert({peer, g, i});
+    }
+  }
+  CHECK(received == expected, "received %zu migrants, expected %zu", received.size(),
+        expected.size());
+  long long local[4] = {stats.sent_messages, stats.delivered_messages + stats.drained_messages,
+                        stats.sent_migrants, stats.delivered_migrants + stats.drained_migrants};
+  long long total[4] = {};
+  MPI_Allreduce(local, total, 4, MPI_LONG_LONG, MPI_SUM, comm);
+  CHECK(total[0] == total[1], "messages sent %lld, received %lld", total[0], total[1]);
+  CHECK(total[2] == total[3], "migrants sent %lld, received %lld", total[2], total[3]);
+  const long long per_round = expected_neighbours;
+  CHECK(total[0] == per_round * generations * size, "sent %lld messages", total[0]);
+}
+
+// Runs islands that vote every generation; `wish` says what rank r wants in generation g.
+// Returns the generation at which this rank stopped and the agreed reason.
+template <typename Wish>
+std::pair<int, StopReason> run_vote(MPI_Comm comm, Wish wish, int slow_rank = -1) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  RingStopVote vote(comm);
+  RingMigrator migrator(comm);
+  int g = 0;
+  StopReason agreed = StopReason::none;
+  for (;; ++g) {
+    if (rank == slow_rank)
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    migrator.send({make_migrant(rank, g, 0)});
+    (void)migrator.receive();
+    agreed = vote.vote(g, wish(rank, g));
+    if (agreed != StopReason::none)
+      break;
+    if (g > 1000)
+      break;
+  }
+  vote.drain();
+  migrator.drain();
+  return {g, agreed};
+}
+
+// All ranks stop in the same generation, one after the wish, whichever rank makes it.
+void test_stop(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  for (int trigger = 0; trigger < size; ++trigger) {
+    const int at = 3 + 2 * trigger;
+    auto [g, reason] = run_vote(comm, [&](int r, int gen) {
+      return r == trigger && gen >= at ? StopReason::mcr : StopReason::none;
+    });
+    int lo = 0, hi = 0;
+    MPI_Allreduce(&g, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&g, &hi, 1, MPI_INT, MPI_MAX, comm);
+    CHECK(lo == hi, "trigger %d: ranks stopped in generations %d..%d", trigger, lo, hi);
+    CHECK(g == at + 1, "trigger %d: stopped at %d, wish at %d", trigger, g, at);
+    CHECK(reason == StopReason::mcr, "reason %d", static_cast<int>(reason));
+  }
+  // Two wishes in the same generation: the smallest reason wins everywhere.
+  auto [g, reason] = run_vote(comm, [&](int r, int gen) {
+    if (gen < 4)
+      return StopReason::none;
+    return r == size - 1 ? StopReason::signal : StopReason::time_budget;
+  });
+  CHECK(g == 5, "stopped at %d", g);
+  CHECK(reason == (size == 1 ? StopReason::signal : StopReason::time_budget), "reason %d",
+        static_cast<int>(reason));
+}
+
+// A rank 15 ms slower per generation delays the others (they record waiting) but
+// nobody deadlocks and all stop together.
+void test_slow(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int slow = size - 1;
+  const double start = MPI_Wtime();
+  auto [g, reason] = run_vote(
+      comm,
+      [&](int, int gen) { return gen >= 12 ? StopReason::max_generations : StopReason::none; },
+      slow);
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&g, &lo, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(&g, &hi, 1, MPI_INT, MPI_MAX, comm);
+  CHECK(lo == hi && g == 13, "stopped in %d..%d", lo, hi);
+  CHECK(reason == StopReason::max_generations, "reason");
+  // The fast ranks cannot be more than about one generation ahead of the slow one.
+  const double elapsed = MPI_Wtime() - start;
+  CHECK(elapsed >= 0.015 * 12, "elapsed %.3f s", elapsed);
+}
+
+// GPU mapping from CUDA_VISIBLE_DEVICES and the node-local rank.
+void test_mapping(const isletune::ring::World& world) {
+  using isletune::ring::gpu_ordinal;
+  using isletune::ring::visible_gpu_count;
+  CHECK(visible_gpu_count(nullptr) == -1, "unset");
+  CHECK(visible_gpu_count("") == 0, "empty");
+  CHECK(visible_gpu_count("3") == 1, "one");
+  CHECK(visible_gpu_count("0,1,GPU-abc") == 3, "three");
+  CHECK(gpu_ordinal(5, 1) == 0, "one GPU per task");
+  CHECK(gpu_ordinal(5, 4) == 1, "round robin");
+  CHECK(gpu_ordinal(3, -1) == 3, "all visible");
+  // Under one mpirun on one host every rank is node-local.
+  CHECK(world.local_size() == world.size(), "local size %d", world.local_size());
+  CHECK(world.local_rank() == world.rank(), "local rank %d", world.local_rank());
+  const auto hosts = world.gather(world.host());
+  if (world.rank() == 0)
+    CHECK(static_cast<int>(hosts.size()) == world.size(), "hosts");
+  const std::string err = world.first_error(world.rank() == world.size() - 1 ? "bad" : "");
+  const std::string want =
+      world.size() == 1 ? "bad" : "rank " + std::to_string(world.size() - 1) + ": bad";
+  CHECK(err == want, "first_error '%s'", err.c_str());
+  CHECK(world.first_error("").empty(), "no error");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  isletune::ring::World world(&argc, &argv);
+  g_rank = world.rank();
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "delivery") {
+    test_delivery(world.comm(), 1);
+    test_delivery(world.comm(), 0);
+    test_delivery(world.comm(), 3);
+  } else if (what == "stop") {
+    test_stop(world.comm());
+  } else if (what == "slow") {
+    test_slow(world.comm());
+  } else if (what == "mapping") {
+    test_mapping(world);
+  } else {
+    std::fprintf(stderr, "usage: ring_test delivery|stop|slow|mapping\n");
+    return 2;
+  }
+  int failures = 0;
+  MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, world.comm());
+  if (world.rank() == 0) {
+    std::printf("ring_test %s on %d ranks: %s (%d failed checks)\n", what.c_str(), world.size(),
+                failures == 0 ? "PASS" : "FAIL", failures);
+  }
+  return failures == 0 ? 0 : 1;
+}
