@@ -1,0 +1,518 @@
+"""Loading isletune traces (ARCHITECTURE §8, docs/trace.md) into numpy structured arrays.
+
+A run directory holds `trace.h5` (rank 0) whose `/ranks/NNNN` entries are external links
+to `rank-NNNN.h5`; a dataset from `isletune measure` is one file with format attribute
+"isletune-dataset". Every table is normalised to the fixed dtypes below, whatever
+integer widths or string types the writer used, so the compute functions see one shape.
+
+Partial traces (a killed run: no /result, a missing or unreadable rank file, tables cut
+short) load as far as they go; each problem becomes one line in `Trace.warnings`.
+Files that cannot be analysed at all raise `TraceError` with one sentence.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+# Traces are read while a run may still be writing them; do not take HDF5 file locks.
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .errors import TraceError  # noqa: E402
+
+# Parameter order of src/space/setting.hpp (also the order of the `values` column).
+PARAM_NAMES: tuple[str, ...] = (
+    "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
+    "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
+)
+MERGE_NAMES: tuple[str, ...] = ("none", "block", "cyclic")
+# Status codes of src/eval/evaluator.hpp.
+STATUS_NAMES: tuple[str, ...] = (
+    "ok", "invalid", "compile_error", "launch_error", "wrong_result", "crashed", "timeout",
+)
+TRACE_FORMAT = "isletune-trace"
+DATASET_FORMAT = "isletune-dataset"
+SUPPORTED_VERSIONS = (1,)
+
+EVAL_DTYPE = np.dtype([
+    ("rank", "i4"), ("eval_id", "i8"), ("generation", "i4"), ("cell", "i4"),
+    ("values", "i4", (len(PARAM_NAMES),)), ("key", "O"), ("status", "i1"),
+    ("median_ms", "f8"), ("times_ms", "O"), ("genes", "O"), ("compile_ms", "f8"),
+    ("verify_ms", "f8"), ("registers", "i4"), ("shared_bytes", "i4"), ("wall_s", "f8"),
+    ("cached", "?"), ("migrant", "?"),
+])
+GEN_DTYPE = np.dtype([
+    ("rank", "i4"), ("generation", "i4"), ("wall_s", "f8"), ("wait_s", "f8"),
+    ("best_ms", "f8"), ("mean_fitness", "f8"), ("mcr", "f8"), ("unique_genomes", "i4"),
+    ("evaluations", "i4"),
+])
+MIG_DTYPE = np.dtype([
+    ("rank", "i4"), ("generation", "i4"), ("direction", "i4"), ("peer", "i4"), ("key", "O"),
+    ("median_ms", "f8"),
+])
+
+
+@dataclass
+class RankData:
+    """One island's tables (rows of `EVAL_DTYPE`, `GEN_DTYPE`, `MIG_DTYPE`)."""
+
+    rank: int
+    evaluations: np.ndarray
+    generations: np.ndarray
+    migrations: np.ndarray
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    """One run (or dataset) as loaded: attributes, configuration, space, ranks, result."""
+
+    path: Path
+    kind: str  # "trace" or "dataset"
+    attrs: dict[str, Any]
+    config_yaml: str
+    config: dict[str, Any]
+    stencil: dict[str, Any]
+    parameters: dict[str, list[int]]  # parameter name -> allowed values, in PARAM_NAMES order
+    ranks: list[RankData]
+    result: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def evaluations(self) -> np.ndarray:
+        """Every evaluation row of every rank, in rank then eval_id order."""
+        parts = [r.evaluations for r in self.ranks]
+        return np.concatenate(parts) if parts else np.zeros(0, EVAL_DTYPE)
+
+    @property
+    def generations(self) -> np.ndarray:
+        """Every generation row of every rank."""
+        parts = [r.generations for r in self.ranks]
+        return np.concatenate(parts) if parts else np.zeros(0, GEN_DTYPE)
+
+    @property
+    def migrations(self) -> np.ndarray:
+        """Every migration row of every rank."""
+        parts = [r.migrations for r in self.ranks]
+        return np.concatenate(parts) if parts else np.zeros(0, MIG_DTYPE)
+
+    @property
+    def seed(self) -> int | None:
+        """The run's seed (root attribute), if recorded."""
+        seed = self.attrs.get("seed")
+        return int(seed) if seed is not None else None
+
+    @property
+    def strategy(self) -> str:
+        """The search strategy named in the configuration ("island-ga" when not named)."""
+        value = find_key(self.config, ("strategy",))
+        return str(value) if value is not None else "island-ga"
+
+    @property
+    def grid(self) -> tuple[int, ...] | None:
+        """The tuning grid extents from the configuration, if present."""
+        value = find_key(self.config, ("grid", "grid_size", "problem_size"))
+        if isinstance(value, dict):
+            value = [value[k] for k in ("x", "y", "z", "nx", "ny", "nz") if k in value]
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
+            return tuple(int(v) for v in value)
+        return None
+
+
+def _text(value: Any) -> str:
+    """An HDF5 string attribute or element as str."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _text(value[()])
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """An HDF5 attribute value as a plain Python value (str, int, float, list)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray):
+        if value.shape == ():
+            return _plain(value[()])
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _attrs(obj: h5py.HLObject) -> dict[str, Any]:
+    """All attributes of an HDF5 object as plain values."""
+    return {k: _plain(v) for k, v in obj.attrs.items()}
+
+
+def find_key(tree: Any, names: Iterable[str]) -> Any:
+    """The first value stored under any of `names`, searching a nested dict depth-first."""
+    names = tuple(names)
+    if isinstance(tree, dict):
+        for name in names:
+            if name in tree:
+                return tree[name]
+        for value in tree.values():
+            found = find_key(value, names)
+            if found is not None:
+                return found
+    return None
+
+
+def parse_yaml(text: str) -> dict[str, Any]:
+    """The configuration YAML as a dict; PyYAML when installed, else a small block parser.
+
+    The fallback understands what isletune writes as its effective configuration: nested
+    `key: value` mappings, inline `[a, b]` lists and scalars. Anything else is skipped.
+    """
+    try:
+        import yaml  # type: ignore[import-untyped]
+
+        loaded = yaml.safe_load(text)
+        return loaded if isinstance(loaded, dict) else {}
+    except ImportError:
+        pass
+    except Exception:  # malformed YAML: analyse without it
+        return {}
+    root: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip() or line.strip().startswith("-") or ":" not in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        key, _, rest = line.strip().partition(":")
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        rest = rest.strip()
+        if not rest:
+            child: dict[str, Any] = {}
+            parent[key.strip()] = child
+            stack.append((indent, child))
+        else:
+            parent[key.strip()] = _scalar(rest)
+    return root
+
+
+def _scalar(text: str) -> Any:
+    """A YAML scalar or inline list in the fallback parser."""
+    if text.startswith("[") and text.endswith("]"):
+        return [_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
+    text = text.strip("'\"")
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def _column(table: np.ndarray, names: tuple[str, ...], default: Any = None) -> Any:
+    """The first existing field among `names` of a structured array, else `default`."""
+    for name in names:
+        if table.dtype.names and name in table.dtype.names:
+            return table[name]
+    return default
+
+
+def _status_codes(column: np.ndarray) -> np.ndarray:
+    """Status column as codes: HDF5 enums and integers pass through, names are mapped."""
+    if column.dtype.kind in "iub":
+        return column.astype("i1")
+    codes = np.empty(len(column), "i1")
+    for i, value in enumerate(column):
+        name = _text(value)
+        codes[i] = STATUS_NAMES.index(name) if name in STATUS_NAMES else 1
+    return codes
+
+
+def _values_matrix(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The (rows × 18) parameter values, from a `values` column or parsed from the keys."""
+    column = _column(table, ("values", "setting"))
+    if column is not None:
+        out = np.asarray([np.asarray(v, dtype="i4").reshape(-1) for v in column], dtype="i4")
+        if out.ndim == 2 and out.shape[1] == len(PARAM_NAMES):
+            return out
+    return np.asarray([parse_key(k) for k in keys], dtype="i4").reshape(-1, len(PARAM_NAMES))
+
+
+def parse_key(key: str) -> list[int]:
+    """Parameter values of a canonical key ("streaming=0,merge=none,...")."""
+    values = []
+    for pair in key.split(","):
+        name, _, text = pair.partition("=")
+        values.append(MERGE_NAMES.index(text) if name == "merge" else int(text))
+    if len(values) != len(PARAM_NAMES):
+        raise ValueError(f"not a complete setting key: {key!r}")
+    return values
+
+
+def canonical_key(values: Iterable[int]) -> str:
+    """Canonical key of a setting, as src/space/setting.cpp writes it."""
+    parts = []
+    for name, value in zip(PARAM_NAMES, values):
+        text = MERGE_NAMES[value] if name == "merge" and 0 <= value < 3 else str(int(value))
+        parts.append(f"{name}={text}")
+    return ",".join(parts)
+
+
+def _float_col(table: np.ndarray, names: tuple[str, ...], n: int) -> np.ndarray:
+    """A float column or NaNs."""
+    col = _column(table, names)
+    return np.asarray(col, dtype="f8") if col is not None else np.full(n, np.nan)
+
+
+def _int_col(table: np.ndarray, names: tuple[str, ...], n: int, default: int = 0) -> np.ndarray:
+    """An integer column or a constant."""
+    col = _column(table, names)
+    return np.asarray(col, dtype="i8") if col is not None else np.full(n, default, "i8")
+
+
+def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
+    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE`."""
+    n = len(table)
+    out = np.zeros(n, EVAL_DTYPE)
+    out["rank"] = rank
+    out["eval_id"] = _int_col(table, ("eval_id", "id"), n) if "eval_id" in (table.dtype.names or ()) \
+        else np.arange(n)
+    out["generation"] = _int_col(table, ("generation",), n)
+    out["cell"] = _int_col(table, ("cell",), n, -1)
+    keys_col = _column(table, ("key",))
+    keys = [_text(k) for k in keys_col] if keys_col is not None else None
+    values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0))
+    out["values"] = values
+    out["key"] = keys if keys is not None else [canonical_key(v) for v in values]
+    status = _column(table, ("status",))
+    out["status"] = _status_codes(status) if status is not None else 0
+    out["median_ms"] = _float_col(table, ("median_ms", "time_ms"), n)
+    times = _column(table, ("times_ms",))
+    out["times_ms"] = [np.asarray(t, "f8") for t in times] if times is not None \
+        else [np.zeros(0)] * n
+    genes = _column(table, ("genes",))
+    out["genes"] = [np.asarray(g, "i4") for g in genes] if genes is not None \
+        else [np.zeros(0, "i4")] * n
+    out["compile_ms"] = _float_col(table, ("compile_ms",), n)
+    out["verify_ms"] = _float_col(table, ("verify_ms",), n)
+    out["registers"] = _int_col(table, ("registers",), n)
+    out["shared_bytes"] = _int_col(table, ("shared_bytes",), n)
+    out["wall_s"] = _float_col(table, ("wall_s",), n)
+    out["cached"] = _int_col(table, ("cached",), n) != 0
+    out["migrant"] = _int_col(table, ("migrant",), n) != 0
+    return out
+
+
+def _normalise(table: np.ndarray, dtype: np.dtype, rank: int) -> np.ndarray:
+    """A generations or migrations table converted to `dtype` (missing fields stay 0)."""
+    out = np.zeros(len(table), dtype)
+    out["rank"] = rank
+    for name in dtype.names:
+        if name == "rank" or name not in (table.dtype.names or ()):
+            continue
+        if dtype[name].kind == "O":
+            out[name] = [_text(v) for v in table[name]]
+        else:
+            out[name] = table[name]
+    return out
+
+
+def _read_table(group: h5py.Group, name: str) -> np.ndarray | None:
+    """A compound dataset as a structured array, or None when absent."""
+    if name not in group:
+        return None
+    ds = group[name]
+    if not isinstance(ds, h5py.Dataset):
+        return None
+    data = ds[()]
+    return data if data.dtype.names else None
+
+
+def _read_parameters(f: h5py.File) -> dict[str, list[int]]:
+    """Allowed values per parameter from /space/parameters (compound table or group)."""
+    params: dict[str, list[int]] = {}
+    if "space" not in f or "parameters" not in f["space"]:
+        return params
+    node = f["space/parameters"]
+    if isinstance(node, h5py.Group):
+        for name in node:
+            params[name] = [int(v) for v in np.asarray(node[name][()]).reshape(-1)]
+    else:
+        table = node[()]
+        if table.dtype.names and "name" in table.dtype.names:
+            for row in table:
+                vals = row["values"] if "values" in table.dtype.names else []
+                params[_text(row["name"])] = [int(v) for v in np.asarray(vals).reshape(-1)]
+    return {name: params[name] for name in PARAM_NAMES if name in params} | {
+        k: v for k, v in params.items() if k not in PARAM_NAMES}
+
+
+def _read_stencil(f: h5py.File) -> dict[str, Any]:
+    """Stencil attributes and offsets/coefficients."""
+    if "stencil" not in f:
+        return {}
+    group = f["stencil"]
+    out = _attrs(group)
+    if isinstance(group, h5py.Group):
+        for name in ("offsets", "coefficients", "features"):
+            if name in group:
+                out[name] = np.asarray(group[name][()])
+    return out
+
+
+def _rank_names(f: h5py.File) -> list[str]:
+    """Names under /ranks in numeric order."""
+    if "ranks" not in f:
+        return []
+    return sorted(f["ranks"].keys(), key=lambda s: int(s) if s.isdigit() else 1 << 30)
+
+
+def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> RankData | None:
+    """One rank's tables, following the external link; None (with a warning) if unreadable."""
+    rank = int(name) if name.isdigit() else len(warnings)
+    link = f["ranks"].get(name, getlink=True)
+    where = f"/ranks/{name}"
+    if isinstance(link, h5py.ExternalLink):
+        target = Path(link.filename)
+        if not target.is_absolute():
+            target = path.parent / target
+        where = str(target)
+        if not target.exists():
+            warnings.append(f"{path}: rank {rank}: linked file {target} is missing; "
+                            "that island is left out")
+            return None
+    try:
+        group = f["ranks"][name]
+    except (KeyError, OSError) as exc:
+        warnings.append(f"{path}: rank {rank}: {where} cannot be read ({exc}); "
+                        "that island is left out")
+        return None
+    missing = [t for t in ("evaluations", "generations", "migrations") if t not in group]
+    if "evaluations" in missing:
+        warnings.append(f"{where}: no evaluations table; that island is left out")
+        return None
+    if missing:
+        warnings.append(f"{where}: no {' or '.join(missing)} table; analysing what is there")
+    evals = normalise_evaluations(_read_table(group, "evaluations"), rank)
+    gens_raw = _read_table(group, "generations")
+    migs_raw = _read_table(group, "migrations")
+    gens = _normalise(gens_raw, GEN_DTYPE, rank) if gens_raw is not None else np.zeros(0, GEN_DTYPE)
+    migs = _normalise(migs_raw, MIG_DTYPE, rank) if migs_raw is not None else np.zeros(0, MIG_DTYPE)
+    if len(gens) and len(evals):
+        last = int(gens["generation"].max())
+        beyond = int(np.count_nonzero(evals["generation"] > last))
+        if beyond:
+            warnings.append(f"{where}: {beyond} evaluations belong to generations after the last "
+                            f"recorded one ({last}); the table was cut short")
+    env = {}
+    env_name = f"rank_{name}" if name.isdigit() else name
+    if "environment" in f and env_name in f["environment"]:
+        env = _attrs(f["environment"][env_name])
+    return RankData(rank, evals, gens, migs, env)
+
+
+def _load_dataset(f: h5py.File, path: Path, warnings: list[str]) -> list[RankData]:
+    """A measurement dataset: inline /ranks groups (docs/trace.md), else a top-level table."""
+    if "ranks" in f:
+        ranks = [_load_rank(f, path, name, warnings) for name in _rank_names(f)]
+        return [r for r in ranks if r is not None]
+    for name in ("evaluations", "measurements"):
+        table = _read_table(f, name)
+        if table is not None:
+            return [RankData(0, normalise_evaluations(table, 0), np.zeros(0, GEN_DTYPE),
+                             np.zeros(0, MIG_DTYPE))]
+    return []
+
+
+def resolve_path(path: Path | str) -> Path:
+    """A run directory or a file path as the file to open (`DIR/trace.h5` for a directory)."""
+    p = Path(path)
+    if p.is_dir():
+        return p / "trace.h5"
+    return p
+
+
+def load_trace(path: Path | str) -> Trace:
+    """Loads one trace or dataset file (or run directory); raises TraceError if unusable."""
+    p = resolve_path(path)
+    if not p.exists():
+        raise TraceError(p, "no such file" if not Path(path).is_dir()
+                         else "the directory holds no trace.h5")
+    try:
+        f = h5py.File(p, "r")
+    except OSError:
+        raise TraceError(p, "not an HDF5 file, so not an isletune trace") from None
+    with f:
+        fmt = _plain(f.attrs.get("format", ""))
+        if fmt not in (TRACE_FORMAT, DATASET_FORMAT):
+            raise TraceError(p, f"not an isletune trace: root attribute 'format' is {fmt!r}, "
+                             f"expected {TRACE_FORMAT!r} or {DATASET_FORMAT!r}")
+        version = _plain(f.attrs.get("version", None))
+        try:
+            version_number = int(str(version).split(".")[0])
+        except ValueError:
+            version_number = -1
+        if version_number not in SUPPORTED_VERSIONS:
+            raise TraceError(p, f"trace format version {version!r} is not supported; this "
+                             f"reader reads version {', '.join(map(str, SUPPORTED_VERSIONS))}")
+        warnings: list[str] = []
+        attrs = _attrs(f)
+        config_yaml = ""
+        if "config" in f:
+            config_yaml = _text(f["config"].attrs.get("yaml", ""))
+        kind = "trace" if fmt == TRACE_FORMAT else "dataset"
+        if kind == "trace":
+            ranks = []
+            for name in _rank_names(f):
+                rank = _load_rank(f, p, name, warnings)
+                if rank is not None:
+                    ranks.append(rank)
+        else:
+            ranks = _load_dataset(f, p, warnings)
+        result = None
+        if "result" in f:
+            result = _attrs(f["result"])
+            if isinstance(f["result"], h5py.Group) and "source" in f["result"]:
+                result["source"] = _text(f["result/source"][()])
+        elif kind == "trace":
+            warnings.append(f"{p}: no /result: the run did not finish; analysing the "
+                            "recorded generations")
+        trace = Trace(p, kind, attrs, config_yaml, parse_yaml(config_yaml), _read_stencil(f),
+                      _read_parameters(f), ranks, result, warnings)
+    if sum(len(r.evaluations) for r in trace.ranks) == 0:
+        reason = "has no rank tables" if not trace.ranks else "contains no evaluations"
+        raise TraceError(p, f"the trace {reason}, so there is nothing to analyse")
+    return trace
+
+
+def load_traces(paths: Iterable[Path | str]) -> list[Trace]:
+    """Loads several traces; the first unusable one raises TraceError."""
+    return [load_trace(p) for p in paths]
+
+
+def rank_file_rows(path: Path | str) -> dict[int, int]:
+    """Rows of each rank's evaluations table, read straight from the rank files (for checks)."""
+    p = resolve_path(path)
+    rows: dict[int, int] = {}
+    with h5py.File(p, "r") as f:
+        for name in _rank_names(f):
+            link = f["ranks"].get(name, getlink=True)
+            if isinstance(link, h5py.ExternalLink):
+                target = Path(link.filename)
+                target = target if target.is_absolute() else p.parent / target
+                if not target.exists():
+                    continue
+                with h5py.File(target, "r") as rf:
+                    node = rf[link.path] if link.path not in ("/", "") else rf
+                    rows[int(name)] = node["evaluations"].shape[0]
+            else:
+                rows[int(name)] = f["ranks"][name]["evaluations"].shape[0]
+    return rows
+
