@@ -1,0 +1,93 @@
+// RankTraceWriter: one rank's tables and checkpoint, in its own file or inline.
+#include "trace/rank_writer.hpp"
+
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "trace/h5.hpp"
+#include "trace/tables.hpp"
+
+namespace isletune {
+
+namespace {
+
+// Writes the root attributes that identify a rank file.
+void describe_rank_file(hid_t root, int rank) {
+  h5::write_attr(root, "format", std::string_view(kRankFormat));
+  h5::write_attr(root, "version", static_cast<std::int32_t>(kTraceVersion));
+  h5::write_attr(root, "rank", static_cast<std::int32_t>(rank));
+}
+
+}  // namespace
+
+RankTraceWriter::RankTraceWriter(std::unique_ptr<Impl> impl, int rank)
+    : impl_(std::move(impl)), rank_(rank) {}
+RankTraceWriter::RankTraceWriter(RankTraceWriter&&) noexcept = default;
+RankTraceWriter& RankTraceWriter::operator=(RankTraceWriter&&) noexcept = default;
+
+RankTraceWriter::~RankTraceWriter() {
+  if (!impl_)
+    return;
+  try {
+    impl_->tables.flush();
+  } catch (...) {
+    // Nothing sensible to do in a destructor; everything flushed earlier is on disk.
+  }
+}
+
+std::string RankTraceWriter::file_name(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%04d.h5", rank);
+  return name;
+}
+
+RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank) {
+  h5::quiet_errors();
+  const std::filesystem::path path = dir / file_name(rank);
+  h5::File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file.valid()) {
+    throw InputError(path.string() + ": cannot create the rank trace file; expected a " +
+                     "writable output directory.");
+  }
+  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+  describe_rank_file(root.get(), rank);
+  auto tables = trace_detail::RankTables::create(std::move(root));
+  return RankTraceWriter(std::make_unique<Impl>(Impl{std::move(file), std::move(tables)}), rank);
+}
+
+RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int rank,
+                                        int keep_through) {
+  h5::quiet_errors();
+  const std::filesystem::path path = dir / file_name(rank);
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  if (!file.valid()) {
+    throw InputError(path.string() + ": cannot reopen the rank trace file to resume; " +
+                     "expected an existing, writable rank-NNNN.h5 of this run.");
+  }
+  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+  auto tables = trace_detail::RankTables::open(std::move(root), keep_through);
+  return RankTraceWriter(std::make_unique<Impl>(Impl{std::move(file), std::move(tables)}), rank);
+}
+
+void RankTraceWriter::evaluation(const EvaluationRecord& r) {
+  impl_->tables.add(r);
+}
+void RankTraceWriter::generation(const GenerationRecord& r) {
+  impl_->tables.add(r);
+}
+void RankTraceWriter::migration(const MigrationRecord& r) {
+  impl_->tables.add(r);
+}
+void RankTraceWriter::flush() {
+  impl_->tables.flush();
+}
+
+void RankTraceWriter::write_checkpoint(int generation, std::span<const std::uint8_t> bytes) {
+  impl_->tables.write_checkpoint(generation, bytes);
+}
+
+std::optional<Checkpoint> RankTraceWriter::read_checkpoint() const {
+  return trace_detail::read_checkpoint(impl_->tables.group());
+}
+
+}  // namespace isletune

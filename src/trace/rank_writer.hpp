@@ -1,0 +1,61 @@
+// RankTraceWriter: the TraceSink of one MPI rank (docs/trace.md, /ranks/NNNN). Each rank
+// writes its own rank-NNNN.h5 (serial HDF5, no rank waits on another); a dataset recorded
+// by `isletune measure` gets the same tables inline (RunTraceWriter::inline_rank).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "ga/records.hpp"
+#include "trace/trace_types.hpp"
+
+namespace isletune {
+
+namespace trace_detail {
+class RankTables;
+}
+
+class RankTraceWriter final : public TraceSink {
+ public:
+  // Creates DIR/rank-NNNN.h5 (replacing an existing file) with empty tables.
+  static RankTraceWriter create(const std::filesystem::path& dir, int rank);
+  // Reopens DIR/rank-NNNN.h5 to continue a run (resume): rows of generations after
+  // keep_through are dropped, so replaying those generations does not duplicate them.
+  static RankTraceWriter reopen(const std::filesystem::path& dir, int rank, int keep_through);
+  // File name of a rank's trace: "rank-0003.h5".
+  [[nodiscard]] static std::string file_name(int rank);
+
+  RankTraceWriter(RankTraceWriter&&) noexcept;
+  RankTraceWriter& operator=(RankTraceWriter&&) noexcept;
+  // Flushes buffered rows (errors ignored: destructors never throw).
+  ~RankTraceWriter() override;
+
+  // TraceSink: rows are buffered in memory until flush().
+  void evaluation(const EvaluationRecord& r) override;
+  void generation(const GenerationRecord& r) override;
+  void migration(const MigrationRecord& r) override;
+  // Appends the buffered rows to the tables and flushes the file to disk.
+  void flush() override;
+
+  // Stores the island's serialised state for resume (two alternating slots: a kill
+  // during this call leaves the previous checkpoint readable). Flushes the file.
+  void write_checkpoint(int generation, std::span<const std::uint8_t> bytes);
+  // The latest complete checkpoint, or nullopt when none was written.
+  [[nodiscard]] std::optional<Checkpoint> read_checkpoint() const;
+
+  [[nodiscard]] int rank() const { return rank_; }
+
+ private:
+  friend class RunTraceWriter;
+  struct Impl;
+  explicit RankTraceWriter(std::unique_ptr<Impl> impl, int rank);
+
+  std::unique_ptr<Impl> impl_;
+  int rank_ = 0;
+};
+
+}  // namespace isletune

@@ -1,0 +1,354 @@
+// TraceReader: format/version checks, run-level data, and rank tables via links.
+#include "trace/reader.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "trace/h5.hpp"
+#include "trace/rank_writer.hpp"
+#include "trace/run_writer.hpp"
+#include "trace/tables.hpp"
+
+namespace isletune {
+
+struct TraceReader::Impl {
+  std::filesystem::path path;
+  h5::File file;
+  std::string format;
+  int version = 0;
+
+  // Opens /ranks/NNNN (following an external link relative to the trace's directory).
+  [[nodiscard]] h5::Object rank_group(int rank) const;
+  // Runs f, turning HDF5 failures into one sentence about `what`.
+  template <typename F>
+  auto guarded(const std::string& what, F&& f) const {
+    try {
+      return f();
+    } catch (const h5::Error& e) {
+      throw InputError(path.string() + ": cannot read " + what + " (" + e.what() +
+                       "); the trace is damaged or incomplete.");
+    }
+  }
+};
+
+namespace {
+
+std::string rank_digits(int rank) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d", rank);
+  return text;
+}
+
+// One /stencil/features row as read.
+struct FeatureRow {
+  char* name;
+  double value;
+};
+
+// One /space/parameters row as read.
+struct ParameterRow {
+  char* name;
+  char* kind;
+  hvl_t values;
+};
+
+// Reads a whole numeric dataset (any shape) as mem_type into a flat vector.
+template <typename T>
+std::vector<T> read_flat(hid_t loc, const char* name, hid_t mem_type) {
+  h5::Dataset ds(H5_CHECK(H5Dopen2(loc, name, H5P_DEFAULT)));
+  h5::Dataspace space(H5_CHECK(H5Dget_space(ds.get())));
+  std::vector<T> values(
+      static_cast<std::size_t>(H5_CHECK(H5Sget_simple_extent_npoints(space.get()))));
+  if (!values.empty()) {
+    H5_CHECK(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()));
+  }
+  return values;
+}
+
+std::string attr_or_empty(hid_t obj, const char* name) {
+  return h5::has_attr(obj, name) ? h5::read_attr_string(obj, name) : std::string();
+}
+
+}  // namespace
+
+h5::Object TraceReader::Impl::rank_group(int rank) const {
+  const std::string link = "ranks/" + rank_digits(rank);
+  const bool present = guarded(
+      "/ranks", [&] { return h5::exists(file.get(), "ranks") && h5::exists(file.get(), link); });
+  if (!present) {
+    throw InputError(path.string() + ": rank " + std::to_string(rank) +
+                     " is not in this trace (no /" + link + ").");
+  }
+  // External links resolve against the trace's own directory, wherever the reader runs.
+  h5::PropList lapl(H5_CHECK(H5Pcreate(H5P_LINK_ACCESS)));
+  const std::string prefix = path.parent_path().empty() ? "." : path.parent_path().string();
+  H5_CHECK(H5Pset_elink_prefix(lapl.get(), (prefix + "/").c_str()));
+  h5::Object group(H5Oopen(file.get(), link.c_str(), lapl.get()));
+  if (!group.valid()) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(path.string() + ": rank file " + RankTraceWriter::file_name(rank) +
+                     " linked from /" + link +
+                     " is missing, truncated or not an HDF5 file; expected it next to " +
+                     path.filename().string() + ".");
+  }
+  return group;
+}
+
+TraceReader::TraceReader(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
+  h5::quiet_errors();
+  std::filesystem::path file = path;
+  if (std::filesystem::is_directory(path))
+    file = path / RunTraceWriter::kTraceFile;
+  impl_->path = file;
+  if (!std::filesystem::exists(file)) {
+    throw InputError(file.string() +
+                     ": no such trace; expected a run directory with trace.h5 or an .h5 dataset.");
+  }
+  if (H5Fis_hdf5(file.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(file.string() + ": not an HDF5 file (or truncated); expected an isletune " +
+                     "trace or dataset.");
+  }
+  impl_->file = h5::File(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!impl_->file.valid()) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(file.string() + ": cannot open the HDF5 file (truncated or locked by a " +
+                     "running writer).");
+  }
+  const hid_t root = impl_->file.get();
+  impl_->format =
+      impl_->guarded("the root attributes", [&] { return attr_or_empty(root, "format"); });
+  if (impl_->format == kRankFormat) {
+    throw InputError(file.string() + ": is a per-rank file; open the run's trace.h5 instead.");
+  }
+  if (impl_->format != kTraceFormat && impl_->format != kDatasetFormat) {
+    throw InputError(file.string() + ": root attribute format is '" + impl_->format +
+                     "', expected '" + kTraceFormat + "' or '" + kDatasetFormat + "'.");
+  }
+  impl_->version = static_cast<int>(impl_->guarded("the version", [&] {
+    return h5::has_attr(root, "version") ? h5::read_attr_int(root, "version") : -1;
+  }));
+  if (impl_->version != kTraceVersion) {
+    throw InputError(file.string() + ": trace format version " + std::to_string(impl_->version) +
+                     " is not supported; this isletune reads version " +
+                     std::to_string(kTraceVersion) + ".");
+  }
+}
+
+TraceReader::TraceReader(TraceReader&&) noexcept = default;
+TraceReader& TraceReader::operator=(TraceReader&&) noexcept = default;
+TraceReader::~TraceReader() = default;
+
+const std::filesystem::path& TraceReader::path() const {
+  return impl_->path;
+}
+std::string TraceReader::format() const {
+  return impl_->format;
+}
+int TraceReader::version() const {
+  return impl_->version;
+}
+
+RunInfo TraceReader::run_info() const {
+  return impl_->guarded("the root attributes", [&] {
+    const hid_t root = impl_->file.get();
+    RunInfo info;
+    info.command = attr_or_empty(root, "command");
+    info.created = attr_or_empty(root, "created");
+    info.isletune_version = attr_or_empty(root, "isletune_version");
+    info.seed = h5::has_attr(root, "seed") ? h5::read_attr_uint(root, "seed") : 0;
+    return info;
+  });
+}
+
+std::string TraceReader::config_yaml() const {
+  return impl_->guarded("/config", [&]() -> std::string {
+    if (!h5::exists(impl_->file.get(), "config"))
+      return {};
+    h5::Group g(H5_CHECK(H5Gopen2(impl_->file.get(), "config", H5P_DEFAULT)));
+    return attr_or_empty(g.get(), "yaml");
+  });
+}
+
+StencilInfo TraceReader::stencil() const {
+  return impl_->guarded("/stencil", [&] {
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "stencil", H5P_DEFAULT)));
+    const hid_t g = group.get();
+    StencilInfo s;
+    s.name = h5::read_attr_string(g, "name");
+    s.dims = static_cast<int>(h5::read_attr_int(g, "dims"));
+    s.order = static_cast<int>(h5::read_attr_int(g, "order"));
+    s.shape = h5::read_attr_string(g, "shape");
+    const auto offsets = read_flat<int>(g, "offsets", H5T_NATIVE_INT);
+    for (std::size_t i = 0; i + 2 < offsets.size(); i += 3) {
+      s.offsets.push_back({offsets[i], offsets[i + 1], offsets[i + 2]});
+    }
+    s.coefficients = read_flat<double>(g, "coefficients", H5T_NATIVE_DOUBLE);
+    h5::Datatype str = h5::string_type();
+    h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(FeatureRow))));
+    H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(FeatureRow, name), str.get()));
+    H5_CHECK(H5Tinsert(row.get(), "value", HOFFSET(FeatureRow, value), H5T_NATIVE_DOUBLE));
+    auto rows = read_flat<FeatureRow>(g, "features", row.get());
+    for (const auto& r : rows)
+      s.features.push_back({r.name != nullptr ? r.name : "", r.value});
+    h5::reclaim(row.get(), rows.data(), rows.size());
+    return s;
+  });
+}
+
+std::vector<ParameterInfo> TraceReader::space_parameters() const {
+  return impl_->guarded("/space/parameters", [&] {
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "space", H5P_DEFAULT)));
+    h5::Datatype str = h5::string_type();
+    h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
+    h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
+    H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(ParameterRow, name), str.get()));
+    H5_CHECK(H5Tinsert(row.get(), "kind", HOFFSET(ParameterRow, kind), str.get()));
+    H5_CHECK(H5Tinsert(row.get(), "values", HOFFSET(ParameterRow, values), ints.get()));
+    auto rows = read_flat<ParameterRow>(group.get(), "parameters", row.get());
+    std::vector<ParameterInfo> params;
+    for (const auto& r : rows) {
+      const int* v = static_cast<const int*>(r.values.p);
+      params.push_back({r.name != nullptr ? r.name : "", r.kind != nullptr ? r.kind : "",
+                        v == nullptr ? std::vector<int>{} : std::vector<int>(v, v + r.values.len)});
+    }
+    h5::reclaim(row.get(), rows.data(), rows.size());
+    return params;
+  });
+}
+
+Space::Values TraceReader::space_values() const {
+  Space::Values values;
+  for (const ParameterInfo& p : space_parameters()) {
+    const auto param = param_from_name(p.name);
+    if (!param) {
+      throw InputError(impl_->path.string() + ": /space/parameters names an unknown parameter '" +
+                       p.name + "'.");
+    }
+    values[index_of(*param)] = p.values;
+  }
+  return values;
+}
+
+std::optional<SampleData> TraceReader::sample() const {
+  return impl_->guarded("/sample", [&]() -> std::optional<SampleData> {
+    if (!h5::exists(impl_->file.get(), "sample"))
+      return std::nullopt;
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "sample", H5P_DEFAULT)));
+    SampleData s;
+    const auto flat = read_flat<int>(group.get(), "settings", H5T_NATIVE_INT);
+    for (std::size_t i = 0; i + kParamCount <= flat.size(); i += kParamCount) {
+      Setting st;
+      std::copy(flat.begin() + i, flat.begin() + i + kParamCount, st.values.begin());
+      s.settings.push_back(st);
+    }
+    s.oc = read_flat<int>(group.get(), "oc", H5T_NATIVE_INT);
+    s.predicted = read_flat<double>(group.get(), "predicted", H5T_NATIVE_DOUBLE);
+    return s;
+  });
+}
+
+std::vector<EnvironmentInfo> TraceReader::environment() const {
+  return impl_->guarded("/environment", [&] {
+    std::vector<EnvironmentInfo> envs;
+    if (!h5::exists(impl_->file.get(), "environment"))
+      return envs;
+    h5::Group all(H5_CHECK(H5Gopen2(impl_->file.get(), "environment", H5P_DEFAULT)));
+    H5G_info_t info;
+    H5_CHECK(H5Gget_info(all.get(), &info));
+    const hsize_t n = info.nlinks;
+    for (hsize_t i = 0; i < n; ++i) {
+      char name[64] = {};
+      H5_CHECK(H5Lget_name_by_idx(all.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                                  H5P_DEFAULT));
+      h5::Group g(H5_CHECK(H5Gopen2(all.get(), name, H5P_DEFAULT)));
+      const hid_t id = g.get();
+      EnvironmentInfo e;
+      e.rank = static_cast<int>(h5::read_attr_int(id, "rank"));
+      e.host = h5::read_attr_string(id, "host");
+      e.gpu_name = h5::read_attr_string(id, "gpu_name");
+      e.gpu_uuid = h5::read_attr_string(id, "gpu_uuid");
+      e.sm_count = static_cast<int>(h5::read_attr_int(id, "sm_count"));
+      e.sm_clock_mhz = static_cast<int>(h5::read_attr_int(id, "sm_clock_mhz"));
+      e.memory_clock_mhz = static_cast<int>(h5::read_attr_int(id, "memory_clock_mhz"));
+      e.driver_version = h5::read_attr_string(id, "driver_version");
+      e.cuda_version = h5::read_attr_string(id, "cuda_version");
+      e.mpi_library = h5::read_attr_string(id, "mpi_library");
+      envs.push_back(std::move(e));
+    }
+    return envs;
+  });
+}
+
+std::vector<int> TraceReader::ranks() const {
+  return impl_->guarded("/ranks", [&] {
+    std::vector<int> ranks;
+    if (!h5::exists(impl_->file.get(), "ranks"))
+      return ranks;
+    h5::Group all(H5_CHECK(H5Gopen2(impl_->file.get(), "ranks", H5P_DEFAULT)));
+    H5G_info_t info;
+    H5_CHECK(H5Gget_info(all.get(), &info));
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+      char name[64] = {};
+      H5_CHECK(H5Lget_name_by_idx(all.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                                  H5P_DEFAULT));
+      ranks.push_back(std::atoi(name));
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+  });
+}
+
+std::vector<EvaluationRecord> TraceReader::evaluations(int rank) const {
+  const h5::Object g = impl_->rank_group(rank);
+  return impl_->guarded("/ranks/" + rank_digits(rank) + "/evaluations",
+                        [&] { return trace_detail::read_evaluations(g.get()); });
+}
+
+std::vector<GenerationRecord> TraceReader::generations(int rank) const {
+  const h5::Object g = impl_->rank_group(rank);
+  return impl_->guarded("/ranks/" + rank_digits(rank) + "/generations",
+                        [&] { return trace_detail::read_generations(g.get()); });
+}
+
+std::vector<MigrationRecord> TraceReader::migrations(int rank) const {
+  const h5::Object g = impl_->rank_group(rank);
+  return impl_->guarded("/ranks/" + rank_digits(rank) + "/migrations",
+                        [&] { return trace_detail::read_migrations(g.get()); });
+}
+
+std::optional<Checkpoint> TraceReader::checkpoint(int rank) const {
+  const h5::Object g = impl_->rank_group(rank);
+  return impl_->guarded("/ranks/" + rank_digits(rank) + "/checkpoint",
+                        [&] { return trace_detail::read_checkpoint(g.get()); });
+}
+
+std::optional<ResultInfo> TraceReader::result() const {
+  return impl_->guarded("/result", [&]() -> std::optional<ResultInfo> {
+    if (!h5::exists(impl_->file.get(), "result"))
+      return std::nullopt;
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "result", H5P_DEFAULT)));
+    const hid_t g = group.get();
+    ResultInfo r;
+    r.best_key = h5::read_attr_string(g, "best_key");
+    const auto values = h5::read_attr_ints(g, "best_values");
+    std::copy_n(values.begin(), std::min(values.size(), kParamCount), r.best.values.begin());
+    r.best_rank = static_cast<int>(h5::read_attr_int(g, "best_rank"));
+    r.median_ms = h5::read_attr_double(g, "median_ms");
+    r.gcells_per_s = h5::read_attr_double(g, "gcells_per_s");
+    r.stop_reason = h5::read_attr_string(g, "stop_reason");
+    r.generations = static_cast<int>(h5::read_attr_int(g, "generations"));
+    r.evaluations = h5::read_attr_int(g, "evaluations");
+    r.wall_s = h5::read_attr_double(g, "wall_s");
+    h5::Dataset source(H5_CHECK(H5Dopen2(g, "source", H5P_DEFAULT)));
+    h5::Datatype str = h5::string_type();
+    char* text = nullptr;
+    H5_CHECK(H5Dread(source.get(), str.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text));
+    r.source = text != nullptr ? text : "";
+    H5free_memory(text);
+    return r;
+  });
+}
+
+}  // namespace isletune

@@ -1,0 +1,303 @@
+// RunTraceWriter: trace.h5 (or a dataset file) with everything but the rank tables.
+#include "trace/run_writer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <regex>
+
+#include "common/error.hpp"
+#include "trace/h5.hpp"
+#include "trace/tables.hpp"
+
+namespace isletune {
+
+struct RunTraceWriter::Impl {
+  h5::File file;
+  bool dataset = false;
+};
+
+namespace {
+
+// Current UTC time as ISO 8601.
+std::string now_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Creates a file with the root attributes of a trace or dataset.
+h5::File create_file(const std::filesystem::path& path, const char* format, const RunInfo& info) {
+  h5::quiet_errors();
+  h5::File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file.valid()) {
+    throw InputError(path.string() + ": cannot create the trace file; expected a writable path.");
+  }
+  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+  h5::write_attr(root.get(), "format", std::string_view(format));
+  h5::write_attr(root.get(), "version", static_cast<std::int32_t>(kTraceVersion));
+  h5::write_attr(root.get(), "created",
+                 std::string_view(info.created.empty() ? now_utc() : info.created));
+  h5::write_attr(root.get(), "command", std::string_view(info.command));
+  h5::write_attr(root.get(), "isletune_version", std::string_view(info.isletune_version));
+  h5::write_attr(root.get(), "seed", info.seed);
+  return file;
+}
+
+// Writes a dataset of `n0 x n1` (n1 = 0: 1-D) values of mem_type, stored as file_type.
+void write_array(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, const void* data,
+                 hsize_t n0, hsize_t n1 = 0) {
+  if (h5::exists(loc, name))
+    H5_CHECK(H5Ldelete(loc, name, H5P_DEFAULT));
+  const hsize_t dims[2] = {n0, n1};
+  h5::Dataspace space(H5_CHECK(H5Screate_simple(n1 == 0 ? 1 : 2, dims, nullptr)));
+  h5::Dataset ds(H5_CHECK(
+      H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  if (n0 > 0 && data != nullptr) {
+    H5_CHECK(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  }
+}
+
+// Group `name` under loc, replacing an existing one.
+h5::Group fresh_group(hid_t loc, const char* name) {
+  if (h5::exists(loc, name))
+    H5_CHECK(H5Ldelete(loc, name, H5P_DEFAULT));
+  return h5::open_or_create_group(loc, name);
+}
+
+// "/ranks/0003" style 4-digit rank name.
+std::string rank_digits(int rank) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d", rank);
+  return text;
+}
+
+// One /stencil/features row.
+struct FeatureRow {
+  char* name;
+  double value;
+};
+
+// One /space/parameters row.
+struct ParameterRow {
+  char* name;
+  char* kind;
+  hvl_t values;
+};
+
+}  // namespace
+
+std::string stencil_shape(std::string_view name) {
+  static const std::regex pattern("(star|box|cross)[23]d[1-9]r");
+  std::cmatch m;
+  if (std::regex_match(name.begin(), name.end(), m, pattern))
+    return m[1].str();
+  return "custom";
+}
+
+std::string parameter_kind(Param p) {
+  switch (p) {
+    case Param::streaming:
+    case Param::retiming:
+    case Param::prefetch:
+    case Param::use_shared:
+    case Param::use_constant:
+      return "flag";
+    case Param::merge:
+      return "enum";
+    case Param::sd:
+      return "axis";
+    default:
+      return "int";
+  }
+}
+
+RunTraceWriter::RunTraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RunTraceWriter::RunTraceWriter(RunTraceWriter&&) noexcept = default;
+RunTraceWriter& RunTraceWriter::operator=(RunTraceWriter&&) noexcept = default;
+RunTraceWriter::~RunTraceWriter() {
+  if (impl_ && impl_->file.valid())
+    H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
+}
+
+RunTraceWriter RunTraceWriter::create_trace(const std::filesystem::path& dir, const RunInfo& info) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw InputError(dir.string() + ": cannot create the output directory (" + ec.message() +
+                     "); expected a writable path for output.");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->file = create_file(dir / kTraceFile, kTraceFormat, info);
+  return RunTraceWriter(std::move(impl));
+}
+
+RunTraceWriter RunTraceWriter::create_dataset(const std::filesystem::path& file,
+                                              const RunInfo& info) {
+  auto impl = std::make_unique<Impl>();
+  impl->file = create_file(file, kDatasetFormat, info);
+  impl->dataset = true;
+  return RunTraceWriter(std::move(impl));
+}
+
+RunTraceWriter RunTraceWriter::reopen_trace(const std::filesystem::path& dir) {
+  h5::quiet_errors();
+  const std::filesystem::path path = dir / kTraceFile;
+  auto impl = std::make_unique<Impl>();
+  impl->file = h5::File(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  if (!impl->file.valid()) {
+    throw InputError(path.string() + ": cannot reopen the trace to resume; expected a " +
+                     "writable trace.h5 of an earlier run.");
+  }
+  return RunTraceWriter(std::move(impl));
+}
+
+void RunTraceWriter::write_config(std::string_view yaml) {
+  h5::Group group = h5::open_or_create_group(impl_->file.get(), "config");
+  h5::write_attr(group.get(), "yaml", yaml);
+}
+
+void RunTraceWriter::write_stencil(const Stencil& stencil,
+                                   const std::vector<StencilFeature>& features) {
+  h5::Group group = fresh_group(impl_->file.get(), "stencil");
+  const hid_t g = group.get();
+  h5::write_attr(g, "name", std::string_view(stencil.name()));
+  h5::write_attr(g, "dims", static_cast<std::int32_t>(stencil.dims()));
+  h5::write_attr(g, "order", static_cast<std::int32_t>(stencil.order()));
+  h5::write_attr(g, "shape", std::string_view(stencil_shape(stencil.name())));
+  std::vector<std::int32_t> offsets;
+  for (const Offset& o : stencil.offsets())
+    offsets.insert(offsets.end(), {o.x, o.y, o.z});
+  write_array(g, "offsets", H5T_STD_I32LE, H5T_NATIVE_INT32, offsets.data(),
+              stencil.offsets().size(), 3);
+  write_array(g, "coefficients", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, stencil.coefficients().data(),
+              stencil.coefficients().size());
+
+  h5::Datatype str = h5::string_type();
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(FeatureRow))));
+  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(FeatureRow, name), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "value", HOFFSET(FeatureRow, value), H5T_NATIVE_DOUBLE));
+  std::vector<FeatureRow> rows;
+  for (const auto& f : features)
+    rows.push_back({const_cast<char*>(f.name.c_str()), f.value});
+  write_array(g, "features", row.get(), row.get(), rows.data(), rows.size());
+}
+
+void RunTraceWriter::write_space(const Space::Values& values) {
+  h5::Group group = h5::open_or_create_group(impl_->file.get(), "space");
+  h5::Datatype str = h5::string_type();
+  h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
+  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(ParameterRow, name), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "kind", HOFFSET(ParameterRow, kind), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "values", HOFFSET(ParameterRow, values), ints.get()));
+  std::vector<std::string> names = trace_detail::parameter_names();
+  std::vector<std::string> kinds;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    kinds.push_back(parameter_kind(param_at(i)));
+  std::vector<ParameterRow> rows;
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    rows.push_back({const_cast<char*>(names[i].c_str()), const_cast<char*>(kinds[i].c_str()),
+                    hvl_t{values[i].size(), const_cast<int*>(values[i].data())}});
+  }
+  write_array(group.get(), "parameters", row.get(), row.get(), rows.data(), rows.size());
+}
+
+void RunTraceWriter::write_sample(const SampleData& sample) {
+  const std::size_t n = sample.settings.size();
+  if (sample.oc.size() != n || sample.predicted.size() != n) {
+    throw std::invalid_argument("write_sample: settings, oc and predicted differ in length");
+  }
+  h5::Group group = fresh_group(impl_->file.get(), "sample");
+  std::vector<std::int32_t> flat;
+  flat.reserve(n * kParamCount);
+  for (const Setting& s : sample.settings)
+    flat.insert(flat.end(), s.values.begin(), s.values.end());
+  write_array(group.get(), "settings", H5T_STD_I32LE, H5T_NATIVE_INT32, flat.data(), n,
+              kParamCount);
+  h5::Dataset settings(H5_CHECK(H5Dopen2(group.get(), "settings", H5P_DEFAULT)));
+  h5::write_attr(settings.get(), "parameters", trace_detail::parameter_names());
+  write_array(group.get(), "oc", H5T_STD_I32LE, H5T_NATIVE_INT, sample.oc.data(), n);
+  write_array(group.get(), "predicted", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sample.predicted.data(),
+              n);
+}
+
+void RunTraceWriter::write_environment(const EnvironmentInfo& env) {
+  h5::Group all = h5::open_or_create_group(impl_->file.get(), "environment");
+  h5::Group group = h5::open_or_create_group(all.get(), "rank_" + rank_digits(env.rank));
+  const hid_t g = group.get();
+  h5::write_attr(g, "rank", static_cast<std::int32_t>(env.rank));
+  h5::write_attr(g, "host", std::string_view(env.host));
+  h5::write_attr(g, "gpu_name", std::string_view(env.gpu_name));
+  h5::write_attr(g, "gpu_uuid", std::string_view(env.gpu_uuid));
+  h5::write_attr(g, "sm_count", static_cast<std::int32_t>(env.sm_count));
+  h5::write_attr(g, "sm_clock_mhz", static_cast<std::int32_t>(env.sm_clock_mhz));
+  h5::write_attr(g, "memory_clock_mhz", static_cast<std::int32_t>(env.memory_clock_mhz));
+  h5::write_attr(g, "driver_version", std::string_view(env.driver_version));
+  h5::write_attr(g, "cuda_version", std::string_view(env.cuda_version));
+  h5::write_attr(g, "mpi_library", std::string_view(env.mpi_library));
+}
+
+void RunTraceWriter::link_ranks(int count) {
+  if (impl_->dataset)
+    throw std::logic_error("link_ranks: a dataset stores its ranks inline");
+  h5::Group ranks = h5::open_or_create_group(impl_->file.get(), "ranks");
+  for (int r = 0; r < count; ++r) {
+    const std::string name = rank_digits(r);
+    if (h5::exists(ranks.get(), name))
+      continue;
+    H5_CHECK(H5Lcreate_external(RankTraceWriter::file_name(r).c_str(), "/", ranks.get(),
+                                name.c_str(), H5P_DEFAULT, H5P_DEFAULT));
+  }
+  h5::write_attr(ranks.get(), "count", static_cast<std::int32_t>(count));
+  flush();
+}
+
+RankTraceWriter RunTraceWriter::inline_rank(int rank) {
+  if (!impl_->dataset)
+    throw std::logic_error("inline_rank: a trace links rank files");
+  h5::Group ranks = h5::open_or_create_group(impl_->file.get(), "ranks");
+  const std::int32_t count =
+      h5::has_attr(ranks.get(), "count")
+          ? static_cast<std::int32_t>(h5::read_attr_int(ranks.get(), "count"))
+          : 0;
+  h5::write_attr(ranks.get(), "count", std::max(count, static_cast<std::int32_t>(rank + 1)));
+  h5::Group group(H5_CHECK(
+      H5Gcreate2(ranks.get(), rank_digits(rank).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  h5::write_attr(group.get(), "rank", static_cast<std::int32_t>(rank));
+  auto tables = trace_detail::RankTables::create(std::move(group));
+  return RankTraceWriter(
+      std::make_unique<RankTraceWriter::Impl>(RankTraceWriter::Impl{h5::File(), std::move(tables)}),
+      rank);
+}
+
+void RunTraceWriter::write_result(const ResultInfo& result) {
+  h5::Group group = fresh_group(impl_->file.get(), "result");
+  const hid_t g = group.get();
+  h5::write_attr(g, "best_key", std::string_view(result.best_key));
+  h5::write_attr(g, "best_values",
+                 std::vector<std::int32_t>(result.best.values.begin(), result.best.values.end()));
+  h5::write_attr(g, "best_rank", static_cast<std::int32_t>(result.best_rank));
+  h5::write_attr(g, "median_ms", result.median_ms);
+  h5::write_attr(g, "gcells_per_s", result.gcells_per_s);
+  h5::write_attr(g, "stop_reason", std::string_view(result.stop_reason));
+  h5::write_attr(g, "generations", static_cast<std::int32_t>(result.generations));
+  h5::write_attr(g, "evaluations", static_cast<std::int64_t>(result.evaluations));
+  h5::write_attr(g, "wall_s", result.wall_s);
+  h5::Datatype str = h5::string_type();
+  h5::Dataspace scalar(H5_CHECK(H5Screate(H5S_SCALAR)));
+  h5::Dataset source(H5_CHECK(
+      H5Dcreate2(g, "source", str.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const char* text = result.source.c_str();
+  H5_CHECK(H5Dwrite(source.get(), str.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text));
+  flush();
+}
+
+void RunTraceWriter::flush() {
+  H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL));
+}
+
+}  // namespace isletune

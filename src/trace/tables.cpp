@@ -1,0 +1,394 @@
+// Per-rank tables and checkpoint slots: compound row layouts, append, read, truncate.
+#include "trace/tables.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace isletune::trace_detail {
+namespace {
+
+// In-memory layout of one /ranks/NNNN/evaluations row.
+struct EvaluationRow {
+  std::int64_t eval_id;
+  std::int32_t generation;
+  std::int32_t cell;
+  hvl_t genes;  // int
+  int values[kParamCount];
+  char* key;
+  std::int8_t status;
+  double median_ms;
+  hvl_t times_ms;  // double
+  double compile_ms;
+  double verify_ms;
+  double run_ms;
+  std::int32_t registers;
+  std::int32_t shared_bytes;
+  double occupancy;
+  double error_l2;
+  double error_max;
+  double wall_s;
+  std::int8_t cached;
+  std::int8_t migrant;
+  char* message;
+};
+
+// In-memory layout of one /ranks/NNNN/generations row.
+struct GenerationRow {
+  std::int32_t generation;
+  double wall_s;
+  double wait_s;
+  double best_ms;
+  double mean_fitness;
+  double mcr;
+  std::int32_t unique_genomes;
+  std::int32_t evaluations;
+};
+
+// In-memory layout of one /ranks/NNNN/migrations row.
+struct MigrationRow {
+  std::int32_t generation;
+  std::int32_t direction;
+  std::int32_t peer;
+  char* key;
+  double median_ms;
+};
+
+// Only the generation column of any table (HDF5 reads compound members by name).
+struct GenerationColumn {
+  std::int32_t generation;
+};
+
+constexpr hsize_t kEvaluationChunk = 256;
+constexpr hsize_t kGenerationChunk = 64;
+constexpr hsize_t kMigrationChunk = 128;
+constexpr hsize_t kCheckpointChunk = 64 * 1024;
+
+#define INSERT(type, Row, field, member_type) \
+  H5_CHECK(H5Tinsert((type), #field, HOFFSET(Row, field), (member_type)))
+
+// Compound type of EvaluationRow.
+h5::Datatype evaluation_type(hid_t str) {
+  h5::Datatype t(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(EvaluationRow))));
+  h5::Datatype genes = h5::vlen_type(H5T_NATIVE_INT);
+  h5::Datatype values = h5::array_type(H5T_NATIVE_INT, kParamCount);
+  h5::Datatype times = h5::vlen_type(H5T_NATIVE_DOUBLE);
+  const hid_t id = t.get();
+  INSERT(id, EvaluationRow, eval_id, H5T_NATIVE_INT64);
+  INSERT(id, EvaluationRow, generation, H5T_NATIVE_INT32);
+  INSERT(id, EvaluationRow, cell, H5T_NATIVE_INT32);
+  INSERT(id, EvaluationRow, genes, genes.get());
+  INSERT(id, EvaluationRow, values, values.get());
+  INSERT(id, EvaluationRow, key, str);
+  INSERT(id, EvaluationRow, status, H5T_NATIVE_INT8);
+  INSERT(id, EvaluationRow, median_ms, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, times_ms, times.get());
+  INSERT(id, EvaluationRow, compile_ms, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, verify_ms, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, run_ms, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, registers, H5T_NATIVE_INT32);
+  INSERT(id, EvaluationRow, shared_bytes, H5T_NATIVE_INT32);
+  INSERT(id, EvaluationRow, occupancy, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, error_l2, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, error_max, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, wall_s, H5T_NATIVE_DOUBLE);
+  INSERT(id, EvaluationRow, cached, H5T_NATIVE_INT8);
+  INSERT(id, EvaluationRow, migrant, H5T_NATIVE_INT8);
+  INSERT(id, EvaluationRow, message, str);
+  return t;
+}
+
+// Compound type of GenerationRow.
+h5::Datatype generation_type() {
+  h5::Datatype t(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(GenerationRow))));
+  const hid_t id = t.get();
+  INSERT(id, GenerationRow, generation, H5T_NATIVE_INT32);
+  INSERT(id, GenerationRow, wall_s, H5T_NATIVE_DOUBLE);
+  INSERT(id, GenerationRow, wait_s, H5T_NATIVE_DOUBLE);
+  INSERT(id, GenerationRow, best_ms, H5T_NATIVE_DOUBLE);
+  INSERT(id, GenerationRow, mean_fitness, H5T_NATIVE_DOUBLE);
+  INSERT(id, GenerationRow, mcr, H5T_NATIVE_DOUBLE);
+  INSERT(id, GenerationRow, unique_genomes, H5T_NATIVE_INT32);
+  INSERT(id, GenerationRow, evaluations, H5T_NATIVE_INT32);
+  return t;
+}
+
+// Compound type of MigrationRow.
+h5::Datatype migration_type(hid_t str) {
+  h5::Datatype t(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(MigrationRow))));
+  const hid_t id = t.get();
+  INSERT(id, MigrationRow, generation, H5T_NATIVE_INT32);
+  INSERT(id, MigrationRow, direction, H5T_NATIVE_INT32);
+  INSERT(id, MigrationRow, peer, H5T_NATIVE_INT32);
+  INSERT(id, MigrationRow, key, str);
+  INSERT(id, MigrationRow, median_ms, H5T_NATIVE_DOUBLE);
+  return t;
+}
+
+#undef INSERT
+
+// Borrowed (non-owning) char* for a string the caller keeps alive while writing.
+char* borrow(const std::string& s) {
+  return const_cast<char*>(s.c_str());
+}
+
+// hvl_t view of a vector the caller keeps alive while writing.
+template <typename T>
+hvl_t borrow(const std::vector<T>& v) {
+  return hvl_t{v.size(), v.empty() ? nullptr : const_cast<T*>(v.data())};
+}
+
+// Copy of a vlen sequence read by HDF5.
+template <typename T>
+std::vector<T> copy_vlen(const hvl_t& v) {
+  const T* p = static_cast<const T*>(v.p);
+  return p == nullptr ? std::vector<T>{} : std::vector<T>(p, p + v.len);
+}
+
+std::string copy_string(const char* s) {
+  return s != nullptr ? s : "";
+}
+
+// Reads every row of table `name` under loc as Row (vlen memory reclaimed by the caller).
+template <typename Row>
+std::vector<Row> read_rows(hid_t loc, const char* name, hid_t type) {
+  const h5::Table table = h5::Table::open(loc, name, type);
+  std::vector<Row> rows(table.rows());
+  table.read_all(rows.data());
+  return rows;
+}
+
+// Index of the first row whose generation is after keep_through (rows are in order).
+hsize_t rows_through(const h5::Table& table, int keep_through) {
+  h5::Datatype column(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(GenerationColumn))));
+  H5_CHECK(H5Tinsert(column.get(), "generation", HOFFSET(GenerationColumn, generation),
+                     H5T_NATIVE_INT32));
+  std::vector<GenerationColumn> gens(table.rows());
+  if (!gens.empty()) {
+    H5_CHECK(H5Dread(table.id(), column.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, gens.data()));
+  }
+  const auto it = std::find_if(gens.begin(), gens.end(), [&](const GenerationColumn& g) {
+    return g.generation > keep_through;
+  });
+  return static_cast<hsize_t>(it - gens.begin());
+}
+
+// Writes the table attributes that name the columns of `values` and the status codes.
+void describe_evaluations(hid_t dataset) {
+  h5::write_attr(dataset, "parameters", parameter_names());
+  std::vector<std::string> statuses;
+  for (int i = 0; i < kStatusCount; ++i) {
+    statuses.emplace_back(status_name(static_cast<Status>(i)));
+  }
+  h5::write_attr(dataset, "status_names", statuses);
+}
+
+}  // namespace
+
+RowTypes::RowTypes()
+    : string(h5::string_type()),
+      evaluation(evaluation_type(string.get())),
+      generation(generation_type()),
+      migration(migration_type(string.get())) {}
+
+std::vector<std::string> parameter_names() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    names.emplace_back(param_name(param_at(i)));
+  return names;
+}
+
+std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
+  const RowTypes types;
+  auto rows = read_rows<EvaluationRow>(loc, "evaluations", types.evaluation.get());
+  std::vector<EvaluationRecord> records;
+  records.reserve(rows.size());
+  for (const EvaluationRow& row : rows) {
+    EvaluationRecord r;
+    r.eval_id = row.eval_id;
+    r.generation = row.generation;
+    r.cell = row.cell;
+    r.genes = copy_vlen<int>(row.genes);
+    std::copy(std::begin(row.values), std::end(row.values), r.setting.values.begin());
+    Measurement& m = r.measurement;
+    m.status = static_cast<Status>(row.status);
+    m.median_ms = row.median_ms;
+    m.times_ms = copy_vlen<double>(row.times_ms);
+    m.compile_ms = row.compile_ms;
+    m.verify_ms = row.verify_ms;
+    m.run_ms = row.run_ms;
+    m.registers = row.registers;
+    m.shared_bytes = row.shared_bytes;
+    m.occupancy = row.occupancy;
+    m.error_l2 = row.error_l2;
+    m.error_max = row.error_max;
+    m.message = copy_string(row.message);
+    r.wall_s = row.wall_s;
+    r.cached = row.cached != 0;
+    r.migrant = row.migrant != 0;
+    records.push_back(std::move(r));
+  }
+  h5::reclaim(types.evaluation.get(), rows.data(), rows.size());
+  return records;
+}
+
+std::vector<GenerationRecord> read_generations(hid_t loc) {
+  const RowTypes types;
+  const auto rows = read_rows<GenerationRow>(loc, "generations", types.generation.get());
+  std::vector<GenerationRecord> records;
+  for (const GenerationRow& row : rows) {
+    records.push_back({row.generation, row.wall_s, row.wait_s, row.best_ms, row.mean_fitness,
+                       row.mcr, row.unique_genomes, row.evaluations});
+  }
+  return records;
+}
+
+std::vector<MigrationRecord> read_migrations(hid_t loc) {
+  const RowTypes types;
+  auto rows = read_rows<MigrationRow>(loc, "migrations", types.migration.get());
+  std::vector<MigrationRecord> records;
+  for (const MigrationRow& row : rows) {
+    records.push_back(
+        {row.generation, row.direction, row.peer, copy_string(row.key), row.median_ms});
+  }
+  h5::reclaim(types.migration.get(), rows.data(), rows.size());
+  return records;
+}
+
+std::optional<Checkpoint> read_checkpoint(hid_t loc) {
+  if (!h5::exists(loc, "checkpoint"))
+    return std::nullopt;
+  h5::Group group(H5_CHECK(H5Gopen2(loc, "checkpoint", H5P_DEFAULT)));
+  if (!h5::has_attr(group.get(), "current"))
+    return std::nullopt;
+  const std::string slot = "slot" + std::to_string(h5::read_attr_int(group.get(), "current"));
+  h5::Dataset data(H5_CHECK(H5Dopen2(group.get(), slot.c_str(), H5P_DEFAULT)));
+  h5::Dataspace space(H5_CHECK(H5Dget_space(data.get())));
+  hsize_t n = 0;
+  H5_CHECK(H5Sget_simple_extent_dims(space.get(), &n, nullptr));
+  Checkpoint c;
+  c.generation = static_cast<int>(h5::read_attr_int(data.get(), "generation"));
+  c.bytes.resize(n);
+  if (n > 0) {
+    H5_CHECK(H5Dread(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.bytes.data()));
+  }
+  return c;
+}
+
+RankTables RankTables::create(h5::Group group) {
+  RankTables t;
+  t.types_ = std::make_unique<RowTypes>();
+  t.group_ = std::move(group);
+  const hid_t g = t.group_.get();
+  t.evaluation_table_ =
+      h5::Table::create(g, "evaluations", t.types_->evaluation.get(), kEvaluationChunk);
+  describe_evaluations(t.evaluation_table_.id());
+  t.generation_table_ =
+      h5::Table::create(g, "generations", t.types_->generation.get(), kGenerationChunk);
+  t.migration_table_ =
+      h5::Table::create(g, "migrations", t.types_->migration.get(), kMigrationChunk);
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  return t;
+}
+
+RankTables RankTables::open(h5::Group group, int keep_through) {
+  RankTables t;
+  t.types_ = std::make_unique<RowTypes>();
+  t.group_ = std::move(group);
+  const hid_t g = t.group_.get();
+  t.evaluation_table_ = h5::Table::open(g, "evaluations", t.types_->evaluation.get());
+  t.generation_table_ = h5::Table::open(g, "generations", t.types_->generation.get());
+  t.migration_table_ = h5::Table::open(g, "migrations", t.types_->migration.get());
+  for (h5::Table* table : {&t.evaluation_table_, &t.generation_table_, &t.migration_table_}) {
+    table->resize(rows_through(*table, keep_through));
+  }
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  return t;
+}
+
+void RankTables::flush() {
+  std::vector<EvaluationRow> eval_rows;
+  eval_rows.reserve(evaluations_.size());
+  for (const EvaluationRecord& r : evaluations_) {
+    const Measurement& m = r.measurement;
+    EvaluationRow row{};
+    row.eval_id = r.eval_id;
+    row.generation = r.generation;
+    row.cell = r.cell;
+    row.genes = borrow(r.genes);
+    std::copy(r.setting.values.begin(), r.setting.values.end(), row.values);
+    row.key = nullptr;  // set below, once the key strings are stable
+    row.status = static_cast<std::int8_t>(m.status);
+    row.median_ms = m.median_ms;
+    row.times_ms = borrow(m.times_ms);
+    row.compile_ms = m.compile_ms;
+    row.verify_ms = m.verify_ms;
+    row.run_ms = m.run_ms;
+    row.registers = m.registers;
+    row.shared_bytes = m.shared_bytes;
+    row.occupancy = m.occupancy;
+    row.error_l2 = m.error_l2;
+    row.error_max = m.error_max;
+    row.wall_s = r.wall_s;
+    row.cached = r.cached ? 1 : 0;
+    row.migrant = r.migrant ? 1 : 0;
+    row.message = borrow(m.message);
+    eval_rows.push_back(row);
+  }
+  std::vector<std::string> keys;
+  keys.reserve(evaluations_.size());
+  for (const EvaluationRecord& r : evaluations_)
+    keys.push_back(canonical_key(r.setting));
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    eval_rows[i].key = borrow(keys[i]);
+
+  std::vector<GenerationRow> gen_rows;
+  for (const GenerationRecord& r : generations_) {
+    gen_rows.push_back({r.generation, r.wall_s, r.wait_s, r.best_ms, r.mean_fitness, r.mcr,
+                        r.unique_genomes, r.evaluations});
+  }
+  std::vector<MigrationRow> mig_rows;
+  for (const MigrationRecord& r : migrations_) {
+    mig_rows.push_back({r.generation, r.direction, r.peer, borrow(r.key), r.median_ms});
+  }
+
+  evaluation_table_.append(eval_rows.data(), eval_rows.size());
+  generation_table_.append(gen_rows.data(), gen_rows.size());
+  migration_table_.append(mig_rows.data(), mig_rows.size());
+  H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
+  evaluations_.clear();
+  generations_.clear();
+  migrations_.clear();
+}
+
+void RankTables::write_checkpoint(int generation, std::span<const std::uint8_t> bytes) {
+  h5::Group group = h5::open_or_create_group(group_.get(), "checkpoint");
+  const hid_t g = group.get();
+  // Write into the slot that is not current; flip `current` only once it is on disk.
+  const int slot =
+      h5::has_attr(g, "current") ? 1 - static_cast<int>(h5::read_attr_int(g, "current")) : 0;
+  const std::string name = "slot" + std::to_string(slot);
+  const hsize_t n = bytes.size();
+  h5::Dataset data;
+  if (h5::exists(g, name)) {
+    data = h5::Dataset(H5_CHECK(H5Dopen2(g, name.c_str(), H5P_DEFAULT)));
+    H5_CHECK(H5Dset_extent(data.get(), &n));
+  } else {
+    const hsize_t unlimited = H5S_UNLIMITED;
+    h5::Dataspace space(H5_CHECK(H5Screate_simple(1, &n, &unlimited)));
+    h5::PropList dcpl(H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
+    H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &kCheckpointChunk));
+    data = h5::Dataset(H5_CHECK(H5Dcreate2(g, name.c_str(), H5T_STD_U8LE, space.get(), H5P_DEFAULT,
+                                           dcpl.get(), H5P_DEFAULT)));
+  }
+  if (n > 0) {
+    H5_CHECK(H5Dwrite(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()));
+  }
+  h5::write_attr(data.get(), "generation", static_cast<std::int32_t>(generation));
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  h5::write_attr(g, "generation", static_cast<std::int32_t>(generation));
+  h5::write_attr(g, "current", static_cast<std::int32_t>(slot));
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+}
+
+}  // namespace isletune::trace_detail

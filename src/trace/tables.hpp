@@ -1,0 +1,82 @@
+// The per-rank tables (evaluations, generations, migrations) and the checkpoint slots
+// as HDF5 objects under one group: the row structs, their compound types (built with
+// HOFFSET, so they match the structs by construction), reading and appending.
+// Internal to src/trace.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ga/records.hpp"
+#include "trace/h5.hpp"
+#include "trace/rank_writer.hpp"
+#include "trace/trace_types.hpp"
+
+namespace isletune::trace_detail {
+
+// The compound row types, created once per use.
+struct RowTypes {
+  h5::Datatype string;
+  h5::Datatype evaluation;
+  h5::Datatype generation;
+  h5::Datatype migration;
+  RowTypes();
+};
+
+// Every row of one table, read from the rank group `loc`.
+[[nodiscard]] std::vector<EvaluationRecord> read_evaluations(hid_t loc);
+[[nodiscard]] std::vector<GenerationRecord> read_generations(hid_t loc);
+[[nodiscard]] std::vector<MigrationRecord> read_migrations(hid_t loc);
+// The current checkpoint under loc, or nullopt when none was written.
+[[nodiscard]] std::optional<Checkpoint> read_checkpoint(hid_t loc);
+
+// Writes the tables of one rank under a group (a rank file's root, or /ranks/NNNN of a
+// dataset). Rows are buffered until flush(), which appends them and flushes the file.
+class RankTables {
+ public:
+  // Creates the three tables under group (which it keeps open).
+  static RankTables create(h5::Group group);
+  // Opens existing tables and drops every row of a generation after keep_through.
+  static RankTables open(h5::Group group, int keep_through);
+
+  void add(const EvaluationRecord& r) { evaluations_.push_back(r); }
+  void add(const GenerationRecord& r) { generations_.push_back(r); }
+  void add(const MigrationRecord& r) { migrations_.push_back(r); }
+  void flush();
+  void write_checkpoint(int generation, std::span<const std::uint8_t> bytes);
+  [[nodiscard]] hid_t group() const { return group_.get(); }
+
+ private:
+  RankTables() = default;
+
+  std::unique_ptr<RowTypes> types_;
+  h5::Group group_;
+  h5::Table evaluation_table_;
+  h5::Table generation_table_;
+  h5::Table migration_table_;
+  std::vector<EvaluationRecord> evaluations_;
+  std::vector<GenerationRecord> generations_;
+  std::vector<MigrationRecord> migrations_;
+};
+
+}  // namespace isletune::trace_detail
+
+namespace isletune {
+
+// The state behind a RankTraceWriter (shared by rank_writer.cpp and run_writer.cpp).
+struct RankTraceWriter::Impl {
+  h5::File file;  // invalid when the tables live inline in a dataset file
+  trace_detail::RankTables tables;
+};
+
+}  // namespace isletune
+
+namespace isletune::trace_detail {
+
+// Names of the 18 parameters in Param order (the `parameters` attribute).
+[[nodiscard]] std::vector<std::string> parameter_names();
+
+}  // namespace isletune::trace_detail

@@ -1,0 +1,99 @@
+// Plain values stored in and read back from a trace (docs/trace.md), beside the per-rank
+// records of src/ga/records.hpp. No HDF5 here: the CLI, ring and evaluators fill these.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "space/setting.hpp"
+#include "stencil/stencil.hpp"
+
+namespace isletune {
+
+// Schema version written to the root `version` attribute; readers accept only this one.
+inline constexpr int kTraceVersion = 1;
+inline constexpr const char* kTraceFormat = "isletune-trace";
+inline constexpr const char* kDatasetFormat = "isletune-dataset";
+inline constexpr const char* kRankFormat = "isletune-rank";
+
+// Root attributes of a run.
+struct RunInfo {
+  std::string command;  // the command line
+  std::uint64_t seed = 0;
+  std::string created;  // ISO 8601 UTC; empty: filled with "now"
+  std::string isletune_version = ISLETUNE_VERSION;
+};
+
+// One entry of /environment: what a rank ran on. Filled by the evaluator and the ring.
+struct EnvironmentInfo {
+  int rank = 0;
+  std::string host;
+  std::string gpu_name;
+  std::string gpu_uuid;
+  int sm_count = 0;
+  int sm_clock_mhz = 0;
+  int memory_clock_mhz = 0;
+  std::string driver_version;
+  std::string cuda_version;
+  std::string mpi_library;
+  bool operator==(const EnvironmentInfo&) const = default;
+};
+
+// One stencil feature (paper Table 2) by name.
+struct StencilFeature {
+  std::string name;
+  double value = 0;
+  bool operator==(const StencilFeature&) const = default;
+};
+
+// /stencil as read back (Stencil::make rebuilds the validated stencil from it).
+struct StencilInfo {
+  std::string name;
+  int dims = 2;
+  int order = 0;
+  std::string shape;  // star, box, cross or custom
+  std::vector<Offset> offsets;
+  std::vector<double> coefficients;
+  std::vector<StencilFeature> features;
+};
+
+// /space/parameters: one row per parameter in Param order.
+struct ParameterInfo {
+  std::string name;
+  std::string kind;  // flag, enum, axis, int
+  std::vector<int> values;
+  bool operator==(const ParameterInfo&) const = default;
+};
+
+// /sample: the settings the GA may visit.
+struct SampleData {
+  std::vector<Setting> settings;
+  std::vector<int> oc;
+  std::vector<double> predicted;
+  bool operator==(const SampleData&) const = default;
+};
+
+// /result: the best verified setting and how the search ended.
+struct ResultInfo {
+  std::string best_key;
+  Setting best;
+  int best_rank = 0;
+  double median_ms = std::numeric_limits<double>::quiet_NaN();
+  double gcells_per_s = 0;
+  std::string stop_reason;
+  int generations = 0;
+  std::int64_t evaluations = 0;
+  double wall_s = 0;
+  std::string source;  // the best kernel's CUDA source
+};
+
+// A rank's checkpoint: an opaque blob (the serialised island state) and its generation.
+struct Checkpoint {
+  int generation = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
+}  // namespace isletune
