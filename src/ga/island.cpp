@@ -1,0 +1,257 @@
+// The cellular island: breeding, batch evaluation with a cache, replacement, migration.
+#include "ga/island.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ga/variation.hpp"
+
+namespace isletune {
+
+// Cells by fitness, best first; stable so ties keep the lower cell first.
+std::vector<int> select_best(std::span<const Individual> population, int count) {
+  std::vector<int> cells(population.size());
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    cells[i] = static_cast<int>(i);
+  std::stable_sort(cells.begin(), cells.end(),
+                   [&](int a, int b) { return population[a].fitness() > population[b].fitness(); });
+  cells.resize(std::min<std::size_t>(cells.size(), static_cast<std::size_t>(std::max(0, count))));
+  return cells;
+}
+
+// Fittest immigrant first, each against the worst cell at that moment.
+std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
+                                         std::span<const Individual> immigrants) {
+  std::vector<int> order(immigrants.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return immigrants[a].fitness() > immigrants[b].fitness(); });
+  std::vector<int> taken(immigrants.size(), -1);
+  for (const int i : order) {
+    int worst = 0;
+    for (int c = 1; c < static_cast<int>(population.size()); ++c) {
+      if (population[c].fitness() < population[worst].fitness())
+        worst = c;
+    }
+    if (!population.empty() && immigrants[i].fitness() > population[worst].fitness()) {
+      population[worst] = immigrants[i];
+      taken[i] = worst;
+    }
+  }
+  return taken;
+}
+
+Island::Island(const Reindex& alphabet, const Torus& torus, GaOperators ops, std::uint64_t seed,
+               std::uint64_t stream)
+    : alphabet_(alphabet), torus_(torus), ops_(ops), rng_(seed, stream) {}
+
+// Restores population, cache, best, engine and counters.
+Island::Island(const Reindex& alphabet, const Torus& torus, GaOperators ops,
+               const IslandState& state)
+    : alphabet_(alphabet), torus_(torus), ops_(ops) {
+  if (!state.population.empty() && static_cast<int>(state.population.size()) != torus.cells()) {
+    throw std::invalid_argument("IslandState: population does not match the torus");
+  }
+  rng_.set_state(state.rng);
+  generation_ = state.generation;
+  population_ = state.population;
+  for (const auto& [s, m] : state.cache)
+    cache_.emplace(s, m);
+  best_ = state.best;
+  next_eval_id_ = state.next_eval_id;
+  evaluations_ = state.evaluations;
+}
+
+// Keeps the fittest successful measurement ever seen (the first one on ties).
+void Island::note_best(const Setting& s, const Measurement& m) {
+  if (m.fitness() <= 0)
+    return;
+  if (!best_ || m.fitness() > best_->second.fitness())
+    best_ = std::make_pair(s, m);
+}
+
+// Dedupes against the cache and within the batch, measures the rest in one call, records
+// every child in cell order.
+std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
+                                         Evaluator& evaluator, TraceSink& sink) {
+  std::vector<Setting> pending;
+  std::vector<int> first_of;  // per child: index into pending when it is the first, else -1
+  first_of.reserve(ids.size());
+  std::unordered_map<Setting, int, SettingHash> in_batch;
+  for (const int id : ids) {
+    const Setting& s = alphabet_.setting(id);
+    if (cache_.count(s) || in_batch.count(s)) {
+      first_of.push_back(-1);
+      continue;
+    }
+    in_batch.emplace(s, static_cast<int>(pending.size()));
+    first_of.push_back(static_cast<int>(pending.size()));
+    pending.push_back(s);
+  }
+  if (!pending.empty()) {
+    std::vector<Measurement> results = evaluator.evaluate(pending);
+    if (results.size() != pending.size()) {
+      throw std::runtime_error("Evaluator '" + evaluator.name() + "' returned " +
+                               std::to_string(results.size()) + " results for " +
+                               std::to_string(pending.size()) + " settings");
+    }
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      note_best(pending[i], results[i]);
+      cache_.emplace(pending[i], std::move(results[i]));
+    }
+    evaluations_ += static_cast<std::int64_t>(pending.size());
+  }
+  const double wall = evaluator.clock_s() + clock_offset_;
+  std::vector<Individual> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Individual ind;
+    ind.id = ids[i];
+    ind.genome = alphabet_.encode(ids[i]);
+    const Setting& s = alphabet_.setting(ids[i]);
+    ind.measurement = cache_.at(s);
+    EvaluationRecord r;
+    r.eval_id = next_eval_id_++;
+    r.generation = generation_;
+    r.cell = cells[i];
+    r.genes = ind.genome;
+    r.setting = s;
+    r.measurement = ind.measurement;
+    r.wall_s = wall;
+    r.cached = first_of[i] < 0;
+    sink.evaluation(r);
+    out.push_back(std::move(ind));
+  }
+  return out;
+}
+
+// Random initial population.
+int Island::initialize(Evaluator& evaluator, TraceSink& sink) {
+  generation_ = 0;
+  const std::int64_t before = evaluations_;
+  std::vector<int> ids(torus_.cells());
+  std::vector<int> cells(torus_.cells());
+  for (int c = 0; c < torus_.cells(); ++c) {
+    ids[c] = static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size())));
+    cells[c] = c;
+  }
+  population_ = evaluate(ids, cells, evaluator, sink);
+  return static_cast<int>(evaluations_ - before);
+}
+
+// Selection, crossover, mutation and decoding per cell, then one batch, then replacement.
+int Island::step(Evaluator& evaluator, TraceSink& sink) {
+  ++generation_;
+  const std::int64_t before = evaluations_;
+  std::vector<double> fitness(population_.size());
+  for (std::size_t c = 0; c < population_.size(); ++c)
+    fitness[c] = population_[c].fitness();
+  std::vector<int> ids(torus_.cells());
+  std::vector<int> cells(torus_.cells());
+  for (int c = 0; c < torus_.cells(); ++c) {
+    const auto [a, b] = select_parents(torus_, c, fitness, rng_);
+    Genome child =
+        crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
+    mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
+    ids[c] = alphabet_.decode(child, rng_);
+    cells[c] = c;
+  }
+  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink);
+  for (int c = 0; c < torus_.cells(); ++c) {
+    if (children[c].fitness() > population_[c].fitness())
+      population_[c] = std::move(children[c]);
+  }
+  return static_cast<int>(evaluations_ - before);
+}
+
+// The best `count` individuals with their measurements.
+std::vector<Migrant> Island::emigrants(int count, int rank) const {
+  std::vector<Migrant> out;
+  for (const int c : select_best(population_, count)) {
+    Migrant m;
+    m.setting = alphabet_.setting(population_[c].id);
+    m.measurement = population_[c].measurement;
+    m.source_rank = rank;
+    m.generation = generation_;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// Caches and integrates immigrants without measuring them.
+void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s) {
+  std::vector<Individual> arrivals;
+  std::vector<bool> known;
+  for (const Migrant& m : migrants) {
+    const std::optional<int> id = alphabet_.id_of(m.setting);
+    if (!id)
+      continue;
+    const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
+    note_best(m.setting, it->second);
+    Individual ind;
+    ind.id = *id;
+    ind.genome = alphabet_.encode(*id);
+    ind.measurement = it->second;
+    arrivals.push_back(std::move(ind));
+    known.push_back(!inserted);
+  }
+  const std::vector<int> taken = replace_worst_if_better(population_, arrivals);
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    EvaluationRecord r;
+    r.eval_id = next_eval_id_++;
+    r.generation = generation_;
+    r.cell = taken[i];
+    r.genes = arrivals[i].genome;
+    r.setting = alphabet_.setting(arrivals[i].id);
+    r.measurement = arrivals[i].measurement;
+    r.wall_s = wall_s;
+    r.cached = known[i];
+    r.migrant = true;
+    sink.evaluation(r);
+  }
+}
+
+double Island::mcr() const {
+  if (population_.empty())
+    return 0;
+  std::unordered_map<int, int> copies;
+  int most = 0;
+  for (const Individual& ind : population_)
+    most = std::max(most, ++copies[ind.id]);
+  return static_cast<double>(most) / static_cast<double>(population_.size());
+}
+
+int Island::unique_genomes() const {
+  std::vector<int> ids;
+  for (const Individual& ind : population_)
+    ids.push_back(ind.id);
+  std::sort(ids.begin(), ids.end());
+  return static_cast<int>(std::unique(ids.begin(), ids.end()) - ids.begin());
+}
+
+double Island::mean_fitness() const {
+  if (population_.empty())
+    return 0;
+  double sum = 0;
+  for (const Individual& ind : population_)
+    sum += ind.fitness();
+  return sum / static_cast<double>(population_.size());
+}
+
+// Snapshot with the cache sorted so equal islands give equal states.
+IslandState Island::state() const {
+  IslandState s;
+  s.generation = generation_;
+  s.population = population_;
+  s.cache.assign(cache_.begin(), cache_.end());
+  std::sort(s.cache.begin(), s.cache.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  s.best = best_;
+  s.rng = rng_.state();
+  s.next_eval_id = next_eval_id_;
+  s.evaluations = evaluations_;
+  return s;
+}
+
+}  // namespace isletune

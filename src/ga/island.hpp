@@ -1,0 +1,135 @@
+// The cellular island (ARCHITECTURE §6): a population on a rows x cols torus over the
+// alphabet of a Reindex, a per-island measurement cache keyed by setting (equivalently by
+// canonical key) so no setting is measured twice, the best individual ever seen, and the
+// migration policies as pure code: when (MigrationPolicy::due), which (select_best),
+// how (replace_worst_if_better).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/rng.hpp"
+#include "eval/evaluator.hpp"
+#include "ga/migrator.hpp"
+#include "ga/records.hpp"
+#include "ga/reindex.hpp"
+#include "ga/selection.hpp"
+
+namespace isletune {
+
+// One individual: its sampled-setting id, canonical genome (encode(id)) and measurement.
+struct Individual {
+  int id = -1;
+  Genome genome;
+  Measurement measurement;
+  [[nodiscard]] double fitness() const { return measurement.fitness(); }
+};
+
+// Everything needed to continue an island exactly where it was (resume, checkpoints).
+struct IslandState {
+  int generation = -1;                                  // last completed generation (-1: none yet)
+  std::vector<Individual> population;                   // one per cell
+  std::vector<std::pair<Setting, Measurement>> cache;   // sorted by setting
+  std::optional<std::pair<Setting, Measurement>> best;  // best ever seen on this island
+  Rng::State rng{};
+  std::int64_t next_eval_id = 0;          // next EvaluationRecord::eval_id
+  std::int64_t evaluations = 0;           // new measurements so far
+  double elapsed_s = 0;                   // search clock when the state was taken
+  StopReason stopped = StopReason::none;  // the decision that ended the search, if any
+};
+
+struct GaOperators {
+  double crossover_rate = 0.8;
+  double mutation_rate = 0.005;
+};
+
+// When to migrate: every `interval` generations (0: never), `count` individuals.
+struct MigrationPolicy {
+  int interval = 1;
+  int count = 1;
+  [[nodiscard]] bool due(int generation) const {
+    return interval > 0 && count > 0 && generation % interval == 0;
+  }
+};
+
+// Which: the cells of the `count` fittest individuals, fittest first (ties: lower cell).
+[[nodiscard]] std::vector<int> select_best(std::span<const Individual> population, int count);
+
+// How: each immigrant (fittest first) replaces the currently worst cell (ties: lower
+// cell) when it is strictly fitter. Returns, per immigrant, the cell it took or -1.
+std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
+                                         std::span<const Individual> immigrants);
+
+class Island {
+ public:
+  // A fresh island; its engine is Rng(seed, stream).
+  Island(const Reindex& alphabet, const Torus& torus, GaOperators ops, std::uint64_t seed,
+         std::uint64_t stream);
+  // An island continuing from `state` (the population must fit the torus).
+  Island(const Reindex& alphabet, const Torus& torus, GaOperators ops, const IslandState& state);
+
+  // Offset added to the evaluator clock for record times: the search clock is
+  // evaluator.clock_s() + offset.
+  void set_clock_offset(double offset) { clock_offset_ = offset; }
+
+  // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch.
+  // Returns the number of new measurements.
+  int initialize(Evaluator& evaluator, TraceSink& sink);
+  // Next generation: breed one child per cell, evaluate the uncached distinct children
+  // as one batch, replace each cell whose child is strictly fitter.
+  int step(Evaluator& evaluator, TraceSink& sink);
+
+  // Emigrants for this generation (select_best), with their measurements.
+  [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
+  // Integrates immigrants (replace_worst_if_better); their measurements enter the cache
+  // and are never measured again here. Records each as a migrant evaluation row.
+  // Immigrants whose setting is not in this island's alphabet are ignored. `wall_s` is
+  // the search clock recorded with them.
+  void immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s);
+
+  [[nodiscard]] int generation() const { return generation_; }
+  [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
+  [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
+  [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
+  // (copies of the most frequent genome) / population.
+  [[nodiscard]] double mcr() const;
+  [[nodiscard]] int unique_genomes() const;
+  [[nodiscard]] double mean_fitness() const;
+  // Number of settings in the cache.
+  [[nodiscard]] std::size_t cache_size() const { return cache_.size(); }
+  [[nodiscard]] bool cached(const Setting& s) const { return cache_.count(s) > 0; }
+  // Everything needed to continue (elapsed_s and stopped are the caller's to fill).
+  [[nodiscard]] IslandState state() const;
+
+ private:
+  // Evaluates the individuals bred for `cells` (ids) as one batch and records them.
+  std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
+                                   Evaluator& evaluator, TraceSink& sink);
+  void note_best(const Setting& s, const Measurement& m);
+
+  const Reindex& alphabet_;
+  const Torus& torus_;
+  GaOperators ops_;
+  Rng rng_;
+  int generation_ = -1;
+  std::vector<Individual> population_;
+  std::unordered_map<Setting, Measurement, SettingHash> cache_;
+  std::optional<std::pair<Setting, Measurement>> best_;
+  std::int64_t next_eval_id_ = 0;
+  std::int64_t evaluations_ = 0;
+  double clock_offset_ = 0;
+};
+
+// Migrator of a lone island: no neighbours, sends nothing, receives nothing.
+class NoMigrator final : public Migrator {
+ public:
+  [[nodiscard]] int neighbours() const override { return 0; }
+  void send(const std::vector<Migrant>&) override {}
+  std::vector<Migrant> receive() override { return {}; }
+};
+
+}  // namespace isletune

@@ -1,0 +1,90 @@
+// In-memory ring migration and pipelined stop vote.
+#include "ga/memory_ring.hpp"
+
+#include <stdexcept>
+
+namespace isletune {
+
+// One island's end of the ring.
+class MemoryRing::Port final : public Migrator {
+ public:
+  Port(MemoryRing& ring, int rank) : ring_(ring), rank_(rank) {}
+  [[nodiscard]] int neighbours() const override {
+    return static_cast<int>(ring_.neighbours_of(rank_).size());
+  }
+  void send(const std::vector<Migrant>& migrants) override {
+    for (const int peer : ring_.neighbours_of(rank_)) {
+      for (const Migrant& m : migrants) {
+        ring_.inboxes_[peer].push_back(m);
+        ++ring_.sent_;
+      }
+    }
+  }
+  std::vector<Migrant> receive() override {
+    std::vector<Migrant> out;
+    out.swap(ring_.inboxes_[rank_]);
+    return out;
+  }
+
+ private:
+  MemoryRing& ring_;
+  int rank_;
+};
+
+MemoryRing::~MemoryRing() = default;
+
+MemoryRing::MemoryRing(int islands) : inboxes_(islands) {
+  if (islands < 1)
+    throw std::invalid_argument("MemoryRing needs at least one island");
+  for (int r = 0; r < islands; ++r)
+    migrators_.push_back(std::make_unique<Port>(*this, r));
+}
+
+Migrator& MemoryRing::migrator(int rank) { return *migrators_[rank]; }
+
+std::vector<int> MemoryRing::neighbours_of(int rank) const {
+  const int n = size();
+  if (n == 1)
+    return {};
+  if (n == 2)
+    return {1 - rank};
+  return {(rank + n - 1) % n, (rank + 1) % n};
+}
+
+// One island's ballot.
+class MemoryStopVote::Voter final : public StopVote {
+ public:
+  explicit Voter(MemoryStopVote& all) : all_(all) {}
+  StopReason vote(int generation, StopReason local) override {
+    return all_.cast(generation, local);
+  }
+
+ private:
+  MemoryStopVote& all_;
+};
+
+MemoryStopVote::~MemoryStopVote() = default;
+
+MemoryStopVote::MemoryStopVote(int islands) : islands_(islands) {
+  for (int r = 0; r < islands; ++r)
+    voters_.push_back(std::make_unique<Voter>(*this));
+}
+
+StopVote& MemoryStopVote::vote(int rank) { return *voters_[rank]; }
+
+// Records a wish for `generation` and answers generation - 1's decision.
+StopReason MemoryStopVote::cast(int generation, StopReason wish) {
+  auto& [votes, combined] = wishes_[generation];
+  ++votes;
+  if (wish != StopReason::none && (combined == StopReason::none || wish < combined))
+    combined = wish;
+  const auto previous = wishes_.find(generation - 1);
+  if (previous == wishes_.end())
+    return StopReason::none;
+  if (previous->second.first < islands_) {
+    throw std::logic_error("MemoryStopVote: an island voted ahead of the others");
+  }
+  return previous->second.second;
+}
+
+}  // namespace isletune

@@ -1,0 +1,53 @@
+// In-memory stand-ins for the MPI ring (src/ring), for tests and single-process runs:
+// a bidirectional ring of N islands sharing mailboxes, and a collective stop vote.
+// Islands are stepped in turn on one thread (IslandSearch::step), so both are
+// deterministic.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "ga/migrator.hpp"
+
+namespace isletune {
+
+class MemoryRing {
+ public:
+  explicit MemoryRing(int islands);
+  ~MemoryRing();
+  [[nodiscard]] int size() const { return static_cast<int>(inboxes_.size()); }
+  // The Migrator of island `rank` (valid while the ring lives).
+  [[nodiscard]] Migrator& migrator(int rank);
+  // Ring neighbours of `rank`: none for 1 island, the other for 2, rank-1 and rank+1 else.
+  [[nodiscard]] std::vector<int> neighbours_of(int rank) const;
+  // Migrants sent in total (for tests).
+  [[nodiscard]] std::size_t sent() const { return sent_; }
+
+ private:
+  class Port;
+  std::vector<std::vector<Migrant>> inboxes_;
+  std::vector<std::unique_ptr<Port>> migrators_;
+  std::size_t sent_ = 0;
+};
+
+// A collective vote over N islands stepped in turn, pipelined one generation behind as
+// the MPI vote is: vote(g, wish) records the wish and answers the combined wishes of
+// generation g-1 (smallest non-none reason), which every island has cast by then. So all
+// islands get the same answer for the same generation and stop together.
+class MemoryStopVote {
+ public:
+  explicit MemoryStopVote(int islands);
+  ~MemoryStopVote();
+  [[nodiscard]] StopVote& vote(int rank);
+
+ private:
+  class Voter;
+  StopReason cast(int generation, StopReason wish);
+  int islands_;
+  std::map<int, std::pair<int, StopReason>> wishes_;  // generation -> (votes, combined)
+  std::vector<std::unique_ptr<Voter>> voters_;
+};
+
+}  // namespace isletune

@@ -1,0 +1,22 @@
+// The sampled set: the settings the GA may visit (ARCHITECTURE §5), with their OC ids
+// and predicted times, plus which per-OC counts behind the sampling were estimates.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "space/setting.hpp"
+
+namespace isletune {
+
+struct SampledSet {
+  std::vector<Setting> settings;
+  std::vector<int> oc;               // OC id of settings[i]
+  std::vector<double> predicted_ms;  // predictor score of settings[i]
+  std::vector<int> estimated_ocs;    // OCs whose valid count was a Monte-Carlo estimate
+
+  [[nodiscard]] std::size_t size() const { return settings.size(); }
+  [[nodiscard]] bool empty() const { return settings.empty(); }
+};
+
+}  // namespace isletune

@@ -1,0 +1,241 @@
+// The quota-based reward sampler (algorithm described in sampler.hpp).
+#include "sample/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <unordered_set>
+
+#include "common/error.hpp"
+
+namespace isletune {
+namespace {
+
+using Ratios = std::array<double, kOcCount>;
+
+// Throws unless lo < value <= hi (or lo <= value when lo_inclusive).
+void check_range(double value, const char* key, double lo, double hi, bool lo_inclusive,
+                 const char* expected) {
+  const bool ok = (lo_inclusive ? value >= lo : value > lo) && value <= hi && std::isfinite(value);
+  if (!ok) {
+    throw InputError(std::string("sample.") + key + " = " + std::to_string(value) +
+                     " is out of range; expected " + expected + ".");
+  }
+}
+
+// Lifts every active ratio below `floor` to it, taking the difference from the ratios
+// above it in proportion to their excess, then renormalises to sum 1.
+void apply_floor(Ratios& r, const std::array<bool, kOcCount>& active, double floor) {
+  double deficit = 0, excess = 0;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (!active[oc])
+      continue;
+    if (r[oc] < floor) {
+      deficit += floor - r[oc];
+      r[oc] = floor;
+    } else {
+      excess += r[oc] - floor;
+    }
+  }
+  if (deficit > 0 && excess > 0) {
+    const double scale = std::max(0.0, 1.0 - deficit / excess);
+    for (int oc = 0; oc < kOcCount; ++oc) {
+      if (active[oc] && r[oc] > floor)
+        r[oc] = floor + (r[oc] - floor) * scale;
+    }
+  }
+  double sum = 0;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    sum += active[oc] ? r[oc] : 0.0;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    r[oc] = active[oc] && sum > 0 ? r[oc] / sum : 0.0;
+}
+
+// Splits `quota` over the active OCs by ratio: one each while the quota allows, the rest
+// by largest remainder (ties to the lower OC id).
+std::array<int, kOcCount> split_quota(int quota, const Ratios& r,
+                                      const std::array<bool, kOcCount>& active) {
+  std::array<int, kOcCount> k{};
+  int n_active = 0;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    n_active += active[oc] ? 1 : 0;
+  if (n_active == 0 || quota <= 0)
+    return k;
+  int left = quota;
+  if (quota >= n_active) {
+    for (int oc = 0; oc < kOcCount; ++oc)
+      k[oc] = active[oc] ? 1 : 0;
+    left -= n_active;
+  }
+  std::array<double, kOcCount> frac{};
+  int given = 0;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (!active[oc])
+      continue;
+    const double share = left * r[oc];
+    const int whole = static_cast<int>(std::floor(share));
+    k[oc] += whole;
+    given += whole;
+    frac[oc] = share - whole;
+  }
+  for (int extra = left - given; extra > 0; --extra) {
+    int best = -1;
+    for (int oc = 0; oc < kOcCount; ++oc) {
+      if (active[oc] && (best < 0 || frac[oc] > frac[best]))
+        best = oc;
+    }
+    k[best] += 1;
+    frac[best] = -1;
+  }
+  return k;
+}
+
+}  // namespace
+
+// Range checks of every sampler setting.
+void SamplerSettings::validate() const {
+  check_range(sample_ratio, "sample_ratio", 0, 1, false, "a ratio in (0, 1]");
+  check_range(round_ratio, "round_ratio", 0, 1, false, "a ratio in (0, 1]");
+  check_range(adjust, "adjust", 0, 1, false, "a ratio in (0, 1]");
+  check_range(floor, "floor", 0, 1.0 / kOcCount, false,
+              "a ratio in (0, 1/48] (every one of the 48 OCs may hold the floor)");
+  if (floor > adjust) {
+    throw InputError("sample.floor = " + std::to_string(floor) + " is above sample.adjust = " +
+                     std::to_string(adjust) + "; expected floor <= adjust.");
+  }
+  if (max_samples < 1) {
+    throw InputError("sample.max_samples = " + std::to_string(max_samples) +
+                     " is out of range; expected an integer >= 1.");
+  }
+  if (max_redraws < 1) {
+    throw InputError("sample.max_redraws = " + std::to_string(max_redraws) +
+                     " is out of range; expected an integer >= 1.");
+  }
+}
+
+// Runs the rounds until n settings are drawn or every OC is exhausted.
+SampleResult sample(SettingSource& source, const Predictor& predictor,
+                    const SamplerSettings& settings, std::uint64_t seed) {
+  settings.validate();
+  SampleResult result;
+  Rng rng(seed, 0x53414d50);  // "SAMP": the sampler's own stream
+  result.counts = source.count_per_oc(seed);
+
+  Ratios ratios{};
+  std::array<bool, kOcCount> active{};
+  std::array<double, kOcCount> count{};
+  std::array<bool, kOcCount> exact{};
+  bool all_exact = true;
+  for (const OcCount& c : result.counts) {
+    if (c.oc < 0 || c.oc >= kOcCount || !(c.count > 0))
+      continue;
+    active[c.oc] = true;
+    count[c.oc] = c.count;
+    exact[c.oc] = c.exact;
+    all_exact = all_exact && c.exact;
+    result.space_size += c.count;
+    if (!c.exact)
+      result.set.estimated_ocs.push_back(c.oc);
+  }
+  if (result.space_size <= 0)
+    return result;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    ratios[oc] = count[oc] / result.space_size;
+  apply_floor(ratios, active, settings.floor);
+
+  double n =
+      std::min<double>(std::ceil(settings.sample_ratio * result.space_size), settings.max_samples);
+  if (all_exact)
+    n = std::min(n, std::floor(result.space_size));
+  result.target = std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
+  const int round_quota =
+      std::max(1, static_cast<int>(std::lround(settings.round_ratio * result.target)));
+
+  std::unordered_set<Setting, SettingHash> taken;
+  std::array<std::int64_t, kOcCount> drawn_total{};
+
+  // Draws one new setting of `oc`, or marks the OC exhausted and returns false.
+  auto draw_one = [&](int oc, SampleRound& round, double& round_best, int& round_winner) {
+    if (exact[oc] && static_cast<double>(drawn_total[oc]) >= count[oc])
+      return false;
+    for (int tries = 0; tries < settings.max_redraws; ++tries) {
+      const std::optional<Setting> s = source.draw(oc, rng);
+      if (!s)
+        return false;
+      if (!taken.insert(*s).second)
+        continue;
+      const double p = predictor.predict_ms(*s);
+      result.set.settings.push_back(*s);
+      result.set.oc.push_back(oc);
+      result.set.predicted_ms.push_back(p);
+      ++drawn_total[oc];
+      ++round.drawn[oc];
+      if (round_winner < 0 || p < round_best) {
+        round_best = p;
+        round_winner = oc;
+      }
+      return true;
+    }
+    return false;
+  };
+
+  while (static_cast<std::int64_t>(result.set.size()) < result.target) {
+    bool any_active = false;
+    for (int oc = 0; oc < kOcCount; ++oc)
+      any_active = any_active || active[oc];
+    if (!any_active)
+      break;
+
+    SampleRound round;
+    round.ratios = ratios;
+    double round_best = std::numeric_limits<double>::infinity();
+    int round_winner = -1;
+    int quota = static_cast<int>(std::min<std::int64_t>(
+        round_quota, result.target - static_cast<std::int64_t>(result.set.size())));
+    // Split the quota; what exhausted OCs could not give is split again over the rest.
+    while (quota > 0) {
+      const std::array<int, kOcCount> k = split_quota(quota, ratios, active);
+      bool exhausted_any = false;
+      for (int oc = 0; oc < kOcCount; ++oc) {
+        for (int i = 0; i < k[oc] && active[oc]; ++i) {
+          if (draw_one(oc, round, round_best, round_winner)) {
+            --quota;
+          } else {
+            active[oc] = false;
+            ratios[oc] = 0;
+            exhausted_any = true;
+          }
+        }
+      }
+      if (!exhausted_any)
+        break;
+      apply_floor(ratios, active, settings.floor);
+      bool still = false;
+      for (int oc = 0; oc < kOcCount; ++oc)
+        still = still || active[oc];
+      if (!still)
+        break;
+    }
+
+    // Reward: every other active OC loses `adjust` (not below floor), the winner the rest.
+    round.winner = round_winner;
+    round.best_predicted_ms = round_best;
+    if (round_winner >= 0 && active[round_winner]) {
+      double others = 0;
+      for (int oc = 0; oc < kOcCount; ++oc) {
+        if (!active[oc] || oc == round_winner)
+          continue;
+        ratios[oc] = std::max(settings.floor, ratios[oc] - settings.adjust);
+        others += ratios[oc];
+      }
+      ratios[round_winner] = 1.0 - others;
+    }
+    result.rounds.push_back(round);
+  }
+  result.final_ratios = ratios;
+  return result;
+}
+
+}  // namespace isletune
