@@ -1,8 +1,25 @@
 // The optimization space (ARCHITECTURE §4): allowed values per parameter, explicit
 // constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
+//
+// Explicit constraints, each reported by violation() as one sentence:
+//  - 2-D: tbz = mfz = ufz = 1 and sd = 1 (y).
+//  - canonical form without streaming: sd = sb = 0, retiming = prefetch = 0.
+//  - every other value is in its allowed list (sd/sb lists apply while streaming).
+//  - streaming: sb <= grid extent along sd; block extent along sd is 1; mf_sd = 1;
+//    uf_sd <= sb (the streaming loop is unrolled by uf_sd).
+//  - threads tbx*tby*tbz in [32, max_threads_per_block].
+//  - merge none => every mf = 1; merge block/cyclic => some mf > 1.
+//  - tile: tb_d * mf_d > 2 * radius_d along every tiled dimension d (all dims, minus sd
+//    while streaming) where the stencil has radius_d > 0.
+//  - unrolling along a tiled dimension applies to the per-thread loop over the mf_d
+//    merged points, so uf_d must divide mf_d (without merging: uf_d = 1).
+//  - tdeg > 1 (temporal blocking) keeps intermediate steps on chip, so it needs
+//    use_shared = 1 or streaming = 1.
+//  - shared_bytes() <= DeviceLimits::shared_per_block_optin.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +60,12 @@ class Space {
   [[nodiscard]] int order() const { return order_; }
   [[nodiscard]] const Grid& grid() const { return grid_; }
   [[nodiscard]] const DeviceLimits& limits() const { return limits_; }
+  // Largest |offset| of the stencil along an axis (0 = x, 1 = y, 2 = z).
+  [[nodiscard]] int radius(int axis) const { return radius_[axis]; }
+  // The values each parameter may take inside OC `oc` once the OC's fixed flags and the
+  // canonical form are applied (e.g. sd = sb = 0 without streaming, mf = 1 for merge
+  // none); every list empty when the OC holds no valid setting at all.
+  [[nodiscard]] const Values& oc_domain(int oc) const { return oc_domains_[oc]; }
 
   // Why the setting is not valid (one sentence naming the violated constraint), or
   // nullopt when every explicit constraint holds and every value is allowed.
@@ -65,8 +88,7 @@ class Space {
 
   // A uniformly random valid setting of OC `oc`, by rejection; nullopt after
   // `max_tries` draws without a valid one.
-  [[nodiscard]] std::optional<Setting> random_in_oc(int oc, Rng& rng,
-                                                    int max_tries = 100000) const;
+  [[nodiscard]] std::optional<Setting> random_in_oc(int oc, Rng& rng, int max_tries = 100000) const;
   // A uniformly random valid setting of the whole space.
   [[nodiscard]] std::optional<Setting> random_setting(Rng& rng, int max_tries = 100000) const;
 
@@ -76,12 +98,56 @@ class Space {
   void for_each_valid(int oc, F&& f) const;
 
  private:
+  friend struct SpaceRules;
+  // True when every constraint decided once parameters 0..p are set holds for `s`
+  // (p is a parameter index), for settings whose values come from an OC's domain (so
+  // allowed by construction): lets enumeration prune whole subtrees.
+  [[nodiscard]] bool stage_ok(const Setting& s, std::size_t p) const;
+
   int dims_;
   int order_;
   std::array<int, 3> radius_;
   Grid grid_;
   DeviceLimits limits_;
   Values values_;
+  std::vector<Values> oc_domains_;             // per OC: union of its parts
+  std::vector<std::vector<Values>> oc_parts_;  // per OC: product sets (one per sd) to sample
 };
+
+template <typename F>
+void Space::for_each_valid(int oc, F&& f) const {
+  const int first = oc < 0 ? 0 : oc;
+  const int last = oc < 0 ? kOcCount - 1 : oc;
+  for (int o = first; o <= last; ++o) {
+    const Values& dom = oc_domains_[static_cast<std::size_t>(o)];
+    if (dom[0].empty())
+      continue;
+    // Depth-first over the parameters in order, pruning as soon as a constraint fails.
+    Setting s;
+    std::array<std::size_t, kParamCount> at{};
+    std::size_t depth = 0;
+    while (true) {
+      if (at[depth] == dom[depth].size()) {
+        if (depth == 0)
+          break;
+        --depth;
+        ++at[depth];
+        continue;
+      }
+      s.values[depth] = dom[depth][at[depth]];
+      if (!stage_ok(s, depth)) {
+        ++at[depth];
+        continue;
+      }
+      if (depth + 1 == kParamCount) {
+        f(static_cast<const Setting&>(s));
+        ++at[depth];
+        continue;
+      }
+      ++depth;
+      at[depth] = 0;
+    }
+  }
+}
 
 }  // namespace isletune

@@ -1,0 +1,709 @@
+// The optimization space: default and validated value lists, the explicit constraints
+// (one table, used both for messages and for pruned enumeration), OC parts, exact and
+// Monte-Carlo counting, and rejection sampling inside an OC.
+#include "space/space.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace isletune {
+namespace {
+
+constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
+constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
+constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
+constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
+
+bool is_pow2(int v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+bool contains(const std::vector<int>& list, int v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// Powers of two from `lo` to `hi` inclusive.
+std::vector<int> powers_of_two(int lo, int hi) {
+  std::vector<int> out;
+  for (int v = lo; v <= hi; v *= 2)
+    out.push_back(v);
+  return out;
+}
+
+// Largest power of two <= n (n >= 1).
+int floor_pow2(int n) {
+  int p = 1;
+  while (p * 2 <= n)
+    p *= 2;
+  return p;
+}
+
+std::string join(const std::vector<int>& list) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i > 0)
+      out += ", ";
+    out += std::to_string(list[i]);
+  }
+  return out;
+}
+
+std::vector<int> keep_if(const std::vector<int>& list, auto pred) {
+  std::vector<int> out;
+  for (const int v : list) {
+    if (pred(v))
+      out.push_back(v);
+  }
+  return out;
+}
+
+double product(const Space::Values& values) {
+  double p = 1;
+  for (const auto& list : values)
+    p *= static_cast<double>(list.size());
+  return p;
+}
+
+// Constraint ids in the order violation() checks them.
+enum Rule : int {
+  kTwoDimensional,
+  kNoStreamCanonical,
+  kRetimingNeedsStreaming,
+  kPrefetchNeedsStreaming,
+  kAllowedValue,  // one per parameter, checked in parameter order
+  kStreamBlockFitsGrid,
+  kStreamBlockExtent,
+  kThreads,
+  kMergeNoneFactors,
+  kMergeNeedsFactor,
+  kStreamNoMerge,
+  kTileCoversHalo,
+  kUnrollDividesMerge,
+  kStreamUnroll,
+  kTemporalNeedsStaging,
+  kSharedMemory,
+  kRuleCount
+};
+
+// The parameter after which a rule is decided (all it reads is set).
+constexpr Param stage_of(Rule r) {
+  switch (r) {
+    case kTwoDimensional:
+      return Param::ufz;
+    case kNoStreamCanonical:
+      return Param::sb;
+    case kRetimingNeedsStreaming:
+      return Param::retiming;
+    case kPrefetchNeedsStreaming:
+      return Param::prefetch;
+    case kStreamBlockFitsGrid:
+      return Param::sb;
+    case kStreamBlockExtent:
+      return Param::tbz;
+    case kThreads:
+      return Param::tbz;
+    case kMergeNoneFactors:
+      return Param::mfz;
+    case kMergeNeedsFactor:
+      return Param::mfz;
+    case kStreamNoMerge:
+      return Param::mfz;
+    case kTileCoversHalo:
+      return Param::mfz;
+    case kUnrollDividesMerge:
+      return Param::ufz;
+    case kStreamUnroll:
+      return Param::ufz;
+    case kTemporalNeedsStaging:
+      return Param::use_shared;
+    case kSharedMemory:
+      return Param::use_shared;
+    default:
+      return Param::use_constant;
+  }
+}
+
+// Rules (other than kAllowedValue) decided at each parameter.
+const std::array<std::vector<Rule>, kParamCount>& rules_by_stage() {
+  static const auto table = [] {
+    std::array<std::vector<Rule>, kParamCount> t;
+    for (int r = 0; r < kRuleCount; ++r) {
+      if (r == kAllowedValue)
+        continue;
+      t[index_of(stage_of(static_cast<Rule>(r)))].push_back(static_cast<Rule>(r));
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+// The constraint checks, with access to the space's private state.
+struct SpaceRules {
+  // Whether value of parameter p is allowed (sd/sb lists only apply while streaming;
+  // without streaming kNoStreamCanonical decides them).
+  static bool allowed(const Space& sp, const Setting& s, Param p, std::string* why) {
+    if ((p == Param::sd || p == Param::sb) && s[Param::streaming] == 0)
+      return true;
+    const auto& list = sp.values_[index_of(p)];
+    if (contains(list, s[p]))
+      return true;
+    if (why) {
+      *why = std::string(param_name(p)) + "=" + std::to_string(s[p]) +
+             " is not an allowed value; allowed: " + join(list) + ".";
+    }
+    return false;
+  }
+
+  // Whether rule r holds for s; on failure fills *why (when given) with one sentence.
+  static bool check(const Space& sp, const Setting& s, Rule r, std::string* why) {
+    const bool streaming = s[Param::streaming] != 0;
+    const int sd = s[Param::sd];
+    const int dims = sp.dims_;
+    // Builds the sentence only when asked for: the fast path never allocates.
+    auto fail = [&](auto sentence) {
+      if (why)
+        *why = sentence();
+      return false;
+    };
+    switch (r) {
+      case kTwoDimensional:
+        if (dims == 2 &&
+            (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1 || s[Param::sd] == 2)) {
+          return fail([&] {
+            return std::string(
+                "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z (got tbz=" +
+                std::to_string(s[Param::tbz]) + ", mfz=" + std::to_string(s[Param::mfz]) +
+                ", ufz=" + std::to_string(s[Param::ufz]) + ", sd=" + std::to_string(sd) + ").");
+          });
+        }
+        return true;
+      case kNoStreamCanonical:
+        if (!streaming && (sd != 0 || s[Param::sb] != 0)) {
+          return fail([&] {
+            return std::string("without streaming sd and sb must be 0 (got sd=" +
+                               std::to_string(sd) + ", sb=" + std::to_string(s[Param::sb]) + ").");
+          });
+        }
+        return true;
+      case kRetimingNeedsStreaming:
+        if (!streaming && s[Param::retiming] != 0) {
+          return fail([&] {
+            return std::string(
+                "retiming=1 needs streaming=1 (retiming reorders the sum along sd).");
+          });
+        }
+        return true;
+      case kPrefetchNeedsStreaming:
+        if (!streaming && s[Param::prefetch] != 0) {
+          return fail([&] {
+            return std::string(
+                "prefetch=1 needs streaming=1 (it prefetches the next plane along sd).");
+          });
+        }
+        return true;
+      case kStreamBlockFitsGrid:
+        if (streaming && (sd == 1 || sd == 2)) {
+          const int extent = sd == 1 ? sp.grid_.ny : sp.grid_.nz;
+          if (s[Param::sb] > extent) {
+            return fail([&] {
+              return std::string("sb=" + std::to_string(s[Param::sb]) +
+                                 " exceeds the grid extent " + std::to_string(extent) +
+                                 " along the streaming dimension " +
+                                 kAxis[static_cast<std::size_t>(sd)] + ".");
+            });
+          }
+        }
+        return true;
+      case kStreamBlockExtent:
+        if (streaming && (sd == 1 || sd == 2) && s[kTb[static_cast<std::size_t>(sd)]] != 1) {
+          return fail([&] {
+            return std::string(
+                "while streaming along " + std::string(1, kAxis[static_cast<std::size_t>(sd)]) +
+                " the block extent " + std::string(param_name(kTb[static_cast<std::size_t>(sd)])) +
+                " must be 1 (got " + std::to_string(s[kTb[static_cast<std::size_t>(sd)]]) + ").");
+          });
+        }
+        return true;
+      case kThreads: {
+        const long long threads = 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz];
+        if (threads < 32 || threads > sp.limits_.max_threads_per_block) {
+          return fail([&] {
+            return std::string("the block has tbx*tby*tbz = " + std::to_string(threads) +
+                               " threads; expected between 32 and " +
+                               std::to_string(sp.limits_.max_threads_per_block) + ".");
+          });
+        }
+        return true;
+      }
+      case kMergeNoneFactors:
+        if (s[Param::merge] == static_cast<int>(MergeKind::none) &&
+            (s[Param::mfx] != 1 || s[Param::mfy] != 1 || s[Param::mfz] != 1)) {
+          return fail([&] {
+            return std::string(
+                "merge=none needs mfx = mfy = mfz = 1 (got " + std::to_string(s[Param::mfx]) +
+                ", " + std::to_string(s[Param::mfy]) + ", " + std::to_string(s[Param::mfz]) + ").");
+          });
+        }
+        return true;
+      case kMergeNeedsFactor:
+        if (s[Param::merge] != static_cast<int>(MergeKind::none) && s[Param::mfx] <= 1 &&
+            s[Param::mfy] <= 1 && s[Param::mfz] <= 1) {
+          return fail([&] {
+            return std::string(
+                "merge=" +
+                std::string(merge_name(static_cast<MergeKind>(std::clamp(s[Param::merge], 0, 2)))) +
+                " needs a merge factor mfx, mfy or mfz > 1 (all are 1).");
+          });
+        }
+        return true;
+      case kStreamNoMerge:
+        if (streaming && (sd == 1 || sd == 2) && s[kMf[static_cast<std::size_t>(sd)]] != 1) {
+          return fail([&] {
+            return std::string(
+                "while streaming along " + std::string(1, kAxis[static_cast<std::size_t>(sd)]) +
+                " there is no merging along it: " +
+                std::string(param_name(kMf[static_cast<std::size_t>(sd)])) + " must be 1 (got " +
+                std::to_string(s[kMf[static_cast<std::size_t>(sd)]]) + ").");
+          });
+        }
+        return true;
+      case kTileCoversHalo:
+        for (int d = 0; d < dims; ++d) {
+          if (streaming && d == sd)
+            continue;
+          const auto i = static_cast<std::size_t>(d);
+          const int tile = s[kTb[i]] * s[kMf[i]];
+          if (sp.radius_[i] > 0 && tile <= 2 * sp.radius_[i]) {
+            return fail([&] {
+              return std::string("along " + std::string(1, kAxis[i]) + " the tile " +
+                                 std::string(param_name(kTb[i])) + "*" +
+                                 std::string(param_name(kMf[i])) + " = " + std::to_string(tile) +
+                                 " must exceed 2*radius = " + std::to_string(2 * sp.radius_[i]) +
+                                 ".");
+            });
+          }
+        }
+        return true;
+      case kUnrollDividesMerge:
+        for (int d = 0; d < dims; ++d) {
+          if (streaming && d == sd)
+            continue;
+          const auto i = static_cast<std::size_t>(d);
+          const int uf = s[kUf[i]];
+          const int mf = s[kMf[i]];
+          if (uf < 1 || mf < 1 || mf % uf != 0) {
+            return fail([&] {
+              return std::string(
+                  std::string(param_name(kUf[i])) + "=" + std::to_string(uf) + " must divide " +
+                  std::string(param_name(kMf[i])) + "=" + std::to_string(mf) +
+                  " (unrolling along a tiled dimension covers the points a thread merges).");
+            });
+          }
+        }
+        return true;
+      case kStreamUnroll:
+        if (streaming && (sd == 1 || sd == 2) &&
+            s[kUf[static_cast<std::size_t>(sd)]] > s[Param::sb]) {
+          return fail([&] {
+            return std::string(std::string(param_name(kUf[static_cast<std::size_t>(sd)])) + "=" +
+                               std::to_string(s[kUf[static_cast<std::size_t>(sd)]]) +
+                               " exceeds sb=" + std::to_string(s[Param::sb]) +
+                               " (the streaming loop cannot be unrolled beyond the stream block).");
+          });
+        }
+        return true;
+      case kTemporalNeedsStaging:
+        if (s[Param::tdeg] > 1 && s[Param::use_shared] == 0 && !streaming) {
+          return fail([&] {
+            return std::string("tdeg=" + std::to_string(s[Param::tdeg]) +
+                               " (temporal blocking) needs use_shared=1 or streaming=1 to keep the "
+                               "intermediate steps on chip.");
+          });
+        }
+        return true;
+      case kSharedMemory: {
+        const long long bytes = sp.shared_bytes(s);
+        if (bytes > sp.limits_.shared_per_block_optin) {
+          return fail([&] {
+            return std::string("the estimated shared memory " + std::to_string(bytes) +
+                               " B exceeds the device opt-in limit of " +
+                               std::to_string(sp.limits_.shared_per_block_optin) + " B per block.");
+          });
+        }
+        return true;
+      }
+      default:
+        return true;
+    }
+  }
+
+  // Every rule, fast path without messages, for settings drawn from an OC's parts (their
+  // values are allowed by construction).
+  static bool all_ok(const Space& sp, const Setting& s) {
+    for (std::size_t p = 0; p < kParamCount; ++p) {
+      if (!sp.stage_ok(s, p))
+        return false;
+    }
+    return true;
+  }
+
+  // Validates one user/default value list and brings it into sorted, distinct form.
+  static void validate_list(Param p, std::vector<int>& list, int dims) {
+    const std::string who = "space parameter '" + std::string(param_name(p)) + "'";
+    if (list.empty())
+      throw InputError(who + " has no values; expected at least one.");
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    auto require = [&](bool ok, int v, const std::string& expected) {
+      if (!ok) {
+        throw InputError(who + " has value " + std::to_string(v) + "; expected " + expected + ".");
+      }
+    };
+    const bool z_param = p == Param::tbz || p == Param::mfz || p == Param::ufz;
+    for (const int v : list) {
+      if (dims == 2 && z_param)
+        require(v == 1, v, "only 1 for a 2-D stencil");
+      switch (p) {
+        case Param::streaming:
+        case Param::retiming:
+        case Param::prefetch:
+        case Param::use_shared:
+        case Param::use_constant:
+          require(v == 0 || v == 1, v, "0 or 1");
+          break;
+        case Param::merge:
+          require(v >= 0 && v <= 2, v, "0 (none), 1 (block) or 2 (cyclic)");
+          break;
+        case Param::tdeg:
+          require(v >= 1 && v <= 64, v, "a time-step count from 1 to 64");
+          break;
+        case Param::sd:
+          require(v == 1 || (v == 2 && dims == 3), v,
+                  dims == 3 ? "1 (y) or 2 (z)" : "1 (y) for a 2-D stencil");
+          break;
+        case Param::sb:
+          require(is_pow2(v) && v <= (1 << 20), v, "a power of two from 1 to 1048576");
+          break;
+        case Param::tbx:
+        case Param::tby:
+        case Param::tbz:
+          require(is_pow2(v) && v <= 1024, v, "a power of two from 1 to 1024");
+          break;
+        case Param::mfx:
+        case Param::mfy:
+        case Param::mfz:
+          require(is_pow2(v) && v <= 64, v, "a power of two from 1 to 64");
+          break;
+        case Param::ufx:
+        case Param::ufy:
+        case Param::ufz:
+          require(v >= 1 && v <= 64, v, "an unroll factor from 1 to 64");
+          break;
+      }
+    }
+  }
+
+  // The product sets making up OC `oc` after its flags and the canonical form are fixed
+  // (one per streaming axis). Only values that can never be valid are removed, so the
+  // valid settings of the parts are exactly those of the OC.
+  static std::vector<Space::Values> parts(const Space& sp, int oc) {
+    const int temporal = oc % 2;
+    const int prefetch = (oc / 2) % 2;
+    const int retiming = (oc / 4) % 2;
+    const int merge = (oc / 8) % 3;
+    const int streaming = oc / 24;
+    Space::Values base = sp.values_;
+    auto fix = [&](Param p, int v) {
+      auto& list = base[index_of(p)];
+      list = contains(list, v) ? std::vector<int>{v} : std::vector<int>{};
+    };
+    fix(Param::streaming, streaming);
+    fix(Param::merge, merge);
+    fix(Param::retiming, retiming);
+    fix(Param::prefetch, prefetch);
+    if (!streaming && (retiming || prefetch))
+      return {};
+    auto& tdeg = base[index_of(Param::tdeg)];
+    tdeg = keep_if(tdeg, [&](int v) { return (v > 1) == (temporal == 1); });
+    if (temporal && !streaming)
+      fix(Param::use_shared, 1);
+    if (merge == static_cast<int>(MergeKind::none)) {
+      for (const Param p : kMf)
+        fix(p, 1);
+    }
+
+    std::vector<Space::Values> out;
+    auto finish = [&](Space::Values part, int stream_axis) {
+      for (int d = 0; d < 3; ++d) {
+        if (d == stream_axis)
+          continue;
+        const auto i = static_cast<std::size_t>(d);
+        const auto& mf = part[index_of(kMf[i])];
+        const int max_mf = mf.empty() ? 0 : mf.back();
+        auto& uf = part[index_of(kUf[i])];
+        uf = keep_if(uf, [&](int v) { return v <= max_mf; });
+      }
+      for (const auto& list : part) {
+        if (list.empty())
+          return;
+      }
+      out.push_back(std::move(part));
+    };
+    if (!streaming) {
+      base[index_of(Param::sd)] = {0};
+      base[index_of(Param::sb)] = {0};
+      finish(std::move(base), -1);
+      return out;
+    }
+    for (const int axis : sp.values_[index_of(Param::sd)]) {
+      if (axis >= sp.dims_)
+        continue;
+      const auto i = static_cast<std::size_t>(axis);
+      Space::Values part = base;
+      part[index_of(Param::sd)] = {axis};
+      const int extent = axis == 1 ? sp.grid_.ny : sp.grid_.nz;
+      auto& sb = part[index_of(Param::sb)];
+      sb = keep_if(sb, [&](int v) { return v <= extent; });
+      auto& tb = part[index_of(kTb[i])];
+      tb = contains(tb, 1) ? std::vector<int>{1} : std::vector<int>{};
+      auto& mf = part[index_of(kMf[i])];
+      mf = contains(mf, 1) ? std::vector<int>{1} : std::vector<int>{};
+      const int max_sb = sb.empty() ? 0 : sb.back();
+      auto& uf = part[index_of(kUf[i])];
+      uf = keep_if(uf, [&](int v) { return v <= max_sb; });
+      finish(std::move(part), axis);
+    }
+    return out;
+  }
+
+  // A uniform draw from one product set. Each 64-bit engine output yields two 32-bit
+  // halves mapped to an index by multiply-shift (bias below n / 2^32, immaterial here
+  // and far cheaper than a division per parameter).
+  static Setting draw(const Space::Values& part, Rng& rng) {
+    Setting s;
+    std::uint64_t bits = 0;
+    for (std::size_t p = 0; p < kParamCount; ++p) {
+      if (p % 2 == 0)
+        bits = rng();
+      const std::uint64_t half = p % 2 == 0 ? (bits & 0xFFFFFFFFULL) : (bits >> 32);
+      const auto& list = part[p];
+      s.values[p] = list[(half * list.size()) >> 32];
+    }
+    return s;
+  }
+
+  // A uniform valid setting of the union of `parts` by rejection (parts weighted by size).
+  static std::optional<Setting> reject(const Space& sp,
+                                       const std::vector<const Space::Values*>& parts, Rng& rng,
+                                       int max_tries) {
+    if (parts.empty())
+      return std::nullopt;
+    std::vector<double> cumulative;
+    double total = 0;
+    for (const auto* part : parts) {
+      total += product(*part);
+      cumulative.push_back(total);
+    }
+    for (int t = 0; t < max_tries; ++t) {
+      const double u = rng.uniform() * total;
+      const auto k = static_cast<std::size_t>(
+          std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
+      const Setting s = draw(*parts[std::min(k, parts.size() - 1)], rng);
+      if (all_ok(sp, s))
+        return s;
+    }
+    return std::nullopt;
+  }
+};
+
+Space::Values Space::default_values(int dims, const Grid& grid) {
+  Values v;
+  auto set = [&](Param p, std::vector<int> list) { v[index_of(p)] = std::move(list); };
+  set(Param::streaming, {0, 1});
+  set(Param::merge, {0, 1, 2});
+  set(Param::retiming, {0, 1});
+  set(Param::prefetch, {0, 1});
+  set(Param::tdeg, {1, 2, 3, 4, 6, 8, 12, 16});
+  set(Param::sd, dims == 3 ? std::vector<int>{1, 2} : std::vector<int>{1});
+  const int extent = std::max(1, dims == 3 ? std::max(grid.ny, grid.nz) : grid.ny);
+  const int top = floor_pow2(extent);
+  set(Param::sb, powers_of_two(std::min(8, top), top));
+  const std::vector<int> tb = powers_of_two(1, 1024);
+  const std::vector<int> factors = {1, 2, 4, 8};
+  set(Param::tbx, tb);
+  set(Param::tby, tb);
+  set(Param::tbz, dims == 3 ? tb : std::vector<int>{1});
+  for (const Param p : kMf)
+    set(p, factors);
+  for (const Param p : kUf)
+    set(p, factors);
+  if (dims == 2) {
+    set(Param::mfz, {1});
+    set(Param::ufz, {1});
+  }
+  set(Param::use_shared, {0, 1});
+  set(Param::use_constant, {0, 1});
+  return v;
+}
+
+Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits, Values values)
+    : dims_(stencil.dims()),
+      order_(stencil.order()),
+      radius_{stencil.radius(0), stencil.radius(1), stencil.radius(2)},
+      grid_(grid),
+      limits_(limits),
+      values_(std::move(values)) {
+  if (grid.nx < 1 || grid.ny < 1 || grid.nz < 1) {
+    throw InputError("the grid extents must be at least 1 (got " + std::to_string(grid.nx) + "x" +
+                     std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + ").");
+  }
+  for (std::size_t p = 0; p < kParamCount; ++p) {
+    SpaceRules::validate_list(param_at(p), values_[p], dims_);
+  }
+  oc_domains_.resize(kOcCount);
+  oc_parts_.resize(kOcCount);
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    auto& parts = oc_parts_[static_cast<std::size_t>(oc)];
+    parts = SpaceRules::parts(*this, oc);
+    auto& domain = oc_domains_[static_cast<std::size_t>(oc)];
+    for (const auto& part : parts) {
+      for (std::size_t p = 0; p < kParamCount; ++p) {
+        domain[p].insert(domain[p].end(), part[p].begin(), part[p].end());
+      }
+    }
+    for (auto& list : domain) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+    }
+  }
+}
+
+bool Space::stage_ok(const Setting& s, std::size_t p) const {
+  for (const Rule r : rules_by_stage()[p]) {
+    if (!SpaceRules::check(*this, s, r, nullptr))
+      return false;
+  }
+  return true;
+}
+
+std::optional<std::string> Space::violation(const Setting& s) const {
+  std::string why;
+  for (int r = 0; r < kRuleCount; ++r) {
+    if (r == kAllowedValue) {
+      for (std::size_t p = 0; p < kParamCount; ++p) {
+        if (!SpaceRules::allowed(*this, s, param_at(p), &why))
+          return why;
+      }
+    } else if (!SpaceRules::check(*this, s, static_cast<Rule>(r), &why)) {
+      return why;
+    }
+  }
+  return std::nullopt;
+}
+
+long long Space::shared_bytes(const Setting& s) const {
+  if (s[Param::use_shared] == 0)
+    return 0;
+  const bool streaming = s[Param::streaming] != 0;
+  const int sd = s[Param::sd];
+  long long plane = 1;
+  for (int d = 0; d < dims_; ++d) {
+    if (streaming && d == sd)
+      continue;
+    const auto i = static_cast<std::size_t>(d);
+    plane *= 1LL * s[kTb[i]] * s[kMf[i]] + 2LL * radius_[i];
+  }
+  long long planes = 1;
+  if (streaming && (sd == 1 || sd == 2)) {
+    planes = s[Param::retiming] != 0 ? 1 : 2LL * radius_[static_cast<std::size_t>(sd)] + 1;
+  }
+  return plane * planes * static_cast<long long>(sizeof(double)) * std::max(1, s[Param::tdeg]);
+}
+
+int Space::oc_of(const Setting& s) {
+  const int streaming = s[Param::streaming] != 0 ? 1 : 0;
+  const int merge = std::clamp(s[Param::merge], 0, 2);
+  const int retiming = s[Param::retiming] != 0 ? 1 : 0;
+  const int prefetch = s[Param::prefetch] != 0 ? 1 : 0;
+  const int temporal = s[Param::tdeg] > 1 ? 1 : 0;
+  return (((streaming * 3 + merge) * 2 + retiming) * 2 + prefetch) * 2 + temporal;
+}
+
+std::string Space::oc_name(int oc) {
+  const int merge = (oc / 8) % 3;
+  std::string name = oc / 24 ? "stream" : "tile";
+  if (merge != 0)
+    name += "+" + std::string(merge_name(static_cast<MergeKind>(merge)));
+  if ((oc / 4) % 2)
+    name += "+retime";
+  if ((oc / 2) % 2)
+    name += "+prefetch";
+  if (oc % 2)
+    name += "+tb";
+  return name;
+}
+
+std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_limit) const {
+  std::vector<OcCount> out;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    const auto& parts = oc_parts_[static_cast<std::size_t>(oc)];
+    if (parts.empty())
+      continue;
+    double raw = 0;
+    for (const auto& part : parts)
+      raw += product(part);
+    OcCount c{oc, 0, true};
+    if (raw <= enumerate_limit) {
+      long long n = 0;
+      for_each_valid(oc, [&](const Setting&) { ++n; });
+      c.count = static_cast<double>(n);
+    } else {
+      // Seeded Monte-Carlo per part: at least 20000 draws, more while hits are rare.
+      c.exact = false;
+      Rng rng(seed, 0x5350414345ULL + static_cast<std::uint64_t>(oc));
+      for (const auto& part : parts) {
+        long long draws = 0, hits = 0;
+        while (draws < 20000 || (hits < 2000 && draws < 200000)) {
+          ++draws;
+          if (SpaceRules::all_ok(*this, SpaceRules::draw(part, rng)))
+            ++hits;
+        }
+        c.count += static_cast<double>(hits) / static_cast<double>(draws) * product(part);
+      }
+    }
+    if (c.count > 0)
+      out.push_back(c);
+  }
+  return out;
+}
+
+double Space::size(std::uint64_t seed) const {
+  double total = 0;
+  for (const auto& c : count_per_oc(seed))
+    total += c.count;
+  return total;
+}
+
+std::optional<Setting> Space::random_in_oc(int oc, Rng& rng, int max_tries) const {
+  if (oc < 0 || oc >= kOcCount)
+    return std::nullopt;
+  std::vector<const Values*> parts;
+  for (const auto& part : oc_parts_[static_cast<std::size_t>(oc)])
+    parts.push_back(&part);
+  return SpaceRules::reject(*this, parts, rng, max_tries);
+}
+
+std::optional<Setting> Space::random_setting(Rng& rng, int max_tries) const {
+  std::vector<const Values*> parts;
+  for (const auto& oc_parts : oc_parts_) {
+    for (const auto& part : oc_parts)
+      parts.push_back(&part);
+  }
+  return SpaceRules::reject(*this, parts, rng, max_tries);
+}
+
+}  // namespace isletune
