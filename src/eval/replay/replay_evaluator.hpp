@@ -1,0 +1,62 @@
+// The replay evaluator (ARCHITECTURE §7): answers from recorded measurements (an
+// isletune dataset or trace) instead of a GPU, with a simulated clock, so searches are
+// reproducible on a machine without a GPU.
+//
+// - A recorded setting returns its recorded measurement (first measured record of its
+//   key; cached and migrant rows are not measurements). Unrecorded settings come back
+//   `invalid` with a message and cost nothing.
+// - clock_s() = sum of the recorded compile + verify + run costs of every setting this
+//   evaluator was asked to measure (the island's cache keeps repeats away from it).
+// - candidates() lists the recorded settings, so the sampler draws only settings with an
+//   answer; limits() are the recording device's.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "eval/evaluator.hpp"
+#include "ga/records.hpp"
+
+namespace isletune {
+
+class ReplayEvaluator final : public Evaluator {
+ public:
+  // Answers from the given records; `origin` names where they came from (for messages).
+  ReplayEvaluator(const std::vector<EvaluationRecord>& records, DeviceLimits limits,
+                  std::string origin);
+
+  // Loads every rank's evaluations of a dataset or trace file (trace.h5 follows its rank
+  // links). Throws InputError naming the file when it is missing, not an isletune
+  // dataset/trace, of another schema version, or has no usable records.
+  static ReplayEvaluator from_file(const std::filesystem::path& path);
+
+  std::vector<Measurement> evaluate(std::span<const Setting> batch) override;
+  [[nodiscard]] DeviceLimits limits() const override { return limits_; }
+  [[nodiscard]] double clock_s() const override { return clock_s_; }
+  [[nodiscard]] std::string name() const override { return "replay"; }
+  [[nodiscard]] std::string source(const Setting& s) const override;
+
+  // The recorded settings (invalid records excluded), in recording order.
+  [[nodiscard]] const std::vector<Setting>& candidates() const { return candidates_; }
+  // Number of settings measured so far (each costs its recorded time).
+  [[nodiscard]] long long measured() const { return measured_; }
+  // Restores the simulated clock (resume continues the clock of the interrupted run).
+  void set_clock_s(double s) { clock_s_ = s; }
+  // Real seconds to sleep per evaluate() call: slows a replay run down to a GPU-like pace
+  // (the Slurm time-limit test uses it); 0 = as fast as possible.
+  void set_delay_s(double s) { delay_s_ = s; }
+  [[nodiscard]] const std::string& origin() const { return origin_; }
+
+ private:
+  std::unordered_map<Setting, Measurement, SettingHash> table_;
+  std::vector<Setting> candidates_;
+  DeviceLimits limits_;
+  std::string origin_;
+  double clock_s_ = 0;
+  double delay_s_ = 0;
+  long long measured_ = 0;
+};
+
+}  // namespace isletune

@@ -1,0 +1,111 @@
+// The replay evaluator: recorded answers, invalid for unrecorded settings, a simulated
+// clock that advances by recorded costs, candidates, and loading the shipped dataset.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+
+namespace isletune {
+namespace {
+
+Setting setting_with(int tbx) {
+  Setting s;
+  s[Param::tbx] = tbx;
+  s[Param::tby] = 4;
+  return s;
+}
+
+EvaluationRecord record(int tbx, Status status, double median, double cost_ms) {
+  EvaluationRecord r;
+  r.setting = setting_with(tbx);
+  r.measurement.status = status;
+  r.measurement.median_ms = median;
+  r.measurement.times_ms = {median, median * 1.01};
+  r.measurement.compile_ms = cost_ms;
+  r.measurement.verify_ms = cost_ms / 2;
+  r.measurement.run_ms = cost_ms / 4;
+  return r;
+}
+
+TEST(Replay, AnswersRecordedSettingsAndAdvancesClockByTheirCost) {
+  const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
+                                              record(64, Status::wrong_result, NAN, 40)};
+  ReplayEvaluator replay(rows, DeviceLimits{}, "test");
+  EXPECT_EQ(replay.name(), "replay");
+  EXPECT_EQ(replay.clock_s(), 0.0);
+  const std::vector<Setting> batch = {setting_with(64), setting_with(32), setting_with(128)};
+  const auto out = replay.evaluate(batch);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].status, Status::wrong_result);
+  EXPECT_EQ(out[1].status, Status::ok);
+  EXPECT_DOUBLE_EQ(out[1].median_ms, 0.5);
+  EXPECT_EQ(out[1].times_ms, rows[0].measurement.times_ms);
+  EXPECT_EQ(out[2].status, Status::invalid);
+  EXPECT_NE(out[2].message.find("no record"), std::string::npos);
+  // (100 + 50 + 25) ms + (40 + 20 + 10) ms; the unrecorded setting costs nothing.
+  EXPECT_NEAR(replay.clock_s(), 0.245, 1e-12);
+  EXPECT_EQ(replay.measured(), 2);
+  // Asking again is measuring again: the clock advances again.
+  (void)replay.evaluate(std::vector<Setting>{setting_with(32)});
+  EXPECT_NEAR(replay.clock_s(), 0.245 + 0.175, 1e-12);
+}
+
+TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
+  auto cached = record(16, Status::ok, 0.1, 1);
+  cached.cached = true;
+  auto migrant = record(8, Status::ok, 0.1, 1);
+  migrant.migrant = true;
+  const std::vector<EvaluationRecord> rows = {
+      record(32, Status::ok, 0.5, 1),       record(32, Status::ok, 0.9, 1),     cached, migrant,
+      record(256, Status::invalid, NAN, 0), record(64, Status::crashed, NAN, 3)};
+  ReplayEvaluator replay(rows, DeviceLimits{}, "test");
+  ASSERT_EQ(replay.candidates().size(), 2u);
+  EXPECT_EQ(replay.candidates()[0], setting_with(32));
+  EXPECT_EQ(replay.candidates()[1], setting_with(64));
+  // The first measured record of a key is the answer.
+  EXPECT_DOUBLE_EQ(replay.evaluate(std::vector<Setting>{setting_with(32)})[0].median_ms, 0.5);
+  EXPECT_EQ(replay.evaluate(std::vector<Setting>{setting_with(16)})[0].status, Status::invalid);
+}
+
+TEST(Replay, NoUsableRecordsIsAnInputError) {
+  EXPECT_THROW(ReplayEvaluator({record(32, Status::invalid, NAN, 0)}, DeviceLimits{}, "x"),
+               InputError);
+}
+
+TEST(Replay, MissingFileIsOneSentenceNamingIt) {
+  try {
+    (void)ReplayEvaluator::from_file("/nonexistent/data.h5");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/data.h5"), std::string::npos);
+  }
+}
+
+TEST(Replay, LoadsTheShippedSyntheticDataset) {
+  const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
+  ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  EXPECT_GT(replay.candidates().size(), 3000u);
+  std::array<int, kStatusCount> seen{};
+  double best = INFINITY;
+  const auto out = replay.evaluate(replay.candidates());
+  for (const auto& m : out) {
+    ++seen[static_cast<int>(m.status)];
+    if (m.ok())
+      best = std::min(best, m.median_ms);
+  }
+  // Some failures of every measured kind, and a plausible best time for 4096^2 doubles.
+  for (Status s : {Status::ok, Status::compile_error, Status::launch_error, Status::wrong_result,
+                   Status::crashed, Status::timeout}) {
+    EXPECT_GT(seen[static_cast<int>(s)], 0) << status_name(s);
+  }
+  EXPECT_GT(best, 0.05);
+  EXPECT_LT(best, 0.2);
+  EXPECT_GT(replay.clock_s(), 0.0);
+  EXPECT_EQ(replay.limits().sm_count, 132);
+}
+
+}  // namespace
+}  // namespace isletune
