@@ -23,10 +23,12 @@ from .trace import Trace, load_trace, load_traces
 EXIT_BAD_INPUT = 2
 
 
-def _fmt(value: Any) -> str:
-    """A cell of a printed table."""
+def _fmt(value: Any, exact: bool = False) -> str:
+    """A cell of a printed table (`exact`: full precision, for CSV)."""
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.6g}"
+        if math.isnan(value):
+            return "nan"
+        return repr(value) if exact else f"{value:.6g}"
     if value is None:
         return ""
     return str(value)
@@ -40,7 +42,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], as_csv: 
         w = csv.writer(out, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
-            w.writerow([_fmt(r.get(c)) for c in columns])
+            w.writerow([_fmt(r.get(c), exact=True) for c in columns])
         return
     cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]

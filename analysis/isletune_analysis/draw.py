@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .compute import Curve  # noqa: E402
@@ -33,6 +34,21 @@ def _save(fig: plt.Figure, path: Path | str) -> Path:
     fig.savefig(p, dpi=DPI)
     plt.close(fig)
     return p
+
+
+def _log_axis(ax: plt.Axes, axis: str = "y") -> None:
+    """A log axis labelled with plain numbers (0.4, 0.5, 1, 2); call after plotting.
+
+    Minor ticks get labels too when the data span less than about one decade, so a
+    narrow range still has readable values on the axis.
+    """
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    target.set_major_formatter(plain)
+    narrow = lo > 0 and hi / lo < 12
+    target.set_minor_formatter(plain if narrow else ticker.NullFormatter())
 
 
 def _island_colors(n: int) -> list[Any]:
@@ -80,7 +96,7 @@ def convergence(data: dict[str, Any], title: str, path: Path | str) -> Path:
                 ax.scatter(xs, ys, marker=marker, c=cs, s=28 if improved else 18, zorder=3,
                            edgecolors="black" if improved else None, linewidths=0.5,
                            label="migrant improved island" if improved else "migrant received")
-        ax.set_yscale("log")
+        _log_axis(ax)
         ax.set_xlabel("evaluator clock (s)" if xname == "wall_s" else "measured evaluations")
     axes[0].set_ylabel("best-so-far time per step (ms)")
     axes[0].set_title("vs time")
@@ -109,6 +125,8 @@ def diversity(data: dict[str, Any], title: str, path: Path | str) -> Path:
     a1.set_ylim(0, 1.05)
     a1.set_ylabel("MCR (most common genome / population)")
     a2.set_ylabel("unique genomes in population")
+    a2.set_ylim(bottom=0)
+    a2.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     for a in (a1, a2):
         a.set_xlabel("generation")
     a1.legend(loc="best")
@@ -129,8 +147,8 @@ def ocs(data: dict[str, Any], title: str, path: Path | str) -> Path:
         ax.invert_yaxis()
         ax.scatter([r["min_ms"] for r in rows], range(1, len(rows) + 1), marker="*",
                    color="tab:green", zorder=3, label="best in OC")
-        ax.legend(loc="lower right")
-    ax.set_xscale("log")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    _log_axis(ax, "x")
     ax.set_xlabel("median time per step (ms), ok evaluations")
     ax.set_title(title)
     return _save(fig, path)
@@ -177,7 +195,7 @@ def compare(data: dict[str, Any], title: str, path: Path | str) -> Path:
         label = f"{data['by']} {name} ({s['runs']} run{'s' if s['runs'] != 1 else ''})"
         a1.plot(t, s["median"], color=col, lw=1.6, label=label, drawstyle="steps-post")
         a1.fill_between(t, s["q1"], s["q3"], color=col, alpha=0.2, step="post")
-    a1.set_yscale("log")
+    _log_axis(a1)
     a1.set_xlabel("evaluator clock (s)")
     a1.set_ylabel("best-so-far time per step (ms)")
     a1.set_title("median and quartiles over runs")
@@ -185,14 +203,17 @@ def compare(data: dict[str, Any], title: str, path: Path | str) -> Path:
     finals = data["finals"]
     base = next(f for f in finals if f["group"] == data["baseline"])["median_ms"]
     for i, (f, col) in enumerate(zip(finals, colors)):
-        a2.bar(i, f["speedup"], color=col, alpha=0.7)
-        runs = data["per_run"][f["group"]]
-        a2.scatter(np.full(len(runs), i), base / runs, color="black", s=10, zorder=3)
+        runs = base / data["per_run"][f["group"]]
+        jitter = np.linspace(-0.12, 0.12, len(runs)) if len(runs) > 1 else np.zeros(1)
+        a2.scatter(i + jitter, runs, color=col, s=12, alpha=0.7, zorder=2)
+        lo, hi = base / f["q3_ms"], base / f["q1_ms"]
+        a2.errorbar(i, f["speedup"], yerr=[[f["speedup"] - lo], [hi - f["speedup"]]],
+                    fmt="o", color="black", ms=6, capsize=4, zorder=3)
     a2.axhline(1.0, color="0.3", ls="--", lw=1)
     a2.set_xticks(range(len(finals)), [f["group"] for f in finals])
     a2.set_xlabel(data["by"])
     a2.set_ylabel(f"speedup of final best vs {data['by']} {data['baseline']}")
-    a2.set_title("final best (bar: median, dots: runs)")
+    a2.set_title("final best (median, quartiles; dots: runs)")
     fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, path)

@@ -1,0 +1,98 @@
+"""Loader: every row of every rank file, same values as a plain h5py reading, partial runs
+analysed as far as they go, unusable files named in one sentence (exit code 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import rawread
+from conftest import DATASET, analyze
+from isletune_analysis import TraceError, load_trace
+
+
+def test_loader_returns_every_row_of_each_rank_file(synthetic_runs):
+    for run in synthetic_runs.values():
+        trace = load_trace(run)
+        raw = rawread.rank_tables(run)
+        assert {r.rank: len(r.evaluations) for r in trace.ranks} == {k: len(v) for k, v in raw.items()}
+
+
+def test_loaded_rows_equal_raw_rows(synthetic_runs):
+    run = synthetic_runs["a"]
+    trace = load_trace(run / "trace.h5")
+    for rank in trace.ranks:
+        raw = rawread.rank_tables(run)[rank.rank]
+        ev = rank.evaluations
+        assert list(ev["key"]) == [k.decode() for k in raw["key"]]
+        np.testing.assert_array_equal(ev["status"], raw["status"])
+        np.testing.assert_array_equal(ev["values"], raw["values"])
+        np.testing.assert_allclose(ev["median_ms"], raw["median_ms"], equal_nan=True)
+        assert [len(t) for t in ev["times_ms"]] == [len(t) for t in raw["times_ms"]]
+        np.testing.assert_array_equal(ev["migrant"], raw["migrant"] == 1)
+        assert len(rank.generations) == len(rawread.rank_tables(run, "generations")[rank.rank])
+
+
+def test_killed_run_is_analysed_as_far_as_it_goes(synthetic_runs):
+    trace = load_trace(synthetic_runs["killed"])
+    assert [r.rank for r in trace.ranks] == [0, 2]
+    assert trace.result is None
+    text = "\n".join(trace.warnings)
+    assert "rank-0001.h5 is missing" in text
+    assert "no /result" in text
+    assert "cut short" in text
+    # Every row that is there is loaded, including the rows past the last generation.
+    raw = rawread.rank_tables(synthetic_runs["killed"])
+    assert len(trace.evaluations) == sum(len(v) for v in raw.values())
+
+
+def test_killed_run_commands_warn_and_succeed(synthetic_runs):
+    proc = analyze("summary", str(synthetic_runs["killed"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" in proc.stderr and "unfinished" in proc.stdout
+
+
+def test_dataset_file_loads_every_row():
+    trace = load_trace(DATASET)
+    assert trace.kind == "dataset"
+    raw = rawread.rank_tables(DATASET)
+    assert len(trace.evaluations) == sum(len(v) for v in raw.values())
+    assert not any("no /result" in w for w in trace.warnings)
+
+
+def _write(path: Path, **attrs) -> Path:
+    """An HDF5 file with root attributes only."""
+    with h5py.File(path, "w") as f:
+        f.attrs.update(attrs)
+    return path
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("missing", "no such file"),
+    ("text", "not an HDF5 file"),
+    ("noformat", "not an isletune trace"),
+    ("version", "version 2 is not supported"),
+    ("empty", "nothing to analyse"),
+])
+def test_unusable_file_gives_one_sentence_and_exit_2(tmp_path, case, expected):
+    path = tmp_path / f"{case}.h5"
+    if case == "text":
+        path.write_text("not hdf5\n")
+    elif case == "noformat":
+        _write(path, version=1)
+    elif case == "version":
+        _write(path, format="isletune-trace", version=2)
+    elif case == "empty":
+        _write(path, format="isletune-trace", version=1)
+    with pytest.raises(TraceError) as err:
+        load_trace(path)
+    assert str(path) in str(err.value) and expected in str(err.value)
+    for command in (["summary"], ["ocs"], ["export-kt", "-o", str(tmp_path / "x.json")]):
+        proc = analyze(*command, str(path))
+        assert proc.returncode == 2
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and expected in lines[0]
+        assert "Traceback" not in proc.stderr
