@@ -118,7 +118,8 @@ def summary(trace: Trace) -> dict[str, Any]:
         "seed": trace.seed,
         "ranks": len(trace.ranks),
         "best": best,
-        "stop_reason": str(stop) if stop is not None else "unfinished (no /result)",
+        "stop_reason": str(stop) if stop is not None else (
+            "none (dataset)" if trace.kind == "dataset" else "unfinished (no /result)"),
         "evaluations": int(np.count_nonzero(meas)),
         "status_counts": status_counts,
         "wall_s": float(np.nanmax(evals["wall_s"])) if len(evals) else math.nan,
