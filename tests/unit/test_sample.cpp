@@ -1,0 +1,259 @@
+// Sampler and predictors: quota split, reward, floor, exhaustion, list mode, huge spaces,
+// determinism and validation of the settings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "common/error.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
+
+namespace isletune {
+namespace {
+
+// A setting of OC `oc` (inverse of the documented OC id formula) with `tag` in tbx/tby.
+Setting setting_of_oc(int oc, long long tag) {
+  Setting s;
+  const int temporal = oc % 2;
+  const int prefetch = (oc / 2) % 2;
+  const int retiming = (oc / 4) % 2;
+  const int merge = (oc / 8) % 3;
+  const int streaming = oc / 24;
+  s[Param::streaming] = streaming;
+  s[Param::merge] = merge;
+  s[Param::retiming] = retiming;
+  s[Param::prefetch] = prefetch;
+  s[Param::tdeg] = temporal ? 2 : 1;
+  s[Param::tbx] = static_cast<int>(tag % 1000003);
+  s[Param::tby] = static_cast<int>(tag / 1000003);
+  return s;
+}
+
+// A source with `count` settings per listed OC that draws with replacement from a
+// value range it never enumerates (so "runs out" only by the exact count).
+class FakeSource final : public SettingSource {
+ public:
+  FakeSource(std::vector<OcCount> counts) : counts_(std::move(counts)) {}
+  std::vector<OcCount> count_per_oc(std::uint64_t) const override { return counts_; }
+  std::optional<Setting> draw(int oc, Rng& rng) override {
+    ++draws;
+    for (const OcCount& c : counts_) {
+      if (c.oc == oc) {
+        return setting_of_oc(
+            oc, static_cast<long long>(rng.below(static_cast<std::uint64_t>(c.count))));
+      }
+    }
+    return std::nullopt;
+  }
+  long long draws = 0;
+
+ private:
+  std::vector<OcCount> counts_;
+};
+
+// Predicts OC `favoured` faster than every other OC.
+class FavourOc final : public Predictor {
+ public:
+  explicit FavourOc(int favoured) : favoured_(favoured) {}
+  double predict_ms(const Setting& s) const override {
+    const int oc = ((((s[Param::streaming] * 3 + s[Param::merge]) * 2 + s[Param::retiming]) * 2 +
+                     s[Param::prefetch]) *
+                        2 +
+                    (s[Param::tdeg] > 1 ? 1 : 0));
+    return oc == favoured_ ? 1.0 : 2.0;
+  }
+  std::string name() const override { return "favour"; }
+
+ private:
+  int favoured_;
+};
+
+TEST(Sampler, TargetIsRatioOfSpaceCappedByMaxSamples) {
+  FakeSource small({{0, 3000, true}, {5, 1000, true}});
+  SamplerSettings s;
+  const SampleResult r = sample(small, UniformPredictor{}, s, 1);
+  EXPECT_EQ(r.target, 400);
+  EXPECT_EQ(r.set.size(), 400u);
+
+  FakeSource large({{0, 3e6, true}, {5, 1e6, true}});
+  const SampleResult big = sample(large, UniformPredictor{}, s, 1);
+  EXPECT_EQ(big.target, 4096);
+  EXPECT_EQ(big.set.size(), 4096u);
+  std::unordered_set<Setting, SettingHash> distinct(big.set.settings.begin(),
+                                                    big.set.settings.end());
+  EXPECT_EQ(distinct.size(), big.set.size());
+}
+
+TEST(Sampler, RewardedOcRatioRisesAndNoRatioDropsBelowFloor) {
+  std::vector<OcCount> counts;
+  for (const int oc : {0, 3, 8, 20, 24, 47})
+    counts.push_back({oc, 1e6, true});
+  FakeSource source(counts);
+  SamplerSettings s;
+  s.adjust = 0.02;
+  s.floor = 0.01;
+  s.round_ratio = 0.05;
+  const SampleResult r = sample(source, FavourOc(20), s, 7);
+  ASSERT_GE(r.rounds.size(), 10u);
+  for (std::size_t i = 0; i < r.rounds.size(); ++i) {
+    EXPECT_EQ(r.rounds[i].winner, 20) << "round " << i;
+    for (const OcCount& c : counts)
+      EXPECT_GE(r.rounds[i].ratios[c.oc], s.floor - 1e-12);
+    double sum = 0;
+    for (const double x : r.rounds[i].ratios)
+      sum += x;
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+    if (i + 1 < r.rounds.size()) {
+      EXPECT_GE(r.rounds[i + 1].ratios[20], r.rounds[i].ratios[20]);
+    }
+  }
+  EXPECT_GT(r.rounds.back().ratios[20], r.rounds.front().ratios[20] + 0.3);
+  // Every losing OC ended on the floor, and the winner drew most of the last rounds.
+  for (const OcCount& c : counts) {
+    if (c.oc != 20) {
+      EXPECT_NEAR(r.final_ratios[c.oc], s.floor, 1e-12);
+    }
+  }
+  EXPECT_GT(r.rounds.back().drawn[20], r.rounds.front().drawn[20]);
+}
+
+TEST(Sampler, InitialRatiosFollowCountsAndSmallOcsAreLiftedToTheFloor) {
+  FakeSource source({{1, 9e5, true}, {2, 1e5, true}, {3, 10, true}});
+  SamplerSettings s;
+  const SampleResult r = sample(source, UniformPredictor{}, s, 3);
+  const auto& first = r.rounds.front().ratios;
+  EXPECT_NEAR(first[3], s.floor, 1e-12);
+  EXPECT_NEAR(first[1] / first[2], 9.0, 0.01);
+}
+
+TEST(Sampler, ExhaustedOcGetsRatioZeroAndItsQuotaMovesToOthers) {
+  FakeSource source({{4, 5, true}, {6, 1e6, true}});
+  SamplerSettings s;
+  s.sample_ratio = 1.0;
+  s.max_samples = 300;
+  const SampleResult r = sample(source, FavourOc(4), s, 5);
+  EXPECT_EQ(r.set.size(), 300u);
+  EXPECT_EQ(std::count(r.set.oc.begin(), r.set.oc.end(), 4), 5);
+  EXPECT_EQ(r.final_ratios[4], 0.0);
+  EXPECT_NEAR(r.final_ratios[6], 1.0, 1e-12);
+}
+
+TEST(Sampler, ListModeDrawsOnlyListedSettings) {
+  std::vector<Setting> listed;
+  for (int i = 0; i < 120; ++i)
+    listed.push_back(setting_of_oc(i % 3 == 0 ? 9 : 30, i));
+  listed.push_back(listed.front());  // a duplicate is ignored
+  ListSource source(listed);
+  SamplerSettings s;
+  s.sample_ratio = 0.5;
+  const SampleResult half = sample(source, UniformPredictor{}, s, 11);
+  EXPECT_EQ(half.set.size(), 60u);
+  const std::set<Setting> allowed(listed.begin(), listed.end());
+  for (std::size_t i = 0; i < half.set.size(); ++i) {
+    EXPECT_TRUE(allowed.count(half.set.settings[i]));
+    EXPECT_EQ(half.set.oc[i], half.set.settings[i][Param::streaming] == 1 ? 30 : 9);
+  }
+  ListSource again(listed);
+  s.sample_ratio = 1.0;
+  const SampleResult all = sample(again, UniformPredictor{}, s, 11);
+  EXPECT_EQ(std::set<Setting>(all.set.settings.begin(), all.set.settings.end()), allowed);
+}
+
+TEST(Sampler, SameSeedSameSampleOtherSeedDiffers) {
+  FakeSource a({{0, 1e5, true}, {7, 1e5, false}}), b({{0, 1e5, true}, {7, 1e5, false}}),
+      c({{0, 1e5, true}, {7, 1e5, false}});
+  SamplerSettings s;
+  s.max_samples = 500;
+  const SampleResult ra = sample(a, UniformPredictor{}, s, 9);
+  const SampleResult rb = sample(b, UniformPredictor{}, s, 9);
+  const SampleResult rc = sample(c, UniformPredictor{}, s, 10);
+  EXPECT_EQ(ra.set.settings, rb.set.settings);
+  EXPECT_NE(ra.set.settings, rc.set.settings);
+  EXPECT_EQ(ra.set.estimated_ocs, std::vector<int>{7});
+}
+
+TEST(Sampler, BillionSettingSourceIsSampledWithoutEnumeration) {
+  std::vector<OcCount> counts;
+  for (int oc = 0; oc < kOcCount; oc += 5)
+    counts.push_back({oc, 1e9, false});
+  FakeSource source(counts);
+  const SampleResult r = sample(source, UniformPredictor{}, SamplerSettings{}, 2);
+  EXPECT_EQ(r.set.size(), 4096u);
+  EXPECT_LT(source.draws, 4096 + 100);  // no draws beyond the few duplicates
+}
+
+TEST(Sampler, SettingsValidationNamesTheKey) {
+  const auto message = [](SamplerSettings s) {
+    try {
+      s.validate();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  SamplerSettings s;
+  EXPECT_EQ(message(s), "");
+  s.sample_ratio = 0;
+  EXPECT_NE(message(s).find("sample.sample_ratio"), std::string::npos);
+  s = {};
+  s.round_ratio = 1.5;
+  EXPECT_NE(message(s).find("sample.round_ratio"), std::string::npos);
+  s = {};
+  s.floor = 0.01;
+  s.adjust = 0.005;
+  EXPECT_NE(message(s).find("sample.floor"), std::string::npos);
+  s = {};
+  s.max_samples = 0;
+  EXPECT_NE(message(s).find("sample.max_samples"), std::string::npos);
+}
+
+TEST(Predictor, RooflinePrefersBigTilesSharedAndTemporalBlocking) {
+  const Stencil st = Stencil::make(
+      "star3d1r", 3,
+      {{0, 0, 0}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}},
+      {0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1});
+  const RooflinePredictor p(st, Grid{512, 512, 512}, DeviceLimits{});
+  Setting base;
+  base[Param::tbx] = 32;
+  base[Param::tby] = 4;
+  base[Param::tbz] = 2;
+  base[Param::mfx] = base[Param::mfy] = base[Param::mfz] = 1;
+  base[Param::ufx] = base[Param::ufy] = base[Param::ufz] = 1;
+  base[Param::tdeg] = 1;
+  Setting tiny = base;
+  tiny[Param::tbx] = 8;
+  tiny[Param::tby] = 2;
+  tiny[Param::tbz] = 2;
+  EXPECT_LT(p.predict_ms(base), p.predict_ms(tiny));
+  Setting shared = base;
+  shared[Param::use_shared] = 1;
+  EXPECT_LT(p.predict_ms(shared), p.predict_ms(base));
+  Setting temporal = shared;
+  temporal[Param::tdeg] = 2;
+  EXPECT_LT(p.predict_ms(temporal), p.predict_ms(shared));
+  Setting too_big = base;
+  too_big[Param::tbx] = 2048;
+  EXPECT_EQ(p.predict_ms(too_big), RooflinePredictor::kUnfit);
+  // A 32 x 32 block streaming along z with shared memory is close to the memory bound of
+  // 16 B per cell at 3 TB/s for 512^3 cells.
+  Setting stream = base;
+  stream[Param::streaming] = 1;
+  stream[Param::sd] = 2;
+  stream[Param::sb] = 64;
+  stream[Param::tbx] = 32;
+  stream[Param::tby] = 32;
+  stream[Param::tbz] = 1;
+  stream[Param::use_shared] = 1;
+  const double floor_ms = 512.0 * 512 * 512 * 16 / 3e12 * 1e3;
+  EXPECT_GT(p.predict_ms(stream), floor_ms);
+  EXPECT_LT(p.predict_ms(stream), 1.3 * floor_ms);
+  EXPECT_LT(p.predict_ms(stream), p.predict_ms(shared));
+  EXPECT_EQ(make_predictor("roofline", st, Grid{64, 64, 64}, DeviceLimits{})->name(), "roofline");
+  EXPECT_THROW((void)make_predictor("mlp2", st, Grid{}, DeviceLimits{}), InputError);
+}
+
+}  // namespace
+}  // namespace isletune
