@@ -1,0 +1,68 @@
+// Decorators that remember the ring state a checkpoint needs (see checkpoint.hpp): the
+// last batch of emigrants and the last stop wish, with their counts. They forward every
+// call unchanged, so the search behaves exactly as with the wrapped objects.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ga/migrator.hpp"
+
+namespace isletune::run {
+
+class RecordingMigrator final : public Migrator {
+ public:
+  explicit RecordingMigrator(Migrator& inner) : inner_(inner) {}
+  [[nodiscard]] int neighbours() const override { return inner_.neighbours(); }
+  void send(const std::vector<Migrant>& migrants) override {
+    last_sent_ = migrants;
+    ++sends_;
+    inner_.send(migrants);
+  }
+  std::vector<Migrant> receive() override { return inner_.receive(); }
+
+  // Continues from a checkpoint: the wrapped (fresh) migrator re-sends the batch the
+  // neighbours had not integrated yet, so they receive it when they would have.
+  void restore(std::int64_t sends, const std::vector<Migrant>& last_sent) {
+    sends_ = sends;
+    last_sent_ = last_sent;
+    if (sends > 0)
+      inner_.send(last_sent);
+  }
+  [[nodiscard]] std::int64_t sends() const { return sends_; }
+  [[nodiscard]] const std::vector<Migrant>& last_sent() const { return last_sent_; }
+
+ private:
+  Migrator& inner_;
+  std::int64_t sends_ = 0;
+  std::vector<Migrant> last_sent_;
+};
+
+class RecordingVote final : public StopVote {
+ public:
+  explicit RecordingVote(StopVote& inner) : inner_(inner) {}
+  StopReason vote(int generation, StopReason local) override {
+    last_wish_ = local;
+    ++votes_;
+    return inner_.vote(generation, local);
+  }
+
+  // Continues from a checkpoint: re-casts the last wish in the (fresh, pipelined) vote
+  // so the next vote answers what it would have answered. A signal wish is dropped: it
+  // belonged to the interrupted process.
+  void restore(int votes, StopReason last_wish, int generation) {
+    votes_ = votes;
+    last_wish_ = last_wish == StopReason::signal ? StopReason::none : last_wish;
+    if (votes > 0)
+      (void)inner_.vote(generation, last_wish_);
+  }
+  [[nodiscard]] int votes() const { return votes_; }
+  [[nodiscard]] StopReason last_wish() const { return last_wish_; }
+
+ private:
+  StopVote& inner_;
+  int votes_ = 0;
+  StopReason last_wish_ = StopReason::none;
+};
+
+}  // namespace isletune::run

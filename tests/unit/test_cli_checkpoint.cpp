@@ -1,0 +1,156 @@
+// Resume support: checkpoint blobs round-trip every field, damaged blobs are one
+// sentence, and the recording decorators forward calls and restore the ring state.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.hpp"
+#include "run/checkpoint.hpp"
+#include "run/recording.hpp"
+
+namespace isletune::run {
+namespace {
+
+Measurement measurement(double ms, Status status = Status::ok) {
+  Measurement m;
+  m.status = status;
+  m.median_ms = ms;
+  m.times_ms = {ms, ms * 1.5, ms * 0.9};
+  m.compile_ms = 120.5;
+  m.verify_ms = 7.25;
+  m.run_ms = 3.5;
+  m.registers = 38;
+  m.shared_bytes = 4096;
+  m.occupancy = 0.75;
+  m.error_l2 = 1e-16;
+  m.error_max = 2e-15;
+  m.message = status == Status::ok ? "" : "bad kernel";
+  return m;
+}
+
+Setting setting(int k) {
+  Setting s;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    s.values[i] = static_cast<int>(i) * k + 1;
+  return s;
+}
+
+RankState state(int generation) {
+  RankState s;
+  s.island.generation = generation;
+  for (int c = 0; c < 4; ++c) {
+    s.island.population.push_back({c * 3, {1, 0, c, 1}, measurement(0.1 * (c + 1))});
+  }
+  s.island.cache = {{setting(1), measurement(0.5)},
+                    {setting(2), measurement(NAN, Status::crashed)}};
+  s.island.best = std::make_pair(setting(1), measurement(0.5));
+  s.island.rng = {1, 2, 3, 0xFFFFFFFFFFFFFFFFULL};
+  s.island.next_eval_id = 77;
+  s.island.evaluations = 55;
+  s.island.elapsed_s = 12.5;
+  s.island.stopped = StopReason::none;
+  s.sends = 9;
+  s.last_sent = {Migrant{setting(3), measurement(0.2), 2, generation}};
+  s.votes = generation + 1;
+  s.last_wish = StopReason::mcr;
+  return s;
+}
+
+void expect_same(const Measurement& a, const Measurement& b) {
+  EXPECT_EQ(a.status, b.status);
+  if (std::isnan(a.median_ms)) {
+    EXPECT_TRUE(std::isnan(b.median_ms));
+  } else {
+    EXPECT_EQ(a.median_ms, b.median_ms);
+  }
+  EXPECT_EQ(a.times_ms.size(), b.times_ms.size());
+  EXPECT_EQ(a.compile_ms, b.compile_ms);
+  EXPECT_EQ(a.verify_ms, b.verify_ms);
+  EXPECT_EQ(a.run_ms, b.run_ms);
+  EXPECT_EQ(a.registers, b.registers);
+  EXPECT_EQ(a.shared_bytes, b.shared_bytes);
+  EXPECT_EQ(a.occupancy, b.occupancy);
+  EXPECT_EQ(a.message, b.message);
+}
+
+TEST(CliCheckpoint, RoundTripsEveryField) {
+  RankCheckpoint c{state(5), state(4)};
+  const RankCheckpoint back = decode_checkpoint(encode_checkpoint(c));
+  ASSERT_TRUE(back.previous.has_value());
+  EXPECT_EQ(back.previous->island.generation, 4);
+  const RankState& s = back.current;
+  EXPECT_EQ(s.island.generation, 5);
+  ASSERT_EQ(s.island.population.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.island.population[i].id, c.current.island.population[i].id);
+    EXPECT_EQ(s.island.population[i].genome, c.current.island.population[i].genome);
+    expect_same(s.island.population[i].measurement, c.current.island.population[i].measurement);
+  }
+  ASSERT_EQ(s.island.cache.size(), 2u);
+  EXPECT_EQ(s.island.cache[1].first, setting(2));
+  expect_same(s.island.cache[1].second, c.current.island.cache[1].second);
+  ASSERT_TRUE(s.island.best.has_value());
+  EXPECT_EQ(s.island.best->first, setting(1));
+  EXPECT_EQ(s.island.rng, c.current.island.rng);
+  EXPECT_EQ(s.island.next_eval_id, 77);
+  EXPECT_EQ(s.island.evaluations, 55);
+  EXPECT_EQ(s.island.elapsed_s, 12.5);
+  EXPECT_EQ(s.sends, 9);
+  ASSERT_EQ(s.last_sent.size(), 1u);
+  EXPECT_EQ(s.last_sent[0].setting, setting(3));
+  EXPECT_EQ(s.last_sent[0].source_rank, 2);
+  EXPECT_EQ(s.votes, 6);
+  EXPECT_EQ(s.last_wish, StopReason::mcr);
+  EXPECT_EQ(back.at(4)->island.generation, 4);
+  EXPECT_FALSE(back.at(3).has_value());
+}
+
+TEST(CliCheckpoint, DamagedBlobIsAnInputError) {
+  auto bytes = encode_checkpoint(RankCheckpoint{state(1), std::nullopt});
+  bytes.resize(bytes.size() / 2);
+  EXPECT_THROW((void)decode_checkpoint(bytes), InputError);
+  EXPECT_THROW((void)decode_checkpoint({1, 2, 3}), InputError);
+}
+
+// A migrator/vote that records what reaches it.
+struct FakeRing final : Migrator, StopVote {
+  int neighbours() const override { return 2; }
+  void send(const std::vector<Migrant>& m) override { sent.push_back(m); }
+  std::vector<Migrant> receive() override { return {}; }
+  StopReason vote(int, StopReason local) override {
+    wishes.push_back(local);
+    return StopReason::none;
+  }
+  std::vector<std::vector<Migrant>> sent;
+  std::vector<StopReason> wishes;
+};
+
+TEST(CliCheckpoint, RecordersForwardAndRestoreTheRingState) {
+  FakeRing ring;
+  RecordingMigrator migrator(ring);
+  RecordingVote vote(ring);
+  const std::vector<Migrant> batch = {Migrant{setting(4), measurement(0.3), 0, 2}};
+  migrator.send(batch);
+  (void)vote.vote(0, StopReason::max_generations);
+  EXPECT_EQ(migrator.sends(), 1);
+  EXPECT_EQ(migrator.last_sent()[0].setting, setting(4));
+  EXPECT_EQ(vote.last_wish(), StopReason::max_generations);
+  ASSERT_EQ(ring.sent.size(), 1u);
+
+  FakeRing fresh;
+  RecordingMigrator m2(fresh);
+  RecordingVote v2(fresh);
+  m2.restore(migrator.sends(), migrator.last_sent());
+  v2.restore(3, StopReason::signal, 7);
+  ASSERT_EQ(fresh.sent.size(), 1u);  // the undelivered batch goes out again
+  EXPECT_EQ(fresh.sent[0][0].setting, setting(4));
+  ASSERT_EQ(fresh.wishes.size(), 1u);
+  EXPECT_EQ(fresh.wishes[0], StopReason::none);  // a signal does not survive a restart
+  FakeRing untouched;
+  RecordingMigrator m3(untouched);
+  m3.restore(0, {});
+  EXPECT_TRUE(untouched.sent.empty());  // nothing was sent before: nothing to repeat
+}
+
+}  // namespace
+}  // namespace isletune::run
