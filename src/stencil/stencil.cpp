@@ -16,7 +16,8 @@ Stencil Stencil::make(std::string name, int dims, std::vector<Offset> offsets,
   if (dims != 2 && dims != 3) {
     throw InputError(who + ": dims must be 2 or 3, got " + std::to_string(dims) + ".");
   }
-  if (offsets.empty()) throw InputError(who + ": has no points; expected at least one offset.");
+  if (offsets.empty())
+    throw InputError(who + ": has no points; expected at least one offset.");
   if (offsets.size() != coefficients.size()) {
     throw InputError(who + ": " + std::to_string(offsets.size()) + " offsets but " +
                      std::to_string(coefficients.size()) +
@@ -28,10 +29,12 @@ Stencil Stencil::make(std::string name, int dims, std::vector<Offset> offsets,
   std::set<Offset> seen;
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     const Offset& o = offsets[i];
-    const std::string at = who + ": point " + std::to_string(i) + " (" + std::to_string(o.x) +
-                           "," + std::to_string(o.y) + "," + std::to_string(o.z) + ")";
-    if (dims == 2 && o.z != 0) throw InputError(at + " has a z offset in a 2-D stencil.");
-    if (!seen.insert(o).second) throw InputError(at + " is a duplicate offset.");
+    const std::string at = who + ": point " + std::to_string(i) + " (" + std::to_string(o.x) + "," +
+                           std::to_string(o.y) + "," + std::to_string(o.z) + ")";
+    if (dims == 2 && o.z != 0)
+      throw InputError(at + " has a z offset in a 2-D stencil.");
+    if (!seen.insert(o).second)
+      throw InputError(at + " is a duplicate offset.");
     if (!std::isfinite(coefficients[i])) {
       throw InputError(at + " has a non-finite coefficient; expected a finite number.");
     }
