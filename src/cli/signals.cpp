@@ -2,8 +2,12 @@
 // the handler, read by the run loop.
 #include "cli/signals.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 
 namespace isletune::cli {
 namespace {
@@ -49,7 +53,17 @@ void clear_termination_request() {
 }
 
 std::function<bool()> termination_poll() {
-  return [] { return termination_requested(); };
+  int delay_ms = 0;
+  if (const char* text = std::getenv("ISLETUNE_TEST_GENERATION_DELAY_MS")) {
+    delay_ms = std::max(0, std::atoi(text));
+  }
+  return [delay_ms] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+    while (!termination_requested() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return termination_requested();
+  };
 }
 
 }  // namespace isletune::cli
