@@ -1,0 +1,54 @@
+// CUDA code generation for the CUDA evaluator (pure C++, no CUDA headers): from a Stencil,
+// a Grid and a Setting it emits a self-contained NVRTC source (the kernel templates of
+// kernels/*.cuh inlined, setting values as template arguments, the stencil's weighted sum
+// unrolled with literal or __constant__ coefficients, an extern "C" entry) and its launch
+// configuration. Also emits the reference module used for verification.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "space/setting.hpp"
+#include "stencil/stencil.hpp"
+
+namespace isletune::cuda {
+
+// How a generated kernel is launched for one time step.
+struct LaunchConfig {
+  std::array<int, 3> block{1, 1, 1};
+  std::array<long long, 3> grid{1, 1, 1};
+  int shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// A complete kernel ready for NVRTC: source, entry name, launch. The entry has the
+// signature `extern "C" __global__ void entry(const double* in, double* out)` and performs
+// one time step. Tests plant raw kernels (wrong, crashing, hanging) through the same type.
+struct KernelSource {
+  std::string source;
+  std::string entry = "isl_kernel";
+  LaunchConfig launch;
+};
+
+// Why codegen cannot build this setting (part-2 parameters not implemented yet, values out
+// of range, grid too large for 32-bit strides); nullopt when it can.
+[[nodiscard]] std::optional<std::string> unsupported_reason(const Stencil& stencil,
+                                                            const Grid& grid,
+                                                            const Setting& setting);
+
+// The kernel for one setting. Precondition: unsupported_reason(...) is nullopt.
+[[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
+                                           const Setting& setting);
+
+// The reference module (isl_reference_step, isl_fill_random, isl_fill_nan, isl_compare).
+[[nodiscard]] std::string generate_reference(const Stencil& stencil, const Grid& grid);
+
+// The embedded text of kernels/<name> (e.g. "stencil_part1.cuh"); throws if unknown.
+[[nodiscard]] std::string_view kernel_template(std::string_view name);
+
+// The lowest-register "naive" setting: one point per thread, no shared or constant
+// memory, blocks of 32x8 (2-D) or 32x4x2 (3-D).
+[[nodiscard]] Setting naive_setting(int dims);
+
+}  // namespace isletune::cuda

@@ -1,0 +1,313 @@
+// Parent side of the CUDA evaluator: codegen, worker process management (posix_spawn,
+// socket pair, watchdog, restart) and decoding of the worker's results.
+#include "eval/cuda/cuda_evaluator.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "common/error.hpp"
+
+extern char** environ;
+
+namespace isletune::cuda {
+namespace {
+
+// Decodes a worker "result" message.
+Measurement decode_result(const Message& r) {
+  Measurement m;
+  m.status = status_from_name(r.get("status")).value_or(Status::crashed);
+  m.median_ms = r.number("median_ms", m.median_ms);
+  std::istringstream times(r.get("times_ms"));
+  for (double t; times >> t;)
+    m.times_ms.push_back(t);
+  m.compile_ms = r.number("compile_ms") + r.number("load_ms");
+  m.verify_ms = r.number("verify_ms");
+  m.run_ms = r.number("run_ms");
+  m.registers = static_cast<int>(r.number("registers"));
+  m.shared_bytes = static_cast<int>(r.number("shared_bytes"));
+  m.occupancy = r.number("occupancy");
+  m.error_l2 = r.number("error_l2", m.error_l2);
+  m.error_max = r.number("error_max", m.error_max);
+  m.message = r.get("message");
+  if (m.message.size() > 4000)
+    m.message = m.message.substr(0, 4000) + " ...";
+  return m;
+}
+
+Measurement failure(Status s, std::string message) {
+  Measurement m;
+  m.status = s;
+  m.message = std::move(message);
+  return m;
+}
+
+// Describes how a child ended, for messages.
+std::string exit_text(int status) {
+  if (WIFEXITED(status))
+    return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "signal " + std::to_string(WTERMSIG(status));
+  return "unknown status";
+}
+
+}  // namespace
+
+std::string default_worker_path() {
+  if (const char* w = std::getenv("ISLETUNE_WORKER"); w && *w)
+    return w;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return "isletune-worker";
+  return (exe.parent_path() / "isletune-worker").string();
+}
+
+CudaEvaluator::CudaEvaluator(Problem problem, CudaOptions options)
+    : problem_(std::move(problem)),
+      options_(std::move(options)),
+      started_(std::chrono::steady_clock::now()) {
+  worker_path_ = options_.worker_path.empty() ? default_worker_path() : options_.worker_path;
+  start_worker();
+}
+
+CudaEvaluator::~CudaEvaluator() {
+  if (pid_ > 0 && channel_)
+    channel_->send(Message{"quit", {}});
+  stop_worker(false);
+}
+
+double CudaEvaluator::clock_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void CudaEvaluator::stop_worker(bool kill) {
+  if (pid_ > 0) {
+    int status = 0;
+    // A worker asked to quit gets a moment; anything else is ended at once.
+    for (int i = 0; !kill && i < 200; ++i) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      ::usleep(10000);
+    }
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  pid_ = -1;
+  channel_.reset();
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = -1;
+}
+
+void CudaEvaluator::start_worker() {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    throw InputError(std::string("cannot create the socket to the CUDA worker: ") +
+                     std::strerror(errno));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+  const std::string device = std::to_string(options_.device);
+  std::vector<char*> argv{const_cast<char*>(worker_path_.c_str()), const_cast<char*>("--device"),
+                          const_cast<char*>(device.c_str()), nullptr};
+  const int rc = ::posix_spawn(&pid_, worker_path_.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  if (rc != 0) {
+    ::close(sv[0]);
+    pid_ = -1;
+    throw InputError("the CUDA backend needs its worker program '" + worker_path_ +
+                     "', which could not be started: " + std::strerror(rc));
+  }
+  fd_ = sv[0];
+  channel_ = std::make_unique<Channel>(fd_, fd_);
+
+  Message hello;
+  const auto got = channel_->receive(hello, 120);
+  if (got != Channel::Read::ok || (hello.kind != "hello" && hello.kind != "nodevice")) {
+    int status = 0;
+    if (got != Channel::Read::ok)
+      ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    stop_worker(true);
+    throw InputError(
+        "the CUDA backend's worker '" + worker_path_ + "' ended before reporting a GPU (" +
+        exit_text(status) +
+        "): the NVIDIA driver or the CUDA libraries (libnvrtc) are missing on this machine");
+  }
+  if (hello.kind == "nodevice") {
+    stop_worker(false);
+    throw InputError("the CUDA backend needs an NVIDIA GPU with a working driver, but " +
+                     hello.get("message") + "; use --backend replay on this machine");
+  }
+  DeviceLimits d;
+  d.name = hello.get("name");
+  d.sm_count = static_cast<int>(hello.number("sm_count", d.sm_count));
+  d.warp_size = static_cast<int>(hello.number("warp_size", d.warp_size));
+  d.max_threads_per_block =
+      static_cast<int>(hello.number("max_threads_per_block", d.max_threads_per_block));
+  d.max_threads_per_sm = static_cast<int>(hello.number("max_threads_per_sm", d.max_threads_per_sm));
+  d.max_blocks_per_sm = static_cast<int>(hello.number("max_blocks_per_sm", d.max_blocks_per_sm));
+  d.registers_per_sm = static_cast<int>(hello.number("registers_per_sm", d.registers_per_sm));
+  d.registers_per_block =
+      static_cast<int>(hello.number("registers_per_block", d.registers_per_block));
+  d.shared_per_block = static_cast<int>(hello.number("shared_per_block", d.shared_per_block));
+  d.shared_per_block_optin =
+      static_cast<int>(hello.number("shared_per_block_optin", d.shared_per_block_optin));
+  d.shared_per_sm = static_cast<int>(hello.number("shared_per_sm", d.shared_per_sm));
+  d.l2_bytes = static_cast<int>(hello.number("l2_bytes", d.l2_bytes));
+  d.compute_major = static_cast<int>(hello.number("compute_major", d.compute_major));
+  d.compute_minor = static_cast<int>(hello.number("compute_minor", d.compute_minor));
+  const double bw = hello.number("copy_bandwidth_gbs", 0);
+  if (bw > 0)
+    d.memory_bandwidth_gbs = bw;
+  limits_ = d;
+  environment_.name = d.name;
+  environment_.uuid = hello.get("uuid");
+  environment_.device = static_cast<int>(hello.number("device"));
+  environment_.driver_version = static_cast<int>(hello.number("driver_version"));
+  environment_.runtime_version = static_cast<int>(hello.number("runtime_version"));
+  environment_.nvrtc_version = hello.get("nvrtc_version");
+  environment_.sm_clock_mhz = static_cast<int>(hello.number("sm_clock_mhz"));
+  environment_.mem_clock_mhz = static_cast<int>(hello.number("mem_clock_mhz"));
+  environment_.global_mem_bytes = static_cast<long long>(hello.number("global_mem_bytes"));
+  environment_.copy_bandwidth_gbs = bw;
+
+  Message p{"problem", {}};
+  p.set("nx", problem_.grid.nx).set("ny", problem_.grid.ny).set("nz", problem_.grid.nz);
+  p.set("steps", problem_.steps).set("short_steps", 7).set("warmup", problem_.warmup);
+  p.set("repeats", problem_.repeats).set("min_rep_ms", options_.min_rep_ms);
+  p.set("reference", generate_reference(problem_.stencil, problem_.grid));
+  Message ready;
+  if (!channel_->send(p) ||
+      channel_->receive(ready, options_.compile_timeout_s) != Channel::Read::ok) {
+    stop_worker(true);
+    throw InputError("the CUDA worker died while setting up the problem " +
+                     problem_.stencil.name() + " on the GPU");
+  }
+  if (ready.kind != "ready") {
+    stop_worker(true);
+    throw InputError("the CUDA backend cannot run stencil " + problem_.stencil.name() +
+                     " on grid " + std::to_string(problem_.grid.nx) + "x" +
+                     std::to_string(problem_.grid.ny) + "x" + std::to_string(problem_.grid.nz) +
+                     ": " + ready.get("message"));
+  }
+}
+
+std::string CudaEvaluator::source(const Setting& s) const {
+  if (unsupported_reason(problem_.stencil, problem_.grid, s))
+    return {};
+  return generate_kernel(problem_.stencil, problem_.grid, s).source;
+}
+
+std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch) {
+  std::vector<Measurement> out(batch.size());
+  std::vector<KernelSource> kernels;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (auto why = unsupported_reason(problem_.stencil, problem_.grid, batch[i])) {
+      out[i] = failure(Status::invalid, *why);
+      continue;
+    }
+    kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i]));
+    where.push_back(i);
+  }
+  std::vector<Measurement> measured = run_batch(kernels);
+  for (std::size_t j = 0; j < where.size(); ++j)
+    out[where[j]] = std::move(measured[j]);
+  return out;
+}
+
+std::vector<Measurement> CudaEvaluator::evaluate_raw(std::span<const KernelSource> kernels) {
+  return run_batch(kernels);
+}
+
+std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> kernels) {
+  const std::size_t n = kernels.size();
+  std::vector<Measurement> results(n);
+  std::size_t next = 0;
+  int failed_starts = 0;
+  while (next < n) {
+    if (pid_ < 0) {
+      start_worker();
+      ++restarts_;
+    }
+    Message b{"batch", {}};
+    b.set("count", static_cast<long long>(n - next));
+    b.set("seed",
+          static_cast<long long>((options_.seed * 1000003ULL + ++batches_) & 0x7fffffffffffLL));
+    for (std::size_t i = next; i < n; ++i) {
+      const std::string id = std::to_string(i - next);
+      const KernelSource& k = kernels[i];
+      b.set("source" + id, k.source).set("entry" + id, k.entry);
+      b.set("bx" + id, k.launch.block[0])
+          .set("by" + id, k.launch.block[1])
+          .set("bz" + id, k.launch.block[2]);
+      b.set("gx" + id, k.launch.grid[0])
+          .set("gy" + id, k.launch.grid[1])
+          .set("gz" + id, k.launch.grid[2]);
+      b.set("smem" + id, k.launch.shared_bytes);
+    }
+    Message reply;
+    const bool sent = channel_->send(b);
+    const auto got =
+        sent ? channel_->receive(reply, options_.compile_timeout_s) : Channel::Read::closed;
+    if (got != Channel::Read::ok || reply.kind != "compiled") {
+      // The batch never reached evaluation: blame nothing yet, retry once on a fresh worker.
+      const std::string why = got == Channel::Read::timeout ? "timed out compiling the batch"
+                              : reply.kind == "error"       ? reply.get("message")
+                                                            : "the worker died before evaluating";
+      stop_worker(true);
+      if (++failed_starts >= 2) {
+        for (std::size_t i = next; i < n; ++i) {
+          results[i] =
+              failure(got == Channel::Read::timeout ? Status::timeout : Status::crashed, why);
+        }
+        break;
+      }
+      continue;
+    }
+    std::size_t j = next;
+    for (; j < n; ++j) {
+      Message r;
+      const auto status = channel_->receive(r, options_.timeout_s);
+      if (status == Channel::Read::ok && r.kind == "result") {
+        results[j] = decode_result(r);
+        if (results[j].status == Status::crashed)
+          break;  // the worker is exiting
+        continue;
+      }
+      results[j] =
+          status == Channel::Read::timeout
+              ? failure(Status::timeout, "no result within " + std::to_string(options_.timeout_s) +
+                                             " s: the watchdog ended the worker")
+              : failure(Status::crashed, "the worker died while running this kernel");
+      break;
+    }
+    if (j < n) {
+      stop_worker(true);
+      next = j + 1;
+    } else {
+      next = n;
+    }
+  }
+  return results;
+}
+
+}  // namespace isletune::cuda

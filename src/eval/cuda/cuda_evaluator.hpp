@@ -1,0 +1,91 @@
+// CudaEvaluator: the Evaluator that measures settings on a real GPU. It generates each
+// setting's kernel here (pure C++) and hands compiling, verifying and timing to the
+// isletune-worker process, so this side links no CUDA library and the main binary starts
+// on machines without a driver. A worker that crashes (sticky CUDA error) or hangs
+// (watchdog) costs only that setting: it is restarted and the batch goes on.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "eval/cuda/codegen.hpp"
+#include "eval/cuda/worker_protocol.hpp"
+#include "eval/evaluator.hpp"
+
+namespace isletune::cuda {
+
+// Where the measurements come from, for the trace's /environment.
+struct GpuEnvironment {
+  std::string name;
+  std::string uuid;
+  int device = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;  // CUDA runtime the worker was built with
+  std::string nvrtc_version;
+  int sm_clock_mhz = 0;
+  int mem_clock_mhz = 0;
+  long long global_mem_bytes = 0;
+  double copy_bandwidth_gbs = 0;  // measured device-to-device copy, read + write
+};
+
+struct CudaOptions {
+  std::string worker_path;  // "" = isletune-worker next to this executable, or $ISLETUNE_WORKER
+  int device = -1;          // CUDA device index; -1 = the worker's default (0)
+  double timeout_s = 120;   // watchdog per setting (verify + time)
+  double compile_timeout_s = 900;  // watchdog for compiling a batch and the reference run
+  std::uint64_t seed = 1;          // seeds the random inputs of each batch
+  double min_rep_ms = 2.0;         // a timed repetition runs enough steps to last this long
+};
+
+class CudaEvaluator : public Evaluator {
+ public:
+  // Starts the worker. Throws InputError with one sentence when the worker cannot start,
+  // no driver/GPU is present, or the problem does not fit on the device.
+  explicit CudaEvaluator(Problem problem, CudaOptions options = {});
+  ~CudaEvaluator() override;
+  CudaEvaluator(const CudaEvaluator&) = delete;
+  CudaEvaluator& operator=(const CudaEvaluator&) = delete;
+
+  std::vector<Measurement> evaluate(std::span<const Setting> batch) override;
+  [[nodiscard]] DeviceLimits limits() const override { return limits_; }
+  [[nodiscard]] double clock_s() const override;
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+  [[nodiscard]] std::string source(const Setting& s) const override;
+
+  // Test and benchmark hook: measures raw kernels (planted faults, hand-written variants)
+  // exactly as generated ones are measured.
+  std::vector<Measurement> evaluate_raw(std::span<const KernelSource> kernels);
+
+  [[nodiscard]] const GpuEnvironment& environment() const { return environment_; }
+  [[nodiscard]] const Problem& problem() const { return problem_; }
+  // How many times the worker was restarted after a crash or a timeout.
+  [[nodiscard]] int worker_restarts() const { return restarts_; }
+
+ private:
+  void start_worker();
+  void stop_worker(bool kill);
+  std::vector<Measurement> run_batch(std::span<const KernelSource> kernels);
+
+  Problem problem_;
+  CudaOptions options_;
+  DeviceLimits limits_;
+  GpuEnvironment environment_;
+  std::string worker_path_;
+  pid_t pid_ = -1;
+  std::unique_ptr<Channel> channel_;
+  int fd_ = -1;
+  int restarts_ = 0;
+  std::uint64_t batches_ = 0;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// Path of the worker executable: $ISLETUNE_WORKER, else isletune-worker next to
+// /proc/self/exe.
+[[nodiscard]] std::string default_worker_path();
+
+}  // namespace isletune::cuda

@@ -1,0 +1,226 @@
+// Codegen and NVRTC tests that run without a GPU: generated sources for every typical
+// stencil and every part-1 OC compile to sm_90 cubins; the cubin cache key follows the
+// source; the worker protocol round-trips; the CUDA evaluator on a machine without a
+// driver fails with one clear sentence.
+#include <gtest/gtest.h>
+
+#ifdef ISLETUNE_CODEGEN_TESTS
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "common/error.hpp"
+#include "eval/cuda/codegen.hpp"
+#include "eval/cuda/cuda_evaluator.hpp"
+#include "eval/cuda/nvrtc_compiler.hpp"
+#include "eval/cuda/worker_protocol.hpp"
+#include "stencil/typical.hpp"
+
+namespace isletune::cuda {
+namespace {
+
+Grid grid_for(int dims) {
+  return dims == 2 ? Grid{131, 67, 1} : Grid{67, 35, 19};
+}
+
+// Part-1 setting of OC variant v (merge kind × shared × constant) with a shape per dims.
+Setting variant(int dims, int v) {
+  Setting s = naive_setting(dims);
+  const int merge = v % 3;
+  s[Param::merge] = merge;
+  s[Param::use_shared] = (v / 3) % 2;
+  s[Param::use_constant] = (v / 6) % 2;
+  if (merge != 0) {
+    s[Param::mfx] = merge == 2 ? 2 : 1;
+    s[Param::mfy] = 2;
+    s[Param::ufy] = 2;
+    if (dims == 3) {
+      s[Param::mfz] = 2;
+      s[Param::ufz] = 1;
+    }
+  }
+  return s;
+}
+
+TEST(Codegen, EveryTypicalStencilAndPart1OcCompilesWithNvrtc) {
+  struct Job {
+    std::string name;
+    KernelSource kernel;
+  };
+  std::vector<Job> jobs;
+  int v = 0;
+  for (const std::string& name : typical_names()) {
+    const Stencil st = typical_stencil(name);
+    const Setting s = variant(st.dims(), v++ % 12);
+    ASSERT_FALSE(unsupported_reason(st, grid_for(st.dims()), s).has_value()) << name;
+    jobs.push_back({name + " " + canonical_key(s), generate_kernel(st, grid_for(st.dims()), s)});
+  }
+  const Stencil s3 = typical_stencil("box3d2r");
+  jobs.push_back({"reference", KernelSource{generate_reference(s3, grid_for(3)), "", {}}});
+
+  const CubinCompiler compiler(90, "");
+  std::vector<CompileResult> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2; ++t) {
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < jobs.size(); i = next++) {
+        results[i] = compiler.compile(jobs[i].kernel.source);
+      }
+    });
+  }
+  for (auto& t : pool)
+    t.join();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_TRUE(results[i].ok) << jobs[i].name << "\n" << results[i].log;
+    EXPECT_GT(results[i].cubin.size(), 1000u) << jobs[i].name;
+  }
+}
+
+TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = naive_setting(2);
+  const std::string literal = generate_kernel(st, grid_for(2), s).source;
+  char hex[64];
+  std::snprintf(hex, sizeof hex, "(%a)", st.coefficients()[3]);
+  EXPECT_NE(literal.find(hex), std::string::npos) << hex;  // bit-exact literal
+  EXPECT_EQ(literal.find("__constant__"), std::string::npos);
+  s[Param::use_constant] = 1;
+  const std::string constant = generate_kernel(st, grid_for(2), s).source;
+  EXPECT_NE(constant.find("__constant__ double isl_coef[5]"), std::string::npos);
+  EXPECT_NE(constant.find("isl_coef[4] * p["), std::string::npos);
+}
+
+TEST(Codegen, LaunchCoversOddGridsAndSharedTileIncludesHalo) {
+  const Stencil st = typical_stencil("box3d2r");
+  Setting s = variant(3, 4);  // block merge 1x2x2, shared
+  s[Param::tbx] = 32;
+  s[Param::tby] = 4;
+  s[Param::tbz] = 2;
+  const KernelSource k = generate_kernel(st, Grid{67, 35, 19}, s);
+  EXPECT_EQ(k.launch.block, (std::array<int, 3>{32, 4, 2}));
+  EXPECT_EQ(k.launch.grid,
+            (std::array<long long, 3>{3, 5, 5}));  // ceil(67/32), ceil(35/8), ceil(19/4)
+  EXPECT_EQ(k.launch.shared_bytes, 8 * (32 + 4) * (8 + 4) * (4 + 4));
+}
+
+TEST(Codegen, AsymmetricStencilUsesExactHaloPerSide) {
+  const Stencil st = Stencil::make("asym", 2, {{0, 0, 0}, {3, 0, 0}, {0, -2, 0}}, {0.5, 0.3, 0.2});
+  Setting s = naive_setting(2);
+  s[Param::use_shared] = 1;
+  const KernelSource k = generate_kernel(st, Grid{40, 40, 1}, s);
+  EXPECT_EQ(k.launch.shared_bytes, 8 * (32 + 3) * (8 + 2));
+  // Template arguments XLO, XHI, YLO, YHI, ZLO, ZHI follow the grid extents.
+  EXPECT_NE(k.source.find("40, 40, 1, 0, 3, 2, 0, 0, 0, IslApply"), std::string::npos);
+}
+
+TEST(Codegen, Part2ParametersAndBadValuesAreReportedNotGenerated) {
+  const Stencil st = typical_stencil("star3d1r");
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  auto why = unsupported_reason(st, grid_for(3), s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("streaming"), std::string::npos);
+  s = naive_setting(3);
+  s[Param::tdeg] = 4;
+  EXPECT_TRUE(unsupported_reason(st, grid_for(3), s).has_value());
+  s = naive_setting(3);
+  s[Param::merge] = 1;
+  s[Param::mfx] = 2;
+  s[Param::ufx] = 4;  // unroll beyond the merge factor
+  EXPECT_TRUE(unsupported_reason(st, grid_for(3), s).has_value());
+  s[Param::ufx] = 2;
+  EXPECT_FALSE(unsupported_reason(st, grid_for(3), s).has_value());
+}
+
+TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {
+  const std::vector<std::string> opts{"--gpu-architecture=sm_90", "-std=c++17"};
+  const std::string k = cubin_cache_key("src", opts, "13.0", 90);
+  EXPECT_EQ(k, cubin_cache_key("src", opts, "13.0", 90));
+  EXPECT_NE(k, cubin_cache_key("src ", opts, "13.0", 90));
+  EXPECT_NE(k, cubin_cache_key("src", {"-std=c++17"}, "13.0", 90));
+  EXPECT_NE(k, cubin_cache_key("src", opts, "13.1", 90));
+  EXPECT_NE(k, cubin_cache_key("src", opts, "13.0", 100));
+  EXPECT_EQ(k.size(), 16u);
+}
+
+TEST(CubinCache, SecondCompileOfTheSameSourceIsACacheHit) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("isletune-cubins-" + std::to_string(::getpid()));
+  const CubinCompiler compiler(90, dir.string());
+  const std::string src = "extern \"C\" __global__ void k(double* a) { a[threadIdx.x] = 1.0; }\n";
+  const CompileResult first = compiler.compile(src);
+  const CompileResult second = compiler.compile(src);
+  ASSERT_TRUE(first.ok) << first.log;
+  EXPECT_FALSE(first.cached);
+  EXPECT_TRUE(second.cached);
+  EXPECT_EQ(first.cubin, second.cubin);
+  const CompileResult other = compiler.compile(src + "// changed\n");
+  EXPECT_FALSE(other.cached);
+  const CompileResult broken = compiler.compile("this is not CUDA");
+  EXPECT_FALSE(broken.ok);
+  EXPECT_FALSE(broken.log.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WorkerProtocol, MessagesRoundTripAndReadsTimeOut) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  Channel a(sv[0], sv[0]), b(sv[1], sv[1]);
+  Message m{"result", {}};
+  m.set("status", "ok").set("median_ms", 0.25).set("blob", std::string("a\nb\0c .\n", 9));
+  ASSERT_TRUE(a.send(m));
+  Message got;
+  ASSERT_EQ(b.receive(got, 1.0), Channel::Read::ok);
+  EXPECT_EQ(got.kind, "result");
+  EXPECT_EQ(got.get("status"), "ok");
+  EXPECT_DOUBLE_EQ(got.number("median_ms"), 0.25);
+  EXPECT_EQ(got.get("blob"), std::string("a\nb\0c .\n", 9));
+  EXPECT_EQ(b.receive(got, 0.01), Channel::Read::timeout);
+  ::close(sv[0]);
+  EXPECT_EQ(b.receive(got, 1.0), Channel::Read::closed);
+  ::close(sv[1]);
+}
+
+TEST(CudaEvaluator, WithoutDriverFailsWithOneClearSentence) {
+  Problem p{typical_stencil("star2d1r"), Grid{64, 64, 1}};
+  CudaOptions o;
+  o.worker_path = ISLETUNE_WORKER_PATH;
+  try {
+    CudaEvaluator e(p, o);
+    GTEST_SKIP() << "a GPU is present (" << e.limits().name
+                 << "): the no-driver path cannot be tested";
+  } catch (const InputError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("needs an NVIDIA GPU"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(CudaEvaluator, MissingWorkerFailsWithOneClearSentence) {
+  Problem p{typical_stencil("star2d1r"), Grid{64, 64, 1}};
+  CudaOptions o;
+  o.worker_path = "/nonexistent/isletune-worker";
+  try {
+    CudaEvaluator e(p, o);
+    FAIL() << "a missing worker must throw";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("/nonexistent/isletune-worker"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace isletune::cuda
+
+#else
+
+TEST(Codegen, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without the CUDA toolkit";
+}
+
+#endif
