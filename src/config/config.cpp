@@ -1,0 +1,788 @@
+// YAML -> Config with validation, Config -> YAML, command-line overrides.
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "config/stencil_library.hpp"
+
+namespace isletune {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kStrategies[] = {"island-ga", "random", "sampled-random", "global-ga"};
+constexpr std::string_view kPredictors[] = {"uniform", "roofline"};
+constexpr std::string_view kBackends[] = {"cuda", "replay"};
+
+// Joins names as "a, b, c".
+template <typename Range>
+std::string join(const Range& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty())
+      out += ", ";
+    out += std::string(n);
+  }
+  return out;
+}
+
+// Shortest text that reads back as the same double.
+std::string real_text(double v) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+// Reads YAML nodes of one config source; every failure is one sentence naming the file,
+// the key path, the line and what was expected.
+class Parser {
+ public:
+  Parser(std::string origin, fs::path base_dir)
+      : origin_(std::move(origin)), base_dir_(std::move(base_dir)) {}
+
+  const std::string& origin() const { return origin_; }
+
+  // Throws "<file>: <key> (line N) <problem>."
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                         const std::string& problem) const {
+    std::string where = origin_ + ": " + key;
+    if (node.IsDefined() && node.Mark().line >= 0) {
+      where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+    }
+    throw InputError(where + " " + problem + ".");
+  }
+
+  // The node must be a mapping whose keys are all in `allowed`.
+  void check_keys(const YAML::Node& node, const std::string& key,
+                  std::initializer_list<std::string_view> allowed) const {
+    if (!node.IsMap())
+      fail(node, key, "must be a mapping with keys " + join(allowed));
+    for (const auto& entry : node) {
+      const std::string name = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        fail(entry.first, key.empty() ? name : key + "." + name,
+             "is not a known key; allowed keys" + std::string(key.empty() ? "" : " of " + key) +
+                 ": " + join(allowed));
+      }
+    }
+  }
+
+  // An integer in [lo, hi].
+  std::int64_t integer(const YAML::Node& node, const std::string& key, std::int64_t lo,
+                       std::int64_t hi, const std::string& expected) const {
+    std::int64_t v = 0;
+    if (!node.IsScalar() || !convert(node, v))
+      fail(node, key, "must be " + expected + got(node));
+    if (v < lo || v > hi)
+      fail(node, key, "must be " + expected + ", got " + std::to_string(v));
+    return v;
+  }
+
+  // A finite real in [lo, hi] (lo excluded when open_low).
+  double real(const YAML::Node& node, const std::string& key, double lo, double hi, bool open_low,
+              const std::string& expected) const {
+    double v = 0;
+    if (!node.IsScalar() || !convert(node, v) || !std::isfinite(v)) {
+      fail(node, key, "must be " + expected + got(node));
+    }
+    if (v < lo || v > hi || (open_low && v == lo)) {
+      fail(node, key, "must be " + expected + ", got " + real_text(v));
+    }
+    return v;
+  }
+
+  bool flag(const YAML::Node& node, const std::string& key) const {
+    bool v = false;
+    if (!node.IsScalar() || !convert(node, v))
+      fail(node, key, "must be true or false" + got(node));
+    return v;
+  }
+
+  std::string text(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar() || node.Scalar().empty())
+      fail(node, key, "must be a non-empty string");
+    return node.Scalar();
+  }
+
+  // One of `names`; returns its index.
+  template <std::size_t N>
+  int choice(const YAML::Node& node, const std::string& key,
+             const std::string_view (&names)[N]) const {
+    if (node.IsScalar()) {
+      for (std::size_t i = 0; i < N; ++i) {
+        if (node.Scalar() == names[i])
+          return static_cast<int>(i);
+      }
+    }
+    fail(node, key, "must be one of " + join(names) + got(node));
+  }
+
+  // A path; relative paths resolve against the config file's directory.
+  fs::path path(const YAML::Node& node, const std::string& key) const {
+    const fs::path p = text(node, key);
+    return (p.is_absolute() ? p : base_dir_ / p).lexically_normal();
+  }
+
+ private:
+  template <typename T>
+  static bool convert(const YAML::Node& node, T& out) {
+    try {
+      out = node.as<T>();
+      return true;
+    } catch (const YAML::Exception&) {
+      return false;
+    }
+  }
+  static std::string got(const YAML::Node& node) {
+    if (node.IsScalar())
+      return ", got '" + node.Scalar() + "'";
+    if (node.IsSequence())
+      return ", got a list";
+    if (node.IsMap())
+      return ", got a mapping";
+    return ", got nothing";
+  }
+
+  std::string origin_;
+  fs::path base_dir_;
+};
+
+// Library names: (star|box|cross)(2|3)d(order)r.
+std::optional<int> library_dims(const std::string& name) {
+  static const std::regex pattern("(star|box|cross)([23])d([1-9])r");
+  std::smatch m;
+  if (!std::regex_match(name, m, pattern))
+    return std::nullopt;
+  return m[2].str()[0] - '0';
+}
+
+// Runs a stencil loader, prefixing its message with the config file and key.
+template <typename F>
+Stencil load_stencil_for(const std::string& origin, const std::string& key, F&& load) {
+  try {
+    return load();
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    if (what.rfind(origin + ":", 0) == 0)
+      throw;  // already names the config file
+    throw InputError(origin + ": " + key + ": " + what);
+  }
+}
+
+StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
+  StencilSpec s;
+  if (node.IsScalar()) {
+    s.source = StencilSource::library;
+    s.name = node.Scalar();
+    const auto dims = library_dims(s.name);
+    if (!dims) {
+      p.fail(node, "stencil",
+             "must be a typical-library name ({star,box,cross}{2d,3d}{1..4}r, e.g. star2d2r), "
+             "a mapping with name, dims and points, or a mapping with file, got '" +
+                 s.name + "'");
+    }
+    s.dims = *dims;
+    return s;
+  }
+  if (node.IsMap() && node["file"]) {
+    p.check_keys(node, "stencil", {"file"});
+    s.source = StencilSource::file;
+    s.file = p.path(node["file"], "stencil.file");
+    if (!fs::exists(s.file)) {
+      p.fail(node["file"], "stencil.file", "names " + s.file.string() + ", which does not exist");
+    }
+    s.name = s.file.stem().string();
+    return s;
+  }
+  p.check_keys(node, "stencil", {"name", "dims", "points", "file"});
+  s.source = StencilSource::points;
+  s.name = node["name"] ? p.text(node["name"], "stencil.name") : "custom";
+  if (!node["dims"])
+    p.fail(node, "stencil", "must give dims (2 or 3) with its points");
+  s.dims = static_cast<int>(p.integer(node["dims"], "stencil.dims", 2, 3, "2 or 3"));
+  const YAML::Node points = node["points"];
+  if (!points || !points.IsSequence() || points.size() == 0) {
+    p.fail(points ? points : node, "stencil.points",
+           "must be a non-empty list of [dx, dy" + std::string(s.dims == 3 ? ", dz" : "") +
+               ", coefficient] rows");
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string key = "stencil.points[" + std::to_string(i) + "]";
+    const YAML::Node row = points[i];
+    if (!row.IsSequence() || row.size() != static_cast<std::size_t>(s.dims + 1)) {
+      p.fail(row, key,
+             "must be a row of " + std::to_string(s.dims + 1) + " numbers [dx, dy" +
+                 (s.dims == 3 ? ", dz" : "") + ", coefficient]");
+    }
+    std::vector<double> values;
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      values.push_back(p.real(row[j], key, -std::numeric_limits<double>::max(),
+                              std::numeric_limits<double>::max(), false, "a number"));
+    }
+    s.points.push_back(std::move(values));
+  }
+  return s;
+}
+
+Grid parse_grid(const Parser& p, const YAML::Node& node, int dims) {
+  const std::string shape = dims == 3 ? "[nx, ny, nz]" : "[nx, ny]";
+  if (!node.IsSequence() || (node.size() != 2 && node.size() != 3)) {
+    p.fail(node, "grid", "must be a list [nx, ny] or [nx, ny, nz] of positive integers");
+  }
+  if (static_cast<int>(node.size()) != dims) {
+    p.fail(node, "grid",
+           "has " + std::to_string(node.size()) + " extents but the stencil is " +
+               std::to_string(dims) + "-D; expected " + shape);
+  }
+  int extents[3] = {1, 1, 1};
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    extents[i] =
+        static_cast<int>(p.integer(node[i], "grid[" + std::to_string(i) + "]", 1,
+                                   std::numeric_limits<int>::max(), "a positive integer extent"));
+  }
+  return {extents[0], extents[1], extents[2]};
+}
+
+// One value of a parameter list: merge by name, flags as true/false or 0/1.
+int parse_value(const Parser& p, const YAML::Node& node, Param param, const std::string& key) {
+  if (param == Param::merge) {
+    if (node.IsScalar()) {
+      if (const auto m = merge_from_name(node.Scalar()))
+        return static_cast<int>(*m);
+    }
+    p.fail(node, key, "must hold merge kinds none, block or cyclic");
+  }
+  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
+    return node.Scalar() == "true" ? 1 : 0;
+  }
+  return static_cast<int>(p.integer(node, key, 0, 1 << 20, "a list of non-negative integers"));
+}
+
+std::vector<int> parse_values(const Parser& p, const YAML::Node& node, Param param,
+                              const std::string& key) {
+  if (!node.IsSequence())
+    p.fail(node, key, "must be a list of values");
+  std::vector<int> values;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    values.push_back(parse_value(p, node[i], param, key + "[" + std::to_string(i) + "]"));
+  }
+  return values;
+}
+
+std::vector<SpaceOverride> parse_space(const Parser& p, const YAML::Node& node) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    names.emplace_back(param_name(param_at(i)));
+  if (!node.IsMap())
+    p.fail(node, "space", "must be a mapping from parameter names to changes");
+  std::map<int, SpaceOverride> by_param;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.Scalar();
+    const auto param = param_from_name(name);
+    if (!param) {
+      p.fail(entry.first, "space." + name, "is not a parameter; allowed: " + join(names));
+    }
+    const std::string key = "space." + name;
+    const YAML::Node spec = entry.second;
+    p.check_keys(spec, key, {"values", "add", "remove"});
+    SpaceOverride o;
+    o.param = *param;
+    if (spec["values"]) {
+      if (spec["add"] || spec["remove"]) {
+        p.fail(spec, key, "must give either values or add/remove, not both");
+      }
+      o.values = parse_values(p, spec["values"], *param, key + ".values");
+      if (o.values->empty())
+        p.fail(spec["values"], key + ".values", "must not be empty");
+    }
+    if (spec["add"])
+      o.add = parse_values(p, spec["add"], *param, key + ".add");
+    if (spec["remove"])
+      o.remove = parse_values(p, spec["remove"], *param, key + ".remove");
+    by_param[static_cast<int>(*param)] = std::move(o);
+  }
+  std::vector<SpaceOverride> out;
+  for (auto& [_, o] : by_param)
+    out.push_back(std::move(o));
+  return out;
+}
+
+void parse_sampler(const Parser& p, const YAML::Node& node, Config& c) {
+  p.check_keys(node, "sampler",
+               {"predictor", "sample_ratio", "max_samples", "round_ratio", "adjust", "floor"});
+  SamplerSettings& s = c.sampler;
+  if (node["predictor"]) {
+    c.predictor =
+        static_cast<PredictorKind>(p.choice(node["predictor"], "sampler.predictor", kPredictors));
+  }
+  if (node["sample_ratio"]) {
+    s.sample_ratio =
+        p.real(node["sample_ratio"], "sampler.sample_ratio", 0, 1, true, "a ratio in (0, 1]");
+  }
+  if (node["max_samples"]) {
+    s.max_samples = static_cast<int>(p.integer(node["max_samples"], "sampler.max_samples", 1,
+                                               std::numeric_limits<int>::max(), "an integer >= 1"));
+  }
+  if (node["round_ratio"]) {
+    s.round_ratio =
+        p.real(node["round_ratio"], "sampler.round_ratio", 0, 1, true, "a ratio in (0, 1]");
+  }
+  if (node["adjust"]) {
+    s.adjust = p.real(node["adjust"], "sampler.adjust", 0, 1, true, "a ratio in (0, 1]");
+  }
+  if (node["floor"]) {
+    s.floor = p.real(node["floor"], "sampler.floor", 0, 1.0 / kOcCount, true,
+                     "a ratio in (0, 1/48] (every one of the 48 OCs may hold the floor)");
+  }
+  if (s.floor > s.adjust) {
+    p.fail(
+        node["floor"] ? node["floor"] : node, "sampler.floor",
+        "must not exceed sampler.adjust (" + real_text(s.adjust) + "), got " + real_text(s.floor));
+  }
+}
+
+void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
+  p.check_keys(node, "ga",
+               {"population", "rows", "cols", "crossover_rate", "mutation_rate", "encoding", "gray",
+                "migration", "mcr_threshold"});
+  constexpr int kBig = 1 << 20;
+  if (node["rows"]) {
+    ga.rows = static_cast<int>(p.integer(node["rows"], "ga.rows", 1, kBig, "an integer >= 1"));
+  }
+  if (node["cols"]) {
+    ga.cols = static_cast<int>(p.integer(node["cols"], "ga.cols", 1, kBig, "an integer >= 1"));
+  }
+  if (node["population"]) {
+    ga.population = static_cast<int>(
+        p.integer(node["population"], "ga.population", 2, kBig, "an integer >= 2"));
+  } else if (node["rows"] || node["cols"]) {
+    ga.population = ga.rows * ga.cols;
+  }
+  if (ga.population != ga.rows * ga.cols) {
+    p.fail(node["population"] ? node["population"] : node, "ga.population",
+           "must equal ga.rows x ga.cols = " + std::to_string(ga.rows) + " x " +
+               std::to_string(ga.cols) + " = " + std::to_string(ga.rows * ga.cols) + ", got " +
+               std::to_string(ga.population));
+  }
+  if (node["crossover_rate"]) {
+    ga.crossover_rate =
+        p.real(node["crossover_rate"], "ga.crossover_rate", 0, 1, false, "a probability in [0, 1]");
+  }
+  if (node["mutation_rate"]) {
+    ga.mutation_rate =
+        p.real(node["mutation_rate"], "ga.mutation_rate", 0, 1, false, "a probability in [0, 1]");
+  }
+  if (node["encoding"]) {
+    constexpr std::string_view kEncodings[] = {"index", "parameters"};
+    ga.encoding = static_cast<Encoding>(p.choice(node["encoding"], "ga.encoding", kEncodings));
+  }
+  if (node["gray"])
+    ga.gray = p.flag(node["gray"], "ga.gray");
+  if (const YAML::Node m = node["migration"]) {
+    p.check_keys(m, "ga.migration", {"interval", "count"});
+    if (m["interval"]) {
+      ga.migration_interval = static_cast<int>(
+          p.integer(m["interval"], "ga.migration.interval", 0, kBig, "an integer >= 0 (0: never)"));
+    }
+    if (m["count"]) {
+      ga.migration_count = static_cast<int>(
+          p.integer(m["count"], "ga.migration.count", 0, ga.population,
+                    "an integer in [0, population = " + std::to_string(ga.population) + "]"));
+    }
+  }
+  if (ga.migration_count > ga.population) {
+    p.fail(node, "ga.migration.count",
+           "must be at most ga.population = " + std::to_string(ga.population) + ", got " +
+               std::to_string(ga.migration_count));
+  }
+  if (node["mcr_threshold"]) {
+    ga.mcr_threshold =
+        p.real(node["mcr_threshold"], "ga.mcr_threshold", 0, 1, true, "a ratio in (0, 1]");
+  }
+}
+
+void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
+  p.check_keys(node, "budget", {"max_generations", "max_evaluations", "time_budget_s"});
+  if (node["max_generations"]) {
+    ga.max_generations = static_cast<int>(
+        p.integer(node["max_generations"], "budget.max_generations", 0,
+                  std::numeric_limits<int>::max(), "an integer >= 0 (0: unlimited)"));
+  }
+  if (node["max_evaluations"]) {
+    ga.max_evaluations =
+        p.integer(node["max_evaluations"], "budget.max_evaluations", 0,
+                  std::numeric_limits<std::int64_t>::max(), "an integer >= 0 (0: unlimited)");
+  }
+  if (node["time_budget_s"]) {
+    ga.time_budget_s =
+        p.real(node["time_budget_s"], "budget.time_budget_s", 0, std::numeric_limits<double>::max(),
+               false, "seconds >= 0 (0: unlimited)");
+  }
+  if (ga.max_generations == 0 && ga.max_evaluations == 0 && ga.time_budget_s == 0) {
+    p.fail(node, "budget",
+           "sets every limit to 0 (unlimited); expected at least one of max_generations, "
+           "max_evaluations or time_budget_s above 0");
+  }
+}
+
+void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
+  p.check_keys(node, "evaluator",
+               {"backend", "dataset", "timeout_s", "compile_threads", "cache_dir"});
+  if (node["backend"]) {
+    e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
+  }
+  if (node["dataset"]) {
+    e.dataset = p.path(node["dataset"], "evaluator.dataset");
+    if (!fs::is_regular_file(e.dataset)) {
+      p.fail(node["dataset"], "evaluator.dataset",
+             "names " + e.dataset.string() + ", which does not exist; expected a recorded " +
+                 "trace.h5 or dataset (relative paths start at the config file's directory)");
+    }
+  }
+  if (node["timeout_s"]) {
+    e.timeout_s =
+        p.real(node["timeout_s"], "evaluator.timeout_s", 0, 86400, true, "seconds in (0, 86400]");
+  }
+  if (node["compile_threads"]) {
+    e.compile_threads =
+        static_cast<int>(p.integer(node["compile_threads"], "evaluator.compile_threads", 0, 1024,
+                                   "an integer in [0, 1024] (0: one per core)"));
+  }
+  if (node["cache_dir"]) {
+    e.cache_dir = node["cache_dir"].IsScalar() ? node["cache_dir"].Scalar() : "";
+    if (!node["cache_dir"].IsScalar()) {
+      p.fail(node["cache_dir"], "evaluator.cache_dir", "must be a directory path");
+    }
+  }
+}
+
+// Checks that need several sections (replay needs a dataset).
+void validate_cross(const Config& c, const YAML::Node& evaluator_node, const Parser& p) {
+  if (c.evaluator.backend == Backend::replay && c.evaluator.dataset.empty()) {
+    p.fail(evaluator_node, "evaluator.dataset",
+           "is missing; the replay backend needs a recorded trace.h5 or dataset");
+  }
+}
+
+// Emits a list of numbers in flow style.
+void emit_flow(YAML::Emitter& out, const std::vector<int>& values, Param param) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (int v : values) {
+    if (param == Param::merge) {
+      out << std::string(merge_name(static_cast<MergeKind>(v)));
+    } else {
+      out << v;
+    }
+  }
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string_view strategy_name(Strategy s) {
+  return kStrategies[static_cast<int>(s)];
+}
+std::string_view predictor_name(PredictorKind p) {
+  return kPredictors[static_cast<int>(p)];
+}
+std::string_view backend_name(Backend b) {
+  return kBackends[static_cast<int>(b)];
+}
+
+bool operator==(const Config& a, const Config& b) {
+  const auto& sa = a.sampler;
+  const auto& sb = b.sampler;
+  const auto& ga = a.ga;
+  const auto& gb = b.ga;
+  return a.stencil == b.stencil && a.grid == b.grid && a.steps == b.steps && a.warmup == b.warmup &&
+         a.repeats == b.repeats && a.space == b.space && a.predictor == b.predictor &&
+         sa.sample_ratio == sb.sample_ratio && sa.max_samples == sb.max_samples &&
+         sa.round_ratio == sb.round_ratio && sa.adjust == sb.adjust && sa.floor == sb.floor &&
+         sa.max_redraws == sb.max_redraws && a.strategy == b.strategy &&
+         ga.population == gb.population && ga.rows == gb.rows && ga.cols == gb.cols &&
+         ga.crossover_rate == gb.crossover_rate && ga.mutation_rate == gb.mutation_rate &&
+         ga.encoding == gb.encoding && ga.gray == gb.gray &&
+         ga.migration_interval == gb.migration_interval &&
+         ga.migration_count == gb.migration_count && ga.mcr_threshold == gb.mcr_threshold &&
+         ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
+         ga.time_budget_s == gb.time_budget_s && a.evaluator == b.evaluator && a.seed == b.seed &&
+         a.output == b.output;
+}
+
+Config parse_config(std::string_view yaml, const std::string& origin, const fs::path& base_dir) {
+  const Parser p(origin, base_dir);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::ParserException& e) {
+    throw InputError(origin + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
+                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg + ".");
+  }
+  p.check_keys(root, "",
+               {"stencil", "grid", "steps", "warmup", "repeats", "space", "sampler", "strategy",
+                "ga", "budget", "evaluator", "seed", "output"});
+  Config c;
+  c.origin = origin;
+  if (!root["stencil"])
+    p.fail(root, "stencil", "is missing; expected a library name or points");
+  if (!root["grid"])
+    p.fail(root, "grid", "is missing; expected [nx, ny] or [nx, ny, nz]");
+  c.stencil = parse_stencil(p, root["stencil"]);
+  if (c.stencil.source == StencilSource::file) {
+    c.stencil.dims = load_stencil_for(origin, "stencil.file", [&] {
+                       return load_stencil_file(c.stencil.file.string());
+                     }).dims();
+  }
+  c.grid = parse_grid(p, root["grid"], c.stencil.dims);
+  constexpr int kBig = 1 << 20;
+  if (root["steps"]) {
+    c.steps = static_cast<int>(p.integer(root["steps"], "steps", 1, kBig, "an integer >= 1"));
+  }
+  if (root["warmup"]) {
+    c.warmup = static_cast<int>(p.integer(root["warmup"], "warmup", 0, kBig, "an integer >= 0"));
+  }
+  if (root["repeats"]) {
+    c.repeats = static_cast<int>(p.integer(root["repeats"], "repeats", 1, kBig, "an integer >= 1"));
+  }
+  if (root["space"])
+    c.space = parse_space(p, root["space"]);
+  if (root["sampler"])
+    parse_sampler(p, root["sampler"], c);
+  if (root["strategy"]) {
+    c.strategy = static_cast<Strategy>(p.choice(root["strategy"], "strategy", kStrategies));
+  }
+  if (root["ga"])
+    parse_ga(p, root["ga"], c.ga);
+  if (root["budget"])
+    parse_budget(p, root["budget"], c.ga);
+  if (root["evaluator"])
+    parse_evaluator(p, root["evaluator"], c.evaluator);
+  if (root["seed"]) {
+    const YAML::Node s = root["seed"];
+    const std::string expected = "must be a non-negative integer below 2^64";
+    if (!s.IsScalar() || s.Scalar().starts_with("-"))
+      p.fail(s, "seed", expected);
+    try {
+      c.seed = s.as<std::uint64_t>();
+    } catch (const YAML::Exception&) {
+      p.fail(s, "seed", expected + ", got '" + s.Scalar() + "'");
+    }
+  }
+  if (root["output"])
+    c.output = p.text(root["output"], "output");
+  validate_cross(c, root["evaluator"] ? root["evaluator"] : root, p);
+
+  // The stencil must load, and the grid must leave an interior.
+  const Stencil stencil = resolve_stencil(c);
+  const int extents[3] = {c.grid.nx, c.grid.ny, c.grid.nz};
+  for (int axis = 0; axis < c.stencil.dims; ++axis) {
+    if (extents[axis] <= 2 * stencil.radius(axis)) {
+      p.fail(root["grid"], "grid[" + std::to_string(axis) + "]",
+             "must exceed twice the stencil radius " + std::to_string(stencil.radius(axis)) +
+                 " on that axis, got " + std::to_string(extents[axis]));
+    }
+  }
+  // Overrides must leave every parameter a value.
+  (void)apply_space_overrides(Space::default_values(c.stencil.dims, c.grid), c.space, origin);
+  return c;
+}
+
+Config load_config(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw InputError(path.string() +
+                     ": cannot open the config file; expected a readable YAML file.");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const fs::path dir = fs::absolute(path).parent_path();
+  return parse_config(text.str(), path.string(), dir);
+}
+
+std::string to_yaml(const Config& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "stencil";
+  switch (c.stencil.source) {
+    case StencilSource::library:
+      out << YAML::Value << c.stencil.name;
+      break;
+    case StencilSource::file:
+      out << YAML::Value << YAML::BeginMap << YAML::Key << "file" << YAML::Value
+          << c.stencil.file.string() << YAML::EndMap;
+      break;
+    case StencilSource::points:
+      out << YAML::Value << YAML::BeginMap;
+      out << YAML::Key << "name" << YAML::Value << c.stencil.name;
+      out << YAML::Key << "dims" << YAML::Value << c.stencil.dims;
+      out << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+      for (const auto& row : c.stencil.points) {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (double v : row)
+          out << real_text(v);
+        out << YAML::EndSeq;
+      }
+      out << YAML::EndSeq << YAML::EndMap;
+      break;
+  }
+  out << YAML::Key << "grid" << YAML::Value << YAML::Flow << YAML::BeginSeq << c.grid.nx
+      << c.grid.ny;
+  if (c.stencil.dims == 3)
+    out << c.grid.nz;
+  out << YAML::EndSeq;
+  out << YAML::Key << "steps" << YAML::Value << c.steps;
+  out << YAML::Key << "warmup" << YAML::Value << c.warmup;
+  out << YAML::Key << "repeats" << YAML::Value << c.repeats;
+
+  out << YAML::Key << "space" << YAML::Value << YAML::BeginMap;
+  for (const SpaceOverride& o : c.space) {
+    out << YAML::Key << std::string(param_name(o.param)) << YAML::Value << YAML::BeginMap;
+    if (o.values) {
+      out << YAML::Key << "values" << YAML::Value;
+      emit_flow(out, *o.values, o.param);
+    }
+    if (!o.add.empty()) {
+      out << YAML::Key << "add" << YAML::Value;
+      emit_flow(out, o.add, o.param);
+    }
+    if (!o.remove.empty()) {
+      out << YAML::Key << "remove" << YAML::Value;
+      emit_flow(out, o.remove, o.param);
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  const SamplerSettings& s = c.sampler;
+  out << YAML::Key << "sampler" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "predictor" << YAML::Value << std::string(predictor_name(c.predictor));
+  out << YAML::Key << "sample_ratio" << YAML::Value << real_text(s.sample_ratio);
+  out << YAML::Key << "max_samples" << YAML::Value << s.max_samples;
+  out << YAML::Key << "round_ratio" << YAML::Value << real_text(s.round_ratio);
+  out << YAML::Key << "adjust" << YAML::Value << real_text(s.adjust);
+  out << YAML::Key << "floor" << YAML::Value << real_text(s.floor);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "strategy" << YAML::Value << std::string(strategy_name(c.strategy));
+
+  const GaSettings& g = c.ga;
+  out << YAML::Key << "ga" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "population" << YAML::Value << g.population;
+  out << YAML::Key << "rows" << YAML::Value << g.rows;
+  out << YAML::Key << "cols" << YAML::Value << g.cols;
+  out << YAML::Key << "crossover_rate" << YAML::Value << real_text(g.crossover_rate);
+  out << YAML::Key << "mutation_rate" << YAML::Value << real_text(g.mutation_rate);
+  out << YAML::Key << "encoding" << YAML::Value << std::string(encoding_name(g.encoding));
+  out << YAML::Key << "gray" << YAML::Value << g.gray;
+  out << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "interval" << YAML::Value << g.migration_interval;
+  out << YAML::Key << "count" << YAML::Value << g.migration_count;
+  out << YAML::EndMap;
+  out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_generations" << YAML::Value << g.max_generations;
+  out << YAML::Key << "max_evaluations" << YAML::Value << g.max_evaluations;
+  out << YAML::Key << "time_budget_s" << YAML::Value << real_text(g.time_budget_s);
+  out << YAML::EndMap;
+
+  const EvaluatorConfig& e = c.evaluator;
+  out << YAML::Key << "evaluator" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "backend" << YAML::Value << std::string(backend_name(e.backend));
+  if (!e.dataset.empty())
+    out << YAML::Key << "dataset" << YAML::Value << e.dataset.string();
+  out << YAML::Key << "timeout_s" << YAML::Value << real_text(e.timeout_s);
+  out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
+  if (!e.cache_dir.empty())
+    out << YAML::Key << "cache_dir" << YAML::Value << e.cache_dir;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "seed" << YAML::Value << c.seed;
+  out << YAML::Key << "output" << YAML::Value << c.output.string();
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+void apply_overrides(Config& c, const ConfigOverrides& o) {
+  if (o.backend) {
+    if (*o.backend == "cuda") {
+      c.evaluator.backend = Backend::cuda;
+    } else if (*o.backend == "replay") {
+      c.evaluator.backend = Backend::replay;
+    } else {
+      throw InputError("--backend: expected cuda or replay, got '" + *o.backend + "'.");
+    }
+  }
+  if (o.output) {
+    if (o.output->empty())
+      throw InputError("--out: expected a directory path, got ''.");
+    c.output = *o.output;
+  }
+  if (o.seed)
+    c.seed = *o.seed;
+  if (c.evaluator.backend == Backend::replay && c.evaluator.dataset.empty()) {
+    throw InputError(c.origin + ": evaluator.dataset is missing; --backend replay needs a " +
+                     "recorded trace.h5 or dataset in the config.");
+  }
+}
+
+Stencil resolve_stencil(const Config& c) {
+  switch (c.stencil.source) {
+    case StencilSource::library:
+      return load_stencil_for(c.origin, "stencil",
+                              [&] { return load_library_stencil(c.stencil.name); });
+    case StencilSource::file:
+      return load_stencil_for(c.origin, "stencil.file",
+                              [&] { return load_stencil_file(c.stencil.file.string()); });
+    case StencilSource::points:
+      break;
+  }
+  return load_stencil_for(c.origin, "stencil.points", [&] {
+    return stencil_from_points(c.stencil.name, c.stencil.dims, c.stencil.points,
+                               c.origin + ": stencil.points");
+  });
+}
+
+Problem Config::problem() const {
+  return Problem{resolve_stencil(*this), grid, steps, warmup, repeats};
+}
+
+Space::Values space_values(const Config& c) {
+  return apply_space_overrides(Space::default_values(c.stencil.dims, c.grid), c.space, c.origin);
+}
+
+Space::Values apply_space_overrides(Space::Values base, const std::vector<SpaceOverride>& overrides,
+                                    const std::string& origin) {
+  for (const SpaceOverride& o : overrides) {
+    const std::string key = origin + ": space." + std::string(param_name(o.param));
+    std::set<int> values(base[index_of(o.param)].begin(), base[index_of(o.param)].end());
+    if (o.values)
+      values = std::set<int>(o.values->begin(), o.values->end());
+    values.insert(o.add.begin(), o.add.end());
+    for (int v : o.remove) {
+      if (values.erase(v) == 0) {
+        throw InputError(key + ".remove lists " + std::to_string(v) +
+                         ", which is not among the parameter's values; expected one of them.");
+      }
+    }
+    if (values.empty()) {
+      throw InputError(key + " leaves no value; expected at least one allowed value.");
+    }
+    base[index_of(o.param)].assign(values.begin(), values.end());
+  }
+  return base;
+}
+
+}  // namespace isletune
