@@ -76,7 +76,7 @@ ISLETUNE_LAUNCH+=($bind)
 ((ranks > $(nproc))) && ISLETUNE_LAUNCH+=(--oversubscribe)
 # Each rank picks its GPU from its node-local rank (isletune does it), so every rank
 # sees all GPUs; pass the environment isletune reads.
-for var in CUDA_VISIBLE_DEVICES ISLETUNE_CACHE_DIR ISLETUNE_DATA_DIR ISLETUNE_TEST_GENERATION_DELAY_MS; do
+for var in CUDA_VISIBLE_DEVICES ISLETUNE_CACHE_DIR ISLETUNE_DATA_DIR ISLETUNE_REPLAY_DELAY_S; do
   [[ -n ${!var+x} ]] && ISLETUNE_LAUNCH+=(-x "$var")
 done
 

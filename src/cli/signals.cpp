@@ -2,12 +2,8 @@
 // the handler, read by the run loop.
 #include "cli/signals.hpp"
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
-#include <cstdlib>
-#include <thread>
 
 namespace isletune::cli {
 namespace {
@@ -53,17 +49,7 @@ void clear_termination_request() {
 }
 
 std::function<bool()> termination_poll() {
-  int delay_ms = 0;
-  if (const char* text = std::getenv("ISLETUNE_TEST_GENERATION_DELAY_MS")) {
-    delay_ms = std::max(0, std::atoi(text));
-  }
-  return [delay_ms] {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
-    while (!termination_requested() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return termination_requested();
-  };
+  return [] { return termination_requested(); };
 }
 
 }  // namespace isletune::cli

@@ -27,10 +27,7 @@ void install_termination_handlers();
 void clear_termination_request();
 
 // The GA driver's `interrupted` callback (called once per generation): polls
-// termination_requested(). Test aid: when ISLETUNE_TEST_GENERATION_DELAY_MS is set, each
-// poll first waits that long (cut short by a termination signal), standing in for slow
-// GPU evaluations so that tests/jobs can hit a Slurm time limit mid-run on the replay
-// backend. Results are unchanged; only wall time grows.
+// termination_requested().
 [[nodiscard]] std::function<bool()> termination_poll();
 
 }  // namespace isletune::cli

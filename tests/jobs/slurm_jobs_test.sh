@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# jobs.* tests: runs jobs/slurm/*.sbatch on a private single-node Slurm (slurm_cluster.sh)
+# with the replay backend on the shipped dataset, and checks the traces they leave.
+#
+#   slurm_jobs_test.sh SCENARIO ISLETUNE SOURCE_DIR WORK_DIR
+#
+# Scenarios:
+#   batch      tune.sbatch with 2 tasks, then tune-array.sbatch over 2 stencils: every job
+#              completes, every trace has a result; submitting a finished run again
+#              leaves it untouched.
+#   timelimit  tune.sbatch with --time=1 and a slowed-down replay: the pre-time-limit
+#              SIGTERM stops all ranks after a generation (stop reason `signal`, job
+#              COMPLETED), and a second submission resumes the same run to a final result.
+# Exit 77 (ctest SKIP_RETURN_CODE) when the machine cannot run Slurm; the daemons are
+# always stopped on exit.
+set -euo pipefail
+
+scenario=${1:?scenario}
+isletune=${2:?isletune binary}
+source_dir=${3:?source dir}
+work=${4:?work dir}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dataset=$source_dir/tests/data/synthetic-star2d1r.h5
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+log() { echo "[$(date +%T)] $*"; }
+
+rm -rf "$work"
+mkdir -p "$work"
+cluster=$work/slurm
+rc=0
+"$here/slurm_cluster.sh" start "$cluster" >/dev/null || rc=$?
+trap '"$here/slurm_cluster.sh" stop "$cluster"' EXIT
+if ((rc == 77)); then exit 77; fi
+((rc == 0)) || fail "could not start the test Slurm (logs in $cluster/log)"
+export SLURM_CONF=$cluster/etc/slurm.conf
+export PATH=$PATH:/usr/sbin:/sbin
+log "Slurm up: $(sinfo -h -o '%N %T %c CPUs %G')"
+
+[[ -x $isletune ]] || fail "no isletune binary at $isletune"
+[[ -r $dataset ]] || fail "no replay dataset at $dataset"
+export ISLETUNE=$isletune ISLETUNE_BACKEND=replay
+
+# Writes a replay config for stencil $2 (a template may pass {{stencil}}) to $1.
+write_config() {
+  cat >"$1" <<YAML
+# Replay search on the shipped synthetic dataset (tests/jobs).
+stencil: $2
+grid: [512, 512]
+evaluator:
+  backend: replay
+  dataset: $dataset
+budget:
+  max_generations: ${3:-12}
+seed: 7
+YAML
+}
+
+# Submits a job (sbatch arguments in "$@") and prints its id.
+submit() { sbatch --parsable --cpus-per-task=1 "$@" | cut -d';' -f1; }
+
+# Waits until every job in "$@" (job or array ids) has left the queue, up to $TIMEOUT s.
+wait_jobs() {
+  local deadline=$((SECONDS + ${TIMEOUT:-300}))
+  while [[ -n $(squeue -h -j "$(
+    IFS=,
+    echo "$*"
+  )" 2>/dev/null) ]]; do
+    ((SECONDS < deadline)) || fail "jobs $* still queued after ${TIMEOUT:-300} s: $(squeue -h)"
+    sleep 1
+  done
+}
+
+# Prints field $2 (e.g. JobState, ExitCode) of job $1.
+job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+
+# Prints the string attribute $2 of /result in run dir $1.
+result_attr() {
+  h5dump -a "/result/$2" "$1/trace.h5" 2>/dev/null | sed -n 's/.*(0): "\(.*\)".*/\1/p' | head -n 1
+}
+
+# Checks that job $1 completed with exit 0 and that run dir $2 has a finished trace with
+# $3 ranks; prints the job's output on failure.
+expect_finished() {
+  local job=$1 dir=$2 ranks=$3 out=$4
+  local state code reason key
+  state=$(job_field "$job" JobState)
+  code=$(job_field "$job" ExitCode)
+  [[ $state == COMPLETED && $code == 0:0 ]] ||
+    fail "job $job: state $state, exit $code; output:$(echo; cat "$out" 2>/dev/null)"
+  [[ -f $dir/trace.h5 ]] || fail "job $job left no $dir/trace.h5; output:$(echo; cat "$out")"
+  h5dump -H "$dir/trace.h5" >/dev/null || fail "$dir/trace.h5 is not readable by h5dump"
+  local r
+  for ((r = 0; r < ranks; r++)); do
+    [[ -f $dir/$(printf 'rank-%04d.h5' "$r") ]] || fail "$dir has no rank file of rank $r"
+  done
+  reason=$(result_attr "$dir" stop_reason)
+  key=$(result_attr "$dir" best_key)
+  [[ -n $reason && $reason != signal && $reason != none ]] ||
+    fail "$dir: stop reason '$reason', expected a finished search"
+  [[ -n $key ]] || fail "$dir: /result has no best_key"
+  "$isletune" report "$dir" >"$dir.report" 2>&1 || fail "isletune report $dir failed: $(cat "$dir.report")"
+  log "job $job: COMPLETED, $dir: stop reason $reason, best $key"
+}
+
+scenario_batch() {
+  local cfg=$work/star2d1r.yaml run=$work/runs/star2d1r out=$work/tune-%j.out
+  write_config "$cfg" star2d1r
+  local job
+  job=$(submit --ntasks-per-node=2 --output="$out" "$source_dir/jobs/slurm/tune.sbatch" "$cfg" "$run")
+  log "submitted tune.sbatch as job $job (2 tasks)"
+  TIMEOUT=300 wait_jobs "$job"
+  expect_finished "$job" "$run" 2 "${out//%j/$job}"
+
+  # A finished run submitted again is left alone.
+  local before
+  before=$(stat -c %Y.%s "$run/trace.h5")
+  job=$(submit --ntasks-per-node=2 --output="$out" "$source_dir/jobs/slurm/tune.sbatch" "$cfg" "$run")
+  wait_jobs "$job"
+  grep -q "already holds a finished run" "${out//%j/$job}" ||
+    fail "resubmitting a finished run did not skip it: $(cat "${out//%j/$job}")"
+  [[ $(stat -c %Y.%s "$run/trace.h5") == "$before" ]] || fail "resubmission changed a finished trace"
+  log "resubmitted finished run: skipped, trace unchanged"
+
+  # The array: one stencil per task from a template. The synthetic dataset was recorded
+  # for star2d1r; box2d1r (2-D, order 1, same space) replays the same records.
+  local template=$work/array.yaml root=$work/array array
+  write_config "$template" '{{stencil}}'
+  array=$(ISLETUNE_STENCILS="star2d1r box2d1r" submit --array=0-1 --ntasks-per-node=1 \
+    --output="$work/array-%A_%a.out" "$source_dir/jobs/slurm/tune-array.sbatch" "$template" "$root")
+  log "submitted tune-array.sbatch as array $array (2 tasks)"
+  TIMEOUT=300 wait_jobs "$array"
+  local i stencil
+  i=0
+  for stencil in star2d1r box2d1r; do
+    grep -q "^stencil: $stencil\$" "$root/configs/$stencil.yaml" ||
+      fail "array config for $stencil not generated from the template"
+    expect_finished "${array}_$i" "$root/$stencil" 1 "$work/array-${array}_$i.out"
+    i=$((i + 1))
+  done
+}
+
+scenario_timelimit() {
+  local cfg=$work/slow.yaml run=$work/runs/slow out=$work/slow-%j.out
+  # Enough generations that the run outlives the 1-minute limit at 1 s per generation.
+  write_config "$cfg" star2d1r 400
+  export ISLETUNE_REPLAY_DELAY_S=1
+  local job1 job2 reason gens1 gens2
+  job1=$(submit --ntasks-per-node=2 --time=1 --signal=B:TERM@45 --output="$out" \
+    "$source_dir/jobs/slurm/tune.sbatch" "$cfg" "$run")
+  log "submitted slow tune.sbatch as job $job1 (2 tasks, --time=1, SIGTERM 45 s before)"
+  TIMEOUT=200 wait_jobs "$job1"
+  local out1=${out//%j/$job1}
+  [[ $(job_field "$job1" JobState) == COMPLETED ]] ||
+    fail "job $job1 did not stop cleanly before its time limit: $(job_field "$job1" JobState); $(cat "$out1")"
+  grep -q "stop requested (TERM)" "$out1" || fail "job $job1 never got the time-limit SIGTERM: $(cat "$out1")"
+  reason=$(result_attr "$run" stop_reason)
+  [[ $reason == signal ]] || fail "after the time-limit signal the stop reason is '$reason', expected signal; $(cat "$out1")"
+  gens1=$(h5dump -a /result/generations "$run/trace.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p')
+  log "job $job1: COMPLETED, stop reason signal after ${gens1} generations"
+
+  # The same submission again continues the run to its end.
+  unset ISLETUNE_REPLAY_DELAY_S
+  job2=$(submit --ntasks-per-node=2 --output="$out" "$source_dir/jobs/slurm/tune.sbatch" "$cfg" "$run")
+  TIMEOUT=300 wait_jobs "$job2"
+  grep -q "resumable -> .* resume $run" "${out//%j/$job2}" ||
+    fail "job $job2 did not resume the interrupted run: $(cat "${out//%j/$job2}")"
+  expect_finished "$job2" "$run" 2 "${out//%j/$job2}"
+  gens2=$(h5dump -a /result/generations "$run/trace.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p')
+  ((gens2 > gens1)) || fail "resumed run has $gens2 generations, not more than the $gens1 before"
+  log "job $job2 resumed the run: ${gens1} -> ${gens2} generations"
+}
+
+case "$scenario" in
+  batch) scenario_batch ;;
+  timelimit) scenario_timelimit ;;
+  *) fail "unknown scenario '$scenario'" ;;
+esac
+log "PASS $scenario"
