@@ -44,17 +44,30 @@ log "Slurm up: $(sinfo -h -o '%N %T %c CPUs %G')"
 [[ -r $dataset ]] || fail "no replay dataset at $dataset"
 export ISLETUNE=$isletune ISLETUNE_BACKEND=replay
 
-# Writes a replay config for stencil $2 (a template may pass {{stencil}}) to $1.
+# Writes to $1 a replay config for stencil $2 (a template passes {{stencil}}) with at
+# most $3 generations; the space is the one the synthetic dataset was recorded on.
+# mcr_threshold 1 keeps a long search from stopping early by convergence.
 write_config() {
   cat >"$1" <<YAML
 # Replay search on the shipped synthetic dataset (tests/jobs).
 stencil: $2
-grid: [512, 512]
+grid: [4096, 4096]
+space:
+  streaming: {values: [0]}
+  tdeg: {values: [1]}
+  tbx: {values: [8, 32, 64, 128, 256]}
+  tby: {values: [1, 2, 4, 8, 16, 32]}
+  mfx: {values: [1, 2, 4]}
+  mfy: {values: [1, 2, 4]}
+  ufx: {values: [1, 2]}
+  ufy: {values: [1, 2]}
+ga:
+  mcr_threshold: ${4:-0.5}
+budget:
+  max_generations: ${3:-12}
 evaluator:
   backend: replay
   dataset: $dataset
-budget:
-  max_generations: ${3:-12}
 seed: 7
 YAML
 }
@@ -146,7 +159,7 @@ scenario_batch() {
 scenario_timelimit() {
   local cfg=$work/slow.yaml run=$work/runs/slow out=$work/slow-%j.out
   # Enough generations that the run outlives the 1-minute limit at 1 s per generation.
-  write_config "$cfg" star2d1r 400
+  write_config "$cfg" star2d1r 400 1
   export ISLETUNE_REPLAY_DELAY_S=1
   local job1 job2 reason gens1 gens2
   job1=$(submit --ntasks-per-node=2 --time=1 --signal=B:TERM@45 --output="$out" \
