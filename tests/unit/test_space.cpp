@@ -1,0 +1,312 @@
+// The optimization space: default values, value-list validation, OC ids, the shared
+// memory estimate, and one test per explicit constraint (each rejects exactly its
+// forbidden combination, starting from a valid setting).
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "space/space.hpp"
+#include "stencil/typical.hpp"
+
+namespace isletune {
+namespace {
+
+const Grid kGrid{64, 64, 16};
+
+Space space3d(const DeviceLimits& limits = {}) {
+  return Space(typical_stencil("star3d1r"), kGrid, limits, Space::default_values(3, kGrid));
+}
+
+// Valid tiled setting: no streaming, no merging, 16x4x4 block (tiles exceed 2*radius = 2).
+Setting tiled() {
+  Setting s;
+  s[Param::merge] = 0;
+  s[Param::tdeg] = 1;
+  s[Param::tbx] = 16;
+  s[Param::tby] = 4;
+  s[Param::tbz] = 4;
+  for (const Param p : {Param::mfx, Param::mfy, Param::mfz, Param::ufx, Param::ufy, Param::ufz})
+    s[p] = 1;
+  return s;
+}
+
+// Valid streaming setting along z with a 32x4 block and sb = 8.
+Setting streamed() {
+  Setting s = tiled();
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 8;
+  s[Param::tbx] = 32;
+  s[Param::tbz] = 1;
+  return s;
+}
+
+// Asserts `s` is rejected with a sentence containing `phrase`.
+void expect_rejected(const Space& space, const Setting& s, const std::string& phrase) {
+  const auto why = space.violation(s);
+  ASSERT_TRUE(why.has_value()) << canonical_key(s);
+  EXPECT_NE(why->find(phrase), std::string::npos) << *why;
+  EXPECT_FALSE(space.valid(s));
+}
+
+TEST(SpaceDefaults, FollowTheArchitectureTable) {
+  const auto v3 = Space::default_values(3, kGrid);
+  EXPECT_EQ(v3[index_of(Param::tbx)].front(), 1);
+  EXPECT_EQ(v3[index_of(Param::tbx)].back(), 1024);
+  EXPECT_EQ(v3[index_of(Param::tbx)].size(), 11u);
+  EXPECT_EQ(v3[index_of(Param::sd)], (std::vector<int>{1, 2}));
+  EXPECT_EQ(v3[index_of(Param::sb)], (std::vector<int>{8, 16, 32, 64}));
+  EXPECT_EQ(v3[index_of(Param::tdeg)], (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16}));
+  EXPECT_EQ(v3[index_of(Param::mfz)], (std::vector<int>{1, 2, 4, 8}));
+  const auto v2 = Space::default_values(2, Grid{128, 4, 1});
+  EXPECT_EQ(v2[index_of(Param::sd)], (std::vector<int>{1}));
+  EXPECT_EQ(v2[index_of(Param::sb)], (std::vector<int>{4}));  // grid narrower than 8
+  for (const Param p : {Param::tbz, Param::mfz, Param::ufz})
+    EXPECT_EQ(v2[index_of(p)], (std::vector<int>{1}));
+}
+
+TEST(SpaceValues, ListsAreSortedAndDeduplicated) {
+  auto v = Space::default_values(3, kGrid);
+  v[index_of(Param::tbx)] = {64, 8, 64, 32};
+  const Space space(typical_stencil("star3d1r"), kGrid, {}, v);
+  EXPECT_EQ(space.values(Param::tbx), (std::vector<int>{8, 32, 64}));
+}
+
+TEST(SpaceValues, BadListsThrowNamingTheParameter) {
+  struct Case {
+    Param p;
+    std::vector<int> values;
+    int dims;
+    const char* phrase;
+  };
+  const Case cases[] = {
+      {Param::tbx, {}, 3, "has no values"},
+      {Param::tbx, {3}, 3, "power of two"},
+      {Param::tby, {2048}, 3, "power of two"},
+      {Param::mfx, {16, 128}, 3, "power of two"},
+      {Param::ufy, {0}, 3, "unroll factor"},
+      {Param::sb, {12}, 3, "power of two"},
+      {Param::sd, {0}, 3, "1 (y) or 2 (z)"},
+      {Param::sd, {2}, 2, "1 (y) for a 2-D stencil"},
+      {Param::merge, {3}, 3, "cyclic"},
+      {Param::streaming, {2}, 3, "0 or 1"},
+      {Param::use_shared, {-1}, 3, "0 or 1"},
+      {Param::tdeg, {0}, 3, "from 1 to 64"},
+      {Param::tbz, {2}, 2, "only 1 for a 2-D stencil"},
+  };
+  for (const auto& c : cases) {
+    const Grid grid = c.dims == 3 ? kGrid : Grid{64, 64, 1};
+    auto v = Space::default_values(c.dims, grid);
+    v[index_of(c.p)] = c.values;
+    const Stencil st = typical_stencil(c.dims == 3 ? "star3d1r" : "star2d1r");
+    try {
+      Space space(st, grid, {}, v);
+      ADD_FAILURE() << param_name(c.p) << " accepted";
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("'" + std::string(param_name(c.p)) + "'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.phrase), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(SpaceOc, IdsAreStableAndNamed) {
+  Setting s = streamed();
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = 4;
+  EXPECT_EQ(Space::oc_of(s), (((1 * 3 + 2) * 2 + 1) * 2 + 1) * 2 + 1);
+  EXPECT_EQ(Space::oc_of(s), kOcCount - 1);
+  EXPECT_EQ(Space::oc_name(Space::oc_of(s)), "stream+cyclic+retime+prefetch+tb");
+  EXPECT_EQ(Space::oc_of(tiled()), 0);
+  EXPECT_EQ(Space::oc_name(0), "tile");
+  EXPECT_EQ(Space::oc_name(9), "tile+block+tb");
+}
+
+TEST(SpaceSharedBytes, TileWithHaloPlanesAndTemporalLevels) {
+  const Space space = space3d();
+  Setting s = tiled();
+  EXPECT_EQ(space.shared_bytes(s), 0);  // no staging without use_shared
+  s[Param::use_shared] = 1;
+  EXPECT_EQ(space.shared_bytes(s), 18LL * 6 * 6 * 8);
+  s[Param::tdeg] = 3;
+  EXPECT_EQ(space.shared_bytes(s), 18LL * 6 * 6 * 8 * 3);
+  Setting t = streamed();
+  t[Param::use_shared] = 1;
+  EXPECT_EQ(space.shared_bytes(t), 34LL * 6 * 3 * 8);  // (2r+1) planes of the xy tile
+  t[Param::retiming] = 1;
+  EXPECT_EQ(space.shared_bytes(t), 34LL * 6 * 1 * 8);  // one plane with retiming
+}
+
+TEST(SpaceConstraints, BaseSettingsAreValid) {
+  const Space space = space3d();
+  EXPECT_EQ(space.violation(tiled()), std::nullopt);
+  EXPECT_EQ(space.violation(streamed()), std::nullopt);
+}
+
+TEST(SpaceConstraints, TwoDimensionalPinsZ) {
+  const Grid g{64, 64, 1};
+  const Space space(typical_stencil("star2d1r"), g, {}, Space::default_values(2, g));
+  Setting s = tiled();
+  s[Param::tbz] = 1;
+  s[Param::tby] = 4;
+  ASSERT_TRUE(space.valid(s));
+  s[Param::tbz] = 2;
+  expect_rejected(space, s, "2-D stencil needs tbz = mfz = ufz = 1");
+  s[Param::tbz] = 1;
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 8;
+  expect_rejected(space, s, "2-D stencil");
+}
+
+TEST(SpaceConstraints, WithoutStreamingSdAndSbAreZero) {
+  Setting s = tiled();
+  s[Param::sd] = 1;
+  expect_rejected(space3d(), s, "without streaming sd and sb must be 0");
+  s = tiled();
+  s[Param::sb] = 8;
+  expect_rejected(space3d(), s, "without streaming sd and sb must be 0");
+}
+
+TEST(SpaceConstraints, RetimingNeedsStreaming) {
+  Setting s = tiled();
+  s[Param::retiming] = 1;
+  expect_rejected(space3d(), s, "retiming=1 needs streaming=1");
+}
+
+TEST(SpaceConstraints, PrefetchNeedsStreaming) {
+  Setting s = tiled();
+  s[Param::prefetch] = 1;
+  expect_rejected(space3d(), s, "prefetch=1 needs streaming=1");
+}
+
+TEST(SpaceConstraints, ValuesOutsideTheListsAreRejected) {
+  auto v = Space::default_values(3, kGrid);
+  v[index_of(Param::tdeg)] = {1, 2};
+  const Space space(typical_stencil("star3d1r"), kGrid, {}, v);
+  Setting s = tiled();
+  s[Param::use_shared] = 1;
+  s[Param::tdeg] = 4;
+  expect_rejected(space, s, "tdeg=4 is not an allowed value; allowed: 1, 2");
+  s = tiled();
+  s[Param::tbx] = 12;
+  expect_rejected(space, s, "tbx=12 is not an allowed value");
+}
+
+TEST(SpaceConstraints, StreamBlockFitsTheGridAlongSd) {
+  Setting s = streamed();
+  s[Param::sb] = 32;  // allowed (y extent 64) but z extent is 16
+  expect_rejected(space3d(), s, "exceeds the grid extent 16 along the streaming dimension z");
+}
+
+TEST(SpaceConstraints, StreamingBlockExtentAlongSdIsOne) {
+  Setting s = streamed();
+  s[Param::tbz] = 2;
+  s[Param::tby] = 2;
+  expect_rejected(space3d(), s, "block extent tbz must be 1");
+}
+
+TEST(SpaceConstraints, ThreadsPerBlockWithinLimits) {
+  Setting s = tiled();
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::tbx] = 2;
+  s[Param::tby] = 2;
+  s[Param::tbz] = 4;
+  for (const Param p : {Param::mfx, Param::mfy, Param::mfz})
+    s[p] = 2;
+  expect_rejected(space3d(), s, "tbx*tby*tbz = 16 threads; expected between 32 and 1024");
+  s = tiled();
+  s[Param::tbx] = 64;
+  s[Param::tby] = 8;
+  expect_rejected(space3d(), s, "= 2048 threads");
+  DeviceLimits small;
+  small.max_threads_per_block = 128;
+  expect_rejected(space3d(small), tiled(), "expected between 32 and 128");
+}
+
+TEST(SpaceConstraints, MergeNoneHasUnitFactors) {
+  Setting s = tiled();
+  s[Param::mfx] = 2;
+  expect_rejected(space3d(), s, "merge=none needs mfx = mfy = mfz = 1");
+}
+
+TEST(SpaceConstraints, MergingNeedsSomeFactor) {
+  Setting s = tiled();
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  expect_rejected(space3d(), s, "merge=cyclic needs a merge factor");
+}
+
+TEST(SpaceConstraints, NoMergingAlongTheStreamingDimension) {
+  Setting s = streamed();
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfz] = 2;
+  expect_rejected(space3d(), s, "no merging along it: mfz must be 1");
+}
+
+TEST(SpaceConstraints, TileMustExceedTwiceTheRadius) {
+  Setting s = tiled();
+  s[Param::tbx] = 2;  // 2*4*4 = 32 threads, tile x = 2 = 2*radius
+  expect_rejected(space3d(), s, "along x the tile tbx*mfx = 2 must exceed 2*radius = 2");
+  // A merge factor makes the same block shape valid.
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  EXPECT_TRUE(space3d().valid(s)) << *space3d().violation(s);
+  // An axis with radius 0 accepts a 1-wide tile (star3d1r has none; use a 2-point x stencil).
+  const Stencil flat =
+      Stencil::make("xline", 3, {{-1, 0, 0}, {0, 0, 0}, {1, 0, 0}}, {0.25, 0.5, 0.25});
+  const Space line(flat, kGrid, {}, Space::default_values(3, kGrid));
+  Setting t = tiled();
+  t[Param::tbx] = 32;
+  t[Param::tby] = 1;
+  t[Param::tbz] = 1;
+  EXPECT_TRUE(line.valid(t)) << *line.violation(t);
+}
+
+TEST(SpaceConstraints, UnrollingAlongTiledDimsDividesTheMergeFactor) {
+  Setting s = tiled();
+  s[Param::ufx] = 2;  // no merging: nothing to unroll
+  expect_rejected(space3d(), s, "ufx=2 must divide mfx=1");
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  s[Param::ufx] = 4;
+  expect_rejected(space3d(), s, "ufx=4 must divide mfx=2");
+  s[Param::ufx] = 2;
+  EXPECT_TRUE(space3d().valid(s));
+}
+
+TEST(SpaceConstraints, StreamUnrollAtMostTheStreamBlock) {
+  auto v = Space::default_values(3, kGrid);
+  v[index_of(Param::sb)] = {2, 8};
+  const Space space(typical_stencil("star3d1r"), kGrid, {}, v);
+  Setting s = streamed();
+  s[Param::sb] = 2;
+  s[Param::ufz] = 4;
+  expect_rejected(space, s, "ufz=4 exceeds sb=2");
+  s[Param::ufz] = 2;
+  EXPECT_TRUE(space.valid(s));
+}
+
+TEST(SpaceConstraints, TemporalBlockingNeedsSharedOrStreaming) {
+  Setting s = tiled();
+  s[Param::tdeg] = 2;
+  expect_rejected(space3d(), s, "tdeg=2 (temporal blocking) needs use_shared=1 or streaming=1");
+  s[Param::use_shared] = 1;
+  EXPECT_TRUE(space3d().valid(s));
+  Setting t = streamed();
+  t[Param::tdeg] = 2;
+  EXPECT_TRUE(space3d().valid(t));
+}
+
+TEST(SpaceConstraints, SharedMemoryWithinTheOptInLimit) {
+  DeviceLimits limits;
+  limits.shared_per_block_optin = 18 * 6 * 6 * 8 - 1;
+  Setting s = tiled();
+  s[Param::use_shared] = 1;
+  expect_rejected(space3d(limits), s, "exceeds the device opt-in limit");
+  limits.shared_per_block_optin = 18 * 6 * 6 * 8;
+  EXPECT_TRUE(space3d(limits).valid(s));
+}
+
+}  // namespace
+}  // namespace isletune
