@@ -1,0 +1,198 @@
+// GPU tests of the CUDA evaluator: every typical stencil × every part-1 OC verifies on odd
+// grids and grids smaller than a tile; planted faults (wrong result, illegal address, trap,
+// infinite loop, too many threads, bad source) come back with the right status and the
+// batch goes on. Without a GPU every test reports itself SKIPPED with the reason.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+
+#include "common/error.hpp"
+#include "eval/cuda/codegen.hpp"
+#include "eval/cuda/cuda_evaluator.hpp"
+#include "stencil/typical.hpp"
+
+namespace isletune::cuda {
+namespace {
+
+// A started evaluator, or the sentence explaining why there is no GPU.
+struct Started {
+  std::unique_ptr<CudaEvaluator> evaluator;
+  std::string why;
+};
+
+Started start(const Stencil& st, const Grid& g, double timeout_s = 120) {
+  CudaOptions o;
+  o.worker_path = ISLETUNE_WORKER_PATH;
+  o.timeout_s = timeout_s;
+  o.min_rep_ms = 0.2;
+  Problem p{st, g, 48, 1, 3};
+  try {
+    return {std::make_unique<CudaEvaluator>(p, o), {}};
+  } catch (const InputError& e) {
+    return {nullptr, e.what()};
+  }
+}
+
+#define START_OR_SKIP(var, ...)                          \
+  Started var##_started = start(__VA_ARGS__);            \
+  if (!var##_started.evaluator) GTEST_SKIP() << var##_started.why; \
+  CudaEvaluator& var = *var##_started.evaluator
+
+// Part-1 settings: every merge kind × shared × constant, in two block shapes.
+std::vector<Setting> part1_settings(int dims) {
+  std::vector<Setting> out;
+  for (int shape = 0; shape < 2; ++shape) {
+    for (int merge = 0; merge < 3; ++merge) {
+      for (int shared = 0; shared < 2; ++shared) {
+        for (int constant = 0; constant < 2; ++constant) {
+          Setting s = naive_setting(dims);
+          if (shape == 1) {
+            s[Param::tbx] = dims == 2 ? 64 : 16;
+            s[Param::tby] = dims == 2 ? 2 : 4;
+            s[Param::tbz] = dims == 2 ? 1 : 4;
+          }
+          s[Param::merge] = merge;
+          s[Param::use_shared] = shared;
+          s[Param::use_constant] = constant;
+          if (merge == 1) {  // block merging along a non-contiguous dimension
+            s[Param::mfy] = 2;
+            s[Param::ufy] = 2;
+            if (dims == 3) s[Param::mfz] = shape == 0 ? 2 : 1;
+            if (dims == 3) s[Param::ufz] = s[Param::mfz];
+          }
+          if (merge == 2) {  // cyclic along x, partially unrolled in y
+            s[Param::mfx] = 2;
+            s[Param::ufx] = 2;
+            s[Param::mfy] = shape == 0 ? 4 : 1;
+            s[Param::ufy] = shape == 0 ? 2 : 1;
+          }
+          out.push_back(s);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void expect_all_ok(const std::vector<Setting>& batch, const std::vector<Measurement>& got,
+                   const std::string& what) {
+  ASSERT_EQ(got.size(), batch.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].status, Status::ok)
+        << what << " " << canonical_key(batch[i]) << ": " << status_name(got[i].status) << " "
+        << got[i].message;
+    if (got[i].ok()) {
+      EXPECT_LE(got[i].error_l2, 1e-12);
+      EXPECT_GT(got[i].median_ms, 0);
+      EXPECT_EQ(got[i].times_ms.size(), 3u);
+      EXPECT_GT(got[i].registers, 0);
+    }
+  }
+}
+
+class EveryTypicalStencil : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryTypicalStencil, EveryPart1OcVerifiesOnAnOddGrid) {
+  const Stencil st = typical_stencil(GetParam());
+  const Grid g = st.dims() == 2 ? Grid{131, 67, 1} : Grid{67, 35, 19};
+  START_OR_SKIP(e, st, g);
+  const auto batch = part1_settings(st.dims());
+  expect_all_ok(batch, e.evaluate(batch), GetParam());
+}
+
+TEST_P(EveryTypicalStencil, GridsSmallerThanOneTileVerify) {
+  const Stencil st = typical_stencil(GetParam());
+  const Grid g = st.dims() == 2 ? Grid{23, 12, 1} : Grid{13, 11, 10};
+  START_OR_SKIP(e, st, g);
+  std::vector<Setting> batch;
+  for (const Setting& s : part1_settings(st.dims())) {
+    if (s[Param::use_constant] == 0) batch.push_back(s);
+  }
+  expect_all_ok(batch, e.evaluate(batch), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Typical, EveryTypicalStencil, testing::ValuesIn(typical_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(CudaEvaluatorGpu, AsymmetricStencilVerifies) {
+  const Stencil st = Stencil::make("asym3d", 3, {{0, 0, 0}, {3, 0, -1}, {0, -2, 0}, {-1, 1, 2}},
+                                   {0.4, 0.3, 0.2, 0.1});
+  START_OR_SKIP(e, st, Grid{45, 30, 17});
+  const auto batch = part1_settings(3);
+  expect_all_ok(batch, e.evaluate(batch), "asym3d");
+}
+
+TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
+  const Stencil st = typical_stencil("star2d2r");
+  const Grid g{200, 100, 1};
+  START_OR_SKIP(e, st, g, 10.0);
+  const KernelSource good = generate_kernel(st, g, naive_setting(2));
+
+  // Wrong: the same kernel for a stencil whose first coefficient is off by 1e-6.
+  std::vector<double> c = st.coefficients();
+  c[0] *= 1.000001;
+  const Stencil off = Stencil::make("off", 2, st.offsets(), c);
+  const KernelSource wrong = generate_kernel(off, g, naive_setting(2));
+
+  auto raw = [&](const std::string& body) {
+    KernelSource k = good;
+    k.source = "extern \"C\" __global__ void isl_kernel(const double* in, double* out) {\n" +
+               body + "\n}\n";
+    return k;
+  };
+  const KernelSource illegal = raw("out[(1LL << 40) + threadIdx.x] = in[0];");
+  const KernelSource trap = raw("if (threadIdx.x == 0) __trap(); out[0] = in[0];");
+  const KernelSource hang = raw("volatile int spin = 1; while (spin) {} out[0] = in[0];");
+  KernelSource too_big = good;
+  too_big.launch.block = {2048, 1, 1};
+  const KernelSource broken = raw("this is not CUDA;");
+  KernelSource unwritten = raw("");  // writes nothing: NaN-poisoned outputs must be caught
+
+  const std::vector<KernelSource> batch{wrong, illegal, good,    trap,   good,     hang,
+                                        good,  too_big, broken,  unwritten, good};
+  const auto got = e.evaluate_raw(batch);
+  ASSERT_EQ(got.size(), batch.size());
+  const Status want[] = {Status::wrong_result, Status::crashed,       Status::ok,
+                         Status::crashed,      Status::ok,            Status::timeout,
+                         Status::ok,           Status::launch_error,  Status::compile_error,
+                         Status::wrong_result, Status::ok};
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].status, want[i]) << "kernel " << i << ": " << got[i].message;
+  }
+  EXPECT_GT(got[0].error_l2, 1e-12);
+  EXPECT_LT(got[0].error_l2, 1e-3);
+  EXPECT_EQ(e.worker_restarts(), 3);
+
+  // The evaluator keeps working after the restarts.
+  const auto again = e.evaluate(std::vector<Setting>{naive_setting(2)});
+  EXPECT_EQ(again[0].status, Status::ok) << again[0].message;
+}
+
+TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
+  START_OR_SKIP(e, typical_stencil("star3d1r"), Grid{64, 64, 64});
+  EXPECT_FALSE(e.environment().name.empty());
+  EXPECT_EQ(e.environment().uuid.rfind("GPU-", 0), 0u);
+  EXPECT_GT(e.environment().driver_version, 0);
+  EXPECT_GT(e.environment().copy_bandwidth_gbs, 100);
+  EXPECT_GT(e.limits().sm_count, 0);
+  EXPECT_GE(e.limits().shared_per_block_optin, e.limits().shared_per_block);
+  std::cout << "GPU " << e.environment().name << " " << e.environment().uuid << ", driver "
+            << e.environment().driver_version << ", runtime " << e.environment().runtime_version
+            << ", NVRTC " << e.environment().nvrtc_version << ", SM clock "
+            << e.environment().sm_clock_mhz << " MHz, copy " << e.environment().copy_bandwidth_gbs
+            << " GB/s\n";
+}
+
+TEST(CudaEvaluatorGpu, Part2SettingsAreInvalidWithAMessage) {
+  START_OR_SKIP(e, typical_stencil("star3d1r"), Grid{64, 64, 64});
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  const auto got = e.evaluate(std::vector<Setting>{s});
+  EXPECT_EQ(got[0].status, Status::invalid);
+  EXPECT_NE(got[0].message.find("streaming"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace isletune::cuda
