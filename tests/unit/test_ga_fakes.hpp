@@ -123,7 +123,7 @@ inline double deceptive_ms(const Setting& s) {
                          std::abs(s[Param::mfx] - 0) + std::abs(s[Param::ufx] - 3);
   const double d_global = std::abs(s[Param::tbx] - 6) + std::abs(s[Param::tby] - 1) +
                           std::abs(s[Param::mfx] - 3) + std::abs(s[Param::ufx] - 0);
-  return std::min(1.5 + 0.1 * d_local, 1.0 + 0.35 * d_global);
+  return std::min(1.4 + 0.1 * d_local, 1.0 + 0.25 * d_global);
 }
 
 // A pseudo-random landscape: a time in [1, 11) per setting from its hash and `seed`,
