@@ -188,7 +188,7 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
     const auto dims = library_dims(s.name);
     if (!dims) {
       p.fail(node, "stencil",
-             "must be a typical-library name ({star,box,cross}{2d,3d}{1..4}r, e.g. star2d2r), "
+             "must be a typical-library name ({star,box,cross}{2d,3d}{1..4}r such as star2d2r), "
              "a mapping with name, dims and points, or a mapping with file, got '" +
                  s.name + "'");
     }
@@ -260,8 +260,10 @@ int parse_value(const Parser& p, const YAML::Node& node, Param param, const std:
     if (node.IsScalar()) {
       if (const auto m = merge_from_name(node.Scalar()))
         return static_cast<int>(*m);
+      if (node.Scalar() == "0" || node.Scalar() == "1" || node.Scalar() == "2")
+        return node.Scalar()[0] - '0';
     }
-    p.fail(node, key, "must hold merge kinds none, block or cyclic");
+    p.fail(node, key, "must hold merge kinds none, block or cyclic (or 0, 1, 2)");
   }
   if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
     return node.Scalar() == "true" ? 1 : 0;
