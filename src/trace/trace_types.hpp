@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "space/device_limits.hpp"
 #include "space/setting.hpp"
 #include "stencil/stencil.hpp"
 
@@ -39,7 +40,9 @@ struct EnvironmentInfo {
   std::string driver_version;
   std::string cuda_version;
   std::string mpi_library;
-  bool operator==(const EnvironmentInfo&) const = default;
+  // The device's limits (stored as /environment/rank_NNNN/device_limits), so replay and
+  // the space of a resumed run see the recording GPU; nullopt when not known.
+  std::optional<DeviceLimits> limits;
 };
 
 // One stencil feature (paper Table 2) by name.

@@ -135,6 +135,13 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
                            "GPU-1234-" + std::to_string(r), 132, 1980, 2619, "550.54", "12.4",
                            "Open MPI v4.1.4"});
   }
+  EnvironmentInfo with_limits;
+  with_limits.rank = 2;
+  with_limits.limits = DeviceLimits{};
+  with_limits.limits->name = "NVIDIA H200";
+  with_limits.limits->shared_per_block_optin = 232447;
+  with_limits.limits->memory_bandwidth_gbs = 4321.5;
+  run.write_environment(with_limits);
   run.link_ranks(2);
   for (int r = 0; r < 2; ++r) {
     RankTraceWriter rank = RankTraceWriter::create(dir, r);
@@ -196,7 +203,13 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   ASSERT_TRUE(reader.sample().has_value());
   EXPECT_EQ(*reader.sample(), w.sample);
   const auto env = reader.environment();
-  ASSERT_EQ(env.size(), 2u);
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_FALSE(env[0].limits.has_value());
+  ASSERT_TRUE(env[2].limits.has_value());
+  EXPECT_EQ(env[2].limits->name, "NVIDIA H200");
+  EXPECT_EQ(env[2].limits->shared_per_block_optin, 232447);
+  EXPECT_EQ(env[2].limits->memory_bandwidth_gbs, 4321.5);
+  EXPECT_EQ(env[2].limits->max_threads_per_sm, DeviceLimits{}.max_threads_per_sm);
   EXPECT_EQ(env[1].gpu_uuid, "GPU-1234-1");
   EXPECT_EQ(env[1].mpi_library, "Open MPI v4.1.4");
   EXPECT_EQ(env[0].sm_clock_mhz, 1980);
