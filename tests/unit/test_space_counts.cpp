@@ -237,7 +237,6 @@ TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndCountedQuickly) {
   for (const auto& c : counts)
     some_estimated = some_estimated || !c.exact;
   EXPECT_TRUE(some_estimated);
-  EXPECT_EQ(space.size(0), total);
 }
 
 }  // namespace
