@@ -112,6 +112,13 @@ std::vector<double> World::gather(double mine) const {
   return all;
 }
 
+std::vector<double> World::gather(const std::vector<double>& mine) const {
+  const int n = static_cast<int>(mine.size());
+  std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n) * size_ : 0);
+  MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_);
+  return all;
+}
+
 std::string World::broadcast(const std::string& s, int root) const {
   int len = static_cast<int>(s.size());
   MPI_Bcast(&len, 1, MPI_INT, root, comm_);

@@ -47,6 +47,9 @@ class World {
   [[nodiscard]] std::vector<std::string> gather(const std::string& mine) const;
   // Collective: rank 0 gets every rank's value in rank order; other ranks get {}.
   [[nodiscard]] std::vector<double> gather(double mine) const;
+  // Collective: rank 0 gets every rank's `mine` (all of the same length) concatenated in
+  // rank order; other ranks get {}.
+  [[nodiscard]] std::vector<double> gather(const std::vector<double>& mine) const;
   // Collective: every rank gets root's string.
   [[nodiscard]] std::string broadcast(const std::string& s, int root = 0) const;
   // Collective: the maximum over ranks.

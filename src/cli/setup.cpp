@@ -1,0 +1,128 @@
+// Building the pieces of a run from its configuration (see setup.hpp).
+#include "cli/setup.hpp"
+
+#include <cstdlib>
+
+#include "common/error.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
+#ifdef ISLETUNE_HAVE_CUDA
+#include "eval/cuda/cuda_evaluator.hpp"
+#endif
+
+namespace isletune::cli {
+
+std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env) {
+  if (config.evaluator.backend == Backend::replay) {
+    if (config.evaluator.dataset.empty()) {
+      throw InputError(config.origin +
+                       ": evaluator.dataset is required with backend replay (a dataset or "
+                       "trace file to replay).");
+    }
+    auto replay =
+        std::make_unique<ReplayEvaluator>(ReplayEvaluator::from_file(config.evaluator.dataset));
+    // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests).
+    if (const char* delay = std::getenv("ISLETUNE_REPLAY_DELAY_S")) {
+      replay->set_delay_s(std::atof(delay));
+    }
+    env.gpu_name = "replay: " + replay->limits().name;
+    env.gpu_uuid = "";
+    env.sm_count = replay->limits().sm_count;
+    env.driver_version = "none";
+    env.cuda_version = "none";
+    return replay;
+  }
+#ifdef ISLETUNE_HAVE_CUDA
+  cuda::CudaOptions options;
+  options.device = gpu;
+  options.timeout_s = config.evaluator.timeout_s;
+  options.seed = config.seed;
+  auto evaluator = std::make_unique<cuda::CudaEvaluator>(config.problem(), options);
+  const cuda::GpuEnvironment& g = evaluator->environment();
+  env.gpu_name = g.name;
+  env.gpu_uuid = g.uuid;
+  env.sm_count = evaluator->limits().sm_count;
+  env.sm_clock_mhz = g.sm_clock_mhz;
+  env.memory_clock_mhz = g.mem_clock_mhz;
+  env.driver_version = std::to_string(g.driver_version);
+  env.cuda_version = std::to_string(g.runtime_version) + " (NVRTC " + g.nvrtc_version + ")";
+  return evaluator;
+#else
+  (void)gpu;
+  throw InputError(config.origin +
+                   ": evaluator.backend cuda is not available: this isletune was built without "
+                   "the CUDA evaluator (ISLETUNE_WITH_CUDA); use --backend replay.");
+#endif
+}
+
+Space make_space(const Config& config, const Stencil& stencil, const DeviceLimits& limits) {
+  return Space(stencil, config.grid, limits, space_values(config));
+}
+
+std::optional<std::vector<Setting>> recorded_candidates(const Evaluator& evaluator,
+                                                        const Space& space) {
+  const auto* replay = dynamic_cast<const ReplayEvaluator*>(&evaluator);
+  if (replay == nullptr)
+    return std::nullopt;
+  std::vector<Setting> inside;
+  for (const Setting& s : replay->candidates()) {
+    if (space.valid(s))
+      inside.push_back(s);
+  }
+  if (inside.empty()) {
+    throw InputError(replay->origin() + ": none of its " +
+                     std::to_string(replay->candidates().size()) +
+                     " recorded settings lies in the configured space (check stencil, grid "
+                     "and `space` against the dataset).");
+  }
+  return inside;
+}
+
+SampledSet sample_settings(const Config& config, const Stencil& stencil, const Space& space,
+                           const std::optional<std::vector<Setting>>& candidates) {
+  const auto predictor =
+      make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
+  if (candidates) {
+    ListSource source(*candidates);
+    return sample(source, *predictor, config.sampler, config.seed).set;
+  }
+  SpaceSource source(space);
+  return sample(source, *predictor, config.sampler, config.seed).set;
+}
+
+SampleData to_sample_data(const SampledSet& s) {
+  return SampleData{s.settings, s.oc, s.predicted_ms};
+}
+
+SampledSet to_sampled_set(const SampleData& d) {
+  SampledSet s;
+  s.settings = d.settings;
+  s.oc = d.oc;
+  s.predicted_ms = d.predicted;
+  return s;
+}
+
+std::string short_setting(const Setting& s) {
+  std::string out;
+  const bool streaming = s[Param::streaming] != 0;
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    const int v = s.values[i];
+    if (!streaming &&
+        (p == Param::sd || p == Param::sb || p == Param::retiming || p == Param::prefetch)) {
+      continue;
+    }
+    if ((p == Param::tbz || p == Param::mfz || p == Param::ufz) && v == 1)
+      continue;
+    if (!out.empty())
+      out += ' ';
+    out += std::string(param_name(p)) + '=';
+    out +=
+        p == Param::merge ? std::string(merge_name(static_cast<MergeKind>(v))) : std::to_string(v);
+  }
+  return out;
+}
+
+}  // namespace isletune::cli

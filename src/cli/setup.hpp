@@ -1,0 +1,48 @@
+// What `run`, `resume` and `space` build from a configuration before searching: the
+// stencil, the problem, the evaluator of the chosen backend, the space (with the
+// evaluator's device limits), and the settings the search may visit.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "eval/evaluator.hpp"
+#include "sample/sampled_set.hpp"
+#include "space/space.hpp"
+#include "trace/trace_types.hpp"
+
+namespace isletune::cli {
+
+// The evaluator of `config.evaluator.backend` for this rank's GPU ordinal `gpu`
+// (cuda) or the recorded dataset (replay). Fills `env` (GPU name, UUID, clocks, ...).
+// Throws InputError when the backend cannot start here (no driver, not built with
+// CUDA, missing dataset).
+[[nodiscard]] std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu,
+                                                        EnvironmentInfo& env);
+
+// The search space of the config on the evaluator's device.
+[[nodiscard]] Space make_space(const Config& config, const Stencil& stencil,
+                               const DeviceLimits& limits);
+
+// The settings a replay evaluator can answer that lie in `space`, or nullopt for other
+// evaluators (the space itself is the source). Throws InputError when none lie in it.
+[[nodiscard]] std::optional<std::vector<Setting>> recorded_candidates(const Evaluator& evaluator,
+                                                                      const Space& space);
+
+// The sampled set of the run (quota-based reward sampling, ARCHITECTURE §5) from the
+// recorded candidates when given, else from the space. Deterministic in the seed.
+[[nodiscard]] SampledSet sample_settings(const Config& config, const Stencil& stencil,
+                                         const Space& space,
+                                         const std::optional<std::vector<Setting>>& candidates);
+
+// SampleData (trace) ⇄ SampledSet (search).
+[[nodiscard]] SampleData to_sample_data(const SampledSet& s);
+[[nodiscard]] SampledSet to_sampled_set(const SampleData& d);
+
+// "tbx=64 tby=4 merge=cyclic ..." with only the parameters that are not neutral.
+[[nodiscard]] std::string short_setting(const Setting& s);
+
+}  // namespace isletune::cli

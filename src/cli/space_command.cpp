@@ -1,0 +1,80 @@
+// `isletune space CONFIG`: what the configured search space holds — every parameter's
+// values, the explicit constraints, the OCs with their valid-setting counts, the size.
+#include <cstdio>
+#include <string>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "config/config.hpp"
+#include "space/space.hpp"
+
+namespace isletune::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: isletune space CONFIG\n"
+    "\n"
+    "Prints the search space of CONFIG: the values of every parameter (defaults with the\n"
+    "config's `space` overrides), the explicit constraints, each optimization combination\n"
+    "(OC) with its number of valid settings (exact by enumeration, or a seeded Monte-Carlo\n"
+    "estimate marked ~), and the size of the space. Device limits are those of an H100\n"
+    "(the evaluator's own limits apply during a run).\n";
+
+constexpr const char* kConstraints[] = {
+    "threads per block tbx*tby*tbz in [32, maxThreadsPerBlock]",
+    "merge = none => mfx = mfy = mfz = 1; merge != none => some mf > 1",
+    "retiming and prefetch only with streaming",
+    "not streaming => sd = 0, sb = 0; streaming => block extent 1 and no merging along sd, "
+    "uf_sd <= sb",
+    "block extent x merge factor > 2 x radius along every tiled dimension the stencil extends "
+    "into",
+    "estimated shared memory <= the device's opt-in limit per block",
+    "2-D => tbz = mfz = ufz = 1",
+};
+
+}  // namespace
+
+int space_command(const Args& args) {
+  const ParsedArgs parsed = parse_args("space", args, {}, {});
+  if (parsed.help) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  expect_positional(parsed, 1, "isletune space CONFIG");
+  const Config config = load_config(parsed.positional[0]);
+  const Stencil stencil = resolve_stencil(config);
+  const Space space(stencil, config.grid, DeviceLimits{}, space_values(config));
+  std::printf("stencil %s (%d-D, order %d, %d points), grid %dx%dx%d, limits: %s\n",
+              stencil.name().c_str(), stencil.dims(), stencil.order(), stencil.size(),
+              config.grid.nx, config.grid.ny, config.grid.nz, space.limits().name.c_str());
+  std::printf("\nparameters:\n");
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    std::string values;
+    for (int v : space.values(p)) {
+      if (!values.empty())
+        values += ' ';
+      values += p == Param::merge ? std::string(merge_name(static_cast<MergeKind>(v)))
+                                  : std::to_string(v);
+    }
+    std::printf("  %-13s %s\n", std::string(param_name(p)).c_str(), values.c_str());
+  }
+  std::printf("\nconstraints:\n");
+  for (const char* c : kConstraints)
+    std::printf("  - %s\n", c);
+  std::printf("\noptimization combinations (valid settings):\n");
+  double total = 0;
+  bool all_exact = true;
+  const auto counts = space.count_per_oc(config.seed);
+  for (const OcCount& c : counts) {
+    std::printf("  %2d %-40s %s%.0f\n", c.oc, Space::oc_name(c.oc).c_str(), c.exact ? " " : "~",
+                c.count);
+    total += c.count;
+    all_exact = all_exact && c.exact;
+  }
+  std::printf("\nspace size: %s%.6g valid settings in %zu OCs\n", all_exact ? "" : "~", total,
+              counts.size());
+  return 0;
+}
+
+}  // namespace isletune::cli
