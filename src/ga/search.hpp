@@ -8,7 +8,8 @@
 // the best `migration_count` individuals; receive and integrate whatever arrived; then
 // ask the stop rules (MCR, budgets) and `interrupted()` for this island's wish, cast it
 // in the StopVote, record the generation, snapshot, flush. The search ends when the
-// vote answers a reason other than none.
+// vote answers a reason other than none. Emigrants are recorded once per migrant with
+// peer = -1 (sent to every ring neighbour); immigrants with their source rank.
 #pragma once
 
 #include <cstdint>
