@@ -5,6 +5,8 @@
 #   slurm_jobs_test.sh SCENARIO ISLETUNE SOURCE_DIR WORK_DIR
 #
 # Scenarios:
+#   mpirun     jobs/mpirun/tune.sh, 2 ranks, no Slurm: SIGTERM to one rank stops both
+#              (stop reason signal, exit 0) and running it again resumes to the end.
 #   batch      tune.sbatch with 2 tasks, then tune-array.sbatch over 2 stencils: every job
 #              completes, every trace has a result; submitting a finished run again
 #              leaves it untouched.
@@ -30,15 +32,17 @@ log() { echo "[$(date +%T)] $*"; }
 
 rm -rf "$work"
 mkdir -p "$work"
-cluster=$work/slurm
-rc=0
-"$here/slurm_cluster.sh" start "$cluster" >/dev/null || rc=$?
-trap '"$here/slurm_cluster.sh" stop "$cluster"' EXIT
-if ((rc == 77)); then exit 77; fi
-((rc == 0)) || fail "could not start the test Slurm (logs in $cluster/log)"
-export SLURM_CONF=$cluster/etc/slurm.conf
-export PATH=$PATH:/usr/sbin:/sbin
-log "Slurm up: $(sinfo -h -o '%N %T %c CPUs %G')"
+if [[ $scenario != mpirun ]]; then
+  cluster=$work/slurm
+  rc=0
+  "$here/slurm_cluster.sh" start "$cluster" >/dev/null || rc=$?
+  trap '"$here/slurm_cluster.sh" stop "$cluster"' EXIT
+  if ((rc == 77)); then exit 77; fi
+  ((rc == 0)) || fail "could not start the test Slurm (logs in $cluster/log)"
+  export SLURM_CONF=$cluster/etc/slurm.conf
+  export PATH=$PATH:/usr/sbin:/sbin
+  log "Slurm up: $(sinfo -h -o '%N %T %c CPUs %G')"
+fi
 
 [[ -x $isletune ]] || fail "no isletune binary at $isletune"
 [[ -r $dataset ]] || fail "no replay dataset at $dataset"
@@ -187,7 +191,42 @@ scenario_timelimit() {
   log "job $job2 resumed the run: ${gens1} -> ${gens2} generations"
 }
 
+# jobs/mpirun/tune.sh with 2 ranks: SIGTERM to ONE rank stops both after a generation
+# (stop reason signal, exit 0); running the same command again resumes to the end.
+scenario_mpirun() {
+  local cfg=$work/slow.yaml run=$work/runs/slow
+  write_config "$cfg" star2d1r 60 1
+  ISLETUNE_REPLAY_DELAY_S=0.5 "$source_dir/jobs/mpirun/tune.sh" -n 2 "$cfg" "$run" \
+    >"$work/first.out" 2>&1 &
+  local launcher=$! rank="" rc=0
+  local deadline=$((SECONDS + 60))
+  # The ranks are the children of mpirun (tune.sh's child); wait for their rank files.
+  until [[ -n $rank && -f $run/rank-0001.h5 ]]; do
+    ((SECONDS < deadline)) || fail "no rank started: $(cat "$work/first.out")"
+    sleep 0.5
+    local mpirun_pid
+    mpirun_pid=$(pgrep -P "$launcher" | head -n 1 || true)
+    [[ -n $mpirun_pid ]] && rank=$(pgrep -P "$mpirun_pid" | sort -n | tail -n 1 || true)
+  done
+  sleep 2
+  log "SIGTERM to one rank (pid $rank)"
+  kill -TERM "$rank"
+  wait "$launcher" || rc=$?
+  ((rc == 0)) || fail "tune.sh exited $rc after SIGTERM to one rank: $(cat "$work/first.out")"
+  local reason
+  reason=$(result_attr "$run" stop_reason)
+  [[ $reason == signal ]] || fail "stop reason '$reason' after SIGTERM, expected signal: $(cat "$work/first.out")"
+  log "both ranks stopped, stop reason signal"
+  "$source_dir/jobs/mpirun/tune.sh" -n 2 "$cfg" "$run" >"$work/second.out" 2>&1 ||
+    fail "tune.sh resume failed: $(cat "$work/second.out")"
+  grep -q "resumable -> .* resume $run" "$work/second.out" || fail "second tune.sh did not resume: $(cat "$work/second.out")"
+  reason=$(result_attr "$run" stop_reason)
+  [[ $reason != signal && -n $reason ]] || fail "resumed run ended with stop reason '$reason'"
+  log "resumed to the end: stop reason $reason"
+}
+
 case "$scenario" in
+  mpirun) scenario_mpirun ;;
   batch) scenario_batch ;;
   timelimit) scenario_timelimit ;;
   *) fail "unknown scenario '$scenario'" ;;
