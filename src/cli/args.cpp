@@ -32,7 +32,7 @@ ParsedArgs parse_args(const std::string& command, const Args& args,
       if (with_value.contains(name)) {
         if (!value) {
           if (i + 1 >= args.size()) {
-            throw InputError("isletune " + command + ": option " + name + " needs a value.");
+            throw InputError("option " + name + " of `isletune " + command + "` needs a value.");
           }
           value = args[++i];
         }
@@ -45,8 +45,8 @@ ParsedArgs parse_args(const std::string& command, const Args& args,
           allowed += " " + o;
         for (const auto& o : switches)
           allowed += " " + o;
-        throw InputError("isletune " + command + ": unknown option " + a + " (allowed:" + allowed +
-                         " --help).");
+        throw InputError("unknown option " + a + " for `isletune " + command +
+                         "` (allowed:" + allowed + " --help).");
       }
     } else {
       out.positional.push_back(a);

@@ -23,6 +23,7 @@
 #include "cli/signals.hpp"
 #include "common/error.hpp"
 #include "config/config.hpp"
+#include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
@@ -314,6 +315,11 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
     vote.restore(s.resume->votes, s.resume->last_wish, s.resume->island.generation);
     resume_island = s.resume->island;
     previous = s.resume;
+    // The replay clock continues where it was, so every later time is the same sum, bit
+    // for bit, as in a run that was never interrupted.
+    if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
+      replay->set_clock_s(s.resume->island.elapsed_s);
+    }
   }
   elapsed_s = s.resume ? s.resume->island.elapsed_s : 0.0;
 
@@ -479,8 +485,13 @@ std::string join_command(const std::string& name, const Args& args) {
 }  // namespace
 
 int run_command(const Args& args) {
-  const ParsedArgs parsed =
-      parse_args("run", args, {"--backend", "--out", "--seed"}, {"--overwrite"});
+  ParsedArgs parsed;
+  std::string usage_error;  // reported collectively, once, by rank 0
+  try {
+    parsed = parse_args("run", args, {"--backend", "--out", "--seed"}, {"--overwrite"});
+  } catch (const InputError& e) {
+    usage_error = e.what();
+  }
   if (parsed.help) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -491,6 +502,8 @@ int run_command(const Args& args) {
   Session s;
   s.command_line = join_command("run", args);
   phases.attempt([&] {
+    if (!usage_error.empty())
+      throw InputError(usage_error);
     expect_positional(parsed, 1, kRunUsage);
     s.config = load_config(parsed.positional[0]);
     ConfigOverrides o;
@@ -557,7 +570,13 @@ int run_command(const Args& args) {
 }
 
 int resume_command(const Args& args) {
-  const ParsedArgs parsed = parse_args("resume", args, {}, {});
+  ParsedArgs parsed;
+  std::string usage_error;  // reported collectively, once, by rank 0
+  try {
+    parsed = parse_args("resume", args, {}, {});
+  } catch (const InputError& e) {
+    usage_error = e.what();
+  }
   if (parsed.help) {
     std::fputs(kResumeHelp, stdout);
     return 0;
@@ -570,6 +589,8 @@ int resume_command(const Args& args) {
   std::optional<run::RankCheckpoint> checkpoint;
   std::string finished_reason;
   phases.attempt([&] {
+    if (!usage_error.empty())
+      throw InputError(usage_error);
     expect_positional(parsed, 1, "isletune resume DIR");
     s.dir = parsed.positional[0];
     const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The mpi.run.* tests: `isletune run/resume` under mpirun on the replay backend.
+#   run_cases.sh CASE NP
+# Environment (set by CMake): ISLETUNE_BIN, ISLETUNE_MPIEXEC (mpirun with its flags, as
+# one string), ISLETUNE_TEST_DIR (this folder), ISLETUNE_WORK (a scratch directory).
+set -uo pipefail
+case_name=$1
+np=$2
+bin=$ISLETUNE_BIN
+here=$ISLETUNE_TEST_DIR
+py=/usr/bin/python3
+work=$ISLETUNE_WORK/$case_name-np$np
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+read -r -a mpi <<<"$ISLETUNE_MPIEXEC"
+config=$here/replay.yaml
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# Runs isletune under mpirun with NP ranks.
+launch() { "${mpi[@]}" -np "$np" "$bin" "$@"; }
+
+# Starts a slowed-down run in the background and SIGKILLs its ranks after $2 seconds.
+run_and_kill() {
+  ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out "$1" \
+    >"$1.log" 2>&1 &
+  local launcher=$!
+  sleep "$2"
+  local ranks
+  ranks=$(pgrep -P "$launcher")
+  for pid in $ranks; do kill -9 "$pid" 2>/dev/null; done
+  wait "$launcher"
+  [[ -f $1/trace.h5 ]] || fail "no trace after the kill"
+  if h5dump -a /result/stop_reason "$1/trace.h5" >/dev/null 2>&1; then
+    fail "the run finished before it was killed; the test needs a slower replay"
+  fi
+}
+
+# Expects a failing command: non-zero exit, one error sentence mentioning $1.
+expect_error() {
+  local needle=$1
+  shift
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  echo "$out"
+  ((rc != 0)) || fail "expected a non-zero exit"
+  local lines
+  lines=$(grep -c '^isletune' <<<"$out")
+  [[ $lines == 1 ]] || fail "expected exactly one error line, got $lines"
+  grep -q -- "$needle" <<<"$out" || fail "the error does not mention '$needle'"
+  grep -q 'MPI_ABORT\|core dumped\|terminate called\|Segmentation' <<<"$out" && fail "the error was not clean"
+  return 0
+}
+
+case $case_name in
+  determinism)
+    # Same seed + replay => identical traces; another seed => a different one.
+    launch run "$config" --out a >a.log 2>&1 || fail "run a: $(cat a.log)"
+    launch run "$config" --out b >b.log 2>&1 || fail "run b: $(cat b.log)"
+    launch run "$config" --out c --seed 12 >c.log 2>&1 || fail "run c: $(cat c.log)"
+    $py "$here/compare_traces.py" a/trace.h5 b/trace.h5 || fail "same seed, different traces"
+    $py "$here/compare_traces.py" a/trace.h5 c/trace.h5 >/dev/null && fail "seed had no effect"
+    ;;
+  complete)
+    # Every evaluation of every rank is in the trace; all ranks end in the same generation.
+    launch run "$config" --out run >run.log 2>&1 || fail "run: $(cat run.log)"
+    cat run.log
+    grep -q '^gen ' run.log || fail "no progress lines"
+    grep -q '^best: ' run.log || fail "no best setting printed"
+    $py "$here/check_trace.py" run/trace.h5 || fail "incomplete trace"
+    "$bin" report run >report.txt || fail "report"
+    grep -q 'best:' report.txt || fail "report has no best setting"
+    ;;
+  schema)
+    launch run "$config" --out run >run.log 2>&1 || fail "run: $(cat run.log)"
+    h5dump -H run/trace.h5 >schema.txt || fail "h5dump"
+    for name in config environment rank_0000 ranks evaluations generations migrations \
+      result source sample settings space parameters stencil offsets coefficients; do
+      grep -q "\"$name\"" schema.txt || fail "h5dump -H shows no $name"
+    done
+    echo "h5dump -H shows the schema"
+    ;;
+  kill_resume)
+    # SIGKILL mid-run leaves a readable trace missing at most the current generation;
+    # resume then ends with exactly the trace of an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    run_and_kill killed 2.2
+    $py "$here/check_trace.py" killed/trace.h5 --partial || fail "killed trace unreadable"
+    "$bin" report killed >report.txt || fail "report of the killed run"
+    launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    cat resume.log
+    $py "$here/check_trace.py" killed/trace.h5 || fail "resumed trace incomplete"
+    $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
+    ;;
+  signal_resume)
+    # SIGUSR1 through mpirun: every rank stops after the generation, records `signal`,
+    # exits 0; resume finishes exactly like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out stopped \
+      >stopped.log 2>&1 &
+    launcher=$!
+    sleep 2
+    kill -USR1 "$launcher"
+    wait "$launcher" || fail "a signalled run must exit 0: $(cat stopped.log)"
+    cat stopped.log
+    h5dump -a /result/stop_reason stopped/trace.h5 | grep -q '"signal"' || fail "stop reason"
+    $py "$here/check_trace.py" stopped/trace.h5 || fail "signalled trace incomplete"
+    launch resume stopped >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 stopped/trace.h5 || fail "resume changed the run"
+    launch resume stopped | grep -q 'already finished' || fail "a finished run resumed again"
+    ;;
+  strategies)
+    for strategy in random sampled-random global-ga; do
+      sed "s/^ga: {/strategy: $strategy\nga: {/" "$config" >"$strategy.yaml"
+      sed -i "s|\.\./data/|$here/../data/|" "$strategy.yaml"
+      launch run "$strategy.yaml" --out "$strategy" >"$strategy.log" 2>&1 ||
+        fail "$strategy: $(cat "$strategy.log")"
+      grep '^best: ' "$strategy.log" || fail "$strategy printed no best setting"
+      $py "$here/check_trace.py" "$strategy/trace.h5" || fail "$strategy trace incomplete"
+    done
+    ;;
+  bad_input)
+    # One sentence, non-zero exit on every rank, no hang (ctest TIMEOUT guards it).
+    printf 'stencil: star2d1r\ngrid: [64, 64\n' >malformed.yaml
+    expect_error malformed.yaml launch run malformed.yaml --out x
+    sed 's/^seed: 11/seed: 11\nsede: 3/' "$config" >unknown.yaml
+    sed -i "s|\.\./data/|$here/../data/|" unknown.yaml
+    expect_error sede launch run unknown.yaml --out x
+    sed 's|dataset: .*|dataset: /nonexistent/none.h5}|' "$config" >missing.yaml
+    expect_error /nonexistent/none.h5 launch run missing.yaml --out x
+    launch run "$config" --out exists >/dev/null 2>&1 || fail "first run"
+    expect_error exists launch run "$config" --out exists
+    launch run "$config" --out exists --overwrite >/dev/null 2>&1 || fail "--overwrite refused"
+    touch afile
+    expect_error afile/sub launch run "$config" --out afile/sub
+    expect_error "unknown option" launch run "$config" --bogus
+    cp exists/trace.h5 exists/other.h5
+    $py -c "import h5py; f = h5py.File('exists/trace.h5', 'r+'); f.attrs['version'] = 99"
+    expect_error version launch resume exists
+    $py -c "import h5py; f = h5py.File('exists/trace.h5', 'r+'); f.attrs['version'] = 1"
+    if ((np > 1)); then
+      expect_error "same number" "${mpi[@]}" -np 1 "$bin" resume exists
+    fi
+    expect_error "not built\|without the CUDA\|no NVIDIA\|driver\|GPU" \
+      launch run "$config" --out gpu --backend cuda
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name on $np ranks"
