@@ -143,7 +143,7 @@ TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
   };
   const KernelSource illegal = raw("out[(1LL << 40) + threadIdx.x] = in[0];");
   const KernelSource trap = raw("if (threadIdx.x == 0) __trap(); out[0] = in[0];");
-  const KernelSource hang = raw("volatile int spin = 1; while (spin) {} out[0] = in[0];");
+  const KernelSource hang = raw("for (;;) __nanosleep(1000); out[0] = in[0];");
   KernelSource too_big = good;
   too_big.launch.block = {2048, 1, 1};
   const KernelSource broken = raw("this is not CUDA;");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,8 +45,64 @@ std::string exact_literal(double v) {
   return std::string("(") + buf + ")";
 }
 
-// The Apply struct of the kernel templates: the stencil's weighted sum, unrolled.
-std::string apply_struct(const Stencil& stencil, bool use_constant) {
+// Apply::block: one chunk of ufx x ufy x ufz merged points, `step` apart per axis (1 for
+// block merging, the block extent for cyclic). Every input position the chunk needs is
+// loaded once, in (z, y, x) order, and added into each point that uses it.
+std::string block_function(const Stencil& stencil, const Setting& s, bool use_constant) {
+  const bool cyclic = s[Param::merge] == static_cast<int>(MergeKind::cyclic);
+  const std::array<int, 3> uf{s[Param::ufx], s[Param::ufy], s[Param::ufz]};
+  const std::array<int, 3> step{cyclic ? s[Param::tbx] : 1, cyclic ? s[Param::tby] : 1,
+                                cyclic ? s[Param::tbz] : 1};
+  struct Use {
+    int point;
+    int coef;
+  };
+  std::map<std::array<int, 3>, std::vector<Use>> inputs;  // key (z, y, x)
+  std::vector<std::array<int, 3>> points;                 // (x, y, z) of each point
+  for (int uz = 0; uz < uf[2]; ++uz) {
+    for (int uy = 0; uy < uf[1]; ++uy) {
+      for (int ux = 0; ux < uf[0]; ++ux) {
+        const std::array<int, 3> pt{ux * step[0], uy * step[1], uz * step[2]};
+        const int q = static_cast<int>(points.size());
+        points.push_back(pt);
+        for (int k = 0; k < stencil.size(); ++k) {
+          const Offset& o = stencil.offsets()[k];
+          inputs[{pt[2] + o.z, pt[1] + o.y, pt[0] + o.x}].push_back({q, k});
+        }
+      }
+    }
+  }
+  std::ostringstream b;
+  b << "  template <long long SROW, long long SPLANE, long long OROW, long long OPLANE>\n"
+    << "  static __device__ __forceinline__ void block(const double* __restrict__ p,\n"
+    << "                                               double* __restrict__ o) {\n";
+  b << "    double";
+  for (std::size_t q = 0; q < points.size(); ++q)
+    b << (q ? ", a" : " a") << q;
+  b << ";\n";
+  std::vector<bool> started(points.size(), false);
+  for (const auto& [pos, uses] : inputs) {
+    b << "    {\n      const double v = p[(" << pos[2] << ") + (" << pos[1] << ") * SROW + ("
+      << pos[0] << ") * SPLANE];\n";
+    for (const Use& u : uses) {
+      const std::string c = use_constant ? "isl_coef[" + std::to_string(u.coef) + "]"
+                                         : exact_literal(stencil.coefficients()[u.coef]);
+      b << "      a" << u.point << (started[u.point] ? " += " : " = ") << c << " * v;\n";
+      started[u.point] = true;
+    }
+    b << "    }\n";
+  }
+  for (std::size_t q = 0; q < points.size(); ++q) {
+    b << "    o[(" << points[q][0] << ") + (" << points[q][1] << ") * OROW + (" << points[q][2]
+      << ") * OPLANE] = a" << q << ";\n";
+  }
+  b << "  }\n";
+  return b.str();
+}
+
+// The Apply struct of the kernel templates: the stencil's weighted sum, unrolled, per point
+// (edge path) and per chunk of merged points (fast path).
+std::string apply_struct(const Stencil& stencil, const Setting& setting, bool use_constant) {
   std::ostringstream s;
   const auto& off = stencil.offsets();
   const auto& coef = stencil.coefficients();
@@ -65,7 +122,7 @@ std::string apply_struct(const Stencil& stencil, bool use_constant) {
     s << "    s += " << c << " * p[(" << off[k].x << ") + (" << off[k].y << ") * SY + (" << off[k].z
       << ") * SZ];\n";
   }
-  s << "    return s;\n  }\n};\n";
+  s << "    return s;\n  }\n" << block_function(stencil, setting, use_constant) << "};\n";
   return s.str();
 }
 
@@ -114,6 +171,12 @@ std::optional<std::string> unsupported_reason(const Stencil& stencil, const Grid
              std::string(param_name(mf));
     }
   }
+  for (const auto& [uf, mf] : uf_mf) {
+    if (s[mf] % s[uf] != 0) {
+      return "merge factor " + std::string(param_name(mf)) +
+             " is not a multiple of unroll factor " + std::string(param_name(uf));
+    }
+  }
   const int merge = s[Param::merge];
   if (merge < 0 || merge > 2)
     return "merge must be none, block or cyclic";
@@ -156,7 +219,7 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
       << "x" << k.launch.grid[1] << "x" << k.launch.grid[2] << ", dynamic shared "
       << k.launch.shared_bytes << " B\n\n"
       << kernel_template("stencil_part1.cuh") << "\n"
-      << apply_struct(stencil, s[Param::use_constant] == 1) << "\n"
+      << apply_struct(stencil, s, s[Param::use_constant] == 1) << "\n"
       << "extern \"C\" __global__ void __launch_bounds__(" << tbx * tby * tbz << ")\n"
       << k.entry << "(const double* __restrict__ in, double* __restrict__ out) {\n"
       << "  extern __shared__ double isl_smem[];\n"
