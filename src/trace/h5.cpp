@@ -232,6 +232,22 @@ void Table::read_all(void* buf) const {
   H5_CHECK(H5Dread(dataset_.get(), row_type_, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
 }
 
+bool Table::try_read(hsize_t first, hsize_t n, void* buf) const {
+  if (n == 0)
+    return true;
+  const hid_t file_space = H5Dget_space(dataset_.get());
+  const hid_t mem_space = H5Screate_simple(1, &n, nullptr);
+  bool ok = file_space >= 0 && mem_space >= 0 &&
+            H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &first, nullptr, &n, nullptr) >= 0 &&
+            H5Dread(dataset_.get(), row_type_, mem_space, file_space, H5P_DEFAULT, buf) >= 0;
+  if (mem_space >= 0)
+    H5Sclose(mem_space);
+  if (file_space >= 0)
+    H5Sclose(file_space);
+  H5Eclear2(H5E_DEFAULT);
+  return ok;
+}
+
 void reclaim(hid_t row_type, void* buf, hsize_t n) {
   if (n == 0)
     return;

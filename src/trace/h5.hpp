@@ -119,6 +119,9 @@ class Table {
   void resize(hsize_t n);
   // Reads every row into buf (rows() * sizeof(row)); vlen data must be reclaimed.
   void read_all(void* buf) const;
+  // Reads rows [first, first + n) into buf; false (nothing thrown) when HDF5 cannot,
+  // e.g. rows whose variable-length data a killed writer never finished writing.
+  [[nodiscard]] bool try_read(hsize_t first, hsize_t n, void* buf) const;
 
  private:
   Dataset dataset_;

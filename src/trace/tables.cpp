@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace isletune::trace_detail {
@@ -149,24 +150,66 @@ std::string copy_string(const char* s) {
   return s != nullptr ? s : "";
 }
 
-// Reads every row of table `name` under loc as Row (vlen memory reclaimed by the caller).
+// The rows of a table that read back, as Row (vlen memory reclaimed by the caller):
+// normally all of them. A writer killed during a flush can leave the last rows pointing
+// at data that never reached the file; then the longest readable prefix is returned.
 template <typename Row>
-std::vector<Row> read_rows(hid_t loc, const char* name, hid_t type) {
-  const h5::Table table = h5::Table::open(loc, name, type);
-  std::vector<Row> rows(table.rows());
-  table.read_all(rows.data());
+std::vector<Row> read_prefix(const h5::Table& table, hid_t type) {
+  const hsize_t n = table.rows();
+  std::vector<Row> rows(n);
+  if (table.try_read(0, n, rows.data()))
+    return rows;
+  hsize_t good = 0;  // rows [0, good) read; rows [0, bad) do not
+  hsize_t bad = n;
+  while (bad - good > 1) {
+    const hsize_t mid = good + (bad - good) / 2;
+    std::vector<Row> probe(mid);
+    if (table.try_read(0, mid, probe.data())) {
+      h5::reclaim(type, probe.data(), mid);
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  rows.assign(good, Row{});
+  if (!table.try_read(0, good, rows.data()))
+    rows.clear();
   return rows;
 }
 
-// Index of the first row whose generation is after keep_through (rows are in order).
-hsize_t rows_through(const h5::Table& table, int keep_through) {
+// The readable rows of table `name` under loc; `total` gets the number of rows it holds.
+template <typename Row>
+std::vector<Row> read_rows(hid_t loc, const char* name, hid_t type, hsize_t* total = nullptr) {
+  const h5::Table table = h5::Table::open(loc, name, type);
+  if (total != nullptr)
+    *total = table.rows();
+  return read_prefix<Row>(table, type);
+}
+
+// The generation column of table `name` (fixed-size, never touches vlen data), as far as
+// it reads back.
+std::vector<GenerationColumn> generation_column(hid_t loc, const char* name) {
   h5::Datatype column(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(GenerationColumn))));
   H5_CHECK(H5Tinsert(column.get(), "generation", HOFFSET(GenerationColumn, generation),
                      H5T_NATIVE_INT32));
-  std::vector<GenerationColumn> gens(table.rows());
-  if (!gens.empty()) {
-    H5_CHECK(H5Dread(table.id(), column.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, gens.data()));
-  }
+  return read_rows<GenerationColumn>(loc, name, column.get());
+}
+
+// The first generation to drop from table `name` of which `readable` of `total` rows
+// read back: INT_MAX when all did; else the generation of the first unreadable row, or,
+// when even that cannot be read, the last readable generation (it may be partial).
+int incomplete_from(hid_t loc, const char* name, std::size_t readable, hsize_t total) {
+  if (readable >= total)
+    return std::numeric_limits<int>::max();
+  const auto gens = generation_column(loc, name);
+  if (readable < gens.size())
+    return gens[readable].generation;
+  return readable == 0 ? 0 : gens[readable - 1].generation;
+}
+
+// Number of leading rows of table `name` of generations up to keep_through.
+hsize_t rows_through(hid_t loc, const char* name, int keep_through) {
+  const auto gens = generation_column(loc, name);
   const auto it = std::find_if(gens.begin(), gens.end(), [&](const GenerationColumn& g) {
     return g.generation > keep_through;
   });
@@ -185,6 +228,30 @@ void describe_evaluations(hid_t dataset) {
 
 }  // namespace
 
+int evaluations_incomplete_from(hid_t loc) {
+  const RowTypes types;
+  const hid_t type = types.evaluation.get();
+  const h5::Table table = h5::Table::open(loc, "evaluations", type);
+  const hsize_t total = table.rows();
+  const auto gens = generation_column(loc, "evaluations");
+  if (gens.size() == total) {
+    // Only the last flush can be damaged: reading the last generation's rows decides.
+    if (total == 0)
+      return std::numeric_limits<int>::max();
+    hsize_t first = total - 1;
+    while (first > 0 && gens[first - 1].generation == gens.back().generation)
+      --first;
+    std::vector<EvaluationRow> tail(total - first);
+    if (table.try_read(first, tail.size(), tail.data())) {
+      h5::reclaim(type, tail.data(), tail.size());
+      return std::numeric_limits<int>::max();
+    }
+  }
+  auto rows = read_prefix<EvaluationRow>(table, type);
+  h5::reclaim(type, rows.data(), rows.size());
+  return incomplete_from(loc, "evaluations", rows.size(), total);
+}
+
 RowTypes::RowTypes()
     : string(h5::string_type()),
       evaluation(evaluation_type(string.get())),
@@ -200,10 +267,14 @@ std::vector<std::string> parameter_names() {
 
 std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
   const RowTypes types;
-  auto rows = read_rows<EvaluationRow>(loc, "evaluations", types.evaluation.get());
+  hsize_t total = 0;
+  auto rows = read_rows<EvaluationRow>(loc, "evaluations", types.evaluation.get(), &total);
+  const int cut = incomplete_from(loc, "evaluations", rows.size(), total);
   std::vector<EvaluationRecord> records;
   records.reserve(rows.size());
   for (const EvaluationRow& row : rows) {
+    if (row.generation >= cut)
+      break;
     EvaluationRecord r;
     r.eval_id = row.eval_id;
     r.generation = row.generation;
@@ -234,9 +305,14 @@ std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
 
 std::vector<GenerationRecord> read_generations(hid_t loc) {
   const RowTypes types;
-  const auto rows = read_rows<GenerationRow>(loc, "generations", types.generation.get());
+  hsize_t total = 0;
+  const auto rows = read_rows<GenerationRow>(loc, "generations", types.generation.get(), &total);
+  const int cut = std::min(incomplete_from(loc, "generations", rows.size(), total),
+                           evaluations_incomplete_from(loc));
   std::vector<GenerationRecord> records;
   for (const GenerationRow& row : rows) {
+    if (row.generation >= cut)
+      break;
     records.push_back({row.generation, row.wall_s, row.wait_s, row.best_ms, row.mean_fitness,
                        row.mcr, row.unique_genomes, row.evaluations});
   }
@@ -245,9 +321,14 @@ std::vector<GenerationRecord> read_generations(hid_t loc) {
 
 std::vector<MigrationRecord> read_migrations(hid_t loc) {
   const RowTypes types;
-  auto rows = read_rows<MigrationRow>(loc, "migrations", types.migration.get());
+  hsize_t total = 0;
+  auto rows = read_rows<MigrationRow>(loc, "migrations", types.migration.get(), &total);
+  const int cut = std::min(incomplete_from(loc, "migrations", rows.size(), total),
+                           evaluations_incomplete_from(loc));
   std::vector<MigrationRecord> records;
   for (const MigrationRow& row : rows) {
+    if (row.generation >= cut)
+      break;
     records.push_back(
         {row.generation, row.direction, row.peer, copy_string(row.key), row.median_ms});
   }
@@ -261,18 +342,33 @@ std::optional<Checkpoint> read_checkpoint(hid_t loc) {
   h5::Group group(H5_CHECK(H5Gopen2(loc, "checkpoint", H5P_DEFAULT)));
   if (!h5::has_attr(group.get(), "current"))
     return std::nullopt;
-  const std::string slot = "slot" + std::to_string(h5::read_attr_int(group.get(), "current"));
-  h5::Dataset data(H5_CHECK(H5Dopen2(group.get(), slot.c_str(), H5P_DEFAULT)));
-  h5::Dataspace space(H5_CHECK(H5Dget_space(data.get())));
-  hsize_t n = 0;
-  H5_CHECK(H5Sget_simple_extent_dims(space.get(), &n, nullptr));
-  Checkpoint c;
-  c.generation = static_cast<int>(h5::read_attr_int(data.get(), "generation"));
-  c.bytes.resize(n);
-  if (n > 0) {
-    H5_CHECK(H5Dread(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.bytes.data()));
-  }
-  return c;
+  // One slot's blob, or nullopt when it cannot be read back whole.
+  const auto read_slot = [&](int slot) -> std::optional<Checkpoint> {
+    const std::string name = "slot" + std::to_string(slot);
+    try {
+      if (!h5::exists(group.get(), name))
+        return std::nullopt;
+      h5::Dataset data(H5_CHECK(H5Dopen2(group.get(), name.c_str(), H5P_DEFAULT)));
+      h5::Dataspace space(H5_CHECK(H5Dget_space(data.get())));
+      hsize_t n = 0;
+      H5_CHECK(H5Sget_simple_extent_dims(space.get(), &n, nullptr));
+      Checkpoint c;
+      c.generation = static_cast<int>(h5::read_attr_int(data.get(), "generation"));
+      c.bytes.resize(n);
+      if (n > 0) {
+        H5_CHECK(
+            H5Dread(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.bytes.data()));
+      }
+      return c;
+    } catch (const h5::Error&) {
+      return std::nullopt;
+    }
+  };
+  // The current slot; if a kill damaged it after all, the other one (one generation older).
+  const int current = static_cast<int>(h5::read_attr_int(group.get(), "current"));
+  if (auto c = read_slot(current))
+    return c;
+  return read_slot(1 - current);
 }
 
 RankTables RankTables::create(h5::Group group) {
@@ -299,9 +395,11 @@ RankTables RankTables::open(h5::Group group, int keep_through) {
   t.evaluation_table_ = h5::Table::open(g, "evaluations", t.types_->evaluation.get());
   t.generation_table_ = h5::Table::open(g, "generations", t.types_->generation.get());
   t.migration_table_ = h5::Table::open(g, "migrations", t.types_->migration.get());
-  for (h5::Table* table : {&t.evaluation_table_, &t.generation_table_, &t.migration_table_}) {
-    table->resize(rows_through(*table, keep_through));
-  }
+  // The checkpoint of keep_through is written after that generation's flush, so every
+  // row kept here was completely written; damaged rows of a later flush are cut off.
+  t.evaluation_table_.resize(rows_through(g, "evaluations", keep_through));
+  t.generation_table_.resize(rows_through(g, "generations", keep_through));
+  t.migration_table_.resize(rows_through(g, "migrations", keep_through));
   H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
   return t;
 }

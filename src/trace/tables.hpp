@@ -30,6 +30,10 @@ struct RowTypes {
 [[nodiscard]] std::vector<EvaluationRecord> read_evaluations(hid_t loc);
 [[nodiscard]] std::vector<GenerationRecord> read_generations(hid_t loc);
 [[nodiscard]] std::vector<MigrationRecord> read_migrations(hid_t loc);
+// The first generation whose evaluation rows did not all reach the file (a writer
+// killed during a flush), or INT_MAX when every row reads back. The read_* functions
+// drop that generation and later ones, so the tables agree on complete generations.
+[[nodiscard]] int evaluations_incomplete_from(hid_t loc);
 // The current checkpoint under loc, or nullopt when none was written.
 [[nodiscard]] std::optional<Checkpoint> read_checkpoint(hid_t loc);
 
