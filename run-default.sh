@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The main isletune job in one command, on a fresh Debian 12 / Ubuntu 24.04 machine:
+# installs what is missing, builds, and tunes star2d1r with the island GA on 2 MPI ranks.
+# With an NVIDIA GPU (nvidia-smi lists one) it measures real kernels (backend cuda);
+# without one it replays the shipped SYNTHETIC dataset (backend replay). Prints one line
+# per generation and the best setting; the trace lands in build/runs/default/.
+#
+#   ./run-default.sh            # extra arguments go to `isletune run` (e.g. --seed 3)
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(pwd)
+
+# 1. Dependencies (only what is missing; sudo when not root).
+packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  libyaml-cpp-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib python3-pytest)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=$([[ $(id -u) -eq 0 ]] && echo "" || echo sudo)
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# 2. Build (the same preset as the tests; CUDA evaluator when the toolkit is found).
+cmake --preset default >/dev/null
+cmake --build --preset default --target isletune
+if cmake --build --preset default --target help 2>/dev/null | grep -q isletune-worker; then
+  cmake --build --preset default --target isletune-worker  # the CUDA measuring process
+fi
+
+# 3. The embedded default configuration.
+gpus=0
+command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+config=build/default.yaml
+if ((gpus > 0)); then
+  backend=cuda
+  evaluator="evaluator: {backend: cuda}"
+else
+  backend=replay
+  evaluator="evaluator: {backend: replay, dataset: $root/tests/data/synthetic-star2d1r.h5}"
+fi
+cat >"$config" <<YAML
+# isletune default job (written by run-default.sh): star2d1r on 4096^2, island GA.
+stencil: star2d1r
+grid: [4096, 4096]
+space:                 # the 2-D part-1 space the shipped dataset was recorded over
+  streaming: {values: [0]}
+  tdeg: {values: [1]}
+  tbx: {values: [8, 32, 64, 128, 256]}
+  tby: {values: [1, 2, 4, 8, 16, 32]}
+  mfx: {values: [1, 2, 4]}
+  mfy: {values: [1, 2, 4]}
+  ufx: {values: [1, 2]}
+  ufy: {values: [1, 2]}
+sampler: {predictor: roofline, max_samples: 1024}
+ga: {population: 16, rows: 4, cols: 4, mutation_rate: 0.02}
+budget: {max_generations: 40}
+$evaluator
+seed: 1
+output: $root/build/runs/default
+YAML
+
+# 4. Run: 2 islands (one per GPU when there are two; they share one otherwise).
+mpi=(mpirun -np 2 --oversubscribe)
+[[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
+echo "isletune: 2 ranks, backend $backend ($gpus GPU(s) found), config $config"
+"${mpi[@]}" build/bin/isletune run "$config" --overwrite "$@"
