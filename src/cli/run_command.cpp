@@ -280,12 +280,12 @@ class Progress {
       left = " MCR stop only";
     if (std::isinf(best_all)) {
       std::printf(
-          "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.1f s) | "
+          "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
           s.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str());
     } else {
       std::printf(
-          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.1f s) | "
+          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
           s.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
           elapsed, now_s() - start_s_, left.c_str());
@@ -445,7 +445,7 @@ int finish(const ring::World& world, Session& s, const SearchResult& result, dou
   if (winner >= 0) {
     std::printf(
         "best: %.5f ms/step (%.2f GCells/s) on rank %d after %d generations, %lld "
-        "evaluations, stop: %s (%.1f s search clock, %.1f s wall)\n"
+        "evaluations, stop: %s (%.1f s search clock, %.3f s wall)\n"
         "  %s\n  key: %s\n",
         info.median_ms, info.gcells_per_s, winner, info.generations,
         static_cast<long long>(info.evaluations), info.stop_reason.c_str(), wall, now_s() - start_s,
