@@ -24,12 +24,25 @@ fail() {
 # Runs isletune under mpirun with NP ranks.
 launch() { "${mpi[@]}" -np "$np" "$bin" "$@"; }
 
-# Starts a slowed-down run in the background and SIGKILLs its ranks after $2 seconds.
+# Waits until rank 0 has printed generation $2 in log $1 (then every rank has flushed the
+# generation before it), at most 60 s.
+wait_for_generation() {
+  local i
+  for ((i = 0; i < 600; ++i)); do
+    grep -q "^gen *$2 " "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "generation $2 never appeared in $1"
+}
+
+# Starts a slowed-down run in the background and SIGKILLs its ranks once generation $2
+# has been printed (mid-run: the slowed run needs about 10 generations).
 run_and_kill() {
   ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out "$1" \
     >"$1.log" 2>&1 &
   local launcher=$!
-  sleep "$2"
+  wait_for_generation "$1.log" "$2"
+  sleep 0.1
   local ranks
   ranks=$(pgrep -P "$launcher")
   for pid in $ranks; do kill -9 "$pid" 2>/dev/null; done
@@ -89,7 +102,7 @@ case $case_name in
     # SIGKILL mid-run leaves a readable trace missing at most the current generation;
     # resume then ends with exactly the trace of an uninterrupted run.
     launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    run_and_kill killed 2.2
+    run_and_kill killed 3
     $py "$here/check_trace.py" killed/trace.h5 --partial || fail "killed trace unreadable"
     "$bin" report killed >report.txt || fail "report of the killed run"
     launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
@@ -104,7 +117,7 @@ case $case_name in
     ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out stopped \
       >stopped.log 2>&1 &
     launcher=$!
-    sleep 2
+    wait_for_generation stopped.log 2
     kill -USR1 "$launcher"
     wait "$launcher" || fail "a signalled run must exit 0: $(cat stopped.log)"
     cat stopped.log
