@@ -136,6 +136,7 @@ struct Session {
   std::optional<Space> space;
   std::optional<std::vector<Setting>> candidates;
   SampledSet sampled;
+  std::vector<Setting> global_alphabet;  // global-ga: the whole (recorded) space
   std::optional<RankTraceWriter> rank_writer;
   std::optional<RunTraceWriter> run_writer;  // rank 0
   std::optional<run::RankState> resume;
@@ -348,21 +349,10 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
       case Strategy::sampled_random:
         result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks);
         break;
-      case Strategy::global_ga: {
-        // No sampling: the whole (recorded) space is the alphabet.
-        std::vector<Setting> alphabet;
-        if (s.candidates) {
-          alphabet = *s.candidates;
-        } else if (s.space->size(seed) <= 200000) {
-          s.space->for_each_valid(-1, [&](const Setting& x) { alphabet.push_back(x); });
-        } else {
-          throw InputError(c.origin + ": strategy global-ga enumerates the space, which has " +
-                           std::to_string(static_cast<long long>(s.space->size(seed))) +
-                           " settings; narrow `space` to at most 200000.");
-        }
-        result = run_global_ga(c.ga, alphabet, *s.evaluator, vote, sink, seed, rank, hooks);
+      case Strategy::global_ga:
+        result =
+            run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks);
         break;
-      }
       case Strategy::random: {
         std::function<std::optional<Setting>(Rng&)> draw;
         if (s.candidates) {
@@ -482,6 +472,73 @@ std::string join_command(const std::string& name, const Args& args) {
   return out;
 }
 
+// Builds everything, writes the trace headers and runs the search from generation 0.
+// `s.config` and `s.dir` are set; rank 0 has prepared the directory. Collective.
+int start_fresh(const ring::World& world, Phases& phases, Session& s, const char* command,
+                double start_s) {
+  build(world, s, phases);
+  phases.attempt([&] {
+    const Config& c = s.config;
+    if (c.strategy == Strategy::island_ga || c.strategy == Strategy::sampled_random) {
+      s.sampled = sample_settings(c, *s.stencil, *s.space, s.candidates);
+    }
+    if (c.strategy == Strategy::global_ga) {
+      // No sampling: the recorded settings, or the whole space when it can be listed.
+      if (s.candidates) {
+        s.global_alphabet = *s.candidates;
+      } else if (s.space->size(c.seed) <= 200000) {
+        s.space->for_each_valid(-1, [&](const Setting& x) { s.global_alphabet.push_back(x); });
+      } else {
+        throw InputError(c.origin + ": strategy global-ga enumerates the space, which has " +
+                         std::to_string(static_cast<long long>(s.space->size(c.seed))) +
+                         " settings; narrow `space` to at most 200000.");
+      }
+    }
+  });
+  if (phases.failed(command))
+    return 2;
+  // Rank 0 first creates trace.h5; then every rank its own file.
+  phases.attempt([&] {
+    if (world.rank() != 0)
+      return;
+    RunInfo info;
+    info.command = s.command_line;
+    info.seed = s.config.seed;
+    s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
+    s.run_writer->write_config(to_yaml(s.config));
+    s.run_writer->write_stencil(*s.stencil);
+    s.run_writer->write_space(s.space->all_values());
+    if (!s.sampled.empty())
+      s.run_writer->write_sample(to_sample_data(s.sampled));
+    s.run_writer->link_ranks(world.size());
+  });
+  if (phases.failed(command))
+    return 2;
+  phases.attempt([&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank())); });
+  const auto envs = world.gather(pack(s.env));
+  phases.attempt([&] {
+    if (world.rank() != 0)
+      return;
+    for (const auto& e : envs)
+      s.run_writer->write_environment(unpack(e));
+    s.run_writer->flush();
+  });
+  if (phases.failed(command))
+    return 2;
+  if (world.rank() == 0) {
+    std::printf(
+        "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s, %zu sampled "
+        "settings, trace %s\n",
+        command, s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
+        std::string(strategy_name(s.config.strategy)).c_str(), s.evaluator->name().c_str(),
+        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str());
+    std::fflush(stdout);
+  }
+  double elapsed_s = 0;
+  const SearchResult result = search(world, s, start_s, elapsed_s);
+  return finish(world, s, result, elapsed_s, start_s);
+}
+
 }  // namespace
 
 int run_command(const Args& args) {
@@ -519,54 +576,7 @@ int run_command(const Args& args) {
   });
   if (phases.failed("run"))
     return 2;
-  build(world, s, phases);
-  phases.attempt([&] {
-    if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
-      s.sampled = sample_settings(s.config, *s.stencil, *s.space, s.candidates);
-    }
-  });
-  if (phases.failed("run"))
-    return 2;
-  // Rank 0 first creates trace.h5; then every rank its own file.
-  phases.attempt([&] {
-    if (world.rank() != 0)
-      return;
-    RunInfo info;
-    info.command = s.command_line;
-    info.seed = s.config.seed;
-    s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
-    s.run_writer->write_config(to_yaml(s.config));
-    s.run_writer->write_stencil(*s.stencil);
-    s.run_writer->write_space(s.space->all_values());
-    if (!s.sampled.empty())
-      s.run_writer->write_sample(to_sample_data(s.sampled));
-    s.run_writer->link_ranks(world.size());
-  });
-  if (phases.failed("run"))
-    return 2;
-  phases.attempt([&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank())); });
-  const auto envs = world.gather(pack(s.env));
-  phases.attempt([&] {
-    if (world.rank() != 0)
-      return;
-    for (const auto& e : envs)
-      s.run_writer->write_environment(unpack(e));
-    s.run_writer->flush();
-  });
-  if (phases.failed("run"))
-    return 2;
-  if (world.rank() == 0) {
-    std::printf(
-        "isletune run: %s %dx%dx%d, strategy %s, backend %s, %d rank%s, %zu sampled "
-        "settings, trace %s\n",
-        s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
-        std::string(strategy_name(s.config.strategy)).c_str(), s.evaluator->name().c_str(),
-        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str());
-    std::fflush(stdout);
-  }
-  double elapsed_s = 0;
-  const SearchResult result = search(world, s, start_s, elapsed_s);
-  return finish(world, s, result, elapsed_s, start_s);
+  return start_fresh(world, phases, s, "run", start_s);
 }
 
 int resume_command(const Args& args) {
@@ -618,12 +628,9 @@ int resume_command(const Args& args) {
                        "strategy " +
                        std::string(strategy_name(s.config.strategy)) + ".");
     }
-    const auto blob = reader.checkpoint(world.rank());
-    if (!blob) {
-      throw InputError(file.string() + ": rank " + std::to_string(world.rank()) +
-                       " completed no generation; start the run again with --overwrite.");
-    }
-    checkpoint = run::decode_checkpoint(blob->bytes);
+    // A rank without a checkpoint completed no generation: the run then starts over.
+    if (const auto blob = reader.checkpoint(world.rank()))
+      checkpoint = run::decode_checkpoint(blob->bytes);
     const auto sample = reader.sample();
     if (!sample)
       throw InputError(file.string() + " has no /sample to continue from.");
@@ -638,9 +645,25 @@ int resume_command(const Args& args) {
     }
     return 0;
   }
-  // Every rank continues from the newest generation all of them completed.
-  const int newest = checkpoint ? checkpoint->current.island.generation : 0;
+  // Every rank continues from the newest generation all of them completed; when some
+  // rank completed none, nothing can be continued and the run starts over (the same
+  // configuration and seed: exactly what the interrupted run would have done).
+  const int newest = checkpoint ? checkpoint->current.island.generation : -1;
   const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
+  if (common < 0) {
+    if (world.rank() == 0) {
+      std::printf("isletune resume: %s completed no generation on every rank; starting over\n",
+                  s.dir.c_str());
+    }
+    s.sampled = {};
+    phases.attempt([&] {
+      if (world.rank() == 0)
+        prepare_directory(s.dir, true);
+    });
+    if (phases.failed("resume"))
+      return 2;
+    return start_fresh(world, phases, s, "resume", start_s);
+  }
   phases.attempt([&] {
     s.resume = checkpoint->at(common);
     if (!s.resume) {

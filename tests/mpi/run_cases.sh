@@ -110,6 +110,24 @@ case $case_name in
     $py "$here/check_trace.py" killed/trace.h5 || fail "resumed trace incomplete"
     $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
     ;;
+  early_resume)
+    # Killed before any generation completed: resume starts over and ends like a run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    ISLETUNE_REPLAY_DELAY_S=3 "${mpi[@]}" -np "$np" "$bin" run "$config" --out early \
+      >early.log 2>&1 &
+    launcher=$!
+    for ((i = 0; i < 600; ++i)); do
+      grep -q '^isletune run:' early.log && break
+      sleep 0.1
+    done
+    sleep 0.5
+    for pid in $(pgrep -P "$launcher"); do kill -9 "$pid" 2>/dev/null; done
+    wait "$launcher"
+    grep -q '^gen ' early.log && fail "a generation completed before the kill"
+    launch resume early >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    grep -q 'starting over' resume.log || fail "resume did not start over"
+    $py "$here/compare_traces.py" full/trace.h5 early/trace.h5 || fail "restart changed the run"
+    ;;
   signal_resume)
     # SIGUSR1 through mpirun: every rank stops after the generation, records `signal`,
     # exits 0; resume finishes exactly like an uninterrupted run.
