@@ -21,6 +21,19 @@ fail() {
   exit 1
 }
 
+# The child processes of process $1 (the ranks under mpirun), read from /proc so the
+# test needs no procps.
+children() {
+  local p stat rest state ppid
+  for p in /proc/[0-9]*; do
+    stat=$(cat "$p/stat" 2>/dev/null) || continue
+    rest=${stat##*) }
+    read -r state ppid _ <<<"$rest"
+    [[ $ppid == "$1" ]] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
 # Runs isletune under mpirun with NP ranks.
 launch() { "${mpi[@]}" -np "$np" "$bin" "$@"; }
 
@@ -44,7 +57,7 @@ run_and_kill() {
   wait_for_generation "$1.log" "$2"
   sleep 0.1
   local ranks
-  ranks=$(pgrep -P "$launcher")
+  ranks=$(children "$launcher")
   for pid in $ranks; do kill -9 "$pid" 2>/dev/null; done
   wait "$launcher"
   [[ -f $1/trace.h5 ]] || fail "no trace after the kill"
@@ -121,7 +134,7 @@ case $case_name in
       sleep 0.1
     done
     sleep 0.5
-    for pid in $(pgrep -P "$launcher"); do kill -9 "$pid" 2>/dev/null; done
+    for pid in $(children "$launcher"); do kill -9 "$pid" 2>/dev/null; done
     wait "$launcher"
     grep -q '^gen ' early.log && fail "a generation completed before the kill"
     launch resume early >resume.log 2>&1 || fail "resume: $(cat resume.log)"
