@@ -4,9 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <unordered_set>
 
 #include "common/error.hpp"
 #include "eval/replay/replay_evaluator.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
 
 namespace isletune {
 namespace {
@@ -105,6 +109,23 @@ TEST(Replay, LoadsTheShippedSyntheticDataset) {
   EXPECT_LT(best, 0.2);
   EXPECT_GT(replay.clock_s(), 0.0);
   EXPECT_EQ(replay.limits().sm_count, 132);
+}
+
+TEST(Replay, SamplerDrawsOnlyRecordedSettingsAndAllOfThemAnswer) {
+  const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
+  ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  ListSource source(replay.candidates());
+  SamplerSettings settings;
+  settings.max_samples = 300;
+  const SampledSet sampled = sample(source, UniformPredictor{}, settings, 3).set;
+  ASSERT_FALSE(sampled.empty());
+  std::unordered_set<Setting, SettingHash> recorded(replay.candidates().begin(),
+                                                    replay.candidates().end());
+  for (const Setting& s : sampled.settings)
+    EXPECT_TRUE(recorded.contains(s));
+  for (const Measurement& m : replay.evaluate(sampled.settings)) {
+    EXPECT_NE(m.status, Status::invalid) << m.message;
+  }
 }
 
 }  // namespace
