@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -98,14 +99,20 @@ class Phases {
   std::string error_;
 };
 
-// The rank's TraceSink: forwards to its rank file and, after the rows of a generation
-// are durable, stores that generation's checkpoint (rows first, so a checkpoint never
-// refers to rows that were lost).
+// The rank's TraceSink: forwards to its rank file, shows each generation to an observer
+// (the progress line) and, after the rows of a generation are durable, stores that
+// generation's checkpoint (rows first, so a checkpoint never refers to rows that were
+// lost).
 class CheckpointingSink final : public TraceSink {
  public:
-  explicit CheckpointingSink(RankTraceWriter& writer) : writer_(writer) {}
+  CheckpointingSink(RankTraceWriter& writer, std::function<void(const GenerationRecord&)> observer)
+      : writer_(writer), observer_(std::move(observer)) {}
   void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
-  void generation(const GenerationRecord& r) override { writer_.generation(r); }
+  void generation(const GenerationRecord& r) override {
+    writer_.generation(r);
+    if (observer_)
+      observer_(r);
+  }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
   void flush() override {
     writer_.flush();
@@ -121,6 +128,7 @@ class CheckpointingSink final : public TraceSink {
 
  private:
   RankTraceWriter& writer_;
+  std::function<void(const GenerationRecord&)> observer_;  // the progress line
   int pending_generation_ = 0;
   std::optional<std::vector<std::uint8_t>> pending_;
 };
@@ -220,32 +228,16 @@ void prepare_directory(const fs::path& dir, bool overwrite) {
 // Rank 0's per-generation progress line (collective: every rank gathers its numbers).
 class Progress {
  public:
-  Progress(const ring::World& world, const Config& config, double start_s)
-      : world_(world), config_(config), start_s_(start_s) {}
+  Progress(const ring::World& world, const Config& config, double start_s, std::int64_t evaluations)
+      : world_(world), config_(config), start_s_(start_s), evaluations_(evaluations) {}
 
-  void generation(const IslandState& s) {
-    const double best = s.best ? s.best->second.median_ms : std::nan("");
-    double mcr = 0;
-    if (!s.population.empty()) {
-      std::vector<std::size_t> counts;
-      std::vector<const Genome*> seen;
-      for (const Individual& ind : s.population) {
-        std::size_t k = 0;
-        while (k < seen.size() && *seen[k] != ind.genome)
-          ++k;
-        if (k == seen.size()) {
-          seen.push_back(&ind.genome);
-          counts.push_back(0);
-        }
-        ++counts[k];
-      }
-      std::size_t top = 0;
-      for (std::size_t c : counts)
-        top = std::max(top, c);
-      mcr = static_cast<double>(top) / static_cast<double>(s.population.size());
-    }
-    const std::vector<double> mine = {static_cast<double>(s.generation),
-                                      static_cast<double>(s.evaluations), best, mcr, s.elapsed_s};
+  // Every strategy records one GenerationRecord per generation on every rank, so the
+  // gather below is matched on all ranks. `evaluations` counts measurements so far.
+  void generation(const GenerationRecord& g) {
+    evaluations_ += g.evaluations;
+    const std::vector<double> mine = {static_cast<double>(g.generation),
+                                      static_cast<double>(evaluations_), g.best_ms, g.mcr,
+                                      g.wall_s};
     const std::vector<double> all = world_.gather(mine);
     if (world_.rank() != 0)
       return;
@@ -269,7 +261,7 @@ class Progress {
     std::string left;
     const GaSettings& ga = config_.ga;
     if (ga.max_generations > 0)
-      left += " " + std::to_string(ga.max_generations - s.generation) + " gen";
+      left += " " + std::to_string(ga.max_generations - g.generation) + " gen";
     if (ga.max_evaluations > 0)
       left += " " + std::to_string(static_cast<long long>(min_evals_left)) + " evals";
     if (ga.time_budget_s > 0) {
@@ -283,12 +275,12 @@ class Progress {
       std::printf(
           "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
-          s.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str());
+          g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str());
     } else {
       std::printf(
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
-          s.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
+          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
           elapsed, now_s() - start_s_, left.c_str());
     }
     std::fflush(stdout);
@@ -298,6 +290,7 @@ class Progress {
   const ring::World& world_;
   const Config& config_;
   double start_s_;
+  std::int64_t evaluations_ = 0;
 };
 
 // Runs the configured strategy on this rank to the end; collective (ring, vote,
@@ -307,8 +300,11 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
   ring::RingStopVote ring_vote(world.comm());
   run::RecordingMigrator migrator(ring_migrator);
   run::RecordingVote vote(ring_vote);
-  CheckpointingSink sink(*s.rank_writer);
-  Progress progress(world, s.config, start_s);
+  Progress progress(world, s.config, start_s, s.resume ? s.resume->island.evaluations : 0);
+  CheckpointingSink sink(*s.rank_writer, [&](const GenerationRecord& g) {
+    elapsed_s = g.wall_s;
+    progress.generation(g);
+  });
   std::optional<IslandState> resume_island;
   std::optional<run::RankState> previous;
   if (s.resume) {
@@ -332,8 +328,6 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
                            vote.last_wish()};
     sink.set_pending(st.generation, run::encode_checkpoint({current, previous}));
     previous = std::move(current);
-    elapsed_s = st.elapsed_s;
-    progress.generation(st);
   };
 
   const Config& c = s.config;
