@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <span>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,12 +55,15 @@ Space part1_space(const Stencil& st, const Grid& g, const DeviceLimits& limits) 
   v[index_of(Param::tdeg)] = {1};
   v[index_of(Param::tbx)] = {32, 64, 128, 256};
   v[index_of(Param::tby)] = {1, 2, 4, 8, 16};
-  if (st.dims() == 3) v[index_of(Param::tbz)] = {1, 2, 4, 8};
+  if (st.dims() == 3)
+    v[index_of(Param::tbz)] = {1, 2, 4, 8};
   v[index_of(Param::mfx)] = {1, 2};
   v[index_of(Param::ufx)] = {1, 2};
-  for (Param p : {Param::mfy, Param::ufy}) v[index_of(p)] = {1, 2, 4};
+  for (Param p : {Param::mfy, Param::ufy})
+    v[index_of(p)] = {1, 2, 4};
   if (st.dims() == 3) {
-    for (Param p : {Param::mfz, Param::ufz}) v[index_of(p)] = {1, 2, 4};
+    for (Param p : {Param::mfz, Param::ufz})
+      v[index_of(p)] = {1, 2, 4};
   }
   return Space(st, g, limits, v);
 }
@@ -72,8 +75,10 @@ std::vector<Setting> random_settings(const Space& space, int n, std::uint64_t se
   std::set<Setting> seen;
   for (int tries = 0; static_cast<int>(out.size()) < n && tries < 50 * n; ++tries) {
     auto s = space.random_setting(rng);
-    if (!s) break;
-    if (seen.insert(*s).second) out.push_back(*s);
+    if (!s)
+      break;
+    if (seen.insert(*s).second)
+      out.push_back(*s);
   }
   return out;
 }
@@ -83,8 +88,8 @@ double gcells(const Grid& g, const Measurement& m) {
 }
 
 int run_kernels(const Options& o) {
-  std::printf("%-10s %8s %8s %6s %7s %9s  %s\n", "stencil", "naive", "best", "x", "roof%",
-              "ok/N", "best setting (GCells/s; roof = copy BW/16 or FP64 peak/FPC)");
+  std::printf("%-10s %8s %8s %6s %7s %9s  %s\n", "stencil", "naive", "best", "x", "roof%", "ok/N",
+              "best setting (GCells/s; roof = copy BW/16 or FP64 peak/FPC)");
   double copy_gbs = 0;
   for (const std::string& name : o.stencils) {
     const Stencil st = typical_stencil(name);
@@ -100,24 +105,28 @@ int run_kernels(const Options& o) {
     CudaEvaluator e(Problem{st, g, 48, 2, 10});
     if (copy_gbs == 0) {
       copy_gbs = e.environment().copy_bandwidth_gbs;
-      std::printf("# GPU %s (%s), driver %d, CUDA runtime %d, NVRTC %s, SM clock %d MHz, "
-                  "copy %.0f GB/s -> roofline %.1f GCells/s\n",
-                  e.environment().name.c_str(), e.environment().uuid.c_str(),
-                  e.environment().driver_version, e.environment().runtime_version,
-                  e.environment().nvrtc_version.c_str(), e.environment().sm_clock_mhz, copy_gbs,
-                  copy_gbs / 16);
+      std::printf(
+          "# GPU %s (%s), driver %d, CUDA runtime %d, NVRTC %s, SM clock %d MHz, "
+          "copy %.0f GB/s -> roofline %.1f GCells/s\n",
+          e.environment().name.c_str(), e.environment().uuid.c_str(),
+          e.environment().driver_version, e.environment().runtime_version,
+          e.environment().nvrtc_version.c_str(), e.environment().sm_clock_mhz, copy_gbs,
+          copy_gbs / 16);
     }
     const Space space = part1_space(st, g, e.limits());
     std::vector<Setting> batch{naive_setting(st.dims())};
-    for (const Setting& s : random_settings(space, n, o.seed)) batch.push_back(s);
+    for (const Setting& s : random_settings(space, n, o.seed))
+      batch.push_back(s);
     const auto t0 = std::chrono::steady_clock::now();
     const auto got = e.evaluate(batch);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::size_t best = 0;
     int ok = 0;
     for (std::size_t i = 1; i < got.size(); ++i) {
       ok += got[i].ok();
-      if (gcells(g, got[i]) > gcells(g, got[best])) best = i;
+      if (gcells(g, got[i]) > gcells(g, got[best]))
+        best = i;
     }
     const double naive = gcells(g, got[0]);
     const double top = gcells(g, got[best]);
@@ -129,12 +138,15 @@ int run_kernels(const Options& o) {
                 static_cast<int>(batch.size() - 1),
                 best == 0 ? "naive" : canonical_key(batch[best]).c_str(),
                 fp_roof < mem_roof ? " (FP64-bound)" : "", wall);
-    if (!got[0].ok()) std::printf("  naive failed: %s\n", got[0].message.c_str());
+    if (!got[0].ok())
+      std::printf("  naive failed: %s\n", got[0].message.c_str());
     std::map<std::string, int> failures;
     for (const auto& m : got) {
-      if (!m.ok()) ++failures[std::string(status_name(m.status))];
+      if (!m.ok())
+        ++failures[std::string(status_name(m.status))];
     }
-    for (const auto& [status, count] : failures) std::printf("  %d %s\n", count, status.c_str());
+    for (const auto& [status, count] : failures)
+      std::printf("  %d %s\n", count, status.c_str());
     std::fflush(stdout);
   }
   return 0;
@@ -153,8 +165,8 @@ int run_throughput(const Options& o) {
   for (const char* phase : {"cold", "warm"}) {
     CudaEvaluator e(Problem{st, g, 48, 2, 10});
     if (settings.empty()) {
-      settings = random_settings(part1_space(st, g, e.limits()), o.throughput_batches * o.throughput_batch,
-                                 o.seed + 1);
+      settings = random_settings(part1_space(st, g, e.limits()),
+                                 o.throughput_batches * o.throughput_batch, o.seed + 1);
     }
     double busy_ms = 0, compile_ms = 0;
     int ok = 0;
@@ -168,11 +180,13 @@ int run_throughput(const Options& o) {
         ok += m.ok();
       }
     }
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("throughput %s cache: %s %dx%dx%d, %zu evaluations (%d ok) in %.1f s = %.0f "
-                "evaluations/min, GPU-busy %.0f%%, compile+load %.0f ms total\n",
-                phase, o.throughput_stencil.c_str(), g.nx, g.ny, g.nz, settings.size(), ok, wall,
-                60.0 * settings.size() / wall, 100 * busy_ms / 1e3 / wall, compile_ms);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(
+        "throughput %s cache: %s %dx%dx%d, %zu evaluations (%d ok) in %.1f s = %.0f "
+        "evaluations/min, GPU-busy %.0f%%, compile+load %.0f ms total\n",
+        phase, o.throughput_stencil.c_str(), g.nx, g.ny, g.nz, settings.size(), ok, wall,
+        60.0 * settings.size() / wall, 100 * busy_ms / 1e3 / wall, compile_ms);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);
@@ -183,7 +197,8 @@ std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
+    if (!item.empty())
+      out.push_back(item);
   }
   return out;
 }
@@ -200,29 +215,43 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw isletune::InputError("option " + a + " needs a value");
+      if (i + 1 >= argc)
+        throw isletune::InputError("option " + a + " needs a value");
       return argv[++i];
     };
     try {
-      if (a == "--stencils") o.stencils = split(next());
-      else if (a == "--samples2d") o.samples_2d = std::stoi(next());
-      else if (a == "--samples3d") o.samples_3d = std::stoi(next());
-      else if (a == "--n2d") o.n2d = std::stoi(next());
-      else if (a == "--n3d") o.n3d = std::stoi(next());
-      else if (a == "--seed") o.seed = std::stoull(next());
-      else if (a == "--throughput") o.throughput = true;
-      else if (a == "--throughput-stencil") o.throughput_stencil = next();
-      else if (a == "--no-kernels") kernels = false;
-      else if (a == "--dry-run") o.dry_run = true;
-      else throw isletune::InputError("unknown option " + a);
+      if (a == "--stencils")
+        o.stencils = split(next());
+      else if (a == "--samples2d")
+        o.samples_2d = std::stoi(next());
+      else if (a == "--samples3d")
+        o.samples_3d = std::stoi(next());
+      else if (a == "--n2d")
+        o.n2d = std::stoi(next());
+      else if (a == "--n3d")
+        o.n3d = std::stoi(next());
+      else if (a == "--seed")
+        o.seed = std::stoull(next());
+      else if (a == "--throughput")
+        o.throughput = true;
+      else if (a == "--throughput-stencil")
+        o.throughput_stencil = next();
+      else if (a == "--no-kernels")
+        kernels = false;
+      else if (a == "--dry-run")
+        o.dry_run = true;
+      else
+        throw isletune::InputError("unknown option " + a);
     } catch (const std::logic_error& e) {
       std::fprintf(stderr, "isletune-bench-kernels: bad value for %s\n", a.c_str());
       return 2;
     }
   }
   try {
-    if (kernels) run_kernels(o);
-    if (o.throughput && !o.dry_run) run_throughput(o);
+    if (kernels)
+      run_kernels(o);
+    if (o.throughput && !o.dry_run)
+      run_throughput(o);
   } catch (const isletune::InputError& e) {
     std::fprintf(stderr, "isletune-bench-kernels: %s\n", e.what());
     return 1;

@@ -34,9 +34,10 @@ Started start(const Stencil& st, const Grid& g, double timeout_s = 120) {
   }
 }
 
-#define START_OR_SKIP(var, ...)                          \
-  Started var##_started = start(__VA_ARGS__);            \
-  if (!var##_started.evaluator) GTEST_SKIP() << var##_started.why; \
+#define START_OR_SKIP(var, ...)               \
+  Started var##_started = start(__VA_ARGS__); \
+  if (!var##_started.evaluator)               \
+    GTEST_SKIP() << var##_started.why;        \
   CudaEvaluator& var = *var##_started.evaluator
 
 // Part-1 settings: every merge kind × shared × constant, in two block shapes.
@@ -58,8 +59,10 @@ std::vector<Setting> part1_settings(int dims) {
           if (merge == 1) {  // block merging along a non-contiguous dimension
             s[Param::mfy] = 2;
             s[Param::ufy] = 2;
-            if (dims == 3) s[Param::mfz] = shape == 0 ? 2 : 1;
-            if (dims == 3) s[Param::ufz] = s[Param::mfz];
+            if (dims == 3)
+              s[Param::mfz] = shape == 0 ? 2 : 1;
+            if (dims == 3)
+              s[Param::ufz] = s[Param::mfz];
           }
           if (merge == 2) {  // cyclic along x, partially unrolled in y
             s[Param::mfx] = 2;
@@ -79,9 +82,8 @@ void expect_all_ok(const std::vector<Setting>& batch, const std::vector<Measurem
                    const std::string& what) {
   ASSERT_EQ(got.size(), batch.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].status, Status::ok)
-        << what << " " << canonical_key(batch[i]) << ": " << status_name(got[i].status) << " "
-        << got[i].message;
+    EXPECT_EQ(got[i].status, Status::ok) << what << " " << canonical_key(batch[i]) << ": "
+                                         << status_name(got[i].status) << " " << got[i].message;
     if (got[i].ok()) {
       EXPECT_LE(got[i].error_l2, 1e-12);
       EXPECT_GT(got[i].median_ms, 0);
@@ -107,7 +109,8 @@ TEST_P(EveryTypicalStencil, GridsSmallerThanOneTileVerify) {
   START_OR_SKIP(e, st, g);
   std::vector<Setting> batch;
   for (const Setting& s : part1_settings(st.dims())) {
-    if (s[Param::use_constant] == 0) batch.push_back(s);
+    if (s[Param::use_constant] == 0)
+      batch.push_back(s);
   }
   expect_all_ok(batch, e.evaluate(batch), GetParam());
 }
@@ -137,8 +140,8 @@ TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
 
   auto raw = [&](const std::string& body) {
     KernelSource k = good;
-    k.source = "extern \"C\" __global__ void isl_kernel(const double* in, double* out) {\n" +
-               body + "\n}\n";
+    k.source = "extern \"C\" __global__ void isl_kernel(const double* in, double* out) {\n" + body +
+               "\n}\n";
     return k;
   };
   const KernelSource illegal = raw("out[(1LL << 40) + threadIdx.x] = in[0];");
@@ -149,14 +152,21 @@ TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
   const KernelSource broken = raw("this is not CUDA;");
   KernelSource unwritten = raw("");  // writes nothing: NaN-poisoned outputs must be caught
 
-  const std::vector<KernelSource> batch{wrong, illegal, good,    trap,   good,     hang,
-                                        good,  too_big, broken,  unwritten, good};
+  const std::vector<KernelSource> batch{wrong, illegal, good,   trap,      good, hang,
+                                        good,  too_big, broken, unwritten, good};
   const auto got = e.evaluate_raw(batch);
   ASSERT_EQ(got.size(), batch.size());
-  const Status want[] = {Status::wrong_result, Status::crashed,       Status::ok,
-                         Status::crashed,      Status::ok,            Status::timeout,
-                         Status::ok,           Status::launch_error,  Status::compile_error,
-                         Status::wrong_result, Status::ok};
+  const Status want[] = {Status::wrong_result,
+                         Status::crashed,
+                         Status::ok,
+                         Status::crashed,
+                         Status::ok,
+                         Status::timeout,
+                         Status::ok,
+                         Status::launch_error,
+                         Status::compile_error,
+                         Status::wrong_result,
+                         Status::ok};
   for (std::size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].status, want[i]) << "kernel " << i << ": " << got[i].message;
   }

@@ -122,9 +122,16 @@ void CudaEvaluator::start_worker() {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
   posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-  const std::string device = std::to_string(options_.device);
-  std::vector<char*> argv{const_cast<char*>(worker_path_.c_str()), const_cast<char*>("--device"),
-                          const_cast<char*>(device.c_str()), nullptr};
+  std::vector<std::string> words{worker_path_, "--device", std::to_string(options_.device),
+                                 "--compile-threads", std::to_string(options_.compile_threads)};
+  if (!options_.cache_dir.empty()) {
+    words.push_back("--cache-dir");
+    words.push_back(options_.cache_dir);
+  }
+  std::vector<char*> argv;
+  for (std::string& w : words)
+    argv.push_back(w.data());
+  argv.push_back(nullptr);
   const int rc = ::posix_spawn(&pid_, worker_path_.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   ::close(sv[1]);

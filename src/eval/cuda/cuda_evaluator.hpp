@@ -40,6 +40,8 @@ struct CudaOptions {
   double compile_timeout_s = 900;  // watchdog for compiling a batch and the reference run
   std::uint64_t seed = 1;          // seeds the random inputs of each batch
   double min_rep_ms = 2.0;         // a timed repetition runs enough steps to last this long
+  std::string cache_dir;    // cubin cache; "" = $ISLETUNE_CACHE_DIR or ~/.cache/isletune/cubins
+  int compile_threads = 0;  // NVRTC threads per batch; 0 = one per core, at most 16
 };
 
 class CudaEvaluator : public Evaluator {

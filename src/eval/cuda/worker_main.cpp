@@ -71,7 +71,8 @@ struct Launch {
 
 class Worker {
  public:
-  explicit Worker(Channel& ch) : ch_(ch) {}
+  Worker(Channel& ch, std::string cache_dir, int compile_threads)
+      : ch_(ch), cache_dir_(std::move(cache_dir)), compile_threads_(compile_threads) {}
 
   // Initialises the device; false (after telling the parent) when there is none.
   bool start(int device) {
@@ -97,7 +98,8 @@ class Worker {
     arch_ = p.major * 10 + p.minor;
     max_threads_per_sm_ = p.maxThreadsPerMultiProcessor;
     const char* cache = std::getenv("ISLETUNE_NO_CUBIN_CACHE");
-    compiler_ = std::make_unique<CubinCompiler>(arch_, cache && *cache ? "" : default_cache_dir());
+    compiler_ = std::make_unique<CubinCompiler>(
+        arch_, cache && *cache ? "" : (cache_dir_.empty() ? default_cache_dir() : cache_dir_));
     cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
 
     Message hello{"hello", {}};
@@ -368,8 +370,9 @@ class Worker {
     // Compile the whole batch in parallel threads (cache hits cost a file read).
     std::vector<CompileResult> compiled(n);
     std::atomic<int> next{0};
-    const int threads =
-        std::max(1, std::min<int>({n, 16, static_cast<int>(std::thread::hardware_concurrency())}));
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    const int wanted = compile_threads_ > 0 ? compile_threads_ : std::min(16, std::max(1, cores));
+    const int threads = std::max(1, std::min(n, wanted));
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
@@ -559,6 +562,8 @@ class Worker {
   static constexpr int kCompareBlocks = 1024;
 
   Channel& ch_;
+  std::string cache_dir_;
+  int compile_threads_ = 0;
   int device_ = 0;
   int arch_ = 90;
   int max_threads_per_sm_ = 2048;
@@ -578,15 +583,23 @@ class Worker {
 }  // namespace
 }  // namespace isletune::cuda
 
-// Usage: isletune-worker [--device N]; speaks the protocol on stdin/stdout.
+// Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]; speaks the
+// protocol on stdin/stdout (the parent's socket).
 int main(int argc, char** argv) {
   int device = -1;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--device")
+  int threads = 0;
+  std::string cache_dir;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--device")
       device = std::atoi(argv[i + 1]);
+    if (flag == "--compile-threads")
+      threads = std::atoi(argv[i + 1]);
+    if (flag == "--cache-dir")
+      cache_dir = argv[i + 1];
   }
   isletune::cuda::Channel channel(0, 1);
-  isletune::cuda::Worker worker(channel);
+  isletune::cuda::Worker worker(channel, cache_dir, threads);
   if (!worker.start(device))
     return 0;
   worker.serve();

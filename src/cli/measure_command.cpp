@@ -1,0 +1,184 @@
+// `isletune measure CONFIG (--random N | --exhaustive) -o FILE`: measures settings of the
+// configured space with the configured evaluator and records every measurement in one
+// dataset file (format "isletune-dataset", docs/trace.md) that `--backend replay` reads.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/setup.hpp"
+#include "common/error.hpp"
+#include "common/rng.hpp"
+#include "config/config.hpp"
+#include "ga/records.hpp"
+#include "trace/rank_writer.hpp"
+#include "trace/run_writer.hpp"
+
+namespace isletune::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "isletune measure CONFIG (--random N | --exhaustive) -o FILE [--backend cuda|replay] "
+    "[--batch B] [--seed S]";
+
+constexpr const char* kHelp =
+    "usage: isletune measure CONFIG (--random N | --exhaustive) -o FILE [--backend cuda|replay]\n"
+    "                        [--batch B] [--seed S]\n"
+    "\n"
+    "Measures settings of CONFIG's space on this machine's GPU (or replays them) and writes\n"
+    "every measurement to FILE, a dataset that `evaluator.backend: replay` can answer from.\n"
+    "  --random N     N distinct uniformly random valid settings (seeded)\n"
+    "  --exhaustive   every valid setting (refused above 1,000,000)\n"
+    "  -o FILE        the dataset to write (replaced if it exists)\n"
+    "  --batch B      settings per evaluator batch (default 64); the file is flushed after each\n"
+    "  --seed S       overrides the config's seed\n";
+
+constexpr double kExhaustiveLimit = 1e6;
+
+// The settings to measure, in measurement order.
+std::vector<Setting> choose_settings(const Space& space, const ParsedArgs& parsed,
+                                     std::uint64_t seed) {
+  std::vector<Setting> out;
+  if (parsed.has("--exhaustive")) {
+    const double size = space.size(seed);
+    if (size > kExhaustiveLimit) {
+      throw InputError("isletune measure --exhaustive: the configured space holds about " +
+                       std::to_string(static_cast<long long>(size)) +
+                       " valid settings, more than 1000000; narrow `space` in the config or use "
+                       "--random N.");
+    }
+    space.for_each_valid(-1, [&](const Setting& s) { out.push_back(s); });
+    return out;
+  }
+  const unsigned long long n = parse_unsigned("--random", *parsed.option("--random"));
+  Rng rng(seed, 0x6d656173);  // stream "meas"
+  std::set<Setting> seen;
+  for (unsigned long long tries = 0; out.size() < n && tries < 20 * n + 1000; ++tries) {
+    const auto s = space.random_setting(rng);
+    if (!s)
+      break;
+    if (seen.insert(*s).second)
+      out.push_back(*s);
+  }
+  if (out.size() < n) {
+    std::fprintf(stderr, "isletune measure: only %zu distinct valid settings found (asked %llu)\n",
+                 out.size(), n);
+  }
+  return out;
+}
+
+std::string command_line(const Args& args) {
+  std::string c = "isletune measure";
+  for (const auto& a : args)
+    c += " " + a;
+  return c;
+}
+
+}  // namespace
+
+int measure_command(const Args& args) {
+  const ParsedArgs parsed = parse_args(
+      "measure", args, {"--random", "-o", "--backend", "--batch", "--seed"}, {"--exhaustive"});
+  if (parsed.help) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  expect_positional(parsed, 1, kUsage);
+  if (parsed.has("--exhaustive") == parsed.option("--random").has_value()) {
+    throw InputError("isletune measure needs exactly one of --random N and --exhaustive (usage: " +
+                     std::string(kUsage) + ").");
+  }
+  const auto out_file = parsed.option("-o");
+  if (!out_file)
+    throw InputError("isletune measure needs -o FILE (usage: " + std::string(kUsage) + ").");
+
+  Config config = load_config(parsed.positional[0]);
+  if (const auto b = parsed.option("--backend")) {
+    if (*b == "cuda") {
+      config.evaluator.backend = Backend::cuda;
+    } else if (*b == "replay") {
+      config.evaluator.backend = Backend::replay;
+    } else {
+      throw InputError("option --backend of `isletune measure` must be cuda or replay, not '" + *b +
+                       "'.");
+    }
+  }
+  if (const auto s = parsed.option("--seed"))
+    config.seed = parse_unsigned("--seed", *s);
+  const int batch = parsed.option("--batch")
+                        ? static_cast<int>(parse_unsigned("--batch", *parsed.option("--batch")))
+                        : 64;
+  if (batch < 1)
+    throw InputError("option --batch of `isletune measure` must be at least 1.");
+
+  const Stencil stencil = resolve_stencil(config);
+  EnvironmentInfo env;
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(config, 0, env);
+  env.limits = evaluator->limits();
+  const Space space = make_space(config, stencil, evaluator->limits());
+  const std::vector<Setting> settings = choose_settings(space, parsed, config.seed);
+
+  RunTraceWriter dataset = RunTraceWriter::create_dataset(
+      *out_file, RunInfo{command_line(args), config.seed, "", ISLETUNE_VERSION});
+  dataset.write_config(to_yaml(config));
+  dataset.write_stencil(stencil);
+  dataset.write_space(space.all_values());
+  dataset.write_environment(env);
+  RankTraceWriter rank = dataset.inline_rank(0);
+
+  std::printf("isletune measure: %s %dx%dx%d on %s (%s backend), %zu settings in batches of %d\n",
+              stencil.name().c_str(), config.grid.nx, config.grid.ny, config.grid.nz,
+              env.gpu_name.c_str(), evaluator->name().c_str(), settings.size(), batch);
+  ResultInfo best;
+  std::array<int, kStatusCount> by_status{};
+  std::int64_t id = 0;
+  for (std::size_t first = 0; first < settings.size(); first += batch) {
+    const std::size_t end = std::min(settings.size(), first + static_cast<std::size_t>(batch));
+    const std::span<const Setting> part(settings.data() + first, end - first);
+    const std::vector<Measurement> got = evaluator->evaluate(part);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EvaluationRecord r;
+      r.eval_id = id++;
+      r.generation = static_cast<int>(first / batch);
+      r.setting = part[i];
+      r.measurement = got[i];
+      r.wall_s = evaluator->clock_s();
+      rank.evaluation(r);
+      ++by_status[static_cast<int>(got[i].status)];
+      if (got[i].ok() && (best.best_key.empty() || got[i].median_ms < best.median_ms)) {
+        best.best = part[i];
+        best.best_key = canonical_key(part[i]);
+        best.median_ms = got[i].median_ms;
+      }
+    }
+    rank.flush();
+    std::printf("  %zu/%zu measured, %d ok, best %.4g ms (%.1f GCells/s), %.0f s\n", end,
+                settings.size(), by_status[0], best.median_ms,
+                best.best_key.empty() ? 0.0 : gcells_per_s(config.grid, best.median_ms),
+                evaluator->clock_s());
+    std::fflush(stdout);
+  }
+  if (!best.best_key.empty()) {
+    best.gcells_per_s = gcells_per_s(config.grid, best.median_ms);
+    best.stop_reason = "measured";
+    best.evaluations = id;
+    best.wall_s = evaluator->clock_s();
+    best.source = evaluator->source(best.best);
+    dataset.write_result(best);
+  }
+  dataset.flush();
+  std::printf("wrote %s: %lld evaluations", out_file->c_str(), static_cast<long long>(id));
+  for (int s = 0; s < kStatusCount; ++s) {
+    if (by_status[s] > 0)
+      std::printf(", %d %s", by_status[s],
+                  std::string(status_name(static_cast<Status>(s))).c_str());
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace isletune::cli
