@@ -124,6 +124,25 @@ void write_attr(hid_t obj, const char* name, const std::vector<std::int32_t>& va
     H5_CHECK(H5Awrite(attr.get(), H5T_NATIVE_INT32, values.data()));
 }
 
+void write_attr_in_place(hid_t obj, const char* name, const std::vector<std::int64_t>& values) {
+  const hsize_t n = values.size();
+  Attribute attr;
+  if (H5_CHECK(H5Aexists(obj, name)) > 0) {
+    attr = Attribute(H5_CHECK(H5Aopen(obj, name, H5P_DEFAULT)));
+    if (attr_elements(attr.get()) != n) {
+      attr.reset();
+      H5_CHECK(H5Adelete(obj, name));
+    }
+  }
+  if (!attr.valid()) {
+    Dataspace space(H5_CHECK(H5Screate_simple(1, &n, nullptr)));
+    attr = Attribute(
+        H5_CHECK(H5Acreate2(obj, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT)));
+  }
+  if (n > 0)
+    H5_CHECK(H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()));
+}
+
 bool has_attr(hid_t obj, const char* name) {
   return H5_CHECK(H5Aexists(obj, name)) > 0;
 }
@@ -171,6 +190,14 @@ std::vector<std::string> read_attr_strings(hid_t obj, const char* name) {
     values.emplace_back(p != nullptr ? p : "");
     H5free_memory(p);
   }
+  return values;
+}
+
+std::vector<std::int64_t> read_attr_ints64(hid_t obj, const char* name) {
+  Attribute attr(H5_CHECK(H5Aopen(obj, name, H5P_DEFAULT)));
+  std::vector<std::int64_t> values(attr_elements(attr.get()));
+  if (!values.empty())
+    H5_CHECK(H5Aread(attr.get(), H5T_NATIVE_INT64, values.data()));
   return values;
 }
 

@@ -94,6 +94,9 @@ void write_attr(hid_t obj, const char* name, std::uint64_t value);
 void write_attr(hid_t obj, const char* name, double value);
 void write_attr(hid_t obj, const char* name, const std::vector<std::string>& values);
 void write_attr(hid_t obj, const char* name, const std::vector<std::int32_t>& values);
+// An int64 array attribute overwritten in place when it exists with the same length (one
+// small write: a reader sees the old or the new value, never a missing attribute).
+void write_attr_in_place(hid_t obj, const char* name, const std::vector<std::int64_t>& values);
 
 [[nodiscard]] bool has_attr(hid_t obj, const char* name);
 [[nodiscard]] std::string read_attr_string(hid_t obj, const char* name);
@@ -102,6 +105,7 @@ void write_attr(hid_t obj, const char* name, const std::vector<std::int32_t>& va
 [[nodiscard]] double read_attr_double(hid_t obj, const char* name);
 [[nodiscard]] std::vector<std::string> read_attr_strings(hid_t obj, const char* name);
 [[nodiscard]] std::vector<std::int32_t> read_attr_ints(hid_t obj, const char* name);
+[[nodiscard]] std::vector<std::int64_t> read_attr_ints64(hid_t obj, const char* name);
 
 // A chunked, extendible 1-D dataset of compound rows (the trace tables).
 class Table {

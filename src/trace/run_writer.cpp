@@ -294,9 +294,9 @@ RankTraceWriter RunTraceWriter::inline_rank(int rank) {
       H5Gcreate2(ranks.get(), rank_digits(rank).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   h5::write_attr(group.get(), "rank", static_cast<std::int32_t>(rank));
   auto tables = trace_detail::RankTables::create(std::move(group));
-  return RankTraceWriter(
-      std::make_unique<RankTraceWriter::Impl>(RankTraceWriter::Impl{h5::File(), std::move(tables)}),
-      rank);
+  return RankTraceWriter(std::make_unique<RankTraceWriter::Impl>(
+                             RankTraceWriter::Impl{h5::File(), std::move(tables), {}}),
+                         rank);
 }
 
 void RunTraceWriter::write_result(const ResultInfo& result) {

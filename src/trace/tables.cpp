@@ -150,12 +150,30 @@ std::string copy_string(const char* s) {
   return s != nullptr ? s : "";
 }
 
-// The rows of a table that read back, as Row (vlen memory reclaimed by the caller):
-// normally all of them. A writer killed during a flush can leave the last rows pointing
-// at data that never reached the file; then the longest readable prefix is returned.
+// The `committed` attribute of a rank group: rows per table (evaluations, generations,
+// migrations) as of the last completed flush. Rows past it belong to a flush that a kill
+// interrupted and are never read.
+constexpr const char* kCommitted = "committed";
+constexpr const char* kTables[] = {"evaluations", "generations", "migrations"};
+
+// Rows of table `name` under loc that a completed flush wrote.
+hsize_t committed_rows(hid_t loc, const char* name, const h5::Table& table) {
+  const hsize_t extent = table.rows();
+  if (!h5::has_attr(loc, kCommitted))
+    return extent;  // written before the marker existed
+  const auto counts = h5::read_attr_ints64(loc, kCommitted);
+  for (std::size_t i = 0; i < std::size(kTables) && i < counts.size(); ++i) {
+    if (std::string_view(name) == kTables[i]) {
+      return std::min(extent, static_cast<hsize_t>(std::max<std::int64_t>(0, counts[i])));
+    }
+  }
+  return extent;
+}
+
+// The first n rows of a table that read back, as Row (vlen memory reclaimed by the
+// caller): normally all n; if HDF5 fails on some, the longest readable prefix.
 template <typename Row>
-std::vector<Row> read_prefix(const h5::Table& table, hid_t type) {
-  const hsize_t n = table.rows();
+std::vector<Row> read_prefix(const h5::Table& table, hid_t type, hsize_t n) {
   std::vector<Row> rows(n);
   if (table.try_read(0, n, rows.data()))
     return rows;
@@ -177,13 +195,15 @@ std::vector<Row> read_prefix(const h5::Table& table, hid_t type) {
   return rows;
 }
 
-// The readable rows of table `name` under loc; `total` gets the number of rows it holds.
+// The readable committed rows of table `name` under loc; `total` gets the number of
+// committed rows.
 template <typename Row>
 std::vector<Row> read_rows(hid_t loc, const char* name, hid_t type, hsize_t* total = nullptr) {
   const h5::Table table = h5::Table::open(loc, name, type);
+  const hsize_t n = committed_rows(loc, name, table);
   if (total != nullptr)
-    *total = table.rows();
-  return read_prefix<Row>(table, type);
+    *total = n;
+  return read_prefix<Row>(table, type, n);
 }
 
 // The generation column of table `name` (fixed-size, never touches vlen data), as far as
@@ -232,10 +252,10 @@ int evaluations_incomplete_from(hid_t loc) {
   const RowTypes types;
   const hid_t type = types.evaluation.get();
   const h5::Table table = h5::Table::open(loc, "evaluations", type);
-  const hsize_t total = table.rows();
+  const hsize_t total = committed_rows(loc, "evaluations", table);
   const auto gens = generation_column(loc, "evaluations");
   if (gens.size() == total) {
-    // Only the last flush can be damaged: reading the last generation's rows decides.
+    // Damage, if any, is in the last rows: reading the last generation's rows decides.
     if (total == 0)
       return std::numeric_limits<int>::max();
     hsize_t first = total - 1;
@@ -247,7 +267,7 @@ int evaluations_incomplete_from(hid_t loc) {
       return std::numeric_limits<int>::max();
     }
   }
-  auto rows = read_prefix<EvaluationRow>(table, type);
+  auto rows = read_prefix<EvaluationRow>(table, type, total);
   h5::reclaim(type, rows.data(), rows.size());
   return incomplete_from(loc, "evaluations", rows.size(), total);
 }
@@ -383,24 +403,24 @@ RankTables RankTables::create(h5::Group group) {
       h5::Table::create(g, "generations", t.types_->generation.get(), kGenerationChunk);
   t.migration_table_ =
       h5::Table::create(g, "migrations", t.types_->migration.get(), kMigrationChunk);
-  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  t.commit();
   return t;
 }
 
 RankTables RankTables::open(h5::Group group, int keep_through) {
   RankTables t;
   t.types_ = std::make_unique<RowTypes>();
-  t.group_ = std::move(group);
+  t.attach(std::move(group));
   const hid_t g = t.group_.get();
-  t.evaluation_table_ = h5::Table::open(g, "evaluations", t.types_->evaluation.get());
-  t.generation_table_ = h5::Table::open(g, "generations", t.types_->generation.get());
-  t.migration_table_ = h5::Table::open(g, "migrations", t.types_->migration.get());
-  // The checkpoint of keep_through is written after that generation's flush, so every
-  // row kept here was completely written; damaged rows of a later flush are cut off.
-  t.evaluation_table_.resize(rows_through(g, "evaluations", keep_through));
-  t.generation_table_.resize(rows_through(g, "generations", keep_through));
-  t.migration_table_.resize(rows_through(g, "migrations", keep_through));
-  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  // Keep the committed rows of generations up to keep_through; rows of an interrupted
+  // flush past the `committed` marker are cut off and overwritten.
+  for (auto [table, name] : {std::pair{&t.evaluation_table_, "evaluations"},
+                             std::pair{&t.generation_table_, "generations"},
+                             std::pair{&t.migration_table_, "migrations"}}) {
+    const hsize_t committed = committed_rows(g, name, *table);
+    table->resize(std::min(committed, rows_through(g, name, keep_through)));
+  }
+  t.commit();
   return t;
 }
 
@@ -454,9 +474,33 @@ void RankTables::flush() {
   generation_table_.append(gen_rows.data(), gen_rows.size());
   migration_table_.append(mig_rows.data(), mig_rows.size());
   H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
+  commit();
   evaluations_.clear();
   generations_.clear();
   migrations_.clear();
+}
+
+void RankTables::commit() {
+  h5::write_attr_in_place(group_.get(), kCommitted,
+                          {static_cast<std::int64_t>(evaluation_table_.rows()),
+                           static_cast<std::int64_t>(generation_table_.rows()),
+                           static_cast<std::int64_t>(migration_table_.rows())});
+  H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
+}
+
+void RankTables::release() {
+  evaluation_table_ = h5::Table();
+  generation_table_ = h5::Table();
+  migration_table_ = h5::Table();
+  group_.reset();
+}
+
+void RankTables::attach(h5::Group group) {
+  group_ = std::move(group);
+  const hid_t g = group_.get();
+  evaluation_table_ = h5::Table::open(g, "evaluations", types_->evaluation.get());
+  generation_table_ = h5::Table::open(g, "generations", types_->generation.get());
+  migration_table_ = h5::Table::open(g, "migrations", types_->migration.get());
 }
 
 void RankTables::write_checkpoint(int generation, std::span<const std::uint8_t> bytes) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -49,12 +50,19 @@ class RankTables {
   void add(const EvaluationRecord& r) { evaluations_.push_back(r); }
   void add(const GenerationRecord& r) { generations_.push_back(r); }
   void add(const MigrationRecord& r) { migrations_.push_back(r); }
+  // Appends the buffered rows, flushes, then records the row counts in the `committed`
+  // attribute (readers never look past it) and flushes again.
   void flush();
+  // Closes the group and tables (so the file can be closed and reopened) ...
+  void release();
+  // ... and opens them again under `group`.
+  void attach(h5::Group group);
   void write_checkpoint(int generation, std::span<const std::uint8_t> bytes);
   [[nodiscard]] hid_t group() const { return group_.get(); }
 
  private:
   RankTables() = default;
+  void commit();
 
   std::unique_ptr<RowTypes> types_;
   h5::Group group_;
@@ -74,6 +82,7 @@ namespace isletune {
 struct RankTraceWriter::Impl {
   h5::File file;  // invalid when the tables live inline in a dataset file
   trace_detail::RankTables tables;
+  std::filesystem::path path;  // the rank file (empty when inline)
 };
 
 }  // namespace isletune
