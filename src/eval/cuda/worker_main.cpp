@@ -71,6 +71,7 @@ struct Launch {
 
 class Worker {
  public:
+  // A worker answering on `ch`; cache_dir "" = the default cubin cache.
   Worker(Channel& ch, std::string cache_dir, int compile_threads)
       : ch_(ch), cache_dir_(std::move(cache_dir)), compile_threads_(compile_threads) {}
 
@@ -195,6 +196,7 @@ class Worker {
     return ms > 0 ? 2.0 * bytes / (ms * 1e-3) / 1e9 : 0;
   }
 
+  // Frees the problem's buffers and the reference module.
   void release_buffers() {
     for (double** p : {&in0_, &a_, &b_, &ref_long_, &ref_short_, &partial_}) {
       if (*p)
@@ -225,6 +227,7 @@ class Worker {
     return e;
   }
 
+  // Sets up a problem: grid, step counts, the reference module, the device buffers.
   void on_problem(const Message& m) {
     release_buffers();
     problem_.nx = static_cast<long long>(m.number("nx", 1));
@@ -274,6 +277,7 @@ class Worker {
                             stream_);
   }
 
+  // A 1-D launch of 256-thread blocks (the reference helpers).
   Launch linear(long long blocks) {
     Launch l;
     l.block = dim3(256);
@@ -322,6 +326,7 @@ class Worker {
     double l2 = NAN, max = NAN, bad = 0;
   };
 
+  // Verification metrics of out against ref, reduced on the device.
   cudaError_t compare(double* out, double* ref, Errors& err) {
     cudaError_t e = launch(compare_, linear(kCompareBlocks), {&out, &ref, &partial_});
     std::vector<double> h(kCompareBlocks * 4);
@@ -355,6 +360,7 @@ class Worker {
       std::_Exit(3);
   }
 
+  // Measures a batch: fresh inputs and references, parallel compile, then each kernel.
   void on_batch(const Message& m) {
     const int n = static_cast<int>(m.number("count", 0));
     const auto seed = static_cast<unsigned long long>(m.number("seed", 1));
