@@ -409,8 +409,8 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
                std::to_string(ga.migration_count));
   }
   if (node["mcr_threshold"]) {
-    ga.mcr_threshold =
-        p.real(node["mcr_threshold"], "ga.mcr_threshold", 0, 1, true, "a ratio in (0, 1]");
+    ga.mcr_threshold = p.real(node["mcr_threshold"], "ga.mcr_threshold", 0, 1, false,
+                              "a ratio in [0, 1] (0: no MCR stop, budgets only)");
   }
 }
 

@@ -50,8 +50,8 @@ void GaSettings::validate() const {
   if (migration_count < 0 || migration_count > population) {
     bad("migration.count", std::to_string(migration_count), "an integer in [0, population]");
   }
-  if (!(mcr_threshold > 0 && mcr_threshold <= 1))
-    bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in (0, 1]");
+  if (!(mcr_threshold >= 0 && mcr_threshold <= 1))
+    bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in [0, 1] (0: no MCR stop)");
   if (max_generations < 0)
     bad("max_generations", std::to_string(max_generations), "an integer >= 0 (0: unlimited)");
   if (max_evaluations < 0)
@@ -69,7 +69,7 @@ void GaSettings::validate() const {
 // The MCR stop and every budget that is set.
 std::unique_ptr<StopRule> GaSettings::stop_rules(bool with_mcr) const {
   auto any = std::make_unique<AnyOf>();
-  if (with_mcr)
+  if (with_mcr && mcr_threshold > 0)
     any->add(std::make_unique<McrStop>(mcr_threshold));
   if (max_generations > 0)
     any->add(std::make_unique<MaxGenerations>(max_generations));

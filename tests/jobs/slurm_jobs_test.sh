@@ -50,7 +50,9 @@ export ISLETUNE=$isletune ISLETUNE_BACKEND=replay
 
 # Writes to $1 a replay config for stencil $2 (a template passes {{stencil}}) with at
 # most $3 generations; the space is the one the synthetic dataset was recorded on.
-# mcr_threshold 1 keeps a long search from stopping early by convergence.
+# $4 = mcr_threshold, $5 = mutation_rate, $6 = sampler.sample_ratio. Slow runs turn the
+# MCR stop off (0), mutate often and sample the whole dataset, so every generation has new
+# settings to measure (the replay delay applies per measured batch) until the time limit.
 write_config() {
   cat >"$1" <<YAML
 # Replay search on the shipped synthetic dataset (tests/jobs).
@@ -65,8 +67,11 @@ space:
   mfy: {values: [1, 2, 4]}
   ufx: {values: [1, 2]}
   ufy: {values: [1, 2]}
+sampler:
+  sample_ratio: ${6:-0.1}
 ga:
   mcr_threshold: ${4:-0.5}
+  mutation_rate: ${5:-0.005}
 budget:
   max_generations: ${3:-12}
 evaluator:
@@ -163,7 +168,7 @@ scenario_batch() {
 scenario_timelimit() {
   local cfg=$work/slow.yaml run=$work/runs/slow out=$work/slow-%j.out
   # Enough generations that the run outlives the 1-minute limit at 1 s per generation.
-  write_config "$cfg" star2d1r 400 1
+  write_config "$cfg" star2d1r 400 0 0.2 1
   export ISLETUNE_REPLAY_DELAY_S=1
   local job1 job2 reason gens1 gens2
   job1=$(submit --ntasks-per-node=2 --time=1 --signal=B:TERM@45 --output="$out" \
@@ -195,7 +200,7 @@ scenario_timelimit() {
 # (stop reason signal, exit 0); running the same command again resumes to the end.
 scenario_mpirun() {
   local cfg=$work/slow.yaml run=$work/runs/slow
-  write_config "$cfg" star2d1r 60 1
+  write_config "$cfg" star2d1r 60 0 0.2 1
   ISLETUNE_REPLAY_DELAY_S=0.5 "$source_dir/jobs/mpirun/tune.sh" -n 2 "$cfg" "$run" \
     >"$work/first.out" 2>&1 &
   local launcher=$! rank="" rc=0

@@ -142,6 +142,31 @@ TEST(Search, BudgetsAndSignalStopWithTheirReason) {
   }
 }
 
+TEST(Search, McrThresholdZeroTurnsTheMcrStopOff) {
+  // With no mutation and elitist per-cell replacement the population collapses onto one
+  // genome; only the generation budget may end the run when the MCR stop is off.
+  const SampledSet set = testing::landscape_set();
+  GaSettings ga = small_ga(Encoding::index);
+  ga.mutation_rate = 0;
+  ga.max_generations = 60;
+  NoMigrator alone;
+  LocalStopVote vote;
+  ga.mcr_threshold = 1.0;
+  {
+    SyntheticEvaluator eval(testing::random_landscape(3));
+    MemorySink sink;
+    const SearchResult r = run_island(ga, set, eval, alone, vote, sink, 5, 0);
+    ASSERT_EQ(r.reason, StopReason::mcr);  // the landscape does converge
+    ASSERT_LT(r.generations, 60);
+  }
+  ga.mcr_threshold = 0;
+  SyntheticEvaluator eval(testing::random_landscape(3));
+  MemorySink sink;
+  const SearchResult r = run_island(ga, set, eval, alone, vote, sink, 5, 0);
+  EXPECT_EQ(r.reason, StopReason::max_generations);
+  EXPECT_EQ(sink.generations.back().mcr, 1.0);
+}
+
 TEST(Search, GaSettingsValidationNamesTheKey) {
   const auto message = [](GaSettings ga) {
     try {
@@ -162,7 +187,10 @@ TEST(Search, GaSettingsValidationNamesTheKey) {
   ga.migration_count = 17;
   EXPECT_NE(message(ga).find("ga.migration.count"), std::string::npos);
   ga = {};
-  ga.mcr_threshold = 0;
+  ga.mcr_threshold = -0.1;
+  EXPECT_NE(message(ga).find("ga.mcr_threshold"), std::string::npos);
+  ga = {};
+  ga.mcr_threshold = 1.01;
   EXPECT_NE(message(ga).find("ga.mcr_threshold"), std::string::npos);
   ga = {};
   ga.max_generations = 0;
