@@ -39,6 +39,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.device = gpu;
   options.timeout_s = config.evaluator.timeout_s;
   options.seed = config.seed;
+  options.cache_dir = config.evaluator.cache_dir;
+  options.compile_threads = config.evaluator.compile_threads;
   auto evaluator = std::make_unique<cuda::CudaEvaluator>(config.problem(), options);
   const cuda::GpuEnvironment& g = evaluator->environment();
   env.gpu_name = g.name;
