@@ -39,21 +39,21 @@ if ((gpus > 0)); then
   evaluator="evaluator: {backend: cuda}"
 else
   backend=replay
-  evaluator="evaluator: {backend: replay, dataset: $root/tests/data/synthetic-star2d1r.h5}"
+  evaluator="evaluator: {backend: replay, dataset: $root/tests/data/h200-star2d1r.h5}"
 fi
 cat >"$config" <<YAML
 # isletune default job (written by run-default.sh): star2d1r on 4096^2, island GA.
 stencil: star2d1r
 grid: [4096, 4096]
 space:                 # the 2-D part-1 space the shipped dataset was recorded over
-  streaming: {values: [0]}
+  streaming: {values: [0]}  # (config/datasets/star2d1r.yaml)
   tdeg: {values: [1]}
-  tbx: {values: [8, 32, 64, 128, 256]}
-  tby: {values: [1, 2, 4, 8, 16, 32]}
-  mfx: {values: [1, 2, 4]}
-  mfy: {values: [1, 2, 4]}
-  ufx: {values: [1, 2]}
-  ufy: {values: [1, 2]}
+  tbx: {values: [8, 16, 32, 64, 128, 256, 512]}
+  tby: {values: [1, 2, 4, 8, 16, 32, 64]}
+  mfx: {values: [1, 2, 4, 8]}
+  mfy: {values: [1, 2, 4, 8]}
+  ufx: {values: [1, 2, 4]}
+  ufy: {values: [1, 2, 4]}
 sampler: {predictor: roofline, max_samples: 1024}
 ga: {population: 16, rows: 4, cols: 4, mutation_rate: 0.02}
 budget: {max_generations: 40}

@@ -57,8 +57,10 @@ datasets)
   budget=${2:-300}
   left=$(( budget - $(elapsed) ))
   (CUDA_VISIBLE_DEVICES=0 timeout $left isletune measure config/datasets/star2d1r.yaml --random 4000 -o $OUT/star2d1r.h5 > $OUT/measure-star2d1r.txt 2>&1; echo "star2d1r rc=$?") &
+  p1=$!
   (CUDA_VISIBLE_DEVICES=1 timeout $left isletune measure config/datasets/box2d2r.yaml --random 4000 -o $OUT/box2d2r.h5 > $OUT/measure-box2d2r.txt 2>&1; echo "box2d2r rc=$?") &
-  wait
+  p2=$!
+  wait $p1 $p2  # a bare `wait` would also wait for the tee behind the log
   tail -3 $OUT/measure-*.txt
   ls -la $OUT
   echo "done at t=$(elapsed) s"

@@ -46,21 +46,22 @@ isletune_gpu_count() {
 
 # Prints the state of run directory $1: `fresh` (no trace yet), `resumable` (a trace
 # without a result, or one stopped by a signal), or `finished:REASON` (a result with
-# any other stop reason). Without h5dump a trace counts as resumable, and
-# `isletune resume` decides.
+# any other stop reason). The stop reason is read with h5dump, or, where the machine has
+# no HDF5 tools, from `isletune report` (binary in $2 or found as usual).
 isletune_run_state() {
-  local dir=$1
+  local dir=$1 bin=${2:-}
   if [[ ! -f $dir/trace.h5 ]]; then
     echo fresh
     return
   fi
-  if ! command -v h5dump >/dev/null 2>&1; then
-    echo resumable
-    return
-  fi
   local reason
-  reason=$(h5dump -a /result/stop_reason "$dir/trace.h5" 2>/dev/null |
-    sed -n 's/.*(0): "\([a-z_]*\)".*/\1/p' | head -n 1)
+  if command -v h5dump >/dev/null 2>&1; then
+    reason=$(h5dump -a /result/stop_reason "$dir/trace.h5" 2>/dev/null |
+      sed -n 's/.*(0): "\([a-z_]*\)".*/\1/p' | head -n 1)
+  else
+    [[ -n $bin ]] || bin=$(isletune_binary) || { echo resumable; return; }
+    reason=$("$bin" report "$dir" 2>/dev/null | sed -n 's/^result: stop \([a-z_]*\) .*/\1/p' | head -n 1)
+  fi
   case "$reason" in
     "" | signal | none) echo resumable ;;
     *) echo "finished:$reason" ;;
@@ -83,7 +84,7 @@ isletune_launch() {
   shift 2
   local bin state
   bin=$(isletune_binary) || return 1
-  state=$(isletune_run_state "$dir")
+  state=$(isletune_run_state "$dir" "$bin")
   local -a cmd
   case "$state" in
     fresh)
@@ -135,7 +136,7 @@ isletune_launch() {
     kill -0 "$pid" 2>/dev/null || break
   done
   trap - TERM INT
-  state=$(isletune_run_state "$dir")
+  state=$(isletune_run_state "$dir" "$bin")
   echo "isletune: $(date -u +%FT%TZ) launcher exit ${rc}, run state ${state}"
   if [[ $state == resumable && $rc -eq 0 ]]; then
     echo "isletune: interrupted; resubmit or run 'isletune resume $dir' to continue"
