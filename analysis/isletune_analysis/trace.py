@@ -5,8 +5,10 @@ to `rank-NNNN.h5`; a dataset from `isletune measure` is one file with format att
 "isletune-dataset". Every table is normalised to the fixed dtypes below, whatever
 integer widths or string types the writer used, so the compute functions see one shape.
 
-Partial traces (a killed run: no /result, a missing or unreadable rank file, tables cut
-short) load as far as they go; each problem becomes one line in `Trace.warnings`.
+Each rank group's `committed` attribute bounds the rows read (rows past it belong to a
+flush a kill interrupted). Partial traces (a killed run: no /result, a missing or
+unreadable rank file, tables cut short, rows past the marker) load as far as they go;
+each problem becomes one line in `Trace.warnings`.
 Files that cannot be analysed at all raise `TraceError` with one sentence.
 """
 
@@ -324,15 +326,48 @@ def _normalise(table: np.ndarray, dtype: np.dtype, rank: int) -> np.ndarray:
     return out
 
 
-def _read_table(group: h5py.Group, name: str) -> np.ndarray | None:
-    """A compound dataset as a structured array, or None when absent."""
+def _read_table(group: h5py.Group, name: str, rows: int | None = None) -> np.ndarray | None:
+    """A compound dataset as a structured array (only its first `rows` rows when given),
+    or None when absent."""
     if name not in group:
         return None
     ds = group[name]
     if not isinstance(ds, h5py.Dataset):
         return None
-    data = ds[()]
+    data = ds[()] if rows is None or ds.ndim != 1 else ds[:rows]
     return data if data.dtype.names else None
+
+
+# Tables covered by the `committed` marker, in the order of its entries (docs/trace.md).
+COMMITTED_TABLES: tuple[str, ...] = ("evaluations", "generations", "migrations")
+
+
+def committed_rows(group: h5py.Group, where: str, warnings: list[str]) -> dict[str, int | None]:
+    """Rows to read of each table of a rank group: the `committed` marker's counts.
+
+    The writer rewrites the marker after every completed flush, so rows past it belong to
+    a flush a kill interrupted and may be unreadable; they are left out with one warning
+    per table. A group without the marker (older writers) reads every row (None).
+    """
+    limits: dict[str, int | None] = dict.fromkeys(COMMITTED_TABLES)
+    if "committed" not in group.attrs:
+        return limits
+    marker = np.asarray(group.attrs["committed"]).reshape(-1)
+    if len(marker) != len(COMMITTED_TABLES) or marker.dtype.kind not in "iu" or np.any(marker < 0):
+        warnings.append(f"{where}: attribute 'committed' is {marker.tolist()}, expected three "
+                        "row counts >= 0 (evaluations, generations, migrations); reading every row")
+        return limits
+    for name, count in zip(COMMITTED_TABLES, marker.tolist()):
+        ds = group.get(name)
+        rows = ds.shape[0] if isinstance(ds, h5py.Dataset) and ds.ndim == 1 else None
+        limits[name] = int(count)
+        if rows is not None and rows > count:
+            warnings.append(f"{where}: {name} has {rows - count} rows past the committed "
+                            f"{count} (a flush interrupted by a kill); they are left out")
+        elif rows is not None and rows < count:
+            warnings.append(f"{where}: {name} has {rows} rows but 'committed' says {count}; "
+                            "reading the rows that are there")
+    return limits
 
 
 def _read_parameters(f: h5py.File) -> dict[str, list[int]]:
@@ -378,7 +413,7 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
     """One rank's tables, following the external link; None (with a warning) if unreadable."""
     rank = int(name) if name.isdigit() else len(warnings)
     link = f["ranks"].get(name, getlink=True)
-    where = f"/ranks/{name}"
+    where = f"{path}:/ranks/{name}"
     if isinstance(link, h5py.ExternalLink):
         target = Path(link.filename)
         if not target.is_absolute():
@@ -400,9 +435,15 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
         return None
     if missing:
         warnings.append(f"{where}: no {' or '.join(missing)} table; analysing what is there")
-    evals = normalise_evaluations(_read_table(group, "evaluations"), rank)
-    gens_raw = _read_table(group, "generations")
-    migs_raw = _read_table(group, "migrations")
+    limits = committed_rows(group, where, warnings)
+    try:
+        evals_raw = _read_table(group, "evaluations", limits["evaluations"])
+        gens_raw = _read_table(group, "generations", limits["generations"])
+        migs_raw = _read_table(group, "migrations", limits["migrations"])
+    except OSError as exc:
+        warnings.append(f"{where}: its tables cannot be read ({exc}); that island is left out")
+        return None
+    evals = normalise_evaluations(evals_raw, rank)
     gens = _normalise(gens_raw, GEN_DTYPE, rank) if gens_raw is not None else np.zeros(0, GEN_DTYPE)
     migs = _normalise(migs_raw, MIG_DTYPE, rank) if migs_raw is not None else np.zeros(0, MIG_DTYPE)
     if len(gens) and len(evals):

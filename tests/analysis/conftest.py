@@ -26,6 +26,10 @@ import tracegen  # noqa: E402
 DATA = Path(os.environ.get("ISLETUNE_TEST_DATA", ROOT / "tests" / "data"))
 DATASET = DATA / "synthetic-star2d1r.h5"
 CONFIG_TEMPLATE = HERE / "replay-star2d1r.yaml"
+# Real H200 replay dataset (isletune measure, 4000 settings) and the committed real CUDA
+# trace of docs/data (2 ranks on 2 x H200).
+H200_DATASET = DATA / "h200-star2d1r.h5"
+REAL_RUNS = (ROOT / "docs" / "data" / "h200-x2-star2d2r",)
 
 
 def analyze(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -37,7 +41,9 @@ def analyze(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def synthetic_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Synthetic run directories: two island-ga seeds, a global-ga run, a killed run."""
+    """Synthetic run directories: two island-ga seeds, a global-ga run, a killed run of an
+    older writer (no commit marker, rows past the last generation), and a run killed
+    during a flush (rows past the commit marker)."""
     base = tmp_path_factory.mktemp("synthetic")
     return {
         "a": tracegen.write_run(base / "a", ranks=2, seed=1).parent,
@@ -45,7 +51,9 @@ def synthetic_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "global": tracegen.write_run(base / "g", ranks=1, seed=3, strategy="global-ga",
                                      clock_scale=1.5).parent,
         "killed": tracegen.write_run(base / "k", ranks=3, seed=4, result=False, missing_rank=1,
-                                     extra_evaluations=3).parent,
+                                     extra_evaluations=3, marker=False).parent,
+        "torn": tracegen.write_run(base / "t", ranks=2, seed=5, result=False,
+                                   uncommitted=5).parent,
     }
 
 

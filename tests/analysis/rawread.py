@@ -11,18 +11,31 @@ import h5py
 import numpy as np
 
 
-def rank_tables(run: Path, table: str = "evaluations") -> dict[int, np.ndarray]:
-    """{rank: table} read straight from RUN/rank-NNNN.h5 (or a dataset's inline groups)."""
+TABLES = ("evaluations", "generations", "migrations")
+
+
+def _rows(group: h5py.Group, table: str, committed: bool) -> np.ndarray:
+    """A table of a rank group: its first `committed[i]` rows (docs/trace.md) when the
+    group has the marker and `committed` is set, else every row."""
+    if committed and "committed" in group.attrs:
+        return group[table][: int(group.attrs["committed"][TABLES.index(table)])]
+    return group[table][()]
+
+
+def rank_tables(run: Path, table: str = "evaluations",
+                committed: bool = True) -> dict[int, np.ndarray]:
+    """{rank: table} read straight from RUN/rank-NNNN.h5 (or a dataset's inline groups);
+    `committed=False` also returns the rows past the commit marker."""
     run = Path(run)
     out = {}
     if run.is_file():
         with h5py.File(run, "r") as f:
             for name in f["ranks"]:
-                out[int(name)] = f["ranks"][name][table][()]
+                out[int(name)] = _rows(f["ranks"][name], table, committed)
         return out
     for path in sorted(run.glob("rank-*.h5")):
         with h5py.File(path, "r") as f:
-            out[int(path.stem.split("-")[1])] = f[table][()]
+            out[int(path.stem.split("-")[1])] = _rows(f, table, committed)
     return out
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rawread
-from conftest import DATASET, analyze
+from conftest import DATASET, REAL_RUNS, analyze
 from isletune_analysis import TraceError, load_trace
 
 
@@ -47,6 +47,57 @@ def test_killed_run_is_analysed_as_far_as_it_goes(synthetic_runs):
     # Every row that is there is loaded, including the rows past the last generation.
     raw = rawread.rank_tables(synthetic_runs["killed"])
     assert len(trace.evaluations) == sum(len(v) for v in raw.values())
+
+
+def test_rows_past_the_commit_marker_are_left_out_with_a_warning(synthetic_runs):
+    run = synthetic_runs["torn"]
+    trace = load_trace(run)
+    for rank in trace.ranks:
+        with h5py.File(run / f"rank-{rank.rank:04d}.h5", "r") as f:
+            marker = [int(n) for n in f.attrs["committed"]]
+            stored = [f[t].shape[0] for t in rawread.TABLES]
+        assert stored[0] == marker[0] + 5 and stored[1] == marker[1] + 1
+        loaded = [len(rank.evaluations), len(rank.generations), len(rank.migrations)]
+        assert loaded == marker
+        # The torn generation's rows (time 1e-6 ms) are nowhere in what was loaded.
+        assert np.nanmin(rank.evaluations["median_ms"]) > 1e-3
+        assert rank.generations["generation"].max() == rank.evaluations["generation"].max()
+    text = "\n".join(trace.warnings)
+    assert text.count("5 rows past the committed") == 2
+    assert text.count("generations has 1 rows past the committed") == 2
+    assert "cut short" not in text
+
+
+def test_rows_past_the_commit_marker_change_no_command_output(synthetic_runs):
+    run = synthetic_runs["torn"]
+    proc = analyze("summary", "--csv", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert "rows past the committed" in proc.stderr
+    runs, islands = rawread.parse_csv(proc.stdout)
+    committed = np.concatenate(list(rawread.rank_tables(run).values()))
+    assert float(runs[0]["best_ms"]) == pytest.approx(rawread.ok_times(committed).min(), rel=1e-12)
+    assert sum(int(i["measured"]) for i in islands) == len(rawread.measured(committed))
+
+
+def test_file_without_commit_marker_reads_every_row(synthetic_runs):
+    run = synthetic_runs["killed"]
+    every = rawread.rank_tables(run, committed=False)
+    assert {k: len(v) for k, v in every.items()} == {k: len(v) for k, v in rawread.rank_tables(run).items()}
+    trace = load_trace(run)
+    assert {r.rank: len(r.evaluations) for r in trace.ranks} == {k: len(v) for k, v in every.items()}
+    assert not any("committed" in w for w in trace.warnings)
+
+
+def test_real_writer_traces_carry_the_marker_and_load_whole():
+    for run in REAL_RUNS:
+        if not (run / "trace.h5").exists():
+            pytest.skip(f"real CUDA trace {run} is not present")
+        trace = load_trace(run)
+        for rank in trace.ranks:
+            with h5py.File(run / f"rank-{rank.rank:04d}.h5", "r") as f:
+                marker = [int(n) for n in f.attrs["committed"]]
+            assert [len(rank.evaluations), len(rank.generations), len(rank.migrations)] == marker
+        assert not trace.warnings
 
 
 def test_killed_run_commands_warn_and_succeed(synthetic_runs):

@@ -81,11 +81,15 @@ def _table(group: h5py.Group, name: str, rows: np.ndarray) -> None:
 def write_run(run_dir: Path | str, ranks: int = 2, generations: int = 6, population: int = 8,
               seed: int = 7, strategy: str = "island-ga", result: bool = True,
               missing_rank: int | None = None, extra_evaluations: int = 0,
-              clock_scale: float = 1.0) -> Path:
+              clock_scale: float = 1.0, marker: bool = True, uncommitted: int = 0) -> Path:
     """Writes RUN/trace.h5 and RUN/rank-NNNN.h5; returns the trace.h5 path.
 
     `result=False` leaves out /result (killed run); `missing_rank` deletes that rank's file;
     `extra_evaluations` appends rows past the last recorded generation (a cut table).
+    `marker` writes each rank file's `committed` attribute (as the real writer does) over
+    every row except the last `uncommitted` evaluations, which belong to one more
+    generation whose flush a kill interrupted (they come with its generation row and a
+    migration row, and carry an unmistakable 1e-6 ms time).
     """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -138,11 +142,24 @@ def write_run(run_dir: Path | str, ranks: int = 2, generations: int = 6, populat
                           np.full(2, ms), 1.0, 1.0, 1.0, 1, 1, 0.5, np.nan, np.nan, clock, 0, 0,
                           ""))
             eid += 1
+        committed = [len(evals), len(gens), len(migs)]
+        torn = generations + (1 if extra_evaluations else 0)
+        for i in range(uncommitted):
+            v = random_setting(rng)
+            evals.append((eid, torn, i, np.zeros(0, "i4"), v, key_of(v), 0, 1e-6, np.full(2, 1e-6),
+                          1.0, 1.0, 1.0, 1, 1, 0.5, np.nan, np.nan, clock + 1.0, 0, 0, ""))
+            eid += 1
+        if uncommitted:
+            gens.append((torn, clock + 1.0, 0.0, 1e-6, 1e6, 1.0, 1, uncommitted))
+            migs.append((torn, 1, (r + 1) % max(ranks, 1), key_of(v), 1e-6))
         per_rank.append((np.array(evals, EVAL_DT), np.array(gens, GEN_DT),
-                         np.array(migs, MIG_DT) if migs else np.zeros(0, MIG_DT)))
-    for r, (ev, ge, mi) in enumerate(per_rank):
+                         np.array(migs, MIG_DT) if migs else np.zeros(0, MIG_DT),
+                         committed))
+    for r, (ev, ge, mi, committed) in enumerate(per_rank):
         with h5py.File(run / f"rank-{r:04d}.h5", "w") as f:
             f.attrs.update(format="isletune-rank", version=np.int32(1), rank=np.int32(r))
+            if marker:
+                f.attrs["committed"] = np.asarray(committed, "<i8")
             _table(f, "evaluations", ev)
             f["evaluations"].attrs["parameters"] = list(PARAMS)
             f["evaluations"].attrs["status_names"] = list(STATUS)
@@ -171,7 +188,7 @@ def write_run(run_dir: Path | str, ranks: int = 2, generations: int = 6, populat
         for r in range(ranks):
             g[f"{r:04d}"] = h5py.ExternalLink(f"rank-{r:04d}.h5", "/")
         if result:
-            ev = np.concatenate([x[0] for x in per_rank])
+            ev = np.concatenate([x[0][:x[3][0]] for x in per_rank])
             ok = ev["status"] == 0
             i = int(np.argmin(np.where(ok, ev["median_ms"], np.inf)))
             res = f.create_group("result")
