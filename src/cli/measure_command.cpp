@@ -1,9 +1,14 @@
 // `isletune measure CONFIG (--random N | --exhaustive) -o FILE`: measures settings of the
 // configured space with the configured evaluator and records every measurement in one
 // dataset file (format "isletune-dataset", docs/trace.md) that `--backend replay` reads.
+// Only settings the backend can measure are drawn: the CUDA evaluator's codegen implements
+// no part-2 parameter (streaming, retiming, prefetch, tdeg > 1), replay answers only the
+// settings it recorded.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +19,7 @@
 #include "common/error.hpp"
 #include "common/rng.hpp"
 #include "config/config.hpp"
+#include "eval/cuda/codegen.hpp"
 #include "ga/records.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
@@ -31,41 +37,119 @@ constexpr const char* kHelp =
     "\n"
     "Measures settings of CONFIG's space on this machine's GPU (or replays them) and writes\n"
     "every measurement to FILE, a dataset that `evaluator.backend: replay` can answer from.\n"
-    "  --random N     N distinct uniformly random valid settings (seeded)\n"
-    "  --exhaustive   every valid setting (refused above 1,000,000)\n"
+    "Only settings the backend can measure are drawn: with cuda none with a part-2 parameter\n"
+    "(streaming, retiming, prefetch, tdeg > 1, which its code generator does not implement\n"
+    "yet), with replay only the recorded settings that lie in the space.\n"
+    "  --random N     N distinct uniformly random measurable settings (seeded)\n"
+    "  --exhaustive   every measurable setting (refused above 1,000,000)\n"
     "  -o FILE        the dataset to write (replaced if it exists)\n"
     "  --batch B      settings per evaluator batch (default 64); the file is flushed after each\n"
     "  --seed S       overrides the config's seed\n";
 
 constexpr double kExhaustiveLimit = 1e6;
 
+// The part of the configured space a backend can measure: the space (narrowed for cuda)
+// and, for replay, the recorded settings that lie in it.
+struct Measurable {
+  Space space;
+  std::optional<std::vector<Setting>> recorded;
+};
+
+// The OC-flag parameters whose values the CUDA code generator may refuse (part 2).
+constexpr Param kFlagParams[] = {Param::streaming, Param::retiming, Param::prefetch, Param::tdeg};
+
+// cuda: drops from the space every value of a part-2 flag parameter the code generator
+// refuses (probed on the naive setting), with a note on stderr, or refuses with one sentence
+// when nothing measurable is left. replay: the recorded settings inside the space.
+Measurable measurable_space(const Config& config, const Stencil& stencil,
+                            const Evaluator& evaluator, const Space& space) {
+  if (evaluator.name() != "cuda")
+    return {space, recorded_candidates(evaluator, space)};
+  Space::Values values = space.all_values();
+  std::string dropped, narrow;
+  for (const Param p : kFlagParams) {
+    const std::string name(param_name(p));
+    std::vector<int>& list = values[index_of(p)];
+    std::vector<int> kept;
+    std::string refused, reason;
+    for (const int v : list) {
+      Setting probe = cuda::naive_setting(stencil.dims());
+      probe[p] = v;
+      if (const auto why = cuda::unsupported_reason(stencil, config.grid, probe)) {
+        refused += (refused.empty() ? "" : ", ") + std::to_string(v);
+        reason = *why;
+      } else {
+        kept.push_back(v);
+      }
+    }
+    if (kept.empty()) {
+      throw InputError(config.origin + ": the cuda backend can measure no value of space." + name +
+                       " (" + reason + "); change space." + name + " to values it implements.");
+    }
+    if (!refused.empty()) {
+      dropped += (dropped.empty() ? "" : "; ") + name + " = " + refused;
+      std::string kept_text;
+      for (const int v : kept)
+        kept_text += (kept_text.empty() ? "" : ", ") + std::to_string(v);
+      narrow += (narrow.empty() ? "" : ", ") + name + ": [" + kept_text + "]";
+    }
+    list = kept;
+  }
+  if (dropped.empty())
+    return {space, std::nullopt};
+  Space narrowed(stencil, config.grid, space.limits(), values);
+  if (narrowed.size(config.seed) <= 0) {
+    throw InputError(config.origin +
+                     ": every setting of the configured space uses a parameter "
+                     "the cuda backend does not implement yet (" +
+                     dropped + "); narrow the space to " + narrow + ".");
+  }
+  std::fprintf(stderr,
+               "isletune measure: the cuda backend does not implement %s (part 2) yet; measuring "
+               "only settings with %s.\n",
+               dropped.c_str(), narrow.c_str());
+  return {std::move(narrowed), std::nullopt};
+}
+
 // The settings to measure, in measurement order.
-std::vector<Setting> choose_settings(const Space& space, const ParsedArgs& parsed,
+std::vector<Setting> choose_settings(const Measurable& m, const ParsedArgs& parsed,
                                      std::uint64_t seed) {
   std::vector<Setting> out;
   if (parsed.has("--exhaustive")) {
-    const double size = space.size(seed);
+    if (m.recorded)
+      return *m.recorded;
+    const double size = m.space.size(seed);
     if (size > kExhaustiveLimit) {
       throw InputError("isletune measure --exhaustive: the configured space holds about " +
                        std::to_string(static_cast<long long>(size)) +
                        " valid settings, more than 1000000; narrow `space` in the config or use "
                        "--random N.");
     }
-    space.for_each_valid(-1, [&](const Setting& s) { out.push_back(s); });
+    m.space.for_each_valid(-1, [&](const Setting& s) { out.push_back(s); });
     return out;
   }
   const unsigned long long n = parse_unsigned("--random", *parsed.option("--random"));
   Rng rng(seed, 0x6d656173);  // stream "meas"
-  std::set<Setting> seen;
-  for (unsigned long long tries = 0; out.size() < n && tries < 20 * n + 1000; ++tries) {
-    const auto s = space.random_setting(rng);
-    if (!s)
-      break;
-    if (seen.insert(*s).second)
-      out.push_back(*s);
+  if (m.recorded) {
+    // A uniformly random ordered subset of the recorded settings (partial Fisher-Yates).
+    std::vector<Setting> pool = *m.recorded;
+    const std::size_t take = std::min<std::size_t>(pool.size(), n);
+    for (std::size_t i = 0; i < take; ++i)
+      std::swap(pool[i], pool[i + rng.below(pool.size() - i)]);
+    out.assign(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(take));
+  } else {
+    std::set<Setting> seen;
+    for (unsigned long long tries = 0; out.size() < n && tries < 20 * n + 1000; ++tries) {
+      const auto s = m.space.random_setting(rng);
+      if (!s)
+        break;
+      if (seen.insert(*s).second)
+        out.push_back(*s);
+    }
   }
   if (out.size() < n) {
-    std::fprintf(stderr, "isletune measure: only %zu distinct valid settings found (asked %llu)\n",
+    std::fprintf(stderr,
+                 "isletune measure: only %zu distinct measurable settings found (asked %llu)\n",
                  out.size(), n);
   }
   return out;
@@ -119,8 +203,10 @@ int measure_command(const Args& args) {
   EnvironmentInfo env;
   std::unique_ptr<Evaluator> evaluator = make_evaluator(config, 0, env);
   env.limits = evaluator->limits();
-  const Space space = make_space(config, stencil, evaluator->limits());
-  const std::vector<Setting> settings = choose_settings(space, parsed, config.seed);
+  const Measurable m = measurable_space(config, stencil, *evaluator,
+                                        make_space(config, stencil, evaluator->limits()));
+  const Space& space = m.space;
+  const std::vector<Setting> settings = choose_settings(m, parsed, config.seed);
 
   RunTraceWriter dataset = RunTraceWriter::create_dataset(
       *out_file, RunInfo{command_line(args), config.seed, "", ISLETUNE_VERSION});
