@@ -15,7 +15,8 @@ constexpr long long kPlane = 1LL * NX * NY;
 extern "C" __global__ void isl_reference_step(const double* __restrict__ in,
                                               double* __restrict__ out) {
   const long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x;
-  if (g >= isl::kCells) return;
+  if (g >= isl::kCells)
+    return;
   const int x = static_cast<int>(g % NX);
   const int y = static_cast<int>((g / NX) % NY);
   const int z = static_cast<int>(g / isl::kPlane);
@@ -27,8 +28,8 @@ extern "C" __global__ void isl_reference_step(const double* __restrict__ in,
   }
   double sum = 0.0;
   for (int k = 0; k < NPTS; ++k) {
-    const long long n = g + isl_ref_off[k][2] * isl::kPlane + 1LL * isl_ref_off[k][1] * NX +
-                        isl_ref_off[k][0];
+    const long long n =
+        g + isl_ref_off[k][2] * isl::kPlane + 1LL * isl_ref_off[k][1] * NX + isl_ref_off[k][0];
     sum += isl_ref_coef[k] * in[n];
   }
   out[g] = sum;

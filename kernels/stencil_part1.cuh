@@ -14,8 +14,9 @@
 // The Apply type is generated per stencil and setting: Apply::at<SY, SZ>(p) returns the
 // weighted sum around p for row stride SY and plane stride SZ; Apply::block<...>(p, o)
 // computes one unrolled chunk of merged points with each input loaded once (register
-// blocking), its code emitted by codegen from the stencil's offsets and the chunk's shape. Part-2 optimizations (streaming, retiming,
-// prefetch, temporal blocking) get their own templates next to this one and reuse Apply.
+// blocking), its code emitted by codegen from the stencil's offsets and the chunk's shape. Part-2
+// optimizations (streaming, retiming, prefetch, temporal blocking) get their own templates next to
+// this one and reuse Apply.
 #pragma once
 
 namespace isl {
@@ -29,8 +30,8 @@ __device__ __forceinline__ int merged_index(int t, int u) {
 template <int TBX, int TBY, int TBZ, int MFX, int MFY, int MFZ, int UFX, int UFY, int UFZ,
           int MERGE, int SHARED, int NX, int NY, int NZ, int XLO, int XHI, int YLO, int YHI,
           int ZLO, int ZHI, class Apply>
-__device__ __forceinline__ void part1_step(const double* __restrict__ in,
-                                           double* __restrict__ out, double* smem) {
+__device__ __forceinline__ void part1_step(const double* __restrict__ in, double* __restrict__ out,
+                                           double* smem) {
   constexpr int TX = TBX * MFX, TY = TBY * MFY, TZ = TBZ * MFZ;
   constexpr int SXD = TX + XLO + XHI, SYD = TY + YLO + YHI, SZD = TZ + ZLO + ZHI;
   constexpr long long PLANE = 1LL * NX * NY;
@@ -86,7 +87,7 @@ __device__ __forceinline__ void part1_step(const double* __restrict__ in,
         for (int cx = 0; cx < MFX / UFX; ++cx) {
           const int ux = cx * UFX * DX, uy = cy * UFY * DY, uz = cz * UFZ * DZ;
           Apply::template block<SROW, SPLANE, NX, PLANE>(p + (uz * SPLANE + uy * SROW + ux),
-                                                        o + (uz * PLANE + 1LL * uy * NX + ux));
+                                                         o + (uz * PLANE + 1LL * uy * NX + ux));
         }
       }
     }
@@ -98,20 +99,23 @@ __device__ __forceinline__ void part1_step(const double* __restrict__ in,
   for (int uz = 0; uz < MFZ; ++uz) {
     const int lz = merged_index<TBZ, MFZ, MERGE>(threadIdx.z, uz);
     const int z = z0 + lz;
-    if (z >= NZ) continue;
+    if (z >= NZ)
+      continue;
 #pragma unroll 1
     for (int uy = 0; uy < MFY; ++uy) {
       const int ly = merged_index<TBY, MFY, MERGE>(threadIdx.y, uy);
       const int y = y0 + ly;
-      if (y >= NY) continue;
+      if (y >= NY)
+        continue;
 #pragma unroll 1
       for (int ux = 0; ux < MFX; ++ux) {
         const int lx = merged_index<TBX, MFX, MERGE>(threadIdx.x, ux);
         const int x = x0 + lx;
-        if (x >= NX) continue;
+        if (x >= NX)
+          continue;
         const long long g = z * PLANE + 1LL * y * NX + x;
-        const bool interior = x >= XLO && x < NX - XHI && y >= YLO && y < NY - YHI &&
-                              z >= ZLO && z < NZ - ZHI;
+        const bool interior =
+            x >= XLO && x < NX - XHI && y >= YLO && y < NY - YHI && z >= ZLO && z < NZ - ZHI;
         double v;
         if constexpr (SHARED) {
           const double* p = smem + ((lz + ZLO) * SYD + (ly + YLO)) * SXD + (lx + XLO);

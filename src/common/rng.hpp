@@ -17,7 +17,8 @@ class Rng {
   // Engine for (seed, stream): islands use stream = rank, other users their own constant.
   explicit Rng(std::uint64_t seed = 0, std::uint64_t stream = 0) {
     std::uint64_t x = seed ^ (0x9E3779B97F4A7C15ULL * (stream + 1));
-    for (auto& word : state_) word = splitmix64(x);
+    for (auto& word : state_)
+      word = splitmix64(x);
   }
 
   static constexpr result_type min() { return 0; }

@@ -35,7 +35,8 @@ inline constexpr int kStatusCount = 7;
 }
 [[nodiscard]] inline std::optional<Status> status_from_name(std::string_view name) {
   for (int i = 0; i < kStatusCount; ++i) {
-    if (status_name(static_cast<Status>(i)) == name) return static_cast<Status>(i);
+    if (status_name(static_cast<Status>(i)) == name)
+      return static_cast<Status>(i);
   }
   return std::nullopt;
 }
@@ -50,7 +51,7 @@ struct Measurement {
   double run_ms = 0;  // wall time spent timing (warm-up + repeats)
   int registers = 0;
   int shared_bytes = 0;
-  double occupancy = 0;  // active warps / max warps per SM
+  double occupancy = 0;                                         // active warps / max warps per SM
   double error_l2 = std::numeric_limits<double>::quiet_NaN();   // ||out-ref||2 / ||ref||2
   double error_max = std::numeric_limits<double>::quiet_NaN();  // max relative error
   std::string message;                                          // why it failed, if it did

@@ -40,7 +40,9 @@ MemoryRing::MemoryRing(int islands) : inboxes_(islands) {
     migrators_.push_back(std::make_unique<Port>(*this, r));
 }
 
-Migrator& MemoryRing::migrator(int rank) { return *migrators_[rank]; }
+Migrator& MemoryRing::migrator(int rank) {
+  return *migrators_[rank];
+}
 
 std::vector<int> MemoryRing::neighbours_of(int rank) const {
   const int n = size();
@@ -70,7 +72,9 @@ MemoryStopVote::MemoryStopVote(int islands) : islands_(islands) {
     voters_.push_back(std::make_unique<Voter>(*this));
 }
 
-StopVote& MemoryStopVote::vote(int rank) { return *voters_[rank]; }
+StopVote& MemoryStopVote::vote(int rank) {
+  return *voters_[rank];
+}
 
 // Records a wish for `generation` and answers generation - 1's decision.
 StopReason MemoryStopVote::cast(int generation, StopReason wish) {

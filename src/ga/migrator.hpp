@@ -33,17 +33,17 @@ class Migrator {
 // Why a search stopped.
 enum class StopReason : int {
   none = 0,
-  mcr = 1,              // an island's MCR reached the threshold
+  mcr = 1,  // an island's MCR reached the threshold
   max_generations = 2,
   max_evaluations = 3,
   time_budget = 4,
-  signal = 5,           // SIGTERM/SIGINT on some rank
+  signal = 5,  // SIGTERM/SIGINT on some rank
   error = 6,
 };
 
 [[nodiscard]] inline const char* stop_reason_name(StopReason r) {
-  constexpr const char* names[] = {"none", "mcr", "max_generations", "max_evaluations",
-                                   "time_budget", "signal", "error"};
+  constexpr const char* names[] = {
+      "none", "mcr", "max_generations", "max_evaluations", "time_budget", "signal", "error"};
   return names[static_cast<int>(r)];
 }
 

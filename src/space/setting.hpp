@@ -15,20 +15,20 @@
 namespace isletune {
 
 enum class Param : std::uint8_t {
-  streaming,     // 0/1: 2.5-D streaming along sd
-  merge,         // MergeKind
-  retiming,      // 0/1 (needs streaming)
-  prefetch,      // 0/1 (needs streaming)
-  tdeg,          // time steps fused per launch, 1 = off
-  sd,            // streaming dimension as an axis: 1 = y, 2 = z; 0 when not streaming
-  sb,            // points along sd per block (concurrent streaming); 0 when not streaming
-  tbx,           // thread-block shape
+  streaming,  // 0/1: 2.5-D streaming along sd
+  merge,      // MergeKind
+  retiming,   // 0/1 (needs streaming)
+  prefetch,   // 0/1 (needs streaming)
+  tdeg,       // time steps fused per launch, 1 = off
+  sd,         // streaming dimension as an axis: 1 = y, 2 = z; 0 when not streaming
+  sb,         // points along sd per block (concurrent streaming); 0 when not streaming
+  tbx,        // thread-block shape
   tby,
-  tbz,           // 1 in 2-D
-  mfx,           // points merged per thread per dimension
+  tbz,  // 1 in 2-D
+  mfx,  // points merged per thread per dimension
   mfy,
   mfz,
-  ufx,           // unroll factors
+  ufx,  // unroll factors
   ufy,
   ufz,
   use_shared,    // 0/1: input tile with halo in shared memory
@@ -46,8 +46,12 @@ enum class MergeKind : int { none = 0, block = 1, cyclic = 2 };
 [[nodiscard]] std::string_view merge_name(MergeKind k);
 [[nodiscard]] std::optional<MergeKind> merge_from_name(std::string_view name);
 
-inline constexpr std::size_t index_of(Param p) { return static_cast<std::size_t>(p); }
-inline constexpr Param param_at(std::size_t i) { return static_cast<Param>(i); }
+inline constexpr std::size_t index_of(Param p) {
+  return static_cast<std::size_t>(p);
+}
+inline constexpr Param param_at(std::size_t i) {
+  return static_cast<Param>(i);
+}
 
 // One point of the space: a value per parameter (enums and flags as ints).
 struct Setting {
@@ -69,7 +73,9 @@ struct Setting {
 [[nodiscard]] std::uint64_t setting_hash(const Setting& s);
 
 struct SettingHash {
-  std::size_t operator()(const Setting& s) const { return static_cast<std::size_t>(setting_hash(s)); }
+  std::size_t operator()(const Setting& s) const {
+    return static_cast<std::size_t>(setting_hash(s));
+  }
 };
 
 }  // namespace isletune

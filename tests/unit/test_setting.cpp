@@ -9,7 +9,8 @@ namespace {
 
 TEST(SettingKey, RoundTripsEveryParameter) {
   Setting s;
-  for (std::size_t i = 0; i < kParamCount; ++i) s.values[i] = static_cast<int>(i + 1);
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    s.values[i] = static_cast<int>(i + 1);
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);
   const std::string key = canonical_key(s);
   EXPECT_NE(key.find("merge=cyclic"), std::string::npos);
@@ -45,8 +46,10 @@ TEST(Rng, KnownFirstOutputsArePlatformIndependent) {
   EXPECT_EQ(first, again());
   Rng r2(1, 0);
   std::array<int, 10> hist{};
-  for (int i = 0; i < 100000; ++i) ++hist[r2.below(10)];
-  for (const int h : hist) EXPECT_NEAR(h, 10000, 500);
+  for (int i = 0; i < 100000; ++i)
+    ++hist[r2.below(10)];
+  for (const int h : hist)
+    EXPECT_NEAR(h, 10000, 500);
 }
 
 }  // namespace
