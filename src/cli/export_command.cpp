@@ -263,6 +263,21 @@ std::string python_time(const Instant& t) {
   return buf;
 }
 
+// Microseconds of Python's `timedelta(seconds=x)`: whole seconds and whole microseconds
+// exactly, the remaining fraction of a microsecond rounded half to even.
+long long python_microseconds(double x) {
+  double whole_s = 0, whole_us = 0;
+  const double frac_s = std::modf(x, &whole_s);
+  const double left = std::modf(frac_s * 1e6, &whole_us);
+  long long us = static_cast<long long>(whole_s) * 1'000'000 + static_cast<long long>(whole_us);
+  double rounded = std::round(left);
+  if (std::fabs(rounded - left) == 0.5) {  // a tie: to the even total
+    const double lo = std::floor(left), hi = std::ceil(left);
+    rounded = (us + static_cast<long long>(lo)) % 2 == 0 ? lo : hi;
+  }
+  return us + static_cast<long long>(rounded);
+}
+
 // One evaluation row with the rank it came from.
 struct KtRow {
   int rank = 0;
@@ -295,8 +310,7 @@ std::string kt_entry(const EvaluationRecord& e, bool good, const Instant& base,
   }
   const double benchmark = std::accumulate(m.times_ms.begin(), m.times_ms.end(), 0.0);
   Instant stamp = base;
-  stamp.us +=
-      static_cast<long long>(std::nearbyint((std::isfinite(e.wall_s) ? e.wall_s : 0.0) * 1e6));
+  stamp.us += python_microseconds(std::isfinite(e.wall_s) ? e.wall_s : 0.0);
   o << in << "\"compile_time\": " << json_number(m.compile_ms) << ",\n"
     << in << "\"verification_time\": " << json_number(m.verify_ms) << ",\n"
     << in << "\"benchmark_time\": " << json_number(benchmark) << ",\n"
