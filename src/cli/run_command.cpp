@@ -100,9 +100,9 @@ class Phases {
 };
 
 // The rank's TraceSink: forwards to its rank file, shows each generation to an observer
-// (the progress line) and, after the rows of a generation are durable, stores that
-// generation's checkpoint (rows first, so a checkpoint never refers to rows that were
-// lost).
+// (the progress line) and stores each generation's checkpoint in the same commit as its
+// rows (one commit per generation; the trace's markers never let a checkpoint refer to
+// rows that were lost).
 class CheckpointingSink final : public TraceSink {
  public:
   CheckpointingSink(RankTraceWriter& writer, std::function<void(const GenerationRecord&)> observer)
@@ -115,10 +115,11 @@ class CheckpointingSink final : public TraceSink {
   }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
   void flush() override {
-    writer_.flush();
     if (pending_) {
       writer_.write_checkpoint(pending_generation_, *pending_);
       pending_.reset();
+    } else {
+      writer_.flush();
     }
   }
   void set_pending(int generation, std::vector<std::uint8_t> bytes) {

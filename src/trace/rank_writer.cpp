@@ -52,7 +52,8 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
   describe_rank_file(root.get(), rank);
   auto tables = trace_detail::RankTables::create(std::move(root));
-  return RankTraceWriter(std::make_unique<Impl>(Impl{std::move(file), std::move(tables), path}),
+  return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
+                                                     std::move(tables), path}),
                          rank);
 }
 
@@ -67,7 +68,8 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   }
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
   auto tables = trace_detail::RankTables::open(std::move(root), keep_through);
-  return RankTraceWriter(std::make_unique<Impl>(Impl{std::move(file), std::move(tables), path}),
+  return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
+                                                     std::move(tables), path}),
                          rank);
 }
 
@@ -81,20 +83,25 @@ void RankTraceWriter::migration(const MigrationRecord& r) {
   impl_->tables.add(r);
 }
 void RankTraceWriter::flush() {
-  impl_->tables.flush();
-  if (!impl_->file.valid())
-    return;
-  // Close and reopen the rank file: HDF5 then puts the next generation's variable-length
-  // data into new heap collections and never rewrites those of committed rows, so a kill
-  // during a later flush cannot damage rows that are already committed.
-  impl_->tables.release();
-  impl_->file.reset();
-  impl_->file = h5::File(H5_CHECK(H5Fopen(impl_->path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-  impl_->tables.attach(h5::Group(H5_CHECK(H5Gopen2(impl_->file.get(), "/", H5P_DEFAULT))));
+  commit(nullptr);
 }
 
 void RankTraceWriter::write_checkpoint(int generation, std::span<const std::uint8_t> bytes) {
-  impl_->tables.write_checkpoint(generation, bytes);
+  const trace_detail::CheckpointView checkpoint{generation, bytes};
+  commit(&checkpoint);
+}
+
+void RankTraceWriter::commit(const trace_detail::CheckpointView* checkpoint) {
+  impl_->tables.flush(checkpoint);
+  // Close and reopen the file: HDF5 then puts the next commit's variable-length data into
+  // new heap collections and never rewrites those of committed rows, so a kill during a
+  // later commit cannot damage rows that are already committed.
+  impl_->tables.release();
+  h5::File& file = *impl_->file;
+  file.reset();
+  file = h5::File(H5_CHECK(H5Fopen(impl_->path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+  impl_->tables.attach(
+      h5::Group(H5_CHECK(H5Gopen2(file.get(), impl_->group.c_str(), H5P_DEFAULT))));
 }
 
 std::optional<Checkpoint> RankTraceWriter::read_checkpoint() const {

@@ -17,7 +17,8 @@ namespace isletune {
 
 namespace trace_detail {
 class RankTables;
-}
+struct CheckpointView;
+}  // namespace trace_detail
 
 class RankTraceWriter final : public TraceSink {
  public:
@@ -41,8 +42,10 @@ class RankTraceWriter final : public TraceSink {
   // Appends the buffered rows to the tables and flushes the file to disk.
   void flush() override;
 
-  // Stores the island's serialised state for resume (two alternating slots: a kill
-  // during this call leaves the previous checkpoint readable). Flushes the file.
+  // Stores the island's serialised state for resume in the same commit as the buffered
+  // rows (call it instead of flush() at the end of a generation: one commit, not two).
+  // Two alternating slots and the commit markers make a kill during this call leave the
+  // previous commit's rows and checkpoint readable.
   void write_checkpoint(int generation, std::span<const std::uint8_t> bytes);
   // The latest complete checkpoint, or nullopt when none was written.
   [[nodiscard]] std::optional<Checkpoint> read_checkpoint() const;
@@ -53,6 +56,9 @@ class RankTraceWriter final : public TraceSink {
   friend class RunTraceWriter;
   struct Impl;
   explicit RankTraceWriter(std::unique_ptr<Impl> impl, int rank);
+  // Writes the buffered rows (and the checkpoint, if any) as one commit, then reopens the
+  // file so the next commit never rewrites committed data.
+  void commit(const trace_detail::CheckpointView* checkpoint);
 
   std::unique_ptr<Impl> impl_;
   int rank_ = 0;

@@ -13,7 +13,10 @@
 namespace isletune {
 
 struct RunTraceWriter::Impl {
-  h5::File file;
+  // Shared with the inline rank writer of a dataset, which reopens the file after each
+  // commit (see RankTraceWriter::commit); every use goes through file->get().
+  std::shared_ptr<h5::File> file = std::make_shared<h5::File>();
+  std::filesystem::path path;
   bool dataset = false;
 };
 
@@ -119,8 +122,8 @@ RunTraceWriter::RunTraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 RunTraceWriter::RunTraceWriter(RunTraceWriter&&) noexcept = default;
 RunTraceWriter& RunTraceWriter::operator=(RunTraceWriter&&) noexcept = default;
 RunTraceWriter::~RunTraceWriter() {
-  if (impl_ && impl_->file.valid())
-    H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL);
+  if (impl_ && impl_->file->valid())
+    H5Fflush(impl_->file->get(), H5F_SCOPE_LOCAL);
 }
 
 RunTraceWriter RunTraceWriter::create_trace(const std::filesystem::path& dir, const RunInfo& info) {
@@ -131,14 +134,15 @@ RunTraceWriter RunTraceWriter::create_trace(const std::filesystem::path& dir, co
                      "); expected a writable path for output.");
   }
   auto impl = std::make_unique<Impl>();
-  impl->file = create_file(dir / kTraceFile, kTraceFormat, info);
+  *impl->file = create_file(dir / kTraceFile, kTraceFormat, info);
   return RunTraceWriter(std::move(impl));
 }
 
 RunTraceWriter RunTraceWriter::create_dataset(const std::filesystem::path& file,
                                               const RunInfo& info) {
   auto impl = std::make_unique<Impl>();
-  impl->file = create_file(file, kDatasetFormat, info);
+  *impl->file = create_file(file, kDatasetFormat, info);
+  impl->path = file;
   impl->dataset = true;
   return RunTraceWriter(std::move(impl));
 }
@@ -147,8 +151,8 @@ RunTraceWriter RunTraceWriter::reopen_trace(const std::filesystem::path& dir) {
   h5::quiet_errors();
   const std::filesystem::path path = dir / kTraceFile;
   auto impl = std::make_unique<Impl>();
-  impl->file = h5::File(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-  if (!impl->file.valid()) {
+  *impl->file = h5::File(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  if (!impl->file->valid()) {
     throw InputError(path.string() + ": cannot reopen the trace to resume; expected a " +
                      "writable trace.h5 of an earlier run.");
   }
@@ -156,13 +160,13 @@ RunTraceWriter RunTraceWriter::reopen_trace(const std::filesystem::path& dir) {
 }
 
 void RunTraceWriter::write_config(std::string_view yaml) {
-  h5::Group group = h5::open_or_create_group(impl_->file.get(), "config");
+  h5::Group group = h5::open_or_create_group(impl_->file->get(), "config");
   h5::write_attr(group.get(), "yaml", yaml);
 }
 
 void RunTraceWriter::write_stencil(const Stencil& stencil,
                                    const std::vector<StencilFeature>& features) {
-  h5::Group group = fresh_group(impl_->file.get(), "stencil");
+  h5::Group group = fresh_group(impl_->file->get(), "stencil");
   const hid_t g = group.get();
   h5::write_attr(g, "name", std::string_view(stencil.name()));
   h5::write_attr(g, "dims", static_cast<std::int32_t>(stencil.dims()));
@@ -187,7 +191,7 @@ void RunTraceWriter::write_stencil(const Stencil& stencil,
 }
 
 void RunTraceWriter::write_space(const Space::Values& values) {
-  h5::Group group = h5::open_or_create_group(impl_->file.get(), "space");
+  h5::Group group = h5::open_or_create_group(impl_->file->get(), "space");
   h5::Datatype str = h5::string_type();
   h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
   h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
@@ -211,7 +215,7 @@ void RunTraceWriter::write_sample(const SampleData& sample) {
   if (sample.oc.size() != n || sample.predicted.size() != n) {
     throw std::invalid_argument("write_sample: settings, oc and predicted differ in length");
   }
-  h5::Group group = fresh_group(impl_->file.get(), "sample");
+  h5::Group group = fresh_group(impl_->file->get(), "sample");
   std::vector<std::int32_t> flat;
   flat.reserve(n * kParamCount);
   for (const Setting& s : sample.settings)
@@ -226,7 +230,7 @@ void RunTraceWriter::write_sample(const SampleData& sample) {
 }
 
 void RunTraceWriter::write_environment(const EnvironmentInfo& env) {
-  h5::Group all = h5::open_or_create_group(impl_->file.get(), "environment");
+  h5::Group all = h5::open_or_create_group(impl_->file->get(), "environment");
   h5::Group group = h5::open_or_create_group(all.get(), "rank_" + rank_digits(env.rank));
   const hid_t g = group.get();
   h5::write_attr(g, "rank", static_cast<std::int32_t>(env.rank));
@@ -269,7 +273,7 @@ void RunTraceWriter::write_environment(const EnvironmentInfo& env) {
 void RunTraceWriter::link_ranks(int count) {
   if (impl_->dataset)
     throw std::logic_error("link_ranks: a dataset stores its ranks inline");
-  h5::Group ranks = h5::open_or_create_group(impl_->file.get(), "ranks");
+  h5::Group ranks = h5::open_or_create_group(impl_->file->get(), "ranks");
   for (int r = 0; r < count; ++r) {
     const std::string name = rank_digits(r);
     if (h5::exists(ranks.get(), name))
@@ -284,7 +288,7 @@ void RunTraceWriter::link_ranks(int count) {
 RankTraceWriter RunTraceWriter::inline_rank(int rank) {
   if (!impl_->dataset)
     throw std::logic_error("inline_rank: a trace links rank files");
-  h5::Group ranks = h5::open_or_create_group(impl_->file.get(), "ranks");
+  h5::Group ranks = h5::open_or_create_group(impl_->file->get(), "ranks");
   const std::int32_t count =
       h5::has_attr(ranks.get(), "count")
           ? static_cast<std::int32_t>(h5::read_attr_int(ranks.get(), "count"))
@@ -293,14 +297,16 @@ RankTraceWriter RunTraceWriter::inline_rank(int rank) {
   h5::Group group(H5_CHECK(
       H5Gcreate2(ranks.get(), rank_digits(rank).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   h5::write_attr(group.get(), "rank", static_cast<std::int32_t>(rank));
+  ranks.reset();  // the rank writer must be able to close the file: no other open objects
   auto tables = trace_detail::RankTables::create(std::move(group));
-  return RankTraceWriter(std::make_unique<RankTraceWriter::Impl>(
-                             RankTraceWriter::Impl{h5::File(), std::move(tables), {}}),
-                         rank);
+  return RankTraceWriter(
+      std::make_unique<RankTraceWriter::Impl>(RankTraceWriter::Impl{
+          impl_->file, std::move(tables), impl_->path, "/ranks/" + rank_digits(rank)}),
+      rank);
 }
 
 void RunTraceWriter::write_result(const ResultInfo& result) {
-  h5::Group group = fresh_group(impl_->file.get(), "result");
+  h5::Group group = fresh_group(impl_->file->get(), "result");
   const hid_t g = group.get();
   h5::write_attr(g, "best_key", std::string_view(result.best_key));
   h5::write_attr(g, "best_values",
@@ -322,7 +328,7 @@ void RunTraceWriter::write_result(const ResultInfo& result) {
 }
 
 void RunTraceWriter::flush() {
-  H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL));
+  H5_CHECK(H5Fflush(impl_->file->get(), H5F_SCOPE_LOCAL));
 }
 
 }  // namespace isletune

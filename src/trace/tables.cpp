@@ -384,11 +384,31 @@ std::optional<Checkpoint> read_checkpoint(hid_t loc) {
       return std::nullopt;
     }
   };
-  // The current slot; if a kill damaged it after all, the other one (one generation older).
-  const int current = static_cast<int>(h5::read_attr_int(group.get(), "current"));
-  if (auto c = read_slot(current))
+  // A slot is trusted only when the rows it was committed with are committed: `current`
+  // and the rank group's `committed` are updated in the same flush, and a kill during it
+  // may have moved one without the other.
+  const auto committed = h5::has_attr(loc, kCommitted) ? h5::read_attr_ints64(loc, kCommitted)
+                                                       : std::vector<std::int64_t>{};
+  const auto usable = [&](int slot) -> std::optional<Checkpoint> {
+    auto c = read_slot(slot);
+    if (!c || committed.empty())
+      return c;
+    const std::string name = "slot" + std::to_string(slot);
+    h5::Dataset data(H5_CHECK(H5Dopen2(group.get(), name.c_str(), H5P_DEFAULT)));
+    if (!h5::has_attr(data.get(), kCommitted))
+      return c;
+    const auto rows = h5::read_attr_ints64(data.get(), kCommitted);
+    for (std::size_t i = 0; i < rows.size() && i < committed.size(); ++i) {
+      if (rows[i] > committed[i])
+        return std::nullopt;
+    }
     return c;
-  return read_slot(1 - current);
+  };
+  // The current slot; if it cannot be trusted, the other one (one generation older).
+  const int current = static_cast<int>(h5::read_attr_int(group.get(), "current"));
+  if (auto c = usable(current))
+    return c;
+  return usable(1 - current);
 }
 
 RankTables RankTables::create(h5::Group group) {
@@ -403,7 +423,8 @@ RankTables RankTables::create(h5::Group group) {
       h5::Table::create(g, "generations", t.types_->generation.get(), kGenerationChunk);
   t.migration_table_ =
       h5::Table::create(g, "migrations", t.types_->migration.get(), kMigrationChunk);
-  t.commit();
+  t.mark_committed();
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
   return t;
 }
 
@@ -420,11 +441,12 @@ RankTables RankTables::open(h5::Group group, int keep_through) {
     const hsize_t committed = committed_rows(g, name, *table);
     table->resize(std::min(committed, rows_through(g, name, keep_through)));
   }
-  t.commit();
+  t.mark_committed();
+  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
   return t;
 }
 
-void RankTables::flush() {
+void RankTables::flush(const CheckpointView* checkpoint) {
   std::vector<EvaluationRow> eval_rows;
   eval_rows.reserve(evaluations_.size());
   for (const EvaluationRecord& r : evaluations_) {
@@ -473,19 +495,26 @@ void RankTables::flush() {
   evaluation_table_.append(eval_rows.data(), eval_rows.size());
   generation_table_.append(gen_rows.data(), gen_rows.size());
   migration_table_.append(mig_rows.data(), mig_rows.size());
+  const int slot = checkpoint != nullptr ? write_slot(*checkpoint) : -1;
+  // Rows and blob reach the file before any marker refers to them.
   H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
-  commit();
+  mark_committed();
+  if (checkpoint != nullptr)
+    mark_slot(slot, checkpoint->generation);
+  H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
   evaluations_.clear();
   generations_.clear();
   migrations_.clear();
 }
 
-void RankTables::commit() {
-  h5::write_attr_in_place(group_.get(), kCommitted,
-                          {static_cast<std::int64_t>(evaluation_table_.rows()),
-                           static_cast<std::int64_t>(generation_table_.rows()),
-                           static_cast<std::int64_t>(migration_table_.rows())});
-  H5_CHECK(H5Fflush(group_.get(), H5F_SCOPE_LOCAL));
+std::vector<std::int64_t> RankTables::row_counts() const {
+  return {static_cast<std::int64_t>(evaluation_table_.rows()),
+          static_cast<std::int64_t>(generation_table_.rows()),
+          static_cast<std::int64_t>(migration_table_.rows())};
+}
+
+void RankTables::mark_committed() {
+  h5::write_attr_in_place(group_.get(), kCommitted, row_counts());
 }
 
 void RankTables::release() {
@@ -503,14 +532,14 @@ void RankTables::attach(h5::Group group) {
   migration_table_ = h5::Table::open(g, "migrations", types_->migration.get());
 }
 
-void RankTables::write_checkpoint(int generation, std::span<const std::uint8_t> bytes) {
+int RankTables::write_slot(const CheckpointView& checkpoint) {
   h5::Group group = h5::open_or_create_group(group_.get(), "checkpoint");
   const hid_t g = group.get();
-  // Write into the slot that is not current; flip `current` only once it is on disk.
+  // Write into the slot that is not current; `current` flips only in mark_slot.
   const int slot =
       h5::has_attr(g, "current") ? 1 - static_cast<int>(h5::read_attr_int(g, "current")) : 0;
   const std::string name = "slot" + std::to_string(slot);
-  const hsize_t n = bytes.size();
+  const hsize_t n = checkpoint.bytes.size();
   h5::Dataset data;
   if (h5::exists(g, name)) {
     data = h5::Dataset(H5_CHECK(H5Dopen2(g, name.c_str(), H5P_DEFAULT)));
@@ -524,13 +553,19 @@ void RankTables::write_checkpoint(int generation, std::span<const std::uint8_t> 
                                            dcpl.get(), H5P_DEFAULT)));
   }
   if (n > 0) {
-    H5_CHECK(H5Dwrite(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()));
+    H5_CHECK(H5Dwrite(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                      checkpoint.bytes.data()));
   }
-  h5::write_attr(data.get(), "generation", static_cast<std::int32_t>(generation));
-  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
-  h5::write_attr(g, "generation", static_cast<std::int32_t>(generation));
-  h5::write_attr(g, "current", static_cast<std::int32_t>(slot));
-  H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
+  h5::write_attr(data.get(), "generation", static_cast<std::int32_t>(checkpoint.generation));
+  // The row counts this commit marks: readers trust the slot only once they are committed.
+  h5::write_attr_in_place(data.get(), kCommitted, row_counts());
+  return slot;
+}
+
+void RankTables::mark_slot(int slot, int generation) {
+  h5::Group group(H5_CHECK(H5Gopen2(group_.get(), "checkpoint", H5P_DEFAULT)));
+  h5::write_attr(group.get(), "generation", static_cast<std::int32_t>(generation));
+  h5::write_attr(group.get(), "current", static_cast<std::int32_t>(slot));
 }
 
 }  // namespace isletune::trace_detail

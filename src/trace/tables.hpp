@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ga/records.hpp"
@@ -38,6 +39,12 @@ struct RowTypes {
 // The current checkpoint under loc, or nullopt when none was written.
 [[nodiscard]] std::optional<Checkpoint> read_checkpoint(hid_t loc);
 
+// A checkpoint blob to store with a commit (the bytes stay the caller's).
+struct CheckpointView {
+  int generation = 0;
+  std::span<const std::uint8_t> bytes;
+};
+
 // Writes the tables of one rank under a group (a rank file's root, or /ranks/NNNN of a
 // dataset). Rows are buffered until flush(), which appends them and flushes the file.
 class RankTables {
@@ -50,19 +57,28 @@ class RankTables {
   void add(const EvaluationRecord& r) { evaluations_.push_back(r); }
   void add(const GenerationRecord& r) { generations_.push_back(r); }
   void add(const MigrationRecord& r) { migrations_.push_back(r); }
-  // Appends the buffered rows, flushes, then records the row counts in the `committed`
-  // attribute (readers never look past it) and flushes again.
-  void flush();
+  // One commit: appends the buffered rows and, when `checkpoint` is given, writes it into
+  // the checkpoint slot that is not current; flushes; then updates the markers readers
+  // trust (`committed` row counts, the checkpoint's `current` slot) and flushes again.
+  // A kill before the second flush leaves the previous commit's markers, which refer
+  // only to data that the first flush did not touch.
+  void flush(const CheckpointView* checkpoint = nullptr);
   // Closes the group and tables (so the file can be closed and reopened) ...
   void release();
   // ... and opens them again under `group`.
   void attach(h5::Group group);
-  void write_checkpoint(int generation, std::span<const std::uint8_t> bytes);
   [[nodiscard]] hid_t group() const { return group_.get(); }
 
  private:
   RankTables() = default;
-  void commit();
+  // Rows of the evaluations, generations and migrations tables now.
+  [[nodiscard]] std::vector<std::int64_t> row_counts() const;
+  // Writes the `committed` attribute (not flushed).
+  void mark_committed();
+  // Writes a checkpoint blob into the slot that is not current; returns that slot.
+  int write_slot(const CheckpointView& checkpoint);
+  // Makes `slot` the current checkpoint of `generation` (attributes, not flushed).
+  void mark_slot(int slot, int generation);
 
   std::unique_ptr<RowTypes> types_;
   h5::Group group_;
@@ -80,9 +96,12 @@ namespace isletune {
 
 // The state behind a RankTraceWriter (shared by rank_writer.cpp and run_writer.cpp).
 struct RankTraceWriter::Impl {
-  h5::File file;  // invalid when the tables live inline in a dataset file
+  // The open file: the rank file, or a dataset file shared with its RunTraceWriter (both
+  // see the new handle after a reopen).
+  std::shared_ptr<h5::File> file;
   trace_detail::RankTables tables;
-  std::filesystem::path path;  // the rank file (empty when inline)
+  std::filesystem::path path;  // the file, to reopen it after each commit
+  std::string group = "/";     // the rank group in it
 };
 
 }  // namespace isletune
