@@ -4,7 +4,7 @@
 # the shipped dataset by table lookup (microseconds), so the real wall time between
 # generations is the host's own work. Population 16 (4x4), migration every generation.
 #
-#   bench/host_overhead.sh [BUILD_DIR] [GENERATIONS]     (prints one line per rank count)
+#   [RANKS="1 2 4"] bench/host_overhead.sh [BUILD_DIR] [GENERATIONS]   (one line per rank count)
 #
 # The per-generation figure is the wall time from generation 1 to the last generation
 # divided by the generations in between, read from rank 0's progress lines and summed
@@ -38,7 +38,7 @@ YAML
 mpi=(mpirun --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 echo "host overhead per generation, population 16, $(nproc) cores, $(date -u +%F)"
-for np in 1 2 4; do
+for np in ${RANKS:-1 2 4}; do
   # Islands converge in 20-40 generations: sum over several seeds.
   for seed in 1 2 3 4 5; do
     "${mpi[@]}" -np "$np" "$bin" run "$work/bench.yaml" --out "$work/np$np-$seed" --seed "$seed" |
