@@ -210,7 +210,8 @@ def compare(data: dict[str, Any], title: str, path: Path | str) -> Path:
         a2.errorbar(i, f["speedup"], yerr=[[f["speedup"] - lo], [hi - f["speedup"]]],
                     fmt="o", color="black", ms=6, capsize=4, zorder=3)
     a2.axhline(1.0, color="0.3", ls="--", lw=1)
-    a2.set_xticks(range(len(finals)), [f["group"] for f in finals])
+    # Group names such as "sampled-random" overlap when upright.
+    a2.set_xticks(range(len(finals)), [f["group"] for f in finals], rotation=20, ha="right")
     a2.set_xlabel(data["by"])
     a2.set_ylabel(f"speedup of final best vs {data['by']} {data['baseline']}")
     a2.set_title("final best (median, quartiles; dots: runs)")
