@@ -30,6 +30,7 @@ CONFIG_TEMPLATE = HERE / "replay-star2d1r.yaml"
 # trace of docs/data (2 ranks on 2 x H200).
 H200_DATASET = DATA / "h200-star2d1r.h5"
 REAL_RUNS = (ROOT / "docs" / "data" / "h200-x2-star2d2r",)
+EXAMPLE_CONFIG = ROOT / "analysis" / "examples" / "compare-strategies.yaml"
 
 
 def analyze(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -97,6 +98,46 @@ def replay_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int
             assert (out / "trace.h5").exists(), f"{out} holds no trace.h5"
             runs[(ranks, seed)] = out
     return runs
+
+
+def _run_isletune(config: Path, out: Path, ranks: int, seed: int) -> Path:
+    """`mpirun -np RANKS isletune run CONFIG --out OUT --seed SEED`; asserts it succeeded."""
+    binary = isletune_binary()
+    cmd = _mpirun() + ["-np", str(ranks), str(binary), "run", str(config), "--backend", "replay",
+                       "--out", str(out), "--seed", str(seed)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert (out / "trace.h5").exists(), f"{out} holds no trace.h5"
+    return out
+
+
+@pytest.fixture(scope="session")
+def h200_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real replay runs on the real H200 dataset tests/data/h200-star2d1r.h5, from the
+    committed example analysis/examples/compare-strategies.yaml: "island-ga" (2 ranks,
+    seed 1, as committed) and "exhaustive" (1 rank, sampled-random over a sample of every
+    recorded setting, so it measures the whole dataset)."""
+    if isletune_binary() is None:
+        pytest.skip(f"isletune binary not found (ISLETUNE_BIN={os.environ.get('ISLETUNE_BIN')!r}); "
+                    "real replay traces cannot be produced")
+    if not H200_DATASET.exists():
+        pytest.skip(f"replay dataset {H200_DATASET} is missing")
+    base = tmp_path_factory.mktemp("h200")
+    text = EXAMPLE_CONFIG.read_text()
+    dataset_line = "  dataset: ../../tests/data/h200-star2d1r.h5"
+    assert dataset_line in text, f"{EXAMPLE_CONFIG} no longer names the H200 dataset"
+    text = text.replace(dataset_line, f"  dataset: {H200_DATASET}")
+    for line in ("strategy: island-ga", "budget: {time_budget_s: 20, max_generations: 200}"):
+        assert line in text, f"{EXAMPLE_CONFIG} no longer has the line {line!r}"
+    ga = base / "island-ga.yaml"
+    ga.write_text(text)
+    exhaustive = base / "exhaustive.yaml"
+    exhaustive.write_text(
+        text.replace("strategy: island-ga", "strategy: sampled-random")
+        .replace("budget: {time_budget_s: 20, max_generations: 200}", "budget: {max_generations: 1000}")
+        + "sampler: {predictor: uniform, sample_ratio: 1, max_samples: 8192}\n")
+    return {"island-ga": _run_isletune(ga, base / "island-ga", 2, 1),
+            "exhaustive": _run_isletune(exhaustive, base / "exhaustive", 1, 1)}
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -12,6 +12,8 @@ import numpy as np
 
 
 TABLES = ("evaluations", "generations", "migrations")
+PARAMS = ("streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
+          "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant")
 
 
 def _rows(group: h5py.Group, table: str, committed: bool) -> np.ndarray:

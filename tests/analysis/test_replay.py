@@ -1,6 +1,7 @@
 """The analysis on real traces: `isletune run --backend replay` under mpirun (1 and 2
-ranks, two seeds) on the tests/data dataset. Skipped, with the reason, when the isletune
-binary is missing."""
+ranks, two seeds) on the synthetic tests/data dataset, and runs on the real H200 dataset
+tests/data/h200-star2d1r.h5 checked against plain h5py readings of that dataset. Skipped,
+with the reason, when the isletune binary is missing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import rawread
-from conftest import analyze
+from conftest import H200_DATASET, analyze
 from isletune_analysis import load_trace
 
 
@@ -63,3 +64,98 @@ def test_export_kt_of_real_run_has_every_measured_setting(replay_runs, tmp_path)
     assert min(e["time"] for e in doc["cache"].values() if not isinstance(e["time"], str)) \
         == pytest.approx(best, rel=1e-12)
     assert np.all([len(k.split(",")) == 18 for k in doc["cache"]])
+
+
+# --- Real H200 measurements: tests/data/h200-star2d1r.h5 (4000 settings of star2d1r) ---
+
+def _oc(values: np.ndarray) -> np.ndarray:
+    """OC id of each setting row, as src/space/space.hpp numbers them."""
+    v = values.astype(np.int64)
+    return (((v[:, 0] * 3 + v[:, 1]) * 2 + v[:, 2]) * 2 + v[:, 3]) * 2 + (v[:, 4] > 1)
+
+
+def _dataset_rows() -> np.ndarray:
+    """The H200 dataset's committed evaluation rows, read with plain h5py."""
+    return np.concatenate(list(rawread.rank_tables(H200_DATASET).values()))
+
+
+def test_exhaustive_summary_best_is_the_h200_dataset_minimum(h200_runs):
+    data = _dataset_rows()
+    ok = data["status"] == 0
+    fastest = data["median_ms"][ok].min()
+    proc = analyze("summary", "--csv", str(h200_runs["exhaustive"]))
+    assert proc.returncode == 0, proc.stderr
+    runs, islands = rawread.parse_csv(proc.stdout)
+    assert float(runs[0]["best_ms"]) == fastest
+    assert runs[0]["best_key"] == data["key"][ok][np.argmin(data["median_ms"][ok])].decode()
+    assert int(islands[0]["measured"]) == len(data) == 4000
+    assert "NVIDIA H200" in islands[0]["gpu"]
+
+
+def test_replayed_times_are_the_recorded_h200_times(h200_runs):
+    data = _dataset_rows()
+    recorded = {k.decode(): t for k, t, s in zip(data["key"], data["median_ms"], data["status"])
+                if s == 0}
+    rows = rawread.measured(rawread.all_rows(h200_runs["island-ga"]))
+    ok = rows[rows["status"] == 0]
+    assert len(ok) > 50
+    assert all(recorded[k.decode()] == t for k, t in zip(ok["key"], ok["median_ms"]))
+    # Settings the GA proposes outside the recording come back invalid, never timed.
+    assert all(k.decode() not in recorded for k in rows["key"][rows["status"] != 0])
+
+
+def test_convergence_on_h200_is_monotone_and_ends_at_the_best(h200_runs):
+    run = h200_runs["island-ga"]
+    proc = analyze("convergence", "--csv", "--no-plot", str(run))
+    assert proc.returncode == 0, proc.stderr
+    (points,) = rawread.parse_csv(proc.stdout)
+    series = {p["series"] for p in points}
+    assert series == {"island 0", "island 1", "overall"}
+    for name in series:
+        pts = [p for p in points if p["series"] == name]
+        best = [float(p["best_ms"]) for p in pts]
+        clock = [float(p["wall_s"]) for p in pts]
+        evals = [int(p["evaluations"]) for p in pts]
+        assert all(b < a for a, b in zip(best, best[1:])), f"{name}: best-so-far rose: {best}"
+        assert all(b >= a for a, b in zip(clock, clock[1:])) and evals == sorted(evals)
+    overall = [float(p["best_ms"]) for p in points if p["series"] == "overall"]
+    assert overall[-1] == rawread.ok_times(rawread.measured(rawread.all_rows(run))).min()
+    assert overall[-1] >= _dataset_rows()["median_ms"].min()
+
+
+def test_ocs_on_h200_match_an_independent_count(h200_runs, tmp_path):
+    data = _dataset_rows()
+    proc = analyze("ocs", "--csv", "--outdir", str(tmp_path), str(h200_runs["exhaustive"]))
+    assert proc.returncode == 0, proc.stderr
+    (rows,) = rawread.parse_csv(proc.stdout)
+    oc = _oc(data["values"])
+    assert {int(r["oc"]) for r in rows} == set(oc.tolist()) == {0, 8, 16}
+    for r in rows:
+        mine = data[oc == int(r["oc"])]
+        times = mine["median_ms"][mine["status"] == 0]
+        assert int(r["evaluated"]) == len(mine) and int(r["ok"]) == len(times)
+        assert float(r["min_ms"]) == times.min() and float(r["max_ms"]) == times.max()
+        assert float(r["median_ms"]) == pytest.approx(np.median(times), rel=1e-12)
+    assert {r["name"] for r in rows} == {"plain", "block", "cyclic"}
+    assert (tmp_path / "ocs.png").stat().st_size > 10_000
+
+
+def test_params_on_h200_match_an_independent_count(h200_runs, tmp_path):
+    data = _dataset_rows()
+    proc = analyze("params", "--csv", "--top", "40", "--outdir", str(tmp_path),
+                   str(h200_runs["exhaustive"]))
+    assert proc.returncode == 0, proc.stderr
+    (rows,) = rawread.parse_csv(proc.stdout)
+    names = list(rawread.PARAMS)
+    top = data["values"][np.argsort(data["median_ms"], kind="stable")[:40]]
+    checked = 0
+    for r in rows:
+        i, v = names.index(r["parameter"]), int(r["value"])
+        assert int(r["all"]) == np.count_nonzero(data["values"][:, i] == v), r
+        assert int(r["top"]) == np.count_nonzero(top[:, i] == v), r
+        checked += 1
+    assert checked >= 18
+    # tbx: every recorded value is listed, and the counts add up to the 4000 settings.
+    tbx = [r for r in rows if r["parameter"] == "tbx"]
+    assert sum(int(r["all"]) for r in tbx) == 4000 and sum(int(r["top"]) for r in tbx) == 40
+    assert (tmp_path / "params.png").stat().st_size > 10_000
