@@ -42,8 +42,13 @@ std::string RankTraceWriter::file_name(int rank) {
 }
 
 RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank) {
+  return create(dir, rank, dir / file_name(rank));
+}
+
+RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank,
+                                        const std::filesystem::path& path) {
+  (void)dir;
   h5::quiet_errors();
-  const std::filesystem::path path = dir / file_name(rank);
   h5::File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (!file.valid()) {
     throw InputError(path.string() + ": cannot create the rank trace file; expected a " +
@@ -51,7 +56,7 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
   }
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
   describe_rank_file(root.get(), rank);
-  auto tables = trace_detail::RankTables::create(std::move(root));
+  auto tables = trace_detail::RankTables::create(std::move(root), true);
   return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
                                                      std::move(tables), path}),
                          rank);
@@ -61,16 +66,49 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
                                         int keep_through) {
   h5::quiet_errors();
   const std::filesystem::path path = dir / file_name(rank);
-  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-  if (!file.valid()) {
-    throw InputError(path.string() + ": cannot reopen the rank trace file to resume; " +
-                     "expected an existing, writable rank-NNNN.h5 of this run.");
+  // Read what the interrupted run committed, through keep_through ...
+  std::vector<EvaluationRecord> evaluations;
+  std::vector<GenerationRecord> generations;
+  std::vector<MigrationRecord> migrations;
+  std::optional<Checkpoint> checkpoint;
+  {
+    h5::File old(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!old.valid()) {
+      throw InputError(path.string() + ": cannot reopen the rank trace file to resume; " +
+                       "expected an existing, readable rank-NNNN.h5 of this run.");
+    }
+    h5::Group root(H5_CHECK(H5Gopen2(old.get(), "/", H5P_DEFAULT)));
+    evaluations = trace_detail::read_evaluations(root.get());
+    generations = trace_detail::read_generations(root.get());
+    migrations = trace_detail::read_migrations(root.get());
+    checkpoint = trace_detail::read_checkpoint(root.get());
   }
-  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
-  auto tables = trace_detail::RankTables::open(std::move(root), keep_through);
-  return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
-                                                     std::move(tables), path}),
-                         rank);
+  // ... and write it into a fresh file that replaces the old one (rename is atomic): a
+  // kill during an interrupted commit may have left metadata past the file's end that
+  // appending to the old file would trip over.
+  const std::filesystem::path fresh = dir / (file_name(rank) + ".resume");
+  RankTraceWriter writer = create(dir, rank, fresh);
+  for (const auto& r : evaluations)
+    if (r.generation <= keep_through)
+      writer.evaluation(r);
+  for (const auto& r : generations)
+    if (r.generation <= keep_through)
+      writer.generation(r);
+  for (const auto& r : migrations)
+    if (r.generation <= keep_through)
+      writer.migration(r);
+  if (checkpoint)
+    writer.write_checkpoint(checkpoint->generation, checkpoint->bytes);
+  else
+    writer.flush();
+  std::error_code ec;
+  std::filesystem::rename(fresh, path, ec);
+  if (ec) {
+    throw InputError(path.string() + ": cannot replace the rank trace file to resume (" +
+                     ec.message() + "); expected a writable run directory.");
+  }
+  writer.impl_->path = path;  // the open handle follows the renamed file
+  return writer;
 }
 
 void RankTraceWriter::evaluation(const EvaluationRecord& r) {

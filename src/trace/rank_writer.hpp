@@ -24,8 +24,10 @@ class RankTraceWriter final : public TraceSink {
  public:
   // Creates DIR/rank-NNNN.h5 (replacing an existing file) with empty tables.
   static RankTraceWriter create(const std::filesystem::path& dir, int rank);
-  // Reopens DIR/rank-NNNN.h5 to continue a run (resume): rows of generations after
-  // keep_through are dropped, so replaying those generations does not duplicate them.
+  // Reopens DIR/rank-NNNN.h5 to continue a run (resume): its committed rows through
+  // keep_through and its checkpoint are copied into a fresh file that replaces it, so
+  // replaying later generations does not duplicate them and a commit cut short by a
+  // kill leaves nothing behind.
   static RankTraceWriter reopen(const std::filesystem::path& dir, int rank, int keep_through);
   // File name of a rank's trace: "rank-0003.h5".
   [[nodiscard]] static std::string file_name(int rank);
@@ -56,6 +58,9 @@ class RankTraceWriter final : public TraceSink {
   friend class RunTraceWriter;
   struct Impl;
   explicit RankTraceWriter(std::unique_ptr<Impl> impl, int rank);
+  // Creates a rank file of `rank` at `path`.
+  static RankTraceWriter create(const std::filesystem::path& dir, int rank,
+                                const std::filesystem::path& path);
   // Writes the buffered rows (and the checkpoint, if any) as one commit, then reopens the
   // file so the next commit never rewrites committed data.
   void commit(const trace_detail::CheckpointView* checkpoint);

@@ -298,7 +298,7 @@ RankTraceWriter RunTraceWriter::inline_rank(int rank) {
       H5Gcreate2(ranks.get(), rank_digits(rank).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   h5::write_attr(group.get(), "rank", static_cast<std::int32_t>(rank));
   ranks.reset();  // the rank writer must be able to close the file: no other open objects
-  auto tables = trace_detail::RankTables::create(std::move(group));
+  auto tables = trace_detail::RankTables::create(std::move(group), false);
   return RankTraceWriter(
       std::make_unique<RankTraceWriter::Impl>(RankTraceWriter::Impl{
           impl_->file, std::move(tables), impl_->path, "/ranks/" + rank_digits(rank)}),

@@ -236,6 +236,17 @@ hsize_t rows_through(hid_t loc, const char* name, int keep_through) {
   return static_cast<hsize_t>(it - gens.begin());
 }
 
+// An empty checkpoint slot dataset under the checkpoint group g.
+h5::Dataset create_slot(hid_t g, const char* name) {
+  const hsize_t zero = 0;
+  const hsize_t unlimited = H5S_UNLIMITED;
+  h5::Dataspace space(H5_CHECK(H5Screate_simple(1, &zero, &unlimited)));
+  h5::PropList dcpl(H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
+  H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &kCheckpointChunk));
+  return h5::Dataset(H5_CHECK(
+      H5Dcreate2(g, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)));
+}
+
 // Writes the table attributes that name the columns of `values` and the status codes.
 void describe_evaluations(hid_t dataset) {
   h5::write_attr(dataset, "parameters", parameter_names());
@@ -404,14 +415,17 @@ std::optional<Checkpoint> read_checkpoint(hid_t loc) {
     }
     return c;
   };
-  // The current slot; if it cannot be trusted, the other one (one generation older).
+  // The current slot (-1: none yet); if it cannot be trusted, the other one (one
+  // generation older).
   const int current = static_cast<int>(h5::read_attr_int(group.get(), "current"));
+  if (current < 0)
+    return std::nullopt;
   if (auto c = usable(current))
     return c;
   return usable(1 - current);
 }
 
-RankTables RankTables::create(h5::Group group) {
+RankTables RankTables::create(h5::Group group, bool checkpoint_slots) {
   RankTables t;
   t.types_ = std::make_unique<RowTypes>();
   t.group_ = std::move(group);
@@ -423,6 +437,19 @@ RankTables RankTables::create(h5::Group group) {
       h5::Table::create(g, "generations", t.types_->generation.get(), kGenerationChunk);
   t.migration_table_ =
       h5::Table::create(g, "migrations", t.types_->migration.get(), kMigrationChunk);
+  if (checkpoint_slots) {
+    // Every object and attribute a commit touches exists before the first commit, so no
+    // commit creates one (a kill while a new object is being linked could leave a link
+    // to an object that is not in the file).
+    h5::Group checkpoint = h5::open_or_create_group(g, "checkpoint");
+    for (const char* name : {"slot0", "slot1"}) {
+      h5::Dataset slot = create_slot(checkpoint.get(), name);
+      h5::write_attr(slot.get(), "generation", static_cast<std::int32_t>(-1));
+      h5::write_attr_in_place(slot.get(), kCommitted, {0, 0, 0});
+    }
+    h5::write_attr(checkpoint.get(), "generation", static_cast<std::int32_t>(-1));
+    h5::write_attr(checkpoint.get(), "current", static_cast<std::int32_t>(-1));
+  }
   t.mark_committed();
   H5_CHECK(H5Fflush(g, H5F_SCOPE_LOCAL));
   return t;
@@ -536,22 +563,13 @@ int RankTables::write_slot(const CheckpointView& checkpoint) {
   h5::Group group = h5::open_or_create_group(group_.get(), "checkpoint");
   const hid_t g = group.get();
   // Write into the slot that is not current; `current` flips only in mark_slot.
-  const int slot =
-      h5::has_attr(g, "current") ? 1 - static_cast<int>(h5::read_attr_int(g, "current")) : 0;
+  const int slot = h5::has_attr(g, "current") && h5::read_attr_int(g, "current") == 0 ? 1 : 0;
   const std::string name = "slot" + std::to_string(slot);
   const hsize_t n = checkpoint.bytes.size();
-  h5::Dataset data;
-  if (h5::exists(g, name)) {
-    data = h5::Dataset(H5_CHECK(H5Dopen2(g, name.c_str(), H5P_DEFAULT)));
-    H5_CHECK(H5Dset_extent(data.get(), &n));
-  } else {
-    const hsize_t unlimited = H5S_UNLIMITED;
-    h5::Dataspace space(H5_CHECK(H5Screate_simple(1, &n, &unlimited)));
-    h5::PropList dcpl(H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)));
-    H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &kCheckpointChunk));
-    data = h5::Dataset(H5_CHECK(H5Dcreate2(g, name.c_str(), H5T_STD_U8LE, space.get(), H5P_DEFAULT,
-                                           dcpl.get(), H5P_DEFAULT)));
-  }
+  h5::Dataset data = h5::exists(g, name)
+                         ? h5::Dataset(H5_CHECK(H5Dopen2(g, name.c_str(), H5P_DEFAULT)))
+                         : create_slot(g, name.c_str());
+  H5_CHECK(H5Dset_extent(data.get(), &n));
   if (n > 0) {
     H5_CHECK(H5Dwrite(data.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                       checkpoint.bytes.data()));

@@ -49,8 +49,9 @@ struct CheckpointView {
 // dataset). Rows are buffered until flush(), which appends them and flushes the file.
 class RankTables {
  public:
-  // Creates the three tables under group (which it keeps open).
-  static RankTables create(h5::Group group);
+  // Creates the three tables under group (which it keeps open) and, when
+  // `checkpoint_slots`, the empty checkpoint group and slots (current = -1: none yet).
+  static RankTables create(h5::Group group, bool checkpoint_slots);
   // Opens existing tables and drops every row of a generation after keep_through.
   static RankTables open(h5::Group group, int keep_through);
 
