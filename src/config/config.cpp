@@ -470,10 +470,19 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
 }
 
 // Checks that need several sections (replay needs a dataset).
-void validate_cross(const Config& c, const YAML::Node& evaluator_node, const Parser& p) {
+void validate_cross(const Config& c, const YAML::Node& root, const Parser& p) {
+  const YAML::Node evaluator_node = root["evaluator"] ? root["evaluator"] : root;
   if (c.evaluator.backend == Backend::replay && c.evaluator.dataset.empty()) {
     p.fail(evaluator_node, "evaluator.dataset",
            "is missing; the replay backend needs a recorded trace.h5 or dataset");
+  }
+  const bool genetic = c.strategy == Strategy::island_ga || c.strategy == Strategy::global_ga;
+  if (genetic && c.ga.mcr_threshold == 0 && c.ga.max_generations == 0) {
+    const YAML::Node ga = root["ga"] ? root["ga"] : root;
+    p.fail(ga["mcr_threshold"] ? ga["mcr_threshold"] : ga, "ga.mcr_threshold",
+           "is 0 (no MCR stop) while budget.max_generations is 0; expected a generation limit, "
+           "since a converged population measures nothing new and may never spend the "
+           "evaluation or time budget");
   }
 }
 
@@ -583,7 +592,7 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
   }
   if (root["output"])
     c.output = p.text(root["output"], "output");
-  validate_cross(c, root["evaluator"] ? root["evaluator"] : root, p);
+  validate_cross(c, root, p);
 
   // The stencil must load, and the grid must leave an interior.
   const Stencil stencil = resolve_stencil(c);

@@ -99,6 +99,12 @@ IslandSearch::IslandSearch(const GaSettings& settings, const Reindex& alphabet,
                      : Island(alphabet, torus_, {settings.crossover_rate, settings.mutation_rate},
                               seed, static_cast<std::uint64_t>(rank))) {
   settings_.validate();
+  if (settings_.mcr_threshold == 0 && settings_.max_generations == 0) {
+    throw InputError(
+        "ga.mcr_threshold is 0 (no MCR stop) while ga.max_generations is 0; expected a "
+        "generation limit, since a converged population measures nothing new and may never "
+        "spend the evaluation or time budget.");
+  }
   clock_offset_ = (resume ? resume->elapsed_s : 0.0) - evaluator_.clock_s();
   if (resume)
     stopped_ = resume->stopped;
@@ -220,6 +226,11 @@ SearchResult random_loop(const GaSettings& settings,
   std::unordered_map<Setting, Measurement, SettingHash> cache;
   SearchResult out;
   std::int64_t eval_id = 0;
+  // Generations in a row whose draws were all repeats: after kIdleLimit of them the space
+  // is treated as exhausted, since no budget that counts measurements or the (replay)
+  // evaluator clock would ever be reached.
+  constexpr int kIdleLimit = 64;
+  int idle = 0;
   for (int g = 0;; ++g) {
     bool exhausted = false;
     std::vector<Setting> batch;
@@ -251,6 +262,9 @@ SearchResult random_loop(const GaSettings& settings,
       cache.emplace(pending[i], m);
     }
     out.evaluations += static_cast<std::int64_t>(pending.size());
+    idle = pending.empty() ? idle + 1 : 0;
+    if (idle >= kIdleLimit)
+      exhausted = true;
     const double elapsed = evaluator.clock_s() - start;
     double fitness_sum = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {

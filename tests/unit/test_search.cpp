@@ -235,6 +235,39 @@ TEST(Search, RandomBaselinesRecordEveryDrawAndHonourBudgets) {
                             [](const EvaluationRecord& e) { return !e.cached; }),
               static_cast<long>(eval.log.size()));
   }
+  {
+    // A draw that never runs dry over 4 settings: the evaluation budget can never be
+    // spent, so the loop must stop by itself once every draw is a repeat.
+    SyntheticEvaluator eval(testing::separable_ms);
+    MemorySink sink;
+    const auto draw = [&](Rng& rng) -> std::optional<Setting> {
+      return set.settings[rng.below(4)];
+    };
+    const SearchResult r = run_random(ga, draw, eval, vote, sink, 3, 0);
+    EXPECT_EQ(r.reason, StopReason::max_evaluations);
+    EXPECT_EQ(eval.log.size(), 4u);
+    EXPECT_LT(r.generations, 200);
+  }
+}
+
+TEST(Search, IslandGaWithoutMcrStopNeedsAGenerationLimit) {
+  const SampledSet set = testing::landscape_set();
+  GaSettings ga = small_ga(Encoding::index);
+  ga.mcr_threshold = 0;
+  ga.max_generations = 0;
+  ga.max_evaluations = 100000;
+  NoMigrator alone;
+  LocalStopVote vote;
+  SyntheticEvaluator eval(testing::random_landscape(3));
+  MemorySink sink;
+  try {
+    (void)run_island(ga, set, eval, alone, vote, sink, 5, 0);
+    FAIL() << "a run that could never stop was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ga.mcr_threshold"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("max_generations"), std::string::npos);
+  }
+  EXPECT_TRUE(eval.log.empty());
 }
 
 // How often each strategy finds the optimum (1.0 ms) over `seeds` runs on equal budgets.
