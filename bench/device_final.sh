@@ -5,6 +5,8 @@
 #                                     run; export of the best kernel, built with nvcc and run
 #   bench/device_final.sh datasets S  record replay datasets (config/datasets/*.yaml) for
 #                                     S seconds, one stencil per GPU at a time
+#   bench/device_final.sh single      one GPU: 1-rank end-to-end run, export built with nvcc
+#                                     and run, then the whole gpu.* test set
 # Logs and files land in $OUT (at most 8 files come back).
 set -u
 OUT=${OUT:-/tmp/isletune-out}
@@ -18,7 +20,7 @@ start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 
 cmake -S . -B $B -DISLETUNE_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
-cmake --build $B -j"$(nproc)" --target isletune isletune-worker >$OUT/build.txt 2>&1 ||
+cmake --build $B -j"$(nproc)" --target isletune isletune-worker test_gpu_kernels >$OUT/build.txt 2>&1 ||
   { grep -E "error" -A3 $OUT/build.txt | head -40; exit 1; }
 echo "built in $(elapsed) s"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
@@ -51,6 +53,19 @@ PY
     runs-device/best
   echo "best.cu rc=$?"
   tar czf $OUT/runs-device.tar.gz runs-device/x2 runs-device/np1
+  echo "done at t=$(elapsed) s"
+  ;;
+single)
+  rm -rf runs-device && mkdir -p runs-device
+  echo "== 1 rank, cuda, mpirun -np 1 isletune run (t=$(elapsed) s)"
+  mpirun --allow-run-as-root -np 1 isletune run config/examples/cuda-star2d2r-small.yaml \
+    --backend cuda --out runs-device/np1 --seed 5
+  echo "rc=$?"
+  isletune export runs-device/np1 --best -o $OUT/best.cu && nvcc -arch=sm_90 -O3 -o runs-device/best $OUT/best.cu &&
+    runs-device/best
+  echo "best.cu rc=$? (t=$(elapsed) s)"
+  (cd $B/tests/gpu && ./test_gpu_kernels --gtest_brief=1 > $OUT/gpu-tests.log 2>&1; echo "gpu tests rc=$?")
+  grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/gpu-tests.log | head -20
   echo "done at t=$(elapsed) s"
   ;;
 datasets)
