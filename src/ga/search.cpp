@@ -66,6 +66,16 @@ void GaSettings::validate() const {
   }
 }
 
+// The vote's answer, or max_generations once generation g reaches the limit. The limit is
+// the same on every island and all islands are at the same generation when they vote, so
+// applying it here stops them together without waiting for a pipelined vote to carry it
+// (which would run one generation past the budget).
+StopReason GaSettings::generation_limit(int g, StopReason voted) const {
+  if (voted == StopReason::none && max_generations > 0 && g >= max_generations)
+    return StopReason::max_generations;
+  return voted;
+}
+
 // The MCR stop and every budget that is set.
 std::unique_ptr<StopRule> GaSettings::stop_rules(bool with_mcr) const {
   auto any = std::make_unique<AnyOf>();
@@ -151,7 +161,7 @@ bool IslandSearch::step() {
       wish = StopReason::signal;
   }
   const double t0 = wall();
-  const StopReason decision = vote_.vote(g, wish);
+  const StopReason decision = settings_.generation_limit(g, vote_.vote(g, wish));
   wait_s += wall() - t0;
 
   GenerationRecord r;
@@ -287,7 +297,7 @@ SearchResult random_loop(const GaSettings& settings,
         wish = StopReason::signal;
     }
     const double t0 = hooks.wall_clock ? hooks.wall_clock() : 0.0;
-    const StopReason decision = vote.vote(g, wish);
+    const StopReason decision = settings.generation_limit(g, vote.vote(g, wish));
     GenerationRecord gr;
     gr.generation = g;
     gr.wall_s = elapsed;

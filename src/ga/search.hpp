@@ -48,6 +48,9 @@ struct GaSettings {
   void validate() const;
   // The stop rules these settings ask for (MCR only when `with_mcr`).
   [[nodiscard]] std::unique_ptr<StopRule> stop_rules(bool with_mcr = true) const;
+  // The collective decision for generation g: `voted`, or max_generations once g reaches
+  // the limit (deterministic on every island, so it needs no vote).
+  [[nodiscard]] StopReason generation_limit(int g, StopReason voted) const;
 };
 
 // Callbacks from the world outside the pure core.

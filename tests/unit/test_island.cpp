@@ -255,5 +255,23 @@ TEST(IslandMigration, ImmigrantsAreCachedNotMeasuredAndRecorded) {
   EXPECT_EQ(eval.measured.count(optimum), 0u) << "the immigrant was measured";
 }
 
+TEST(IslandRing, GenerationBudgetStopsAtTheSameGenerationAsALoneIsland) {
+  // The ring's vote answers one generation late; the generation budget is the same on
+  // every island, so it must not cost that extra generation.
+  const SampledSet set = testing::landscape_set();
+  GaSettings ga;
+  ga.mcr_threshold = 0;
+  ga.mutation_rate = 0.05;
+  ga.max_generations = 7;
+  for (int islands : {1, 2, 3}) {
+    const RingRun run = run_ring(ga, set, islands, 9, testing::random_landscape(9, 0.1));
+    for (int r = 0; r < islands; ++r) {
+      EXPECT_EQ(run.results[r].reason, StopReason::max_generations) << islands;
+      EXPECT_EQ(run.results[r].generations, 7) << islands;
+      EXPECT_EQ(run.sinks[r]->generations.back().generation, 7) << islands;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace isletune

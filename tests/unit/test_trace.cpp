@@ -133,7 +133,7 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
   for (int r = 0; r < 2; ++r) {
     run.write_environment({r, "node" + std::to_string(r), "NVIDIA H100",
                            "GPU-1234-" + std::to_string(r), 132, 1980, 2619, "550.54", "12.4",
-                           "Open MPI v4.1.4"});
+                           "Open MPI v4.1.4", {}});
   }
   EnvironmentInfo with_limits;
   with_limits.rank = 2;
