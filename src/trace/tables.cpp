@@ -60,10 +60,10 @@ struct GenerationColumn {
   std::int32_t generation;
 };
 
-constexpr hsize_t kEvaluationChunk = 256;
+constexpr hsize_t kEvaluationChunk = 32;
 constexpr hsize_t kGenerationChunk = 64;
 constexpr hsize_t kMigrationChunk = 128;
-constexpr hsize_t kCheckpointChunk = 64 * 1024;
+constexpr hsize_t kCheckpointChunk = 8 * 1024;
 
 #define INSERT(type, Row, field, member_type) \
   H5_CHECK(H5Tinsert((type), #field, HOFFSET(Row, field), (member_type)))
