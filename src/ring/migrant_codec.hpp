@@ -17,8 +17,8 @@ struct MigrantBatch {
 };
 
 // Serialises a batch into bytes.
-[[nodiscard]] std::vector<char> encode_batch(const MigrantBatch& batch);
+[[nodiscard]] std::vector<std::uint8_t> encode_batch(const MigrantBatch& batch);
 // Inverse of encode_batch; throws std::runtime_error on a truncated or corrupt buffer.
-[[nodiscard]] MigrantBatch decode_batch(const std::vector<char>& bytes);
+[[nodiscard]] MigrantBatch decode_batch(const std::vector<std::uint8_t>& bytes);
 
 }  // namespace isletune::ring

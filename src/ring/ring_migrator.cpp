@@ -68,7 +68,7 @@ void RingMigrator::send(const std::vector<Migrant>& migrants) {
   ++sends_;
   if (peers_.empty())
     return;
-  const std::vector<char> bytes = encode_batch(batch);
+  const std::vector<std::uint8_t> bytes = encode_batch(batch);
   for (int peer : peers_) {
     PendingSend& p = pending_.emplace_back();
     p.bytes = bytes;
@@ -82,7 +82,7 @@ void RingMigrator::send(const std::vector<Migrant>& migrants) {
 void RingMigrator::receive_one(const MPI_Status& status) {
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  std::vector<char> bytes(static_cast<std::size_t>(count));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(count));
   MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kMigrationTag, comm_,
            MPI_STATUS_IGNORE);
   const int index = peer_index(status.MPI_SOURCE);

@@ -64,7 +64,7 @@ class RingMigrator final : public Migrator {
 
  private:
   struct PendingSend {
-    std::vector<char> bytes;
+    std::vector<std::uint8_t> bytes;
     MPI_Request request = MPI_REQUEST_NULL;
   };
   // Receives every message that has already arrived into held_.

@@ -2,10 +2,10 @@
 // resumed by the same binary on the same kind of machine.
 #include "run/checkpoint.hpp"
 
-#include <cstring>
 #include <string>
 
 #include "common/error.hpp"
+#include "eval/byte_codec.hpp"
 
 namespace isletune::run {
 namespace {
@@ -13,111 +13,16 @@ namespace {
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
 constexpr std::uint32_t kFormat = 1;
 
-class Writer {
- public:
-  template <typename T>
-  void put(const T& v) {
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    bytes.insert(bytes.end(), p, p + sizeof(T));
-  }
-  void put_string(const std::string& s) {
-    put(static_cast<std::uint32_t>(s.size()));
-    bytes.insert(bytes.end(), s.begin(), s.end());
-  }
-  void put_ints(const std::vector<int>& v) {
-    put(static_cast<std::uint32_t>(v.size()));
-    for (int x : v)
-      put(static_cast<std::int32_t>(x));
-  }
-  void put_setting(const Setting& s) {
-    for (int v : s.values)
-      put(static_cast<std::int32_t>(v));
-  }
-  void put_measurement(const Measurement& m) {
-    put(static_cast<std::uint8_t>(m.status));
-    put(m.median_ms);
-    put(static_cast<std::uint32_t>(m.times_ms.size()));
-    for (double t : m.times_ms)
-      put(t);
-    put(m.compile_ms);
-    put(m.verify_ms);
-    put(m.run_ms);
-    put(static_cast<std::int32_t>(m.registers));
-    put(static_cast<std::int32_t>(m.shared_bytes));
-    put(m.occupancy);
-    put(m.error_l2);
-    put(m.error_max);
-    put_string(m.message);
-  }
-  std::vector<std::uint8_t> bytes;
-};
+// A damaged blob is the user's problem to know about: one sentence, no crash.
+[[noreturn]] void damaged() {
+  throw InputError("the run's checkpoint is damaged or was written by another isletune version.");
+}
 
-class Reader {
- public:
-  explicit Reader(const std::vector<std::uint8_t>& b) : bytes_(b) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string get_string() {
-    const auto n = get<std::uint32_t>();
-    need(n);
-    std::string s(reinterpret_cast<const char*>(bytes_.data()) + pos_, n);
-    pos_ += n;
-    return s;
-  }
-  std::vector<int> get_ints() {
-    std::vector<int> v(get<std::uint32_t>());
-    for (int& x : v)
-      x = get<std::int32_t>();
-    return v;
-  }
-  Setting get_setting() {
-    Setting s;
-    for (int& v : s.values)
-      v = get<std::int32_t>();
-    return s;
-  }
-  Measurement get_measurement() {
-    Measurement m;
-    const auto status = get<std::uint8_t>();
-    if (status >= kStatusCount)
-      fail();
-    m.status = static_cast<Status>(status);
-    m.median_ms = get<double>();
-    m.times_ms.resize(get<std::uint32_t>());
-    for (double& t : m.times_ms)
-      t = get<double>();
-    m.compile_ms = get<double>();
-    m.verify_ms = get<double>();
-    m.run_ms = get<double>();
-    m.registers = get<std::int32_t>();
-    m.shared_bytes = get<std::int32_t>();
-    m.occupancy = get<double>();
-    m.error_l2 = get<double>();
-    m.error_max = get<double>();
-    m.message = get_string();
-    return m;
-  }
-  [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
-  [[noreturn]] static void fail() {
-    throw InputError("the run's checkpoint is damaged or was written by another isletune version.");
-  }
+ByteReader reader_of(const std::vector<std::uint8_t>& bytes) {
+  return ByteReader(bytes, [] { damaged(); });
+}
 
- private:
-  void need(std::size_t n) const {
-    if (pos_ + n > bytes_.size())
-      fail();
-  }
-  const std::vector<std::uint8_t>& bytes_;
-  std::size_t pos_ = 0;
-};
-
-void put_state(Writer& w, const RankState& s) {
+void put_state(ByteWriter& w, const RankState& s) {
   const IslandState& is = s.island;
   w.put(static_cast<std::int32_t>(is.generation));
   w.put(static_cast<std::uint32_t>(is.population.size()));
@@ -154,14 +59,14 @@ void put_state(Writer& w, const RankState& s) {
   w.put(static_cast<std::int32_t>(s.last_wish));
 }
 
-StopReason get_reason(Reader& r) {
+StopReason get_reason(ByteReader& r) {
   const auto v = r.get<std::int32_t>();
   if (v < 0 || v > static_cast<int>(StopReason::error))
-    Reader::fail();
+    damaged();
   return static_cast<StopReason>(v);
 }
 
-RankState get_state(Reader& r) {
+RankState get_state(ByteReader& r) {
   RankState s;
   IslandState& is = s.island;
   is.generation = r.get<std::int32_t>();
@@ -210,7 +115,7 @@ std::optional<RankState> RankCheckpoint::at(int generation) const {
 }
 
 std::vector<std::uint8_t> encode_checkpoint(const RankCheckpoint& c) {
-  Writer w;
+  ByteWriter w;
   w.put(kMagic);
   w.put(kFormat);
   put_state(w, c.current);
@@ -221,15 +126,15 @@ std::vector<std::uint8_t> encode_checkpoint(const RankCheckpoint& c) {
 }
 
 RankCheckpoint decode_checkpoint(const std::vector<std::uint8_t>& bytes) {
-  Reader r(bytes);
+  ByteReader r = reader_of(bytes);
   if (r.get<std::uint32_t>() != kMagic || r.get<std::uint32_t>() != kFormat)
-    Reader::fail();
+    damaged();
   RankCheckpoint c;
   c.current = get_state(r);
   if (r.get<std::uint8_t>())
     c.previous = get_state(r);
   if (!r.done())
-    Reader::fail();
+    damaged();
   return c;
 }
 
