@@ -34,24 +34,9 @@ struct TraceReader::Impl {
 
 namespace {
 
-std::string rank_digits(int rank) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%04d", rank);
-  return text;
-}
-
-// One /stencil/features row as read.
-struct FeatureRow {
-  char* name;
-  double value;
-};
-
-// One /space/parameters row as read.
-struct ParameterRow {
-  char* name;
-  char* kind;
-  hvl_t values;
-};
+using trace_detail::FeatureRow;
+using trace_detail::ParameterRow;
+using trace_detail::rank_digits;
 
 // Reads a whole numeric dataset (any shape) as mem_type into a flat vector.
 template <typename T>
@@ -185,10 +170,7 @@ StencilInfo TraceReader::stencil() const {
       s.offsets.push_back({offsets[i], offsets[i + 1], offsets[i + 2]});
     }
     s.coefficients = read_flat<double>(g, "coefficients", H5T_NATIVE_DOUBLE);
-    h5::Datatype str = h5::string_type();
-    h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(FeatureRow))));
-    H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(FeatureRow, name), str.get()));
-    H5_CHECK(H5Tinsert(row.get(), "value", HOFFSET(FeatureRow, value), H5T_NATIVE_DOUBLE));
+    const h5::Datatype row = trace_detail::feature_row_type();
     auto rows = read_flat<FeatureRow>(g, "features", row.get());
     for (const auto& r : rows)
       s.features.push_back({r.name != nullptr ? r.name : "", r.value});
@@ -200,12 +182,7 @@ StencilInfo TraceReader::stencil() const {
 std::vector<ParameterInfo> TraceReader::space_parameters() const {
   return impl_->guarded("/space/parameters", [&] {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "space", H5P_DEFAULT)));
-    h5::Datatype str = h5::string_type();
-    h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
-    h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
-    H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(ParameterRow, name), str.get()));
-    H5_CHECK(H5Tinsert(row.get(), "kind", HOFFSET(ParameterRow, kind), str.get()));
-    H5_CHECK(H5Tinsert(row.get(), "values", HOFFSET(ParameterRow, values), ints.get()));
+    const h5::Datatype row = trace_detail::parameter_row_type();
     auto rows = read_flat<ParameterRow>(group.get(), "parameters", row.get());
     std::vector<ParameterInfo> params;
     for (const auto& r : rows) {

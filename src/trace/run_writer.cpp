@@ -71,25 +71,9 @@ h5::Group fresh_group(hid_t loc, const char* name) {
   return h5::open_or_create_group(loc, name);
 }
 
-// "/ranks/0003" style 4-digit rank name.
-std::string rank_digits(int rank) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%04d", rank);
-  return text;
-}
-
-// One /stencil/features row.
-struct FeatureRow {
-  char* name;
-  double value;
-};
-
-// One /space/parameters row.
-struct ParameterRow {
-  char* name;
-  char* kind;
-  hvl_t values;
-};
+using trace_detail::FeatureRow;
+using trace_detail::ParameterRow;
+using trace_detail::rank_digits;
 
 }  // namespace
 
@@ -180,10 +164,7 @@ void RunTraceWriter::write_stencil(const Stencil& stencil,
   write_array(g, "coefficients", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, stencil.coefficients().data(),
               stencil.coefficients().size());
 
-  h5::Datatype str = h5::string_type();
-  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(FeatureRow))));
-  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(FeatureRow, name), str.get()));
-  H5_CHECK(H5Tinsert(row.get(), "value", HOFFSET(FeatureRow, value), H5T_NATIVE_DOUBLE));
+  const h5::Datatype row = trace_detail::feature_row_type();
   std::vector<FeatureRow> rows;
   for (const auto& f : features)
     rows.push_back({const_cast<char*>(f.name.c_str()), f.value});
@@ -192,12 +173,7 @@ void RunTraceWriter::write_stencil(const Stencil& stencil,
 
 void RunTraceWriter::write_space(const Space::Values& values) {
   h5::Group group = h5::open_or_create_group(impl_->file->get(), "space");
-  h5::Datatype str = h5::string_type();
-  h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
-  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
-  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(ParameterRow, name), str.get()));
-  H5_CHECK(H5Tinsert(row.get(), "kind", HOFFSET(ParameterRow, kind), str.get()));
-  H5_CHECK(H5Tinsert(row.get(), "values", HOFFSET(ParameterRow, values), ints.get()));
+  const h5::Datatype row = trace_detail::parameter_row_type();
   std::vector<std::string> names = trace_detail::parameter_names();
   std::vector<std::string> kinds;
   for (std::size_t i = 0; i < kParamCount; ++i)

@@ -2,11 +2,37 @@
 #include "trace/tables.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
 
 namespace isletune::trace_detail {
+
+std::string rank_digits(int rank) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d", rank);
+  return text;
+}
+
+h5::Datatype feature_row_type() {
+  h5::Datatype str = h5::string_type();
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(FeatureRow))));
+  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(FeatureRow, name), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "value", HOFFSET(FeatureRow, value), H5T_NATIVE_DOUBLE));
+  return row;
+}
+
+h5::Datatype parameter_row_type() {
+  h5::Datatype str = h5::string_type();
+  h5::Datatype ints = h5::vlen_type(H5T_NATIVE_INT);
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(ParameterRow))));
+  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(ParameterRow, name), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "kind", HOFFSET(ParameterRow, kind), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "values", HOFFSET(ParameterRow, values), ints.get()));
+  return row;
+}
+
 namespace {
 
 // In-memory layout of one /ranks/NNNN/evaluations row.

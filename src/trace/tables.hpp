@@ -19,6 +19,24 @@
 
 namespace isletune::trace_detail {
 
+// "0003": the 4-digit rank of /ranks/NNNN, /environment/rank_NNNN and rank-NNNN.h5.
+[[nodiscard]] std::string rank_digits(int rank);
+
+// One /stencil/features row, and its compound type.
+struct FeatureRow {
+  char* name;
+  double value;
+};
+[[nodiscard]] h5::Datatype feature_row_type();
+
+// One /space/parameters row, and its compound type.
+struct ParameterRow {
+  char* name;
+  char* kind;
+  hvl_t values;
+};
+[[nodiscard]] h5::Datatype parameter_row_type();
+
 // The compound row types, created once per use.
 struct RowTypes {
   h5::Datatype string;
