@@ -40,6 +40,28 @@ std::optional<MergeKind> merge_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+ParamKind param_kind(Param p) {
+  switch (p) {
+    case Param::streaming:
+    case Param::retiming:
+    case Param::prefetch:
+    case Param::use_shared:
+    case Param::use_constant:
+      return ParamKind::flag;
+    case Param::merge:
+      return ParamKind::enumeration;
+    case Param::sd:
+      return ParamKind::axis;
+    default:
+      return ParamKind::integer;
+  }
+}
+
+std::string_view param_kind_name(ParamKind k) {
+  constexpr std::array<std::string_view, 4> names = {"flag", "enum", "axis", "int"};
+  return names[static_cast<std::size_t>(k)];
+}
+
 std::string canonical_key(const Setting& s) {
   std::string key;
   key.reserve(200);

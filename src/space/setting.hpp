@@ -44,6 +44,13 @@ enum class MergeKind : int { none = 0, block = 1, cyclic = 2 };
 // Inverse of param_name; nullopt for an unknown name.
 [[nodiscard]] std::optional<Param> param_from_name(std::string_view name);
 [[nodiscard]] std::string_view merge_name(MergeKind k);
+
+// What a parameter's values are: 0/1 flags, the merge enum, a streaming axis, or integers
+// (block extents, factors, step counts).
+enum class ParamKind { flag, enumeration, axis, integer };
+[[nodiscard]] ParamKind param_kind(Param p);
+// "flag", "enum", "axis" or "int" (the /space/parameters kind column of the trace).
+[[nodiscard]] std::string_view param_kind_name(ParamKind k);
 [[nodiscard]] std::optional<MergeKind> merge_from_name(std::string_view name);
 
 inline constexpr std::size_t index_of(Param p) {

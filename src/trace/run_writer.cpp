@@ -85,23 +85,6 @@ std::string stencil_shape(std::string_view name) {
   return "custom";
 }
 
-std::string parameter_kind(Param p) {
-  switch (p) {
-    case Param::streaming:
-    case Param::retiming:
-    case Param::prefetch:
-    case Param::use_shared:
-    case Param::use_constant:
-      return "flag";
-    case Param::merge:
-      return "enum";
-    case Param::sd:
-      return "axis";
-    default:
-      return "int";
-  }
-}
-
 RunTraceWriter::RunTraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RunTraceWriter::RunTraceWriter(RunTraceWriter&&) noexcept = default;
 RunTraceWriter& RunTraceWriter::operator=(RunTraceWriter&&) noexcept = default;
@@ -177,7 +160,7 @@ void RunTraceWriter::write_space(const Space::Values& values) {
   std::vector<std::string> names = trace_detail::parameter_names();
   std::vector<std::string> kinds;
   for (std::size_t i = 0; i < kParamCount; ++i)
-    kinds.push_back(parameter_kind(param_at(i)));
+    kinds.emplace_back(param_kind_name(param_kind(param_at(i))));
   std::vector<ParameterRow> rows;
   for (std::size_t i = 0; i < kParamCount; ++i) {
     rows.push_back({const_cast<char*>(names[i].c_str()), const_cast<char*>(kinds[i].c_str()),

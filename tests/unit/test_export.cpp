@@ -109,7 +109,8 @@ def same(x, y, where):
 same(a, b, "")
 print(len(a["cache"]), "entries equal")
 )py";
-    const Ran r = run("/usr/bin/python3 " + script.string() + " " + cpp.string() + " " + py.string());
+    const Ran r =
+        run("/usr/bin/python3 " + script.string() + " " + cpp.string() + " " + py.string());
     return r.code == 0 ? std::string() : r.out + r.err;
   }
 

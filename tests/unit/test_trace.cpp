@@ -131,9 +131,17 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
   }
   run.write_sample(w.sample);
   for (int r = 0; r < 2; ++r) {
-    run.write_environment({r, "node" + std::to_string(r), "NVIDIA H100",
-                           "GPU-1234-" + std::to_string(r), 132, 1980, 2619, "550.54", "12.4",
-                           "Open MPI v4.1.4", {}});
+    run.write_environment({r,
+                           "node" + std::to_string(r),
+                           "NVIDIA H100",
+                           "GPU-1234-" + std::to_string(r),
+                           132,
+                           1980,
+                           2619,
+                           "550.54",
+                           "12.4",
+                           "Open MPI v4.1.4",
+                           {}});
   }
   EnvironmentInfo with_limits;
   with_limits.rank = 2;
