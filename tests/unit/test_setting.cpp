@@ -26,6 +26,20 @@ TEST(SettingKey, RejectsIncompleteOrReorderedKeys) {
   EXPECT_FALSE(setting_from_key("merge=none," + key).has_value());
 }
 
+TEST(SettingKey, ParameterKindsMatchTheirValues) {
+  for (Param p : {Param::streaming, Param::retiming, Param::prefetch, Param::use_shared,
+                  Param::use_constant}) {
+    EXPECT_EQ(param_kind(p), ParamKind::flag) << param_name(p);
+  }
+  EXPECT_EQ(param_kind(Param::merge), ParamKind::enumeration);
+  EXPECT_EQ(param_kind(Param::sd), ParamKind::axis);
+  for (Param p : {Param::tdeg, Param::sb, Param::tbx, Param::mfz, Param::ufy}) {
+    EXPECT_EQ(param_kind(p), ParamKind::integer) << param_name(p);
+  }
+  EXPECT_EQ(param_kind_name(ParamKind::enumeration), "enum");
+  EXPECT_EQ(param_kind_name(ParamKind::integer), "int");
+}
+
 TEST(Rng, SameSeedSameStreamAndStreamsDiffer) {
   Rng a(42, 0), b(42, 0), c(42, 1);
   bool differs = false;
