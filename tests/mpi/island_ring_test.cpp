@@ -12,6 +12,7 @@
 
 #include "../unit/test_ga_fakes.hpp"
 #include "ga/search.hpp"
+#include "mpi_check.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -19,19 +20,6 @@
 namespace {
 
 using namespace isletune;
-
-int g_failures = 0;
-int g_rank = 0;
-
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      ++g_failures;                                                       \
-      std::fprintf(stderr, "rank %d: check failed: %s: ", g_rank, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                  \
-      std::fprintf(stderr, "\n");                                         \
-    }                                                                     \
-  } while (0)
 
 struct Outcome {
   SearchResult result;
@@ -78,7 +66,7 @@ Outcome run_once(MPI_Comm comm, const GaSettings& ga, std::uint64_t seed) {
 
 int main(int argc, char** argv) {
   ring::World world(&argc, &argv);
-  g_rank = world.rank();
+  isletune::mpi_test::rank = world.rank();
   const std::vector<std::pair<int, int>> shapes = {{1, 2}, {2, 2}, {4, 4}, {3, 5}};
   const std::vector<int> intervals = {0, 1, 3};
   const std::vector<int> counts = {1, 4};
@@ -121,8 +109,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  int failures = 0;
-  MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, world.comm());
+  const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("island_ring_test: %d combinations on %d ranks: %s (%d failed checks)\n", combos,
                 world.size(), failures == 0 ? "PASS" : "FAIL", failures);

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mpi_check.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -25,19 +26,6 @@ using isletune::Migrant;
 using isletune::StopReason;
 using isletune::ring::RingMigrator;
 using isletune::ring::RingStopVote;
-
-int g_failures = 0;
-int g_rank = 0;
-
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      ++g_failures;                                                       \
-      std::fprintf(stderr, "rank %d: check failed: %s: ", g_rank, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                  \
-      std::fprintf(stderr, "\n");                                         \
-    }                                                                     \
-  } while (0)
 
 // How many migrants rank r sends in generation g (0..2: empty batches included).
 int emigrant_count(int rank, int generation) {
@@ -215,7 +203,7 @@ void test_mapping(const isletune::ring::World& world) {
 
 int main(int argc, char** argv) {
   isletune::ring::World world(&argc, &argv);
-  g_rank = world.rank();
+  isletune::mpi_test::rank = world.rank();
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "delivery") {
     test_delivery(world.comm(), 1);
@@ -231,8 +219,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ring_test delivery|stop|slow|mapping\n");
     return 2;
   }
-  int failures = 0;
-  MPI_Allreduce(&g_failures, &failures, 1, MPI_INT, MPI_SUM, world.comm());
+  const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("ring_test %s on %d ranks: %s (%d failed checks)\n", what.c_str(), world.size(),
                 failures == 0 ? "PASS" : "FAIL", failures);
