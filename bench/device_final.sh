@@ -26,6 +26,18 @@ echo "built in $(elapsed) s"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 export PATH=$B/bin:$PATH
 
+# 1-rank CUDA search, then its best kernel exported, built with nvcc alone and run.
+end_to_end() {
+  echo "== 1 rank, cuda, mpirun -np 1 isletune run (t=$(elapsed) s)"
+  mpirun --allow-run-as-root -np 1 isletune run config/examples/cuda-star2d2r-small.yaml \
+    --backend cuda --out runs-device/np1 --seed 5
+  echo "rc=$?"
+  echo "== export (t=$(elapsed) s)"
+  isletune export runs-device/np1 --best -o $OUT/best.cu &&
+    nvcc -arch=sm_90 -O3 -o runs-device/best $OUT/best.cu && runs-device/best
+  echo "best.cu rc=$? (t=$(elapsed) s)"
+}
+
 case "$1" in
 integrate)
   rm -rf runs-device && mkdir -p runs-device
@@ -44,26 +56,13 @@ for r in ("0000", "0001"):
           f"{int((m['direction'] == -1).sum())}, migrant rows {int(e['migrant'].sum())}")
 PY
   isletune report runs-device/x2 | head -40
-  echo "== 1 rank, cuda, mpirun -np 1 isletune run (t=$(elapsed) s)"
-  mpirun --allow-run-as-root -np 1 isletune run config/examples/cuda-star2d2r-small.yaml \
-    --backend cuda --out runs-device/np1 --seed 5
-  echo "rc=$?"
-  echo "== export (t=$(elapsed) s)"
-  isletune export runs-device/np1 --best -o $OUT/best.cu && nvcc -arch=sm_90 -O3 -o runs-device/best $OUT/best.cu &&
-    runs-device/best
-  echo "best.cu rc=$?"
+  end_to_end
   tar czf $OUT/runs-device.tar.gz runs-device/x2 runs-device/np1
   echo "done at t=$(elapsed) s"
   ;;
 single)
   rm -rf runs-device && mkdir -p runs-device
-  echo "== 1 rank, cuda, mpirun -np 1 isletune run (t=$(elapsed) s)"
-  mpirun --allow-run-as-root -np 1 isletune run config/examples/cuda-star2d2r-small.yaml \
-    --backend cuda --out runs-device/np1 --seed 5
-  echo "rc=$?"
-  isletune export runs-device/np1 --best -o $OUT/best.cu && nvcc -arch=sm_90 -O3 -o runs-device/best $OUT/best.cu &&
-    runs-device/best
-  echo "best.cu rc=$? (t=$(elapsed) s)"
+  end_to_end
   (cd $B/tests/gpu && ./test_gpu_kernels --gtest_brief=1 > $OUT/gpu-tests.log 2>&1; echo "gpu tests rc=$?")
   grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/gpu-tests.log | head -20
   echo "done at t=$(elapsed) s"
