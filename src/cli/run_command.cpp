@@ -31,6 +31,7 @@
 #include "ring/world.hpp"
 #include "run/checkpoint.hpp"
 #include "run/recording.hpp"
+#include "stencil/features.hpp"
 #include "trace/reader.hpp"
 #include "trace/run_writer.hpp"
 
@@ -60,7 +61,7 @@ constexpr const char* kRunHelp =
 constexpr const char* kResumeHelp =
     "usage: isletune resume DIR\n"
     "\n"
-    "Continues the interrupted island-ga run in DIR from the last generation every rank\n"
+    "Continues the interrupted run in DIR (any strategy) from the last generation every rank\n"
     "completed (populations, caches, random state, budgets, in-flight migrants), with the\n"
     "same number of ranks as the original run. With replay it ends with the same answer as\n"
     "a run that was never interrupted. A finished run is left alone (exit 0).\n";
@@ -99,20 +100,14 @@ class Phases {
   std::string error_;
 };
 
-// The rank's TraceSink: forwards to its rank file, shows each generation to an observer
-// (the progress line) and stores each generation's checkpoint in the same commit as its
-// rows (one commit per generation; the trace's markers never let a checkpoint refer to
-// rows that were lost).
+// The rank's TraceSink: forwards to its rank file and stores each generation's
+// checkpoint in the same commit as its rows (one commit per generation; the trace's
+// markers never let a checkpoint refer to rows that were lost).
 class CheckpointingSink final : public TraceSink {
  public:
-  CheckpointingSink(RankTraceWriter& writer, std::function<void(const GenerationRecord&)> observer)
-      : writer_(writer), observer_(std::move(observer)) {}
+  explicit CheckpointingSink(RankTraceWriter& writer) : writer_(writer) {}
   void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
-  void generation(const GenerationRecord& r) override {
-    writer_.generation(r);
-    if (observer_)
-      observer_(r);
-  }
+  void generation(const GenerationRecord& r) override { writer_.generation(r); }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
   void flush() override {
     if (pending_) {
@@ -129,7 +124,6 @@ class CheckpointingSink final : public TraceSink {
 
  private:
   RankTraceWriter& writer_;
-  std::function<void(const GenerationRecord&)> observer_;  // the progress line
   int pending_generation_ = 0;
   std::optional<std::vector<std::uint8_t>> pending_;
 };
@@ -251,8 +245,9 @@ class Progress {
         best_all = std::min(best_all, v[2]);
       evals += v[1];
       if (config_.ga.max_evaluations > 0) {
-        min_evals_left =
-            std::min(min_evals_left, static_cast<double>(config_.ga.max_evaluations) - v[1]);
+        min_evals_left = std::min(
+            min_evals_left,
+            static_cast<double>(config_.ga.evaluations_left(static_cast<std::int64_t>(v[1]))));
       }
       elapsed = std::max(elapsed, v[4]);
       char buf[16];
@@ -262,12 +257,12 @@ class Progress {
     std::string left;
     const GaSettings& ga = config_.ga;
     if (ga.max_generations > 0)
-      left += " " + std::to_string(ga.max_generations - g.generation) + " gen";
+      left += " " + std::to_string(std::max(0, ga.max_generations - g.generation)) + " gen";
     if (ga.max_evaluations > 0)
       left += " " + std::to_string(static_cast<long long>(min_evals_left)) + " evals";
     if (ga.time_budget_s > 0) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, " %.0f s", ga.time_budget_s - elapsed);
+      std::snprintf(buf, sizeof buf, " %.0f s", std::max(0.0, ga.time_budget_s - elapsed));
       left += buf;
     }
     if (left.empty())
@@ -301,30 +296,31 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
   ring::RingStopVote ring_vote(world.comm());
   run::RecordingMigrator migrator(ring_migrator);
   run::RecordingVote vote(ring_vote);
-  Progress progress(world, s.config, start_s, s.resume ? s.resume->island.evaluations : 0);
-  CheckpointingSink sink(*s.rank_writer, [&](const GenerationRecord& g) {
-    elapsed_s = g.wall_s;
-    progress.generation(g);
-  });
-  std::optional<IslandState> resume_island;
+  Progress progress(world, s.config, start_s, s.resume ? s.resume->search.evaluations : 0);
+  CheckpointingSink sink(*s.rank_writer);
+  std::optional<SearchState> resume_search;
   std::optional<run::RankState> previous;
   if (s.resume) {
     migrator.restore(s.resume->sends, s.resume->last_sent);
-    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->island.generation);
-    resume_island = s.resume->island;
+    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
+    resume_search = s.resume->search;
     previous = s.resume;
     // The replay clock continues where it was, so every later time is the same sum, bit
     // for bit, as in a run that was never interrupted.
     if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
-      replay->set_clock_s(s.resume->island.elapsed_s);
+      replay->set_clock_s(s.resume->search.elapsed_s);
     }
   }
-  elapsed_s = s.resume ? s.resume->island.elapsed_s : 0.0;
+  elapsed_s = s.resume ? s.resume->search.elapsed_s : 0.0;
 
   SearchHooks hooks;
   hooks.interrupted = termination_poll();
   hooks.wall_clock = now_s;
-  hooks.on_snapshot = [&](const IslandState& st) {
+  hooks.on_generation = [&](const GenerationRecord& g) {
+    elapsed_s = g.wall_s;
+    progress.generation(g);
+  };
+  hooks.on_snapshot = [&](const SearchState& st) {
     run::RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(),
                            vote.last_wish()};
     sink.set_pending(st.generation, run::encode_checkpoint({current, previous}));
@@ -339,14 +335,15 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
     switch (c.strategy) {
       case Strategy::island_ga:
         result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
-                            resume_island);
+                            resume_search);
         break;
       case Strategy::sampled_random:
-        result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks);
+        result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
+                                    resume_search);
         break;
       case Strategy::global_ga:
-        result =
-            run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks);
+        result = run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
+                               resume_search);
         break;
       case Strategy::random: {
         std::function<std::optional<Setting>(Rng&)> draw;
@@ -357,7 +354,7 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
         } else {
           draw = [&](Rng& rng) { return s.space->random_setting(rng); };
         }
-        result = run_random(c.ga, draw, *s.evaluator, vote, sink, seed, rank, hooks);
+        result = run_random(c.ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
         break;
       }
     }
@@ -460,6 +457,32 @@ void build(const ring::World& world, Session& s, Phases& phases) {
   });
 }
 
+// global-ga's alphabet (no sampling): the recorded settings, or the whole space when it
+// can be listed.
+void list_global_alphabet(Session& s) {
+  const Config& c = s.config;
+  if (s.candidates) {
+    s.global_alphabet = *s.candidates;
+  } else if (s.space->size(c.seed) <= 200000) {
+    s.space->for_each_valid(-1, [&](const Setting& x) { s.global_alphabet.push_back(x); });
+  } else {
+    throw InputError(c.origin + ": strategy global-ga enumerates the space, which has " +
+                     std::to_string(static_cast<long long>(s.space->size(c.seed))) +
+                     " settings; narrow `space` to at most 200000.");
+  }
+}
+
+// The Table-2 features of the stencil as /stencil/features rows.
+std::vector<StencilFeature> feature_rows(const Stencil& stencil) {
+  const StencilFeatures f = stencil_features(stencil);
+  const std::vector<std::string> names = f.names();
+  const std::vector<double> values = f.as_vector();
+  std::vector<StencilFeature> rows;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
+    rows.push_back({names[i], values[i]});
+  return rows;
+}
+
 std::string join_command(const std::string& name, const Args& args) {
   std::string out = "isletune " + name;
   for (const auto& a : args)
@@ -477,18 +500,8 @@ int start_fresh(const ring::World& world, Phases& phases, Session& s, const char
     if (c.strategy == Strategy::island_ga || c.strategy == Strategy::sampled_random) {
       s.sampled = sample_settings(c, *s.stencil, *s.space, s.candidates);
     }
-    if (c.strategy == Strategy::global_ga) {
-      // No sampling: the recorded settings, or the whole space when it can be listed.
-      if (s.candidates) {
-        s.global_alphabet = *s.candidates;
-      } else if (s.space->size(c.seed) <= 200000) {
-        s.space->for_each_valid(-1, [&](const Setting& x) { s.global_alphabet.push_back(x); });
-      } else {
-        throw InputError(c.origin + ": strategy global-ga enumerates the space, which has " +
-                         std::to_string(static_cast<long long>(s.space->size(c.seed))) +
-                         " settings; narrow `space` to at most 200000.");
-      }
-    }
+    if (c.strategy == Strategy::global_ga)
+      list_global_alphabet(s);
   });
   if (phases.failed(command))
     return 2;
@@ -501,7 +514,7 @@ int start_fresh(const ring::World& world, Phases& phases, Session& s, const char
     info.seed = s.config.seed;
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
     s.run_writer->write_config(to_yaml(s.config));
-    s.run_writer->write_stencil(*s.stencil);
+    s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
     s.run_writer->write_space(s.space->all_values());
     if (!s.sampled.empty())
       s.run_writer->write_sample(to_sample_data(s.sampled));
@@ -617,19 +630,15 @@ int resume_command(const Args& args) {
       finished_reason = result->stop_reason;
       return;
     }
-    if (s.config.strategy != Strategy::island_ga) {
-      throw InputError(file.string() +
-                       ": resume continues island-ga runs only; this run used "
-                       "strategy " +
-                       std::string(strategy_name(s.config.strategy)) + ".");
-    }
     // A rank without a checkpoint completed no generation: the run then starts over.
     if (const auto blob = reader.checkpoint(world.rank()))
       checkpoint = run::decode_checkpoint(blob->bytes);
-    const auto sample = reader.sample();
-    if (!sample)
-      throw InputError(file.string() + " has no /sample to continue from.");
-    s.sampled = to_sampled_set(*sample);
+    if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
+      const auto sample = reader.sample();
+      if (!sample)
+        throw InputError(file.string() + " has no /sample to continue from.");
+      s.sampled = to_sampled_set(*sample);
+    }
   });
   if (phases.failed("resume"))
     return 2;
@@ -643,7 +652,7 @@ int resume_command(const Args& args) {
   // Every rank continues from the newest generation all of them completed; when some
   // rank completed none, nothing can be continued and the run starts over (the same
   // configuration and seed: exactly what the interrupted run would have done).
-  const int newest = checkpoint ? checkpoint->current.island.generation : -1;
+  const int newest = checkpoint ? checkpoint->current.search.generation : -1;
   const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
   if (common < 0) {
     if (world.rank() == 0) {
@@ -665,10 +674,14 @@ int resume_command(const Args& args) {
       throw InputError(s.dir.string() + ": rank " + std::to_string(world.rank()) +
                        " has no checkpoint of generation " + std::to_string(common) + ".");
     }
-    if (s.resume->island.stopped == StopReason::signal)
-      s.resume->island.stopped = StopReason::none;
+    if (s.resume->search.stopped == StopReason::signal)
+      s.resume->search.stopped = StopReason::none;
   });
   build(world, s, phases);
+  phases.attempt([&] {
+    if (s.config.strategy == Strategy::global_ga)
+      list_global_alphabet(s);
+  });
   if (phases.failed("resume"))
     return 2;
   phases.attempt([&] {
