@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "common/error.hpp"
 #include "eval/byte_codec.hpp"
@@ -73,17 +74,23 @@ class SearchLoop::CountingSink final : public TraceSink {
       ++cache_hits_;
       return;
     }
-    inner_.evaluation(r);
+    EvaluationRecord numbered = r;
+    numbered.eval_id = rows_++;
+    inner_.evaluation(numbered);
   }
   void generation(const GenerationRecord& r) override { inner_.generation(r); }
   void migration(const MigrationRecord& r) override { inner_.migration(r); }
   void flush() override { inner_.flush(); }
   // Cache hits since the last call.
   int take_cache_hits() { return std::exchange(cache_hits_, 0); }
+  // Rows written so far (the next eval_id).
+  [[nodiscard]] std::int64_t rows() const { return rows_; }
+  void set_rows(std::int64_t rows) { rows_ = rows; }
 
  private:
   TraceSink& inner_;
   int cache_hits_ = 0;
+  std::int64_t rows_ = 0;
 };
 
 SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Evaluator& evaluator,
@@ -108,6 +115,7 @@ SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Eva
     strategy_.restore(resume->strategy);
     generation_ = resume->generation;
     evaluations_ = resume->evaluations;
+    sink_->set_rows(resume->rows);
     stopped_ = resume->stopped;
   }
   clock_offset_ = (resume ? resume->elapsed_s : 0.0) - evaluator_.clock_s();
@@ -186,6 +194,7 @@ SearchState SearchLoop::snapshot() const {
   SearchState s;
   s.generation = generation_;
   s.evaluations = evaluations_;
+  s.rows = sink_->rows();
   s.elapsed_s = elapsed();
   s.stopped = stopped_;
   s.strategy = strategy_.save();

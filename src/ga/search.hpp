@@ -14,9 +14,10 @@
 //   record = one GenerationRecord (cache hits counted, not written as rows), then the
 //            snapshot hook (checkpoint) and flush, which commit the generation
 //
-// Evaluation rows: every new measurement and every immigrant is one row; a cache hit is
-// not a row but counted in its generation's `cache_hits`, so a converged island writes
-// one small generation row per generation instead of `population` evaluation rows.
+// Evaluation rows: every new measurement and every immigrant is one row, numbered
+// 0, 1, 2, ... (eval_id) by the loop; a cache hit is not a row but counted in its
+// generation's `cache_hits`, so a converged island writes one small generation row per
+// generation instead of `population` evaluation rows.
 //
 // Wall-clock waiting (wait_s) is measured around every collective the loop makes or
 // calls: the migrator, the vote and the `on_generation` hook (the run's progress gather).
@@ -49,6 +50,7 @@ namespace isletune {
 struct SearchState {
   int generation = -1;                    // last completed generation (-1: none yet)
   std::int64_t evaluations = 0;           // new measurements so far
+  std::int64_t rows = 0;                  // evaluation rows written (the next eval_id)
   double elapsed_s = 0;                   // search clock when the state was taken
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
   std::vector<std::uint8_t> strategy;     // SearchStrategy::save()

@@ -26,6 +26,7 @@ void put_state(ByteWriter& w, const RankState& s) {
   const SearchState& ss = s.search;
   w.put(static_cast<std::int32_t>(ss.generation));
   w.put(ss.evaluations);
+  w.put(ss.rows);
   w.put(ss.elapsed_s);
   w.put(static_cast<std::int32_t>(ss.stopped));
   w.put(static_cast<std::uint32_t>(ss.strategy.size()));
@@ -54,6 +55,7 @@ RankState get_state(ByteReader& r) {
   SearchState& ss = s.search;
   ss.generation = r.get<std::int32_t>();
   ss.evaluations = r.get<std::int64_t>();
+  ss.rows = r.get<std::int64_t>();
   ss.elapsed_s = r.get<double>();
   ss.stopped = get_reason(r);
   ss.strategy.resize(r.get<std::uint32_t>());

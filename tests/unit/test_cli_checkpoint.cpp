@@ -39,6 +39,7 @@ RankState state(int generation) {
   RankState s;
   s.search.generation = generation;
   s.search.evaluations = 55;
+  s.search.rows = 61;
   s.search.elapsed_s = 12.5;
   s.search.stopped = StopReason::none;
   s.search.strategy = {1, 2, 3, 0, 255, static_cast<std::uint8_t>(generation)};
@@ -75,6 +76,7 @@ TEST(CliCheckpoint, RoundTripsEveryField) {
   const RankState& s = back.current;
   EXPECT_EQ(s.search.generation, 5);
   EXPECT_EQ(s.search.evaluations, 55);
+  EXPECT_EQ(s.search.rows, 61);
   EXPECT_EQ(s.search.elapsed_s, 12.5);
   EXPECT_EQ(s.search.stopped, StopReason::none);
   EXPECT_EQ(s.search.strategy, c.current.search.strategy);
