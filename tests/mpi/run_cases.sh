@@ -120,6 +120,20 @@ case $case_name in
       grep -q "\"$name\"" schema.txt || fail "h5dump -H shows no $name"
     done
     echo "h5dump -H shows the schema"
+    # The paper's Table-2 stencil features, consistent with the stencil they describe;
+    # /sample/predicted is a predicted time (ms > 0, lower = faster).
+    $py - run/trace.h5 <<'PY' || fail "stencil features or sample predictions"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+rows = f["stencil/features"][...]
+feats = {r["name"].decode() if isinstance(r["name"], bytes) else r["name"]: float(r["value"]) for r in rows}
+print(f"{len(feats)} features, e.g. order {feats.get('order')} nnz {feats.get('nnz')}")
+assert len(feats) > 10, "no /stencil/features rows"
+assert feats["nnz"] == len(f["stencil/offsets"]), "nnz differs from the offsets"
+assert feats["order"] == int(f["stencil"].attrs["order"]), "order differs from /stencil"
+pred = f["sample/predicted"][...]
+assert len(pred) == len(f["sample/settings"]) and np.all(pred > 0), "predicted is not a time"
+PY
     ;;
   kill_resume)
     # SIGKILL mid-run leaves a readable trace missing at most the current generation;
