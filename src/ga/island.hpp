@@ -14,6 +14,7 @@
 
 #include "common/rng.hpp"
 #include "eval/evaluator.hpp"
+#include "ga/ga_settings.hpp"
 #include "ga/migrator.hpp"
 #include "ga/records.hpp"
 #include "ga/reindex.hpp"
@@ -42,9 +43,10 @@ struct IslandState {
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
 };
 
+// The variation rates of an island (defaults: GaSettings's, declared there once).
 struct GaOperators {
-  double crossover_rate = 0.8;
-  double mutation_rate = 0.005;
+  double crossover_rate = GaSettings{}.crossover_rate;
+  double mutation_rate = GaSettings{}.mutation_rate;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
