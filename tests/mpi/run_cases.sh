@@ -247,6 +247,26 @@ assert max(int(f[f"ranks/{r:04d}/generations"]["evaluations"].sum())
 PY
     done
     ;;
+  wait)
+    # The last rank is slowed down (0.2 s per batch), the others are not: they wait for it
+    # in the generation's collectives, and wait_s must say so. Rank 0 waits in the
+    # progress gather, which wait_s left out (it read 0.0 s).
+    others=$((np - 1))
+    "${mpi[@]}" -np "$others" "$bin" run "$config" --out run : \
+      -np 1 env ISLETUNE_REPLAY_DELAY_S=0.2 "$bin" run "$config" --out run >run.log 2>&1 ||
+      fail "run: $(cat run.log)"
+    $py - run/trace.h5 <<'PY' || fail "wait_s does not show the waiting"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+waits = [float(f[f"ranks/{r:04d}/generations"]["wait_s"].sum())
+         for r in range(int(f["ranks"].attrs["count"]))]
+gens = len(f["ranks/0000/generations"])
+print(f"{gens} generations; wait_s per rank: {waits}")
+# Every generation of the slow rank measures (0.2 s), so the others wait about that long.
+assert all(w >= 0.1 * gens for w in waits[:-1]), "a rank waited without saying so"
+assert waits[-1] < min(waits[:-1]), "the slow rank waited the most"
+PY
+    ;;
   strategies)
     for strategy in random sampled-random global-ga; do
       sed "s/^ga: {/strategy: $strategy\nga: {/" "$config" >"$strategy.yaml"
