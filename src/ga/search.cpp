@@ -349,13 +349,14 @@ GenerationOutcome RandomStrategy::advance(int g, StepContext& ctx) {
     batch.push_back(std::move(*s));
   }
   std::vector<Setting> pending;
-  std::vector<int> kind(batch.size());  // 0 new, 1 repeat, 2 past the cap
+  enum class Kind { fresh, repeat, past_cap };
+  std::vector<Kind> kind(batch.size(), Kind::fresh);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (cache_.count(batch[i]) ||
         std::find(pending.begin(), pending.end(), batch[i]) != pending.end()) {
-      kind[i] = 1;
+      kind[i] = Kind::repeat;
     } else if (ctx.room >= 0 && static_cast<std::int64_t>(pending.size()) >= ctx.room) {
-      kind[i] = 2;
+      kind[i] = Kind::past_cap;
     } else {
       pending.push_back(batch[i]);
     }
@@ -383,7 +384,7 @@ GenerationOutcome RandomStrategy::advance(int g, StepContext& ctx) {
   int recorded = 0;
   std::vector<Setting> distinct;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (kind[i] == 2)
+    if (kind[i] == Kind::past_cap)
       continue;
     EvaluationRecord r;
     r.eval_id = next_eval_id_++;
@@ -392,7 +393,7 @@ GenerationOutcome RandomStrategy::advance(int g, StepContext& ctx) {
     r.setting = batch[i];
     r.measurement = cache_.at(batch[i]);
     r.wall_s = wall_s;
-    r.cached = kind[i] == 1;
+    r.cached = kind[i] == Kind::repeat;
     fitness_sum += r.measurement.fitness();
     ++recorded;
     distinct.push_back(batch[i]);
