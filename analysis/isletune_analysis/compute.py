@@ -100,7 +100,9 @@ def summary(trace: Trace) -> dict[str, Any]:
             "measured": int(np.count_nonzero(m)),
             "ok": int(np.count_nonzero(m & o)),
             "failed": int(np.count_nonzero(m & ~o)),
-            "cached": int(np.count_nonzero(e["cached"])),
+            # cache hits: rows of older traces, per-generation counts of newer ones
+            "cached": int(np.count_nonzero(e["cached"])) + (
+                int(np.sum(g["cache_hits"])) if len(g) else 0),
             "migrants": int(np.count_nonzero(e["migrant"])),
             "best_ms": island_best,
             "generations": int(g["generation"].max()) + 1 if len(g) else 0,

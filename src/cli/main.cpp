@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "cli/commands.hpp"
-#include "cli/signals.hpp"
 #include "common/error.hpp"
+#include "run/signals.hpp"
 
 namespace {
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   }
   // Before MPI starts (Open MPI keeps handlers already installed).
   if (name == "run" || name == "resume")
-    isletune::cli::install_termination_handlers();
+    isletune::run::install_termination_handlers();
   try {
     return command(isletune::cli::Args(argv + 2, argv + argc));
   } catch (const isletune::InputError& e) {

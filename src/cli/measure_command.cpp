@@ -15,17 +15,22 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/setup.hpp"
 #include "common/error.hpp"
 #include "common/rng.hpp"
 #include "config/config.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "ga/records.hpp"
+#include "run/setup.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
 
 namespace isletune::cli {
 namespace {
+
+using run::make_evaluator;
+using run::make_space;
+using run::recorded_candidates;
+using run::short_setting;
 
 constexpr const char* kUsage =
     "isletune measure CONFIG (--random N | --exhaustive) -o FILE [--backend cuda|replay] "

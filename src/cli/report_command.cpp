@@ -9,12 +9,17 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/setup.hpp"
 #include "eval/evaluator.hpp"
+#include "run/setup.hpp"
 #include "trace/reader.hpp"
 
 namespace isletune::cli {
 namespace {
+
+using run::make_evaluator;
+using run::make_space;
+using run::recorded_candidates;
+using run::short_setting;
 
 constexpr const char* kHelp =
     "usage: isletune report DIR|FILE\n"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ga/search.hpp"
+#include "ga/ga_settings.hpp"
 #include "sample/sampler.hpp"
 #include "space/space.hpp"
 #include "stencil/stencil.hpp"

@@ -74,7 +74,8 @@ void Island::note_best(const Setting& s, const Measurement& m) {
 // Dedupes against the cache and within the batch, measures the rest in one call, records
 // every child in cell order.
 std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                         Evaluator& evaluator, TraceSink& sink) {
+                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+  constexpr int kDropped = -2;  // past the measurement cap: not measured, not recorded
   std::vector<Setting> pending;
   std::vector<int> first_of;  // per child: index into pending when it is the first, else -1
   first_of.reserve(ids.size());
@@ -83,6 +84,10 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     const Setting& s = alphabet_.setting(id);
     if (cache_.count(s) || in_batch.count(s)) {
       first_of.push_back(-1);
+      continue;
+    }
+    if (room >= 0 && static_cast<std::int64_t>(pending.size()) >= room) {
+      first_of.push_back(kDropped);
       continue;
     }
     in_batch.emplace(s, static_cast<int>(pending.size()));
@@ -110,6 +115,10 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     ind.id = ids[i];
     ind.genome = alphabet_.encode(ids[i]);
     const Setting& s = alphabet_.setting(ids[i]);
+    if (first_of[i] == kDropped) {
+      out.push_back(std::move(ind));  // unmeasured: fitness 0, never replaces a cell
+      continue;
+    }
     ind.measurement = cache_.at(s);
     EvaluationRecord r;
     r.eval_id = next_eval_id_++;
@@ -127,7 +136,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
 }
 
 // Random initial population.
-int Island::initialize(Evaluator& evaluator, TraceSink& sink) {
+int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   generation_ = 0;
   const std::int64_t before = evaluations_;
   std::vector<int> ids(torus_.cells());
@@ -136,12 +145,12 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink) {
     ids[c] = static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size())));
     cells[c] = c;
   }
-  population_ = evaluate(ids, cells, evaluator, sink);
+  population_ = evaluate(ids, cells, evaluator, sink, room);
   return static_cast<int>(evaluations_ - before);
 }
 
 // Selection, crossover, mutation and decoding per cell, then one batch, then replacement.
-int Island::step(Evaluator& evaluator, TraceSink& sink) {
+int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   ++generation_;
   const std::int64_t before = evaluations_;
   std::vector<double> fitness(population_.size());
@@ -157,7 +166,7 @@ int Island::step(Evaluator& evaluator, TraceSink& sink) {
     ids[c] = alphabet_.decode(child, rng_);
     cells[c] = c;
   }
-  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink);
+  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room);
   for (int c = 0; c < torus_.cells(); ++c) {
     if (children[c].fitness() > population_[c].fitness())
       population_[c] = std::move(children[c]);

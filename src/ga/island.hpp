@@ -14,6 +14,7 @@
 
 #include "common/rng.hpp"
 #include "eval/evaluator.hpp"
+#include "ga/ga_settings.hpp"
 #include "ga/migrator.hpp"
 #include "ga/records.hpp"
 #include "ga/reindex.hpp"
@@ -42,9 +43,10 @@ struct IslandState {
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
 };
 
+// The variation rates of an island (defaults: GaSettings's, declared there once).
 struct GaOperators {
-  double crossover_rate = 0.8;
-  double mutation_rate = 0.005;
+  double crossover_rate = GaSettings{}.crossover_rate;
+  double mutation_rate = GaSettings{}.mutation_rate;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -77,11 +79,14 @@ class Island {
   void set_clock_offset(double offset) { clock_offset_ = offset; }
 
   // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch.
-  // Returns the number of new measurements.
-  int initialize(Evaluator& evaluator, TraceSink& sink);
+  // Returns the number of new measurements. At most `room` new settings are measured
+  // (-1: no cap); a child past the cap is neither measured nor recorded, and its cell
+  // holds it unmeasured (fitness 0).
+  int initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
   // Next generation: breed one child per cell, evaluate the uncached distinct children
-  // as one batch, replace each cell whose child is strictly fitter.
-  int step(Evaluator& evaluator, TraceSink& sink);
+  // as one batch (at most `room` of them, in cell order; the others are dropped),
+  // replace each cell whose child is strictly fitter.
+  int step(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
 
   // Emigrants for this generation (select_best), with their measurements.
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
@@ -108,7 +113,7 @@ class Island {
  private:
   // Evaluates the individuals bred for `cells` (ids) as one batch and records them.
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                   Evaluator& evaluator, TraceSink& sink);
+                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room);
   void note_best(const Setting& s, const Measurement& m);
 
   const Reindex& alphabet_;

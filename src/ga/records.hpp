@@ -28,12 +28,13 @@ struct EvaluationRecord {
 struct GenerationRecord {
   int generation = 0;
   double wall_s = 0;        // evaluator clock at the end of the generation
-  double wait_s = 0;        // time spent waiting on neighbours (migration + stop vote)
+  double wait_s = 0;        // wall seconds waiting in collectives (migration, vote, progress)
   double best_ms = 0;       // best-ever median ms per step on this island (NaN if none)
   double mean_fitness = 0;  // mean fitness of the population
   double mcr = 0;           // most-common-genome ratio
   int unique_genomes = 0;
   int evaluations = 0;  // new measurements this generation (cache hits excluded)
+  int cache_hits = 0;   // proposals answered from the cache (not written as evaluation rows)
 };
 
 // One row of /ranks/NNNN/migrations.

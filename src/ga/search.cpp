@@ -1,352 +1,495 @@
-// Island search driver, global GA and the random baselines.
+// The search loop and the strategies it runs (see search.hpp).
 #include "ga/search.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
+#include <stdexcept>
+#include <utility>
 
 #include "common/error.hpp"
+#include "eval/byte_codec.hpp"
 
 namespace isletune {
 namespace {
 
-// Throws the one-sentence error for a GA key.
-[[noreturn]] void bad(const std::string& key, const std::string& value,
-                      const std::string& expected) {
-  throw InputError("ga." + key + " = " + value + " is out of range; expected " + expected + ".");
+// A strategy's bytes that do not read back: a resume from a damaged or foreign state.
+[[noreturn]] void damaged_state() {
+  throw InputError("the search state to resume is damaged or of another isletune version.");
 }
 
-// Rate in [0, 1].
-void check_rate(double v, const char* key) {
-  if (!(v >= 0 && v <= 1))
-    bad(key, std::to_string(v), "a probability in [0, 1]");
+ByteReader reader_of(const std::vector<std::uint8_t>& bytes) {
+  return ByteReader(bytes, [] { damaged_state(); });
 }
 
-// Best-ever median ms, NaN when nothing succeeded yet.
-double best_ms(const std::optional<std::pair<Setting, Measurement>>& best) {
-  return best ? best->second.median_ms : std::numeric_limits<double>::quiet_NaN();
+void put_best(ByteWriter& w, const std::optional<std::pair<Setting, Measurement>>& best) {
+  w.put(static_cast<std::uint8_t>(best.has_value()));
+  if (best) {
+    w.put_setting(best->first);
+    w.put_measurement(best->second);
+  }
 }
+
+std::optional<std::pair<Setting, Measurement>> get_best(ByteReader& r) {
+  if (!r.get<std::uint8_t>())
+    return std::nullopt;
+  Setting s = r.get_setting();
+  return std::make_pair(s, r.get_measurement());
+}
+
+// A cache as rows sorted by setting, so equal caches give equal bytes.
+void put_cache(ByteWriter& w, std::vector<std::pair<Setting, Measurement>> rows) {
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  w.put(static_cast<std::uint32_t>(rows.size()));
+  for (const auto& [setting, m] : rows) {
+    w.put_setting(setting);
+    w.put_measurement(m);
+  }
+}
+
+std::vector<std::pair<Setting, Measurement>> get_cache(ByteReader& r) {
+  std::vector<std::pair<Setting, Measurement>> rows(r.get<std::uint32_t>());
+  for (auto& [setting, m] : rows) {
+    setting = r.get_setting();
+    m = r.get_measurement();
+  }
+  return rows;
+}
+
+constexpr std::uint32_t kIslandTag = 0x49534c44U;  // "ISLD"
+constexpr std::uint32_t kRandomTag = 0x524e4453U;  // "RNDS"
 
 }  // namespace
 
-// Range and consistency checks of every GA setting.
-void GaSettings::validate() const {
-  if (rows < 1)
-    bad("rows", std::to_string(rows), "an integer >= 1");
-  if (cols < 1)
-    bad("cols", std::to_string(cols), "an integer >= 1");
-  if (population < 2)
-    bad("population", std::to_string(population), "an integer >= 2");
-  if (population != rows * cols) {
-    throw InputError("ga.population = " + std::to_string(population) +
-                     " does not match ga.rows x ga.cols = " + std::to_string(rows) + " x " +
-                     std::to_string(cols) + "; expected population = rows * cols.");
-  }
-  check_rate(crossover_rate, "crossover_rate");
-  check_rate(mutation_rate, "mutation_rate");
-  if (migration_interval < 0)
-    bad("migration.interval", std::to_string(migration_interval), "an integer >= 0 (0: never)");
-  if (migration_count < 0 || migration_count > population) {
-    bad("migration.count", std::to_string(migration_count), "an integer in [0, population]");
-  }
-  if (!(mcr_threshold >= 0 && mcr_threshold <= 1))
-    bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in [0, 1] (0: no MCR stop)");
-  if (max_generations < 0)
-    bad("max_generations", std::to_string(max_generations), "an integer >= 0 (0: unlimited)");
-  if (max_evaluations < 0)
-    bad("max_evaluations", std::to_string(max_evaluations), "an integer >= 0 (0: unlimited)");
-  if (!(time_budget_s >= 0) || !std::isfinite(time_budget_s)) {
-    bad("time_budget_s", std::to_string(time_budget_s), "seconds >= 0 (0: unlimited)");
-  }
-  if (max_generations == 0 && max_evaluations == 0 && time_budget_s == 0) {
-    throw InputError(
-        "ga.max_generations, ga.max_evaluations and ga.time_budget_s are all 0 (unlimited); "
-        "expected at least one budget > 0.");
-  }
-}
+// ---- the loop --------------------------------------------------------------------------
 
-// The vote's answer, or max_generations once generation g reaches the limit. The limit is
-// the same on every island and all islands are at the same generation when they vote, so
-// applying it here stops them together without waiting for a pipelined vote to carry it
-// (which would run one generation past the budget).
-StopReason GaSettings::generation_limit(int g, StopReason voted) const {
-  if (voted == StopReason::none && max_generations > 0 && g >= max_generations)
-    return StopReason::max_generations;
-  return voted;
-}
+// Forwards records to the run's sink, keeping cache hits out of the evaluation rows and
+// counting them for the generation record.
+class SearchLoop::CountingSink final : public TraceSink {
+ public:
+  explicit CountingSink(TraceSink& inner) : inner_(inner) {}
+  void evaluation(const EvaluationRecord& r) override {
+    if (r.cached && !r.migrant) {
+      ++cache_hits_;
+      return;
+    }
+    EvaluationRecord numbered = r;
+    numbered.eval_id = rows_++;
+    inner_.evaluation(numbered);
+  }
+  void generation(const GenerationRecord& r) override { inner_.generation(r); }
+  void migration(const MigrationRecord& r) override { inner_.migration(r); }
+  void flush() override { inner_.flush(); }
+  // Cache hits since the last call.
+  int take_cache_hits() { return std::exchange(cache_hits_, 0); }
+  // Rows written so far (the next eval_id).
+  [[nodiscard]] std::int64_t rows() const { return rows_; }
+  void set_rows(std::int64_t rows) { rows_ = rows; }
 
-// The MCR stop and every budget that is set.
-std::unique_ptr<StopRule> GaSettings::stop_rules(bool with_mcr) const {
-  auto any = std::make_unique<AnyOf>();
-  if (with_mcr && mcr_threshold > 0)
-    any->add(std::make_unique<McrStop>(mcr_threshold));
-  if (max_generations > 0)
-    any->add(std::make_unique<MaxGenerations>(max_generations));
-  if (max_evaluations > 0)
-    any->add(std::make_unique<MaxEvaluations>(max_evaluations));
-  if (time_budget_s > 0)
-    any->add(std::make_unique<TimeBudget>(time_budget_s));
-  return any;
-}
+ private:
+  TraceSink& inner_;
+  int cache_hits_ = 0;
+  std::int64_t rows_ = 0;
+};
 
-// A fresh island, or the one in `resume`, with the search clock continued.
-IslandSearch::IslandSearch(const GaSettings& settings, const Reindex& alphabet,
-                           Evaluator& evaluator, Migrator& migrator, StopVote& vote,
-                           TraceSink& sink, std::uint64_t seed, int rank, SearchHooks hooks,
-                           const std::optional<IslandState>& resume)
+SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Evaluator& evaluator,
+                       Migrator& migrator, StopVote& vote, TraceSink& sink, SearchHooks hooks,
+                       const std::optional<SearchState>& resume)
     : settings_(settings),
-      torus_(settings.rows, settings.cols),
+      strategy_(strategy),
       evaluator_(evaluator),
       migrator_(migrator),
       vote_(vote),
-      sink_(sink),
-      rank_(rank),
-      hooks_(std::move(hooks)),
-      rules_(settings.stop_rules()),
-      island_(resume ? Island(alphabet, torus_, {settings.crossover_rate, settings.mutation_rate},
-                              *resume)
-                     : Island(alphabet, torus_, {settings.crossover_rate, settings.mutation_rate},
-                              seed, static_cast<std::uint64_t>(rank))) {
+      sink_(std::make_unique<CountingSink>(sink)),
+      hooks_(std::move(hooks)) {
   settings_.validate();
-  if (settings_.mcr_threshold == 0 && settings_.max_generations == 0) {
+  if (strategy_.converges() && settings_.mcr_threshold == 0 && settings_.max_generations == 0) {
     throw InputError(
         "ga.mcr_threshold is 0 (no MCR stop) while ga.max_generations is 0; expected a "
         "generation limit, since a converged population measures nothing new and may never "
         "spend the evaluation or time budget.");
   }
-  clock_offset_ = (resume ? resume->elapsed_s : 0.0) - evaluator_.clock_s();
-  if (resume)
+  rules_ = settings_.stop_rules(strategy_.converges());
+  if (resume) {
+    strategy_.restore(resume->strategy);
+    generation_ = resume->generation;
+    evaluations_ = resume->evaluations;
+    sink_->set_rows(resume->rows);
     stopped_ = resume->stopped;
-  island_.set_clock_offset(clock_offset_);
+  }
+  clock_offset_ = (resume ? resume->elapsed_s : 0.0) - evaluator_.clock_s();
 }
 
-// One generation: breed/evaluate, migrate, vote, record.
-bool IslandSearch::step() {
+SearchLoop::~SearchLoop() = default;
+
+double SearchLoop::elapsed() const {
+  return evaluator_.clock_s() + clock_offset_;
+}
+
+// One generation: advance within the cap, exchange, wish, vote, record, snapshot, flush.
+bool SearchLoop::step() {
   if (finished())
     return false;
-  int measured = 0;
-  if (island_.generation() < 0) {
-    measured = island_.initialize(evaluator_, sink_);
-  } else {
-    measured = island_.step(evaluator_, sink_);
-  }
-  const int g = island_.generation();
+  const int g = generation_ + 1;
+  StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_};
+  const GenerationOutcome outcome = strategy_.advance(g, ctx);
+  generation_ = g;
+  evaluations_ += outcome.measured;
 
   double wait_s = 0;
-  if (migrator_.neighbours() > 0) {
-    const MigrationPolicy policy{settings_.migration_interval, settings_.migration_count};
-    if (policy.due(g)) {
-      const std::vector<Migrant> out = island_.emigrants(policy.count, rank_);
-      const double t0 = wall();
-      migrator_.send(out);
-      wait_s += wall() - t0;
-      for (const Migrant& m : out) {
-        sink_.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
-      }
-    }
-    const double t0 = wall();
-    const std::vector<Migrant> in = migrator_.receive();
-    wait_s += wall() - t0;
-    for (const Migrant& m : in) {
-      sink_.migration({g, -1, m.source_rank, canonical_key(m.setting), m.measurement.median_ms});
-    }
-    island_.immigrate(in, sink_, elapsed());
-  }
+  if (migrator_.neighbours() > 0)
+    wait_s += strategy_.exchange(g, migrator_, ctx, [this] { return wall(); });
 
-  const IslandProgress progress{g, island_.evaluations(), island_.mcr(), elapsed()};
+  const PopulationView pop = strategy_.population();
+  const IslandProgress progress{g, evaluations_, pop.mcr, elapsed()};
   StopReason wish = rules_->check(progress);
+  if (outcome.exhausted && wish == StopReason::none)
+    wish = StopReason::max_evaluations;
   if (hooks_.interrupted && hooks_.interrupted()) {
     if (wish == StopReason::none || StopReason::signal < wish)
       wish = StopReason::signal;
   }
-  const double t0 = wall();
+  double t0 = wall();
   const StopReason decision = settings_.generation_limit(g, vote_.vote(g, wish));
   wait_s += wall() - t0;
 
   GenerationRecord r;
   r.generation = g;
   r.wall_s = elapsed();
+  const auto best = strategy_.best();
+  r.best_ms = best ? best->second.median_ms : std::numeric_limits<double>::quiet_NaN();
+  r.mean_fitness = pop.mean_fitness;
+  r.mcr = pop.mcr;
+  r.unique_genomes = pop.unique_genomes;
+  r.evaluations = outcome.measured;
+  r.cache_hits = sink_->take_cache_hits();
+  if (hooks_.on_generation) {
+    t0 = wall();
+    hooks_.on_generation(r);
+    wait_s += wall() - t0;
+  }
   r.wait_s = wait_s;
-  r.best_ms = best_ms(island_.best());
-  r.mean_fitness = island_.mean_fitness();
-  r.mcr = island_.mcr();
-  r.unique_genomes = island_.unique_genomes();
-  r.evaluations = measured;
-  sink_.generation(r);
+  sink_->generation(r);
   stopped_ = decision;
   if (hooks_.on_snapshot)
     hooks_.on_snapshot(snapshot());
-  sink_.flush();
+  sink_->flush();
   return !finished();
 }
 
-SearchResult IslandSearch::result() const {
+SearchResult SearchLoop::result() const {
   SearchResult out;
-  if (island_.best()) {
-    out.best = island_.best()->first;
-    out.best_measurement = island_.best()->second;
+  if (const auto best = strategy_.best()) {
+    out.best = best->first;
+    out.best_measurement = best->second;
   }
   out.reason = stopped_;
-  out.generations = std::max(0, island_.generation());
-  out.evaluations = island_.evaluations();
+  out.generations = std::max(0, generation_);
+  out.evaluations = evaluations_;
   return out;
 }
 
-IslandState IslandSearch::snapshot() const {
-  IslandState s = island_.state();
+SearchState SearchLoop::snapshot() const {
+  SearchState s;
+  s.generation = generation_;
+  s.evaluations = evaluations_;
+  s.rows = sink_->rows();
   s.elapsed_s = elapsed();
   s.stopped = stopped_;
+  s.strategy = strategy_.save();
   return s;
 }
+
+SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Evaluator& evaluator,
+                        Migrator& migrator, StopVote& vote, TraceSink& sink,
+                        const SearchHooks& hooks, const std::optional<SearchState>& resume) {
+  SearchLoop loop(settings, strategy, evaluator, migrator, vote, sink, hooks, resume);
+  while (loop.step()) {
+  }
+  return loop.result();
+}
+
+// ---- island-ga -------------------------------------------------------------------------
+
+IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphabet,
+                               std::uint64_t seed, int rank)
+    : torus_(settings.rows, settings.cols),
+      alphabet_(alphabet),
+      ops_{settings.crossover_rate, settings.mutation_rate},
+      policy_{settings.migration_interval, settings.migration_count},
+      rank_(rank) {
+  island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
+}
+
+GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
+  island_->set_clock_offset(ctx.clock_offset);
+  GenerationOutcome out;
+  out.measured = g == 0 ? island_->initialize(ctx.evaluator, ctx.sink, ctx.room)
+                        : island_->step(ctx.evaluator, ctx.sink, ctx.room);
+  return out;
+}
+
+// Emigrants to both neighbours when due, then whatever has arrived.
+double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
+                                const std::function<double()>& wall) {
+  double wait_s = 0;
+  if (policy_.due(g)) {
+    const std::vector<Migrant> out = island_->emigrants(policy_.count, rank_);
+    const double t0 = wall();
+    migrator.send(out);
+    wait_s += wall() - t0;
+    for (const Migrant& m : out)
+      ctx.sink.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
+  }
+  const double t0 = wall();
+  const std::vector<Migrant> in = migrator.receive();
+  wait_s += wall() - t0;
+  for (const Migrant& m : in)
+    ctx.sink.migration({g, -1, m.source_rank, canonical_key(m.setting), m.measurement.median_ms});
+  island_->immigrate(in, ctx.sink, ctx.now());
+  return wait_s;
+}
+
+PopulationView IslandStrategy::population() const {
+  return {island_->mcr(), island_->unique_genomes(), island_->mean_fitness()};
+}
+
+std::vector<std::uint8_t> IslandStrategy::save() const {
+  const IslandState s = island_->state();
+  ByteWriter w;
+  w.put(kIslandTag);
+  w.put(static_cast<std::int32_t>(s.generation));
+  w.put(static_cast<std::uint32_t>(s.population.size()));
+  for (const Individual& ind : s.population) {
+    w.put(static_cast<std::int32_t>(ind.id));
+    w.put_ints(ind.genome);
+    w.put_measurement(ind.measurement);
+  }
+  put_cache(w, s.cache);
+  put_best(w, s.best);
+  for (const std::uint64_t word : s.rng)
+    w.put(word);
+  w.put(s.next_eval_id);
+  w.put(s.evaluations);
+  return std::move(w.bytes);
+}
+
+void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
+  ByteReader r = reader_of(bytes);
+  if (r.get<std::uint32_t>() != kIslandTag)
+    damaged_state();
+  IslandState s;
+  s.generation = r.get<std::int32_t>();
+  s.population.resize(r.get<std::uint32_t>());
+  if (!s.population.empty() && static_cast<int>(s.population.size()) != torus_.cells())
+    damaged_state();
+  for (Individual& ind : s.population) {
+    ind.id = r.get<std::int32_t>();
+    if (ind.id < 0 || ind.id >= alphabet_.size())
+      damaged_state();
+    ind.genome = r.get_ints();
+    ind.measurement = r.get_measurement();
+  }
+  s.cache = get_cache(r);
+  s.best = get_best(r);
+  for (std::uint64_t& word : s.rng)
+    word = r.get<std::uint64_t>();
+  s.next_eval_id = r.get<std::int64_t>();
+  s.evaluations = r.get<std::int64_t>();
+  if (!r.done())
+    damaged_state();
+  island_.emplace(alphabet_, torus_, ops_, s);
+}
+
+// ---- random and sampled-random ---------------------------------------------------------
+
+RandomStrategy::RandomStrategy(const GaSettings& settings,
+                               std::function<std::optional<Setting>(Rng&)> draw, std::uint64_t seed,
+                               int rank)
+    : population_(settings.population),
+      draw_(std::move(draw)),
+      rng_(seed, static_cast<std::uint64_t>(rank)) {}
+
+// A seeded Fisher-Yates order of the distinct sampled settings, consumed front to back.
+RandomStrategy::RandomStrategy(const GaSettings& settings, const SampledSet& sampled,
+                               std::uint64_t seed, int rank)
+    : population_(settings.population),
+      order_(sampled.settings),
+      rng_(seed, static_cast<std::uint64_t>(rank)) {
+  std::sort(order_.begin(), order_.end());
+  order_.erase(std::unique(order_.begin(), order_.end()), order_.end());
+  Rng shuffle(seed, 0x52414e44 + static_cast<std::uint64_t>(rank));  // "RAND"
+  for (std::size_t i = order_.size(); i > 1; --i)
+    std::swap(order_[i - 1], order_[shuffle.below(i)]);
+}
+
+std::optional<Setting> RandomStrategy::next() {
+  if (draw_)
+    return draw_(rng_);
+  if (cursor_ >= static_cast<std::int64_t>(order_.size()))
+    return std::nullopt;
+  return order_[static_cast<std::size_t>(cursor_++)];
+}
+
+// `population` proposals; the first `room` new ones are measured as one batch.
+GenerationOutcome RandomStrategy::advance(int g, StepContext& ctx) {
+  // Generations in a row whose proposals were all repeats: after kIdleLimit of them the
+  // space is treated as exhausted, since no budget that counts measurements or the
+  // (replay) evaluator clock would ever be reached.
+  constexpr int kIdleLimit = 64;
+  GenerationOutcome out;
+  std::vector<Setting> batch;
+  while (static_cast<int>(batch.size()) < population_) {
+    std::optional<Setting> s = next();
+    if (!s) {
+      out.exhausted = true;
+      break;
+    }
+    batch.push_back(std::move(*s));
+  }
+  std::vector<Setting> pending;
+  enum class Kind { fresh, repeat, past_cap };
+  std::vector<Kind> kind(batch.size(), Kind::fresh);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (cache_.count(batch[i]) ||
+        std::find(pending.begin(), pending.end(), batch[i]) != pending.end()) {
+      kind[i] = Kind::repeat;
+    } else if (ctx.room >= 0 && static_cast<std::int64_t>(pending.size()) >= ctx.room) {
+      kind[i] = Kind::past_cap;
+    } else {
+      pending.push_back(batch[i]);
+    }
+  }
+  if (!pending.empty()) {
+    std::vector<Measurement> results = ctx.evaluator.evaluate(pending);
+    if (results.size() != pending.size()) {
+      throw std::runtime_error("Evaluator '" + ctx.evaluator.name() + "' returned " +
+                               std::to_string(results.size()) + " results for " +
+                               std::to_string(pending.size()) + " settings");
+    }
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const Measurement& m = results[i];
+      if (m.fitness() > 0 && (!best_ || m.fitness() > best_->second.fitness()))
+        best_ = std::make_pair(pending[i], m);
+      cache_.emplace(pending[i], m);
+    }
+  }
+  out.measured = static_cast<int>(pending.size());
+  idle_ = pending.empty() ? idle_ + 1 : 0;
+  if (idle_ >= kIdleLimit)
+    out.exhausted = true;
+  const double wall_s = ctx.now();
+  double fitness_sum = 0;
+  int recorded = 0;
+  std::vector<Setting> distinct;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (kind[i] == Kind::past_cap)
+      continue;
+    EvaluationRecord r;
+    r.eval_id = next_eval_id_++;
+    r.generation = g;
+    r.cell = static_cast<int>(i);
+    r.setting = batch[i];
+    r.measurement = cache_.at(batch[i]);
+    r.wall_s = wall_s;
+    r.cached = kind[i] == Kind::repeat;
+    fitness_sum += r.measurement.fitness();
+    ++recorded;
+    distinct.push_back(batch[i]);
+    ctx.sink.evaluation(r);
+  }
+  std::sort(distinct.begin(), distinct.end());
+  view_.mean_fitness = recorded == 0 ? 0.0 : fitness_sum / recorded;
+  view_.unique_genomes =
+      static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  view_.mcr = 0;
+  return out;
+}
+
+std::vector<std::uint8_t> RandomStrategy::save() const {
+  ByteWriter w;
+  w.put(kRandomTag);
+  w.put(cursor_);
+  for (const std::uint64_t word : rng_.state())
+    w.put(word);
+  put_cache(w, {cache_.begin(), cache_.end()});
+  put_best(w, best_);
+  w.put(next_eval_id_);
+  w.put(static_cast<std::int32_t>(idle_));
+  w.put(view_.mean_fitness);
+  w.put(static_cast<std::int32_t>(view_.unique_genomes));
+  return std::move(w.bytes);
+}
+
+void RandomStrategy::restore(const std::vector<std::uint8_t>& bytes) {
+  ByteReader r = reader_of(bytes);
+  if (r.get<std::uint32_t>() != kRandomTag)
+    damaged_state();
+  cursor_ = r.get<std::int64_t>();
+  if (cursor_ < 0 || (!draw_ && cursor_ > static_cast<std::int64_t>(order_.size())))
+    damaged_state();
+  Rng::State state{};
+  for (std::uint64_t& word : state)
+    word = r.get<std::uint64_t>();
+  rng_.set_state(state);
+  cache_.clear();
+  for (auto& [setting, m] : get_cache(r))
+    cache_.emplace(setting, m);
+  best_ = get_best(r);
+  next_eval_id_ = r.get<std::int64_t>();
+  idle_ = r.get<std::int32_t>();
+  view_.mean_fitness = r.get<double>();
+  view_.unique_genomes = r.get<std::int32_t>();
+  if (!r.done())
+    damaged_state();
+}
+
+// ---- entry points ----------------------------------------------------------------------
+
+IslandSearch::IslandSearch(const GaSettings& settings, const Reindex& alphabet,
+                           Evaluator& evaluator, Migrator& migrator, StopVote& vote,
+                           TraceSink& sink, std::uint64_t seed, int rank, SearchHooks hooks,
+                           const std::optional<SearchState>& resume)
+    : strategy_(settings, alphabet, seed, rank),
+      loop_(settings, strategy_, evaluator, migrator, vote, sink, std::move(hooks), resume) {}
 
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks,
-                        const std::optional<IslandState>& resume) {
-  settings.validate();
+                        const std::optional<SearchState>& resume) {
   const Reindex alphabet(sampled.settings, settings.encoding, settings.gray);
-  IslandSearch search(settings, alphabet, evaluator, migrator, vote, sink, seed, rank, hooks,
-                      resume);
-  while (search.step()) {
-  }
-  return search.result();
+  IslandStrategy strategy(settings, alphabet, seed, rank);
+  return run_search(settings, strategy, evaluator, migrator, vote, sink, hooks, resume);
 }
 
 SearchResult run_global_ga(const GaSettings& settings, const std::vector<Setting>& alphabet,
                            Evaluator& evaluator, StopVote& vote, TraceSink& sink,
-                           std::uint64_t seed, int rank, const SearchHooks& hooks) {
+                           std::uint64_t seed, int rank, const SearchHooks& hooks,
+                           const std::optional<SearchState>& resume) {
   SampledSet all;
   all.settings = alphabet;
   NoMigrator alone;
-  return run_island(settings, all, evaluator, alone, vote, sink, seed, rank, hooks);
+  return run_island(settings, all, evaluator, alone, vote, sink, seed, rank, hooks, resume);
 }
-
-namespace {
-
-// The random baselines: `population` draws per generation, cached repeats, budgets only.
-SearchResult random_loop(const GaSettings& settings,
-                         const std::function<std::optional<Setting>(Rng&)>& draw,
-                         Evaluator& evaluator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
-                         int rank, const SearchHooks& hooks) {
-  settings.validate();
-  const std::unique_ptr<StopRule> rules = settings.stop_rules(false);
-  Rng rng(seed, static_cast<std::uint64_t>(rank));
-  const double start = evaluator.clock_s();
-  std::unordered_map<Setting, Measurement, SettingHash> cache;
-  SearchResult out;
-  std::int64_t eval_id = 0;
-  // Generations in a row whose draws were all repeats: after kIdleLimit of them the space
-  // is treated as exhausted, since no budget that counts measurements or the (replay)
-  // evaluator clock would ever be reached.
-  constexpr int kIdleLimit = 64;
-  int idle = 0;
-  for (int g = 0;; ++g) {
-    bool exhausted = false;
-    std::vector<Setting> batch;
-    while (static_cast<int>(batch.size()) < settings.population) {
-      const std::optional<Setting> s = draw(rng);
-      if (!s) {
-        exhausted = true;
-        break;
-      }
-      batch.push_back(*s);
-    }
-    std::vector<Setting> pending;
-    std::vector<bool> repeat(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const bool seen = cache.count(batch[i]) > 0 ||
-                        std::find(pending.begin(), pending.end(), batch[i]) != pending.end();
-      repeat[i] = seen;
-      if (!seen)
-        pending.push_back(batch[i]);
-    }
-    std::vector<Measurement> results =
-        pending.empty() ? std::vector<Measurement>{} : evaluator.evaluate(pending);
-    for (std::size_t i = 0; i < pending.size() && i < results.size(); ++i) {
-      const Measurement& m = results[i];
-      if (m.fitness() > 0 && (!out.best || m.fitness() > out.best_measurement.fitness())) {
-        out.best = pending[i];
-        out.best_measurement = m;
-      }
-      cache.emplace(pending[i], m);
-    }
-    out.evaluations += static_cast<std::int64_t>(pending.size());
-    idle = pending.empty() ? idle + 1 : 0;
-    if (idle >= kIdleLimit)
-      exhausted = true;
-    const double elapsed = evaluator.clock_s() - start;
-    double fitness_sum = 0;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      EvaluationRecord r;
-      r.eval_id = eval_id++;
-      r.generation = g;
-      r.cell = static_cast<int>(i);
-      r.setting = batch[i];
-      r.measurement = cache.at(batch[i]);
-      r.wall_s = elapsed;
-      r.cached = repeat[i];
-      fitness_sum += r.measurement.fitness();
-      sink.evaluation(r);
-    }
-    StopReason wish = rules->check({g, out.evaluations, 0.0, elapsed});
-    if (exhausted && wish == StopReason::none)
-      wish = StopReason::max_evaluations;
-    if (hooks.interrupted && hooks.interrupted()) {
-      if (wish == StopReason::none || StopReason::signal < wish)
-        wish = StopReason::signal;
-    }
-    const double t0 = hooks.wall_clock ? hooks.wall_clock() : 0.0;
-    const StopReason decision = settings.generation_limit(g, vote.vote(g, wish));
-    GenerationRecord gr;
-    gr.generation = g;
-    gr.wall_s = elapsed;
-    gr.wait_s = (hooks.wall_clock ? hooks.wall_clock() : 0.0) - t0;
-    gr.best_ms =
-        out.best ? out.best_measurement.median_ms : std::numeric_limits<double>::quiet_NaN();
-    gr.mean_fitness = batch.empty() ? 0.0 : fitness_sum / static_cast<double>(batch.size());
-    std::vector<Setting> distinct = batch;
-    std::sort(distinct.begin(), distinct.end());
-    gr.unique_genomes =
-        static_cast<int>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-    gr.evaluations = static_cast<int>(pending.size());
-    sink.generation(gr);
-    sink.flush();
-    out.generations = g;
-    if (decision != StopReason::none) {
-      out.reason = decision;
-      return out;
-    }
-  }
-}
-
-}  // namespace
 
 SearchResult run_random(const GaSettings& settings,
                         const std::function<std::optional<Setting>(Rng&)>& draw,
                         Evaluator& evaluator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
-                        int rank, const SearchHooks& hooks) {
-  return random_loop(settings, draw, evaluator, vote, sink, seed, rank, hooks);
+                        int rank, const SearchHooks& hooks,
+                        const std::optional<SearchState>& resume) {
+  RandomStrategy strategy(settings, draw, seed, rank);
+  NoMigrator alone;
+  return run_search(settings, strategy, evaluator, alone, vote, sink, hooks, resume);
 }
 
-// A seeded Fisher-Yates order of the sampled set, consumed front to back.
 SearchResult run_sampled_random(const GaSettings& settings, const SampledSet& sampled,
                                 Evaluator& evaluator, StopVote& vote, TraceSink& sink,
-                                std::uint64_t seed, int rank, const SearchHooks& hooks) {
-  std::vector<Setting> order = sampled.settings;
-  std::sort(order.begin(), order.end());
-  order.erase(std::unique(order.begin(), order.end()), order.end());
-  Rng shuffle(seed, 0x52414e44 + static_cast<std::uint64_t>(rank));  // "RAND"
-  for (std::size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[shuffle.below(i)]);
-  }
-  std::size_t next = 0;
-  const auto draw = [&](Rng&) -> std::optional<Setting> {
-    if (next >= order.size())
-      return std::nullopt;
-    return order[next++];
-  };
-  return random_loop(settings, draw, evaluator, vote, sink, seed, rank, hooks);
+                                std::uint64_t seed, int rank, const SearchHooks& hooks,
+                                const std::optional<SearchState>& resume) {
+  RandomStrategy strategy(settings, sampled, seed, rank);
+  NoMigrator alone;
+  return run_search(settings, strategy, evaluator, alone, vote, sink, hooks, resume);
 }
 
 }  // namespace isletune

@@ -1,24 +1,40 @@
-// The search drivers: `run_island` (one island of the MPI island GA, or every island of
-// an in-memory ring stepped through IslandSearch), `global-ga` (one population, no
-// migration) and `random` / `sampled-random`, all emitting the same records so they can
-// be compared on equal budgets.
+// The search loop (ARCHITECTURE §6), written once for every strategy. A strategy is a
+// small policy (SearchStrategy): run one generation of its own proposals within a cap on
+// new measurements, exchange with neighbours, describe its population, save and restore
+// its state. The loop does the rest, the same way for all of them:
 //
-// One generation of IslandSearch::step: (generation 0) the random initial population,
-// or (later) breed / evaluate one batch / replace; then, when migration is due, send
-// the best `migration_count` individuals; receive and integrate whatever arrived; then
-// ask the stop rules (MCR, budgets) and `interrupted()` for this island's wish, cast it
-// in the StopVote, record the generation, snapshot, flush. The search ends when the
-// vote answers a reason other than none. Emigrants are recorded once per migrant with
-// peer = -1 (sent to every ring neighbour); immigrants with their source rank.
+//   room   = what max_evaluations still allows on this island (the batch is trimmed to
+//            it, so a budget is a cap: an island never measures more than its budget)
+//   advance the strategy one generation (generation 0: its initial batch)
+//   exchange with neighbours when the strategy migrates (timed into wait_s)
+//   wish   = the stop rules (MCR when the strategy converges, budgets), the strategy's
+//            own "nothing left to propose", or a signal
+//   vote   = the collective decision (pipelined: a wish takes effect one generation
+//            later on the other islands; at most that generation is run with room 0)
+//   record = one GenerationRecord (cache hits counted, not written as rows), then the
+//            snapshot hook (checkpoint) and flush, which commit the generation
+//
+// Evaluation rows: every new measurement and every immigrant is one row, numbered
+// 0, 1, 2, ... (eval_id) by the loop; a cache hit is not a row but counted in its
+// generation's `cache_hits`, so a converged island writes one small generation row per
+// generation instead of `population` evaluation rows.
+//
+// Wall-clock waiting (wait_s) is measured around every collective the loop makes or
+// calls: the migrator, the vote and the `on_generation` hook (the run's progress gather).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "eval/evaluator.hpp"
+#include "ga/ga_settings.hpp"
 #include "ga/island.hpp"
 #include "ga/migrator.hpp"
 #include "ga/records.hpp"
@@ -29,35 +45,70 @@
 
 namespace isletune {
 
-struct GaSettings {
-  int population = 16;
-  int rows = 4;
-  int cols = 4;
-  double crossover_rate = 0.8;
-  double mutation_rate = 0.005;
-  Encoding encoding = Encoding::index;
-  bool gray = false;
-  int migration_interval = 1;  // generations between migrations (0: never)
-  int migration_count = 1;     // emigrants per migration
-  double mcr_threshold = 0.5;
-  int max_generations = 100;         // after the initial population (0: unlimited)
-  std::int64_t max_evaluations = 0;  // new measurements (0: unlimited)
-  double time_budget_s = 0;          // evaluator clock seconds (0: unlimited)
+// What the loop keeps between generations; with the strategy's own bytes it is all a
+// resume needs (checkpoints store it).
+struct SearchState {
+  int generation = -1;                    // last completed generation (-1: none yet)
+  std::int64_t evaluations = 0;           // new measurements so far
+  std::int64_t rows = 0;                  // evaluation rows written (the next eval_id)
+  double elapsed_s = 0;                   // search clock when the state was taken
+  StopReason stopped = StopReason::none;  // the decision that ended the search, if any
+  std::vector<std::uint8_t> strategy;     // SearchStrategy::save()
+};
 
-  // Throws InputError naming the key ("ga.<name>") and what was expected.
-  void validate() const;
-  // The stop rules these settings ask for (MCR only when `with_mcr`).
-  [[nodiscard]] std::unique_ptr<StopRule> stop_rules(bool with_mcr = true) const;
-  // The collective decision for generation g: `voted`, or max_generations once g reaches
-  // the limit (deterministic on every island, so it needs no vote).
-  [[nodiscard]] StopReason generation_limit(int g, StopReason voted) const;
+// What one generation of a strategy did.
+struct GenerationOutcome {
+  int measured = 0;        // new measurements
+  bool exhausted = false;  // the strategy has nothing new left to propose
+};
+
+// The population figures of a generation record.
+struct PopulationView {
+  double mcr = 0;
+  int unique_genomes = 0;
+  double mean_fitness = 0;
+};
+
+// Everything a strategy needs for one generation.
+struct StepContext {
+  Evaluator& evaluator;
+  TraceSink& sink;
+  std::int64_t room = -1;   // at most this many new measurements (-1: unlimited)
+  double clock_offset = 0;  // search clock = evaluator.clock_s() + clock_offset
+  [[nodiscard]] double now() const { return evaluator.clock_s() + clock_offset; }
+};
+
+// A search strategy as a policy of the loop.
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  // Runs generation g (0: the initial batch): proposes, measures at most ctx.room new
+  // settings (cache hits are free), records every evaluation in ctx.sink.
+  virtual GenerationOutcome advance(int g, StepContext& ctx) = 0;
+  // True when the population converges (then the MCR stop applies).
+  [[nodiscard]] virtual bool converges() const { return false; }
+  // Migration after generation g (island GA only). Returns the wall seconds spent in
+  // the migrator (`wall` is the hooks' clock).
+  virtual double exchange(int /*g*/, Migrator& /*migrator*/, StepContext& /*ctx*/,
+                          const std::function<double()>& /*wall*/) {
+    return 0;
+  }
+  [[nodiscard]] virtual PopulationView population() const = 0;
+  // Best successful measurement seen (none if all failed).
+  [[nodiscard]] virtual std::optional<std::pair<Setting, Measurement>> best() const = 0;
+  // The strategy's state (engine, population, cache, counters) as bytes, and back.
+  [[nodiscard]] virtual std::vector<std::uint8_t> save() const = 0;
+  virtual void restore(const std::vector<std::uint8_t>& bytes) = 0;
 };
 
 // Callbacks from the world outside the pure core.
 struct SearchHooks {
   std::function<bool()> interrupted;   // SIGTERM/SIGINT seen (polled each generation)
-  std::function<double()> wall_clock;  // seconds, for wait_s around migrator and vote
-  std::function<void(const IslandState&)> on_snapshot;  // after every generation
+  std::function<double()> wall_clock;  // seconds, for wait_s
+  // Before each generation record is written (e.g. the progress gather; its time counts
+  // as waiting).
+  std::function<void(const GenerationRecord&)> on_generation;
+  std::function<void(const SearchState&)> on_snapshot;  // after every generation
 };
 
 struct SearchResult {
@@ -68,63 +119,155 @@ struct SearchResult {
   std::int64_t evaluations = 0;  // new measurements
 };
 
-// One island's search, generation by generation (see the file comment).
-class IslandSearch {
+// The one search loop (see the file comment).
+class SearchLoop {
  public:
-  // `alphabet`, `evaluator`, `migrator`, `vote`, `sink` must outlive the search.
-  // With `resume`, continues from that snapshot (same trajectory as never stopping).
-  IslandSearch(const GaSettings& settings, const Reindex& alphabet, Evaluator& evaluator,
-               Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed, int rank,
-               SearchHooks hooks = {}, const std::optional<IslandState>& resume = std::nullopt);
+  // Validates `settings` (the only place they are validated). `strategy`, `evaluator`,
+  // `migrator`, `vote`, `sink` must outlive the loop. With `resume`, continues from
+  // that snapshot (the same trajectory as never stopping).
+  SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Evaluator& evaluator,
+             Migrator& migrator, StopVote& vote, TraceSink& sink, SearchHooks hooks = {},
+             const std::optional<SearchState>& resume = std::nullopt);
+  ~SearchLoop();
+  SearchLoop(const SearchLoop&) = delete;
+  SearchLoop& operator=(const SearchLoop&) = delete;
 
   // Runs one generation; false once the search has ended (then does nothing).
   bool step();
   [[nodiscard]] bool finished() const { return stopped_ != StopReason::none; }
   [[nodiscard]] SearchResult result() const;
-  [[nodiscard]] IslandState snapshot() const;
-  [[nodiscard]] const Island& island() const { return island_; }
+  [[nodiscard]] SearchState snapshot() const;
 
  private:
-  double elapsed() const { return evaluator_.clock_s() + clock_offset_; }
+  class CountingSink;
+  double elapsed() const;
   double wall() const { return hooks_.wall_clock ? hooks_.wall_clock() : 0.0; }
 
   GaSettings settings_;
-  Torus torus_;
+  SearchStrategy& strategy_;
   Evaluator& evaluator_;
   Migrator& migrator_;
   StopVote& vote_;
-  TraceSink& sink_;
-  int rank_;
+  std::unique_ptr<CountingSink> sink_;
   SearchHooks hooks_;
   std::unique_ptr<StopRule> rules_;
-  Island island_;
+  int generation_ = -1;
+  std::int64_t evaluations_ = 0;
   double clock_offset_ = 0;
   StopReason stopped_ = StopReason::none;
 };
 
-// Runs one island to the end over the sampled set (validates `settings`).
+// Runs `strategy` to the end in a SearchLoop.
+SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Evaluator& evaluator,
+                        Migrator& migrator, StopVote& vote, TraceSink& sink,
+                        const SearchHooks& hooks = {},
+                        const std::optional<SearchState>& resume = std::nullopt);
+
+// The strategies. Each is deterministic in (seed, rank).
+
+// island-ga (and global-ga): one cellular island over `alphabet`.
+class IslandStrategy final : public SearchStrategy {
+ public:
+  // `alphabet` must outlive the strategy.
+  IslandStrategy(const GaSettings& settings, const Reindex& alphabet, std::uint64_t seed, int rank);
+  GenerationOutcome advance(int g, StepContext& ctx) override;
+  [[nodiscard]] bool converges() const override { return true; }
+  double exchange(int g, Migrator& migrator, StepContext& ctx,
+                  const std::function<double()>& wall) override;
+  [[nodiscard]] PopulationView population() const override;
+  [[nodiscard]] std::optional<std::pair<Setting, Measurement>> best() const override {
+    return island_->best();
+  }
+  [[nodiscard]] std::vector<std::uint8_t> save() const override;
+  void restore(const std::vector<std::uint8_t>& bytes) override;
+  [[nodiscard]] const Island& island() const { return *island_; }
+
+ private:
+  Torus torus_;  // before island_, which refers to it
+  const Reindex& alphabet_;
+  GaOperators ops_;
+  MigrationPolicy policy_;
+  int rank_;
+  std::optional<Island> island_;  // re-made by restore()
+};
+
+// random and sampled-random: `population` proposals per generation, repeats answered
+// from a cache (cache hits).
+class RandomStrategy final : public SearchStrategy {
+ public:
+  // random: draws from `draw` (e.g. Space::random_setting); nullopt ends the search.
+  RandomStrategy(const GaSettings& settings, std::function<std::optional<Setting>(Rng&)> draw,
+                 std::uint64_t seed, int rank);
+  // sampled-random: the sampled settings in a seeded random order, without repeats.
+  RandomStrategy(const GaSettings& settings, const SampledSet& sampled, std::uint64_t seed,
+                 int rank);
+  GenerationOutcome advance(int g, StepContext& ctx) override;
+  [[nodiscard]] PopulationView population() const override { return view_; }
+  [[nodiscard]] std::optional<std::pair<Setting, Measurement>> best() const override {
+    return best_;
+  }
+  [[nodiscard]] std::vector<std::uint8_t> save() const override;
+  void restore(const std::vector<std::uint8_t>& bytes) override;
+
+ private:
+  std::optional<Setting> next();
+
+  int population_;
+  std::function<std::optional<Setting>(Rng&)> draw_;
+  std::vector<Setting> order_;  // sampled-random: the shuffled sampled set
+  std::int64_t cursor_ = 0;     // sampled-random: next index into order_
+  Rng rng_;
+  std::unordered_map<Setting, Measurement, SettingHash> cache_;
+  std::optional<std::pair<Setting, Measurement>> best_;
+  std::int64_t next_eval_id_ = 0;
+  int idle_ = 0;  // generations in a row with nothing new
+  PopulationView view_;
+};
+
+// One island's search through IslandSearch's loop (kept for the in-memory ring tests
+// that step several islands in turn).
+class IslandSearch {
+ public:
+  IslandSearch(const GaSettings& settings, const Reindex& alphabet, Evaluator& evaluator,
+               Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed, int rank,
+               SearchHooks hooks = {}, const std::optional<SearchState>& resume = std::nullopt);
+  bool step() { return loop_.step(); }
+  [[nodiscard]] bool finished() const { return loop_.finished(); }
+  [[nodiscard]] SearchResult result() const { return loop_.result(); }
+  [[nodiscard]] SearchState snapshot() const { return loop_.snapshot(); }
+  [[nodiscard]] const Island& island() const { return strategy_.island(); }
+
+ private:
+  IslandStrategy strategy_;
+  SearchLoop loop_;
+};
+
+// Runs one island to the end over the sampled set.
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks = {},
-                        const std::optional<IslandState>& resume = std::nullopt);
+                        const std::optional<SearchState>& resume = std::nullopt);
 
-// global-ga: one population over `settings` (any finite alphabet, e.g. an enumerated
-// space), no migration; otherwise as run_island.
+// global-ga: one population over `alphabet` (any finite set, e.g. an enumerated space),
+// no migration; otherwise as run_island.
 SearchResult run_global_ga(const GaSettings& settings, const std::vector<Setting>& alphabet,
                            Evaluator& evaluator, StopVote& vote, TraceSink& sink,
-                           std::uint64_t seed, int rank, const SearchHooks& hooks = {});
+                           std::uint64_t seed, int rank, const SearchHooks& hooks = {},
+                           const std::optional<SearchState>& resume = std::nullopt);
 
-// random: `population` draws per generation from `draw` (e.g. Space::random_setting);
-// repeats are answered from a cache and recorded as cached. Stops on the budgets of
-// `settings` (no MCR) or when `draw` returns nullopt (reason max_evaluations).
+// random: `population` draws per generation from `draw`. Stops on the budgets (no MCR),
+// when `draw` returns nullopt, or after 64 generations in a row of repeats only
+// (reason max_evaluations: nothing new can be measured).
 SearchResult run_random(const GaSettings& settings,
                         const std::function<std::optional<Setting>(Rng&)>& draw,
                         Evaluator& evaluator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
-                        int rank, const SearchHooks& hooks = {});
+                        int rank, const SearchHooks& hooks = {},
+                        const std::optional<SearchState>& resume = std::nullopt);
 
 // sampled-random: the sampled settings in a seeded random order, without repeats.
 SearchResult run_sampled_random(const GaSettings& settings, const SampledSet& sampled,
                                 Evaluator& evaluator, StopVote& vote, TraceSink& sink,
-                                std::uint64_t seed, int rank, const SearchHooks& hooks = {});
+                                std::uint64_t seed, int rank, const SearchHooks& hooks = {},
+                                const std::optional<SearchState>& resume = std::nullopt);
 
 }  // namespace isletune

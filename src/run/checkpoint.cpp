@@ -11,7 +11,7 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;           // 2: the search loop state of any strategy
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {
@@ -23,30 +23,14 @@ ByteReader reader_of(const std::vector<std::uint8_t>& bytes) {
 }
 
 void put_state(ByteWriter& w, const RankState& s) {
-  const IslandState& is = s.island;
-  w.put(static_cast<std::int32_t>(is.generation));
-  w.put(static_cast<std::uint32_t>(is.population.size()));
-  for (const Individual& ind : is.population) {
-    w.put(static_cast<std::int32_t>(ind.id));
-    w.put_ints(ind.genome);
-    w.put_measurement(ind.measurement);
-  }
-  w.put(static_cast<std::uint32_t>(is.cache.size()));
-  for (const auto& [setting, m] : is.cache) {
-    w.put_setting(setting);
-    w.put_measurement(m);
-  }
-  w.put(static_cast<std::uint8_t>(is.best.has_value()));
-  if (is.best) {
-    w.put_setting(is.best->first);
-    w.put_measurement(is.best->second);
-  }
-  for (std::uint64_t word : is.rng)
-    w.put(word);
-  w.put(is.next_eval_id);
-  w.put(is.evaluations);
-  w.put(is.elapsed_s);
-  w.put(static_cast<std::int32_t>(is.stopped));
+  const SearchState& ss = s.search;
+  w.put(static_cast<std::int32_t>(ss.generation));
+  w.put(ss.evaluations);
+  w.put(ss.rows);
+  w.put(ss.elapsed_s);
+  w.put(static_cast<std::int32_t>(ss.stopped));
+  w.put(static_cast<std::uint32_t>(ss.strategy.size()));
+  w.bytes.insert(w.bytes.end(), ss.strategy.begin(), ss.strategy.end());
   w.put(s.sends);
   w.put(static_cast<std::uint32_t>(s.last_sent.size()));
   for (const Migrant& m : s.last_sent) {
@@ -68,29 +52,15 @@ StopReason get_reason(ByteReader& r) {
 
 RankState get_state(ByteReader& r) {
   RankState s;
-  IslandState& is = s.island;
-  is.generation = r.get<std::int32_t>();
-  is.population.resize(r.get<std::uint32_t>());
-  for (Individual& ind : is.population) {
-    ind.id = r.get<std::int32_t>();
-    ind.genome = r.get_ints();
-    ind.measurement = r.get_measurement();
-  }
-  is.cache.resize(r.get<std::uint32_t>());
-  for (auto& [setting, m] : is.cache) {
-    setting = r.get_setting();
-    m = r.get_measurement();
-  }
-  if (r.get<std::uint8_t>()) {
-    Setting best = r.get_setting();
-    is.best.emplace(best, r.get_measurement());
-  }
-  for (std::uint64_t& word : is.rng)
-    word = r.get<std::uint64_t>();
-  is.next_eval_id = r.get<std::int64_t>();
-  is.evaluations = r.get<std::int64_t>();
-  is.elapsed_s = r.get<double>();
-  is.stopped = get_reason(r);
+  SearchState& ss = s.search;
+  ss.generation = r.get<std::int32_t>();
+  ss.evaluations = r.get<std::int64_t>();
+  ss.rows = r.get<std::int64_t>();
+  ss.elapsed_s = r.get<double>();
+  ss.stopped = get_reason(r);
+  ss.strategy.resize(r.get<std::uint32_t>());
+  for (std::uint8_t& byte : ss.strategy)
+    byte = r.get<std::uint8_t>();
   s.sends = r.get<std::int64_t>();
   s.last_sent.resize(r.get<std::uint32_t>());
   for (Migrant& m : s.last_sent) {
@@ -107,9 +77,9 @@ RankState get_state(ByteReader& r) {
 }  // namespace
 
 std::optional<RankState> RankCheckpoint::at(int generation) const {
-  if (current.island.generation == generation)
+  if (current.search.generation == generation)
     return current;
-  if (previous && previous->island.generation == generation)
+  if (previous && previous->search.generation == generation)
     return previous;
   return std::nullopt;
 }

@@ -70,6 +70,7 @@ struct GenerationRow {
   double mcr;
   std::int32_t unique_genomes;
   std::int32_t evaluations;
+  std::int32_t cache_hits;  // absent in traces written before it (read as 0)
 };
 
 // In-memory layout of one /ranks/NNNN/migrations row.
@@ -137,6 +138,7 @@ h5::Datatype generation_type() {
   INSERT(id, GenerationRow, mcr, H5T_NATIVE_DOUBLE);
   INSERT(id, GenerationRow, unique_genomes, H5T_NATIVE_INT32);
   INSERT(id, GenerationRow, evaluations, H5T_NATIVE_INT32);
+  INSERT(id, GenerationRow, cache_hits, H5T_NATIVE_INT32);
   return t;
 }
 
@@ -371,7 +373,7 @@ std::vector<GenerationRecord> read_generations(hid_t loc) {
     if (row.generation >= cut)
       break;
     records.push_back({row.generation, row.wall_s, row.wait_s, row.best_ms, row.mean_fitness,
-                       row.mcr, row.unique_genomes, row.evaluations});
+                       row.mcr, row.unique_genomes, row.evaluations, row.cache_hits});
   }
   return records;
 }
@@ -538,7 +540,7 @@ void RankTables::flush(const CheckpointView* checkpoint) {
   std::vector<GenerationRow> gen_rows;
   for (const GenerationRecord& r : generations_) {
     gen_rows.push_back({r.generation, r.wall_s, r.wait_s, r.best_ms, r.mean_fitness, r.mcr,
-                        r.unique_genomes, r.evaluations});
+                        r.unique_genomes, r.evaluations, r.cache_hits});
   }
   std::vector<MigrationRow> mig_rows;
   for (const MigrationRecord& r : migrations_) {

@@ -1,13 +1,13 @@
-// Termination-signal flag (src/cli/signals.hpp): real signals raised at this process set
+// Termination-signal flag (src/run/signals.hpp): real signals raised at this process set
 // the flag the run loop polls, the first signal is remembered, and a second SIGINT
 // falls back to the default action.
 #include <gtest/gtest.h>
 
 #include <csignal>
 
-#include "cli/signals.hpp"
+#include "run/signals.hpp"
 
-namespace isletune::cli {
+namespace isletune::run {
 namespace {
 
 // Each test starts with the handlers installed and the flag clear.
@@ -68,4 +68,4 @@ TEST_F(Signals, SecondSigintFallsBackToTheDefaultAction) {
 }
 
 }  // namespace
-}  // namespace isletune::cli
+}  // namespace isletune::run

@@ -49,9 +49,10 @@ wait_for_generation() {
 }
 
 # Starts a slowed-down run in the background and SIGKILLs its ranks once generation $2
-# has been printed (mid-run: the slowed run needs about 10 generations).
+# has been printed (mid-run: the slowed run needs about 10 generations). $3: the
+# configuration (default: $config).
 run_and_kill() {
-  ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out "$1" \
+  ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "${3:-$config}" --out "$1" \
     >"$1.log" 2>&1 &
   local launcher=$!
   wait_for_generation "$1.log" "$2"
@@ -65,6 +66,15 @@ run_and_kill() {
     fail "the run finished before it was killed; the test needs a slower replay"
   fi
 }
+
+# Writes $1.yaml: the test configuration with strategy $1 (and any extra `budget` line $2).
+strategy_config() {
+  sed "s/^ga: {/strategy: $1\nga: {/" "$config" >"$1.yaml"
+  sed -i "s|\.\./data/|$here/../data/|" "$1.yaml"
+  if [[ -n ${2:-} ]]; then sed -i "s/^budget: .*/budget: $2/" "$1.yaml"; fi
+}
+
+readonly strategies=(island-ga global-ga random sampled-random)
 
 # Expects a failing command: non-zero exit, one error sentence mentioning $1.
 expect_error() {
@@ -110,6 +120,20 @@ case $case_name in
       grep -q "\"$name\"" schema.txt || fail "h5dump -H shows no $name"
     done
     echo "h5dump -H shows the schema"
+    # The paper's Table-2 stencil features, consistent with the stencil they describe;
+    # /sample/predicted is a predicted time (ms > 0, lower = faster).
+    $py - run/trace.h5 <<'PY' || fail "stencil features or sample predictions"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+rows = f["stencil/features"][...]
+feats = {r["name"].decode() if isinstance(r["name"], bytes) else r["name"]: float(r["value"]) for r in rows}
+print(f"{len(feats)} features, e.g. order {feats.get('order')} nnz {feats.get('nnz')}")
+assert len(feats) > 10, "no /stencil/features rows"
+assert feats["nnz"] == len(f["stencil/offsets"]), "nnz differs from the offsets"
+assert feats["order"] == int(f["stencil"].attrs["order"]), "order differs from /stencil"
+pred = f["sample/predicted"][...]
+assert len(pred) == len(f["sample/settings"]) and np.all(pred > 0), "predicted is not a time"
+PY
     ;;
   kill_resume)
     # SIGKILL mid-run leaves a readable trace missing at most the current generation;
@@ -157,6 +181,91 @@ case $case_name in
     launch resume stopped >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 stopped/trace.h5 || fail "resume changed the run"
     launch resume stopped | grep -q 'already finished' || fail "a finished run resumed again"
+    ;;
+  strategy_determinism)
+    # Every strategy: same seed => identical trace; another seed => a different one.
+    for strategy in "${strategies[@]}"; do
+      strategy_config "$strategy"
+      for out in a b; do
+        launch run "$strategy.yaml" --out "$strategy-$out" >"$strategy-$out.log" 2>&1 ||
+          fail "$strategy $out: $(cat "$strategy-$out.log")"
+      done
+      launch run "$strategy.yaml" --out "$strategy-c" --seed 12 >"$strategy-c.log" 2>&1 ||
+        fail "$strategy c: $(cat "$strategy-c.log")"
+      $py "$here/compare_traces.py" "$strategy-a/trace.h5" "$strategy-b/trace.h5" ||
+        fail "$strategy: same seed, different traces"
+      $py "$here/compare_traces.py" "$strategy-a/trace.h5" "$strategy-c/trace.h5" >/dev/null &&
+        fail "$strategy: seed had no effect"
+      echo "$strategy: deterministic"
+    done
+    ;;
+  strategy_resume)
+    # Every strategy: SIGKILL mid-run, resume => the uninterrupted run's trace; random also
+    # through SIGUSR1 (a clean stop, then resume).
+    for strategy in "${strategies[@]}"; do
+      strategy_config "$strategy"
+      launch run "$strategy.yaml" --out "$strategy-full" >"$strategy-full.log" 2>&1 ||
+        fail "$strategy: $(cat "$strategy-full.log")"
+      run_and_kill "$strategy-killed" 3 "$strategy.yaml"
+      launch resume "$strategy-killed" >"$strategy-resume.log" 2>&1 ||
+        fail "$strategy resume: $(cat "$strategy-resume.log")"
+      $py "$here/check_trace.py" "$strategy-killed/trace.h5" || fail "$strategy: resumed trace incomplete"
+      $py "$here/compare_traces.py" "$strategy-full/trace.h5" "$strategy-killed/trace.h5" ||
+        fail "$strategy: resume changed the run"
+      echo "$strategy: resumed after SIGKILL"
+    done
+    ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run random.yaml --out stopped \
+      >stopped.log 2>&1 &
+    launcher=$!
+    wait_for_generation stopped.log 2
+    kill -USR1 "$launcher"
+    wait "$launcher" || fail "a signalled run must exit 0: $(cat stopped.log)"
+    h5dump -a /result/stop_reason stopped/trace.h5 | grep -q '"signal"' || fail "stop reason"
+    launch resume stopped >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" random-full/trace.h5 stopped/trace.h5 ||
+      fail "random: resume after a signal changed the run"
+    ;;
+  budget)
+    # max_evaluations is a cap on every island and every strategy: no rank measures more,
+    # and the progress line never shows a negative budget.
+    for strategy in "${strategies[@]}"; do
+      strategy_config "$strategy" "{max_generations: 200, max_evaluations: 37}"
+      launch run "$strategy.yaml" --out "$strategy" >"$strategy.log" 2>&1 ||
+        fail "$strategy: $(cat "$strategy.log")"
+      grep -q 'left:.* -[0-9]' "$strategy.log" && fail "$strategy: negative budget: $(grep left: "$strategy.log" | tail -2)"
+      $py "$here/check_trace.py" "$strategy/trace.h5" || fail "$strategy trace incomplete"
+      $py - "$strategy/trace.h5" 37 <<'PY' || fail "$strategy: a rank measured past its budget"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+cap = int(sys.argv[2])
+for r in range(int(f["ranks"].attrs["count"])):
+    n = int(f[f"ranks/{r:04d}/generations"]["evaluations"].sum())
+    print(f"rank {r}: {n} measurements (cap {cap})")
+    assert n <= cap
+assert max(int(f[f"ranks/{r:04d}/generations"]["evaluations"].sum())
+           for r in range(int(f["ranks"].attrs["count"]))) == cap
+PY
+    done
+    ;;
+  wait)
+    # The last rank is slowed down (0.2 s per batch), the others are not: they wait for it
+    # in the generation's collectives, and wait_s must say so. Rank 0 waits in the
+    # progress gather, which wait_s left out (it read 0.0 s).
+    others=$((np - 1))
+    "${mpi[@]}" -np "$others" "$bin" run "$config" --out run : \
+      -np 1 env ISLETUNE_REPLAY_DELAY_S=0.2 "$bin" run "$config" --out run >run.log 2>&1 ||
+      fail "run: $(cat run.log)"
+    $py - run/trace.h5 <<'PY' || fail "wait_s does not show the waiting"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+waits = [float(f[f"ranks/{r:04d}/generations"]["wait_s"].sum())
+         for r in range(int(f["ranks"].attrs["count"]))]
+gens = len(f["ranks/0000/generations"])
+print(f"{gens} generations; wait_s per rank: {waits}")
+# Every generation of the slow rank measures (0.2 s), so the others wait about that long.
+assert all(w >= 0.1 * gens for w in waits[:-1]), "a rank waited without saying so"
+assert waits[-1] < min(waits[:-1]), "the slow rank waited the most"
+PY
     ;;
   strategies)
     for strategy in random sampled-random global-ga; do

@@ -37,18 +37,12 @@ Setting setting(int k) {
 
 RankState state(int generation) {
   RankState s;
-  s.island.generation = generation;
-  for (int c = 0; c < 4; ++c) {
-    s.island.population.push_back({c * 3, {1, 0, c, 1}, measurement(0.1 * (c + 1))});
-  }
-  s.island.cache = {{setting(1), measurement(0.5)},
-                    {setting(2), measurement(NAN, Status::crashed)}};
-  s.island.best = std::make_pair(setting(1), measurement(0.5));
-  s.island.rng = {1, 2, 3, 0xFFFFFFFFFFFFFFFFULL};
-  s.island.next_eval_id = 77;
-  s.island.evaluations = 55;
-  s.island.elapsed_s = 12.5;
-  s.island.stopped = StopReason::none;
+  s.search.generation = generation;
+  s.search.evaluations = 55;
+  s.search.rows = 61;
+  s.search.elapsed_s = 12.5;
+  s.search.stopped = StopReason::none;
+  s.search.strategy = {1, 2, 3, 0, 255, static_cast<std::uint8_t>(generation)};
   s.sends = 9;
   s.last_sent = {Migrant{setting(3), measurement(0.2), 2, generation}};
   s.votes = generation + 1;
@@ -77,31 +71,23 @@ TEST(CliCheckpoint, RoundTripsEveryField) {
   RankCheckpoint c{state(5), state(4)};
   const RankCheckpoint back = decode_checkpoint(encode_checkpoint(c));
   ASSERT_TRUE(back.previous.has_value());
-  EXPECT_EQ(back.previous->island.generation, 4);
+  EXPECT_EQ(back.previous->search.generation, 4);
+  EXPECT_EQ(back.previous->search.strategy, c.previous->search.strategy);
   const RankState& s = back.current;
-  EXPECT_EQ(s.island.generation, 5);
-  ASSERT_EQ(s.island.population.size(), 4u);
-  for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(s.island.population[i].id, c.current.island.population[i].id);
-    EXPECT_EQ(s.island.population[i].genome, c.current.island.population[i].genome);
-    expect_same(s.island.population[i].measurement, c.current.island.population[i].measurement);
-  }
-  ASSERT_EQ(s.island.cache.size(), 2u);
-  EXPECT_EQ(s.island.cache[1].first, setting(2));
-  expect_same(s.island.cache[1].second, c.current.island.cache[1].second);
-  ASSERT_TRUE(s.island.best.has_value());
-  EXPECT_EQ(s.island.best->first, setting(1));
-  EXPECT_EQ(s.island.rng, c.current.island.rng);
-  EXPECT_EQ(s.island.next_eval_id, 77);
-  EXPECT_EQ(s.island.evaluations, 55);
-  EXPECT_EQ(s.island.elapsed_s, 12.5);
+  EXPECT_EQ(s.search.generation, 5);
+  EXPECT_EQ(s.search.evaluations, 55);
+  EXPECT_EQ(s.search.rows, 61);
+  EXPECT_EQ(s.search.elapsed_s, 12.5);
+  EXPECT_EQ(s.search.stopped, StopReason::none);
+  EXPECT_EQ(s.search.strategy, c.current.search.strategy);
   EXPECT_EQ(s.sends, 9);
   ASSERT_EQ(s.last_sent.size(), 1u);
   EXPECT_EQ(s.last_sent[0].setting, setting(3));
   EXPECT_EQ(s.last_sent[0].source_rank, 2);
+  expect_same(s.last_sent[0].measurement, c.current.last_sent[0].measurement);
   EXPECT_EQ(s.votes, 6);
   EXPECT_EQ(s.last_wish, StopReason::mcr);
-  EXPECT_EQ(back.at(4)->island.generation, 4);
+  EXPECT_EQ(back.at(4)->search.generation, 4);
   EXPECT_FALSE(back.at(3).has_value());
 }
 

@@ -64,7 +64,7 @@ EvaluationRecord sample_evaluation(std::int64_t id, int generation, bool ok) {
 }
 
 GenerationRecord sample_generation(int g) {
-  return {g, 10.0 + g, 0.01 * g, 0.5 - 0.01 * g, 2.0 + g, 0.0625 * g, 16 - g, 16};
+  return {g, 10.0 + g, 0.01 * g, 0.5 - 0.01 * g, 2.0 + g, 0.0625 * g, 16 - g, 16, 3 * g};
 }
 
 // NaN-aware equality for doubles.
@@ -233,6 +233,7 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
     EXPECT_EQ(gens[2].unique_genomes, 14);
     EXPECT_EQ(gens[2].mcr, 0.125);
     EXPECT_EQ(gens[1].wait_s, 0.01);
+    EXPECT_EQ(gens[2].cache_hits, 6);
     const auto migs = reader.migrations(r);
     ASSERT_EQ(migs.size(), 3u);
     EXPECT_EQ(migs[1].direction, -1);

@@ -1,11 +1,11 @@
 // Termination-signal handling (see signals.hpp): a lock-free atomic flag written from
 // the handler, read by the run loop.
-#include "cli/signals.hpp"
+#include "run/signals.hpp"
 
 #include <atomic>
 #include <csignal>
 
-namespace isletune::cli {
+namespace isletune::run {
 namespace {
 
 // Lock-free atomics are async-signal-safe; a plain global is the only way a handler can
@@ -52,4 +52,4 @@ std::function<bool()> termination_poll() {
   return [] { return termination_requested(); };
 }
 
-}  // namespace isletune::cli
+}  // namespace isletune::run

@@ -14,7 +14,7 @@
 #include "space/space.hpp"
 #include "trace/trace_types.hpp"
 
-namespace isletune::cli {
+namespace isletune::run {
 
 // The evaluator of `config.evaluator.backend` for this rank's GPU ordinal `gpu`
 // (cuda) or the recorded dataset (replay). Fills `env` (GPU name, UUID, clocks, ...).
@@ -45,4 +45,4 @@ namespace isletune::cli {
 // "tbx=64 tby=4 merge=cyclic ..." with only the parameters that are not neutral.
 [[nodiscard]] std::string short_setting(const Setting& s);
 
-}  // namespace isletune::cli
+}  // namespace isletune::run

@@ -11,7 +11,7 @@
 
 #include <functional>
 
-namespace isletune::cli {
+namespace isletune::run {
 
 // Installs the handlers with sigaction (SA_RESTART, so blocking calls are not cut short).
 // Call once, before MPI_Init: Open MPI keeps handlers that are already installed.
@@ -30,4 +30,4 @@ void clear_termination_request();
 // termination_requested().
 [[nodiscard]] std::function<bool()> termination_poll();
 
-}  // namespace isletune::cli
+}  // namespace isletune::run

@@ -1,5 +1,5 @@
 // Building the pieces of a run from its configuration (see setup.hpp).
-#include "cli/setup.hpp"
+#include "run/setup.hpp"
 
 #include <cstdlib>
 
@@ -12,7 +12,7 @@
 #include "eval/cuda/cuda_evaluator.hpp"
 #endif
 
-namespace isletune::cli {
+namespace isletune::run {
 
 std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env) {
   if (config.evaluator.backend == Backend::replay) {
@@ -127,4 +127,4 @@ std::string short_setting(const Setting& s) {
   return out;
 }
 
-}  // namespace isletune::cli
+}  // namespace isletune::run

@@ -1,0 +1,40 @@
+// The settings of every search strategy (YAML `ga` and `budget`): the one place where
+// their defaults are declared and their rules checked (GaSettings::validate, called once
+// by the search loop), and the stop rules they ask for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ga/reindex.hpp"
+#include "ga/stop.hpp"
+
+namespace isletune {
+
+struct GaSettings {
+  int population = 16;
+  int rows = 4;
+  int cols = 4;
+  double crossover_rate = 0.8;
+  double mutation_rate = 0.005;
+  Encoding encoding = Encoding::index;
+  bool gray = false;
+  int migration_interval = 1;  // generations between migrations (0: never)
+  int migration_count = 1;     // emigrants per migration
+  double mcr_threshold = 0.5;
+  int max_generations = 100;         // after the initial population (0: unlimited)
+  std::int64_t max_evaluations = 0;  // new measurements per island, a cap (0: unlimited)
+  double time_budget_s = 0;          // evaluator clock seconds (0: unlimited)
+
+  // Throws InputError naming the key ("ga.<name>") and what was expected.
+  void validate() const;
+  // The stop rules these settings ask for (MCR only when `with_mcr`).
+  [[nodiscard]] std::unique_ptr<StopRule> stop_rules(bool with_mcr = true) const;
+  // The collective decision for generation g: `voted`, or max_generations once g reaches
+  // the limit (deterministic on every island, so it needs no vote).
+  [[nodiscard]] StopReason generation_limit(int g, StopReason voted) const;
+  // New measurements an island may still make after `evaluations` (-1: unlimited).
+  [[nodiscard]] std::int64_t evaluations_left(std::int64_t evaluations) const;
+};
+
+}  // namespace isletune

@@ -1,0 +1,662 @@
+// The per-rank run (see rank_run.hpp). Errors before the search (bad config, unusable
+// output directory, missing dataset, no GPU) are agreed on collectively: every rank
+// returns the same exit code and rank 0 reports the sentence, so nothing hangs. An
+// exception inside the search on one rank cannot be agreed on without stalling the
+// others; that rank prints its sentence and ends the job with MPI_Abort (the last resort).
+#include "run/rank_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+#include "ga/search.hpp"
+#include "ring/ring_migrator.hpp"
+#include "ring/ring_stop_vote.hpp"
+#include "ring/world.hpp"
+#include "run/checkpoint.hpp"
+#include "run/recording.hpp"
+#include "run/setup.hpp"
+#include "run/signals.hpp"
+#include "stencil/features.hpp"
+#include "trace/reader.hpp"
+#include "trace/run_writer.hpp"
+
+namespace isletune::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// printf into a string (lines of the progress log: short).
+[[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...) {
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return std::string(buf, static_cast<std::size_t>(std::clamp(n, 0, int{sizeof buf} - 1)));
+}
+
+// Collects one rank's error across phases and agrees on it with every rank.
+class Phases {
+ public:
+  Phases(const ring::World& world, const RunPrinter& printer) : world_(world), printer_(printer) {}
+
+  // Runs `f` unless an earlier phase failed here; remembers its error sentence.
+  template <typename F>
+  void attempt(F&& f) {
+    if (!error_.empty())
+      return;
+    try {
+      f();
+    } catch (const InputError& e) {
+      error_ = e.what();
+    } catch (const std::exception& e) {
+      error_ = std::string("internal error: ") + e.what();
+    }
+  }
+
+  // Collective: true when some rank failed; rank 0 then prints the first error.
+  bool failed(const char* command) {
+    const std::string agreed = world_.first_error(error_);
+    if (agreed.empty())
+      return false;
+    if (world_.rank() == 0 && printer_.error)
+      printer_.error(std::string("isletune ") + command + ": " + agreed);
+    return true;
+  }
+
+ private:
+  const ring::World& world_;
+  const RunPrinter& printer_;
+  std::string error_;
+};
+
+// The rank's TraceSink: forwards to its rank file and stores each generation's
+// checkpoint in the same commit as its rows (one commit per generation; the trace's
+// markers never let a checkpoint refer to rows that were lost).
+class CheckpointingSink final : public TraceSink {
+ public:
+  explicit CheckpointingSink(RankTraceWriter& writer) : writer_(writer) {}
+  void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
+  void generation(const GenerationRecord& r) override { writer_.generation(r); }
+  void migration(const MigrationRecord& r) override { writer_.migration(r); }
+  void flush() override {
+    if (pending_) {
+      writer_.write_checkpoint(pending_generation_, *pending_);
+      pending_.reset();
+    } else {
+      writer_.flush();
+    }
+  }
+  void set_pending(int generation, std::vector<std::uint8_t> bytes) {
+    pending_generation_ = generation;
+    pending_ = std::move(bytes);
+  }
+
+ private:
+  RankTraceWriter& writer_;
+  int pending_generation_ = 0;
+  std::optional<std::vector<std::uint8_t>> pending_;
+};
+
+// Everything one rank builds before the search.
+struct Session {
+  Config config;
+  fs::path dir;
+  std::string command_line;
+  std::optional<Stencil> stencil;
+  std::unique_ptr<Evaluator> evaluator;
+  EnvironmentInfo env;
+  std::optional<Space> space;
+  std::optional<std::vector<Setting>> candidates;
+  SampledSet sampled;
+  std::vector<Setting> global_alphabet;  // global-ga: the whole (recorded) space
+  std::optional<RankTraceWriter> rank_writer;
+  std::optional<RunTraceWriter> run_writer;  // rank 0
+  std::optional<RankState> resume;
+};
+
+// Seconds on a monotonic clock (wait times, run wall time).
+double now_s() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// Environment of one rank as one string for gathering (fields separated by \x1f).
+std::string pack(const EnvironmentInfo& e) {
+  const char sep = '\x1f';
+  return std::to_string(e.rank) + sep + e.host + sep + e.gpu_name + sep + e.gpu_uuid + sep +
+         std::to_string(e.sm_count) + sep + std::to_string(e.sm_clock_mhz) + sep +
+         std::to_string(e.memory_clock_mhz) + sep + e.driver_version + sep + e.cuda_version + sep +
+         e.mpi_library;
+}
+
+EnvironmentInfo unpack(const std::string& s) {
+  std::vector<std::string> f;
+  std::size_t start = 0;
+  for (;;) {
+    const auto end = s.find('\x1f', start);
+    f.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  f.resize(10);
+  EnvironmentInfo e;
+  e.rank = std::atoi(f[0].c_str());
+  e.host = f[1];
+  e.gpu_name = f[2];
+  e.gpu_uuid = f[3];
+  e.sm_count = std::atoi(f[4].c_str());
+  e.sm_clock_mhz = std::atoi(f[5].c_str());
+  e.memory_clock_mhz = std::atoi(f[6].c_str());
+  e.driver_version = f[7];
+  e.cuda_version = f[8];
+  e.mpi_library = f[9];
+  return e;
+}
+
+// Rank 0's per-generation progress line (collective: every rank gathers its numbers).
+class Progress {
+ public:
+  Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
+           double start_s, std::int64_t evaluations)
+      : world_(world),
+        config_(config),
+        printer_(printer),
+        start_s_(start_s),
+        evaluations_(evaluations) {}
+
+  // Every strategy records one GenerationRecord per generation on every rank, so the
+  // gather below is matched on all ranks. `evaluations` counts measurements so far.
+  void generation(const GenerationRecord& g) {
+    evaluations_ += g.evaluations;
+    const std::vector<double> mine = {static_cast<double>(g.generation),
+                                      static_cast<double>(evaluations_), g.best_ms, g.mcr,
+                                      g.wall_s};
+    const std::vector<double> all = world_.gather(mine);
+    if (world_.rank() != 0)
+      return;
+    double best_all = std::numeric_limits<double>::infinity();
+    double evals = 0, min_evals_left = std::numeric_limits<double>::infinity(), elapsed = 0;
+    std::string mcrs;
+    for (int r = 0; r < world_.size(); ++r) {
+      const double* v = &all[static_cast<std::size_t>(r) * 5];
+      if (!std::isnan(v[2]))
+        best_all = std::min(best_all, v[2]);
+      evals += v[1];
+      if (config_.ga.max_evaluations > 0) {
+        min_evals_left = std::min(
+            min_evals_left,
+            static_cast<double>(config_.ga.evaluations_left(static_cast<std::int64_t>(v[1]))));
+      }
+      elapsed = std::max(elapsed, v[4]);
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "%s%.2f", r ? " " : "", v[3]);
+      mcrs += buf;
+    }
+    std::string left;
+    const GaSettings& ga = config_.ga;
+    if (ga.max_generations > 0)
+      left += " " + std::to_string(std::max(0, ga.max_generations - g.generation)) + " gen";
+    if (ga.max_evaluations > 0)
+      left += " " + std::to_string(static_cast<long long>(min_evals_left)) + " evals";
+    if (ga.time_budget_s > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " %.0f s", std::max(0.0, ga.time_budget_s - elapsed));
+      left += buf;
+    }
+    if (left.empty())
+      left = " MCR stop only";
+    if (!printer_.line)
+      return;
+    if (std::isinf(best_all)) {
+      printer_.line(format(
+          "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
+          "left:%s",
+          g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str()));
+    } else {
+      printer_.line(format(
+          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
+          "left:%s",
+          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
+          elapsed, now_s() - start_s_, left.c_str()));
+    }
+  }
+
+ private:
+  const ring::World& world_;
+  const Config& config_;
+  const RunPrinter& printer_;
+  double start_s_;
+  std::int64_t evaluations_ = 0;
+};
+
+// Runs the configured strategy on this rank to the end; collective (ring, vote,
+// progress). Returns the island's result and its last snapshot's clock.
+SearchResult search(const ring::World& world, Session& s, const RunPrinter& printer, double start_s,
+                    double& elapsed_s) {
+  ring::RingMigrator ring_migrator(world.comm());
+  ring::RingStopVote ring_vote(world.comm());
+  RecordingMigrator migrator(ring_migrator);
+  RecordingVote vote(ring_vote);
+  Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0);
+  CheckpointingSink sink(*s.rank_writer);
+  std::optional<SearchState> resume_search;
+  std::optional<RankState> previous;
+  if (s.resume) {
+    migrator.restore(s.resume->sends, s.resume->last_sent);
+    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
+    resume_search = s.resume->search;
+    previous = s.resume;
+    // The replay clock continues where it was, so every later time is the same sum, bit
+    // for bit, as in a run that was never interrupted.
+    if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
+      replay->set_clock_s(s.resume->search.elapsed_s);
+    }
+  }
+  elapsed_s = s.resume ? s.resume->search.elapsed_s : 0.0;
+
+  SearchHooks hooks;
+  hooks.interrupted = termination_poll();
+  hooks.wall_clock = now_s;
+  hooks.on_generation = [&](const GenerationRecord& g) {
+    elapsed_s = g.wall_s;
+    progress.generation(g);
+  };
+  hooks.on_snapshot = [&](const SearchState& st) {
+    RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
+    sink.set_pending(st.generation, encode_checkpoint({current, previous}));
+    previous = std::move(current);
+  };
+
+  const Config& c = s.config;
+  const auto seed = c.seed;
+  const int rank = world.rank();
+  SearchResult result;
+  try {
+    switch (c.strategy) {
+      case Strategy::island_ga:
+        result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
+                            resume_search);
+        break;
+      case Strategy::sampled_random:
+        result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
+                                    resume_search);
+        break;
+      case Strategy::global_ga:
+        result = run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
+                               resume_search);
+        break;
+      case Strategy::random: {
+        std::function<std::optional<Setting>(Rng&)> draw;
+        if (s.candidates) {
+          draw = [&](Rng& rng) -> std::optional<Setting> {
+            return (*s.candidates)[rng.below(s.candidates->size())];
+          };
+        } else {
+          draw = [&](Rng& rng) { return s.space->random_setting(rng); };
+        }
+        result = run_random(c.ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    // The others are inside collectives of the search: they cannot be told politely.
+    std::fprintf(stderr, "isletune: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    world.abort(1);
+  }
+  ring_vote.drain();
+  ring_migrator.drain();
+  return result;
+}
+
+// Collective end of a run: the best over all ranks into /result (rank 0), returned for
+// the CLI to print.
+RunOutcome finish(const ring::World& world, Session& s, const SearchResult& result,
+                  double elapsed_s, double start_s) {
+  const double best = result.best ? result.best_measurement.median_ms : std::nan("");
+  const std::vector<double> mine = {
+      std::isnan(best) ? std::numeric_limits<double>::infinity() : best,
+      static_cast<double>(result.evaluations), elapsed_s, static_cast<double>(result.generations)};
+  const std::vector<double> all = world.gather(mine);
+  std::string winner_text;
+  if (world.rank() == 0) {
+    int winner = -1;
+    double best_ms = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < world.size(); ++r) {
+      if (all[static_cast<std::size_t>(r) * 4] < best_ms) {
+        best_ms = all[static_cast<std::size_t>(r) * 4];
+        winner = r;
+      }
+    }
+    winner_text = std::to_string(winner);
+  }
+  const int winner = std::atoi(world.broadcast(winner_text).c_str());
+  std::string source;
+  if (winner >= 0 && world.rank() == winner && result.best) {
+    source = s.evaluator->source(*result.best);
+  }
+  if (winner > 0)
+    source = world.broadcast(source, winner);
+  // The winner's measurement travels as its key; rank 0 has the numbers gathered.
+  std::string key = (world.rank() == winner && result.best) ? canonical_key(*result.best) : "";
+  if (winner > 0)
+    key = world.broadcast(key, winner);
+  RunOutcome outcome;
+  outcome.dir = s.dir;
+  outcome.reporter = world.rank() == 0;
+  if (world.rank() != 0)
+    return outcome;
+
+  ResultInfo info;
+  double evaluations = 0, wall = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    evaluations += all[static_cast<std::size_t>(r) * 4 + 1];
+    wall = std::max(wall, all[static_cast<std::size_t>(r) * 4 + 2]);
+  }
+  info.stop_reason = stop_reason_name(result.reason);
+  info.generations = result.generations;
+  info.evaluations = static_cast<std::int64_t>(evaluations);
+  info.wall_s = wall;
+  if (winner >= 0) {
+    info.best_rank = winner;
+    info.best_key = key;
+    info.best = setting_from_key(key).value_or(Setting{});
+    info.median_ms = all[static_cast<std::size_t>(winner) * 4];
+    info.gcells_per_s = gcells_per_s(s.config.grid, info.median_ms);
+    info.source = source;
+  }
+  s.run_writer->write_result(info);
+  s.run_writer->flush();
+  outcome.result = info;
+  outcome.found = winner >= 0;
+  outcome.wall_s = now_s() - start_s;
+  return outcome;
+}
+
+// The outcome of a run that failed before its search (the error is already reported).
+RunOutcome failure(const ring::World& world, const Session& s) {
+  RunOutcome out;
+  out.reporter = world.rank() == 0;
+  out.exit_code = 2;
+  out.dir = s.dir;
+  return out;
+}
+
+// Builds stencil, evaluator, space and candidates on every rank (collective errors).
+void build(const ring::World& world, Session& s, Phases& phases) {
+  phases.attempt([&] {
+    s.stencil = resolve_stencil(s.config);
+    s.env.rank = world.rank();
+    s.env.host = world.host();
+    s.env.mpi_library = ring::World::library_version();
+    s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    s.space.emplace(make_space(s.config, *s.stencil, s.evaluator->limits()));
+    s.candidates = recorded_candidates(*s.evaluator, *s.space);
+  });
+}
+
+// global-ga's alphabet (no sampling): the recorded settings, or the whole space when it
+// can be listed.
+void list_global_alphabet(Session& s) {
+  const Config& c = s.config;
+  if (s.candidates) {
+    s.global_alphabet = *s.candidates;
+  } else if (s.space->size(c.seed) <= 200000) {
+    s.space->for_each_valid(-1, [&](const Setting& x) { s.global_alphabet.push_back(x); });
+  } else {
+    throw InputError(c.origin + ": strategy global-ga enumerates the space, which has " +
+                     std::to_string(static_cast<long long>(s.space->size(c.seed))) +
+                     " settings; narrow `space` to at most 200000.");
+  }
+}
+
+// The Table-2 features of the stencil as /stencil/features rows.
+std::vector<StencilFeature> feature_rows(const Stencil& stencil) {
+  const StencilFeatures f = stencil_features(stencil);
+  const std::vector<std::string> names = f.names();
+  const std::vector<double> values = f.as_vector();
+  std::vector<StencilFeature> rows;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
+    rows.push_back({names[i], values[i]});
+  return rows;
+}
+
+// Builds everything, writes the trace headers and runs the search from generation 0.
+// `s.config` and `s.dir` are set; rank 0 has prepared the directory. Collective.
+RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
+                       const RunPrinter& printer, const char* command, double start_s) {
+  build(world, s, phases);
+  phases.attempt([&] {
+    const Config& c = s.config;
+    if (c.strategy == Strategy::island_ga || c.strategy == Strategy::sampled_random) {
+      s.sampled = sample_settings(c, *s.stencil, *s.space, s.candidates);
+    }
+    if (c.strategy == Strategy::global_ga)
+      list_global_alphabet(s);
+  });
+  if (phases.failed(command))
+    return failure(world, s);
+  // Rank 0 first creates trace.h5; then every rank its own file.
+  phases.attempt([&] {
+    if (world.rank() != 0)
+      return;
+    RunInfo info;
+    info.command = s.command_line;
+    info.seed = s.config.seed;
+    s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
+    s.run_writer->write_config(to_yaml(s.config));
+    s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
+    s.run_writer->write_space(s.space->all_values());
+    if (!s.sampled.empty())
+      s.run_writer->write_sample(to_sample_data(s.sampled));
+    s.run_writer->link_ranks(world.size());
+  });
+  if (phases.failed(command))
+    return failure(world, s);
+  phases.attempt([&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank())); });
+  const auto envs = world.gather(pack(s.env));
+  phases.attempt([&] {
+    if (world.rank() != 0)
+      return;
+    for (const auto& e : envs)
+      s.run_writer->write_environment(unpack(e));
+    s.run_writer->flush();
+  });
+  if (phases.failed(command))
+    return failure(world, s);
+  if (world.rank() == 0 && printer.line) {
+    printer.line(format(
+        "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s, %zu sampled "
+        "settings, trace %s",
+        command, s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
+        std::string(strategy_name(s.config.strategy)).c_str(), s.evaluator->name().c_str(),
+        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str()));
+  }
+  double elapsed_s = 0;
+  const SearchResult result = search(world, s, printer, start_s, elapsed_s);
+  return finish(world, s, result, elapsed_s, start_s);
+}
+
+}  // namespace
+
+// Checks and prepares the run directory on rank 0: refuses one that holds a run unless
+// `overwrite`, removes the old run's files when it does, creates the directory.
+void prepare_run_directory(const fs::path& dir, bool overwrite) {
+  if (fs::exists(dir) && !fs::is_directory(dir)) {
+    throw InputError("output " + dir.string() + " exists and is not a directory.");
+  }
+  if (fs::exists(dir / RunTraceWriter::kTraceFile)) {
+    if (!overwrite) {
+      throw InputError("output directory " + dir.string() +
+                       " already holds a run (trace.h5); use --overwrite to replace it, "
+                       "another --out, or `isletune resume " +
+                       dir.string() + "`.");
+    }
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name == RunTraceWriter::kTraceFile ||
+          (name.starts_with("rank-") && name.ends_with(".h5"))) {
+        fs::remove(entry.path());
+      }
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw InputError("cannot create output directory " + dir.string() + ": " + ec.message() + ".");
+  }
+  const fs::path probe = dir / ".isletune-write-test";
+  if (std::FILE* f = std::fopen(probe.c_str(), "w")) {
+    std::fclose(f);
+    fs::remove(probe, ec);
+  } else {
+    throw InputError("output directory " + dir.string() + " is not writable.");
+  }
+}
+
+std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, int rank) {
+  if (const auto blob = reader.checkpoint(rank))
+    return decode_checkpoint(blob->bytes);
+  return std::nullopt;
+}
+
+RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
+  const double start_s = now_s();
+  ring::World world(nullptr, nullptr);
+  Phases phases(world, printer);
+  Session s;
+  s.command_line = request.command_line;
+  phases.attempt([&] {
+    if (!request.usage_error.empty())
+      throw InputError(request.usage_error);
+    s.config = load_config(request.config_path);
+    ConfigOverrides o;
+    o.backend = request.backend;
+    if (request.output)
+      o.output = *request.output;
+    o.seed = request.seed;
+    apply_overrides(s.config, o);
+    s.dir = s.config.output;
+    if (world.rank() == 0)
+      prepare_run_directory(s.dir, request.overwrite);
+  });
+  if (phases.failed("run"))
+    return failure(world, s);
+  return start_fresh(world, phases, s, printer, "run", start_s);
+}
+
+RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) {
+  const double start_s = now_s();
+  ring::World world(nullptr, nullptr);
+  Phases phases(world, printer);
+  Session s;
+  s.command_line = request.command_line;
+  std::optional<RankCheckpoint> checkpoint;
+  std::string finished_reason;
+  phases.attempt([&] {
+    if (!request.usage_error.empty())
+      throw InputError(request.usage_error);
+    s.dir = request.dir;
+    const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;
+    if (!fs::is_directory(s.dir))
+      s.dir = s.dir.parent_path();
+    const TraceReader reader(file);
+    if (reader.is_dataset()) {
+      throw InputError(file.string() + " is a dataset, not a run; nothing to resume.");
+    }
+    s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
+    s.config.output = s.dir;
+    const auto ranks = reader.ranks();
+    if (static_cast<int>(ranks.size()) != world.size()) {
+      throw InputError(file.string() + " was written by " + std::to_string(ranks.size()) +
+                       " ranks; resume it with the same number (mpirun -np " +
+                       std::to_string(ranks.size()) + ").");
+    }
+    if (const auto result = reader.result(); result && result->stop_reason != "signal") {
+      finished_reason = result->stop_reason;
+      return;
+    }
+    // A rank without a checkpoint completed no generation: the run then starts over.
+    checkpoint = load_resume_state(reader, world.rank());
+    if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
+      const auto sample = reader.sample();
+      if (!sample)
+        throw InputError(file.string() + " has no /sample to continue from.");
+      s.sampled = to_sampled_set(*sample);
+    }
+  });
+  if (phases.failed("resume"))
+    return failure(world, s);
+  if (!world.first_error(finished_reason).empty()) {
+    RunOutcome out;
+    out.reporter = world.rank() == 0;
+    out.dir = s.dir;
+    out.already_finished = finished_reason;
+    return out;
+  }
+  // Every rank continues from the newest generation all of them completed; when some
+  // rank completed none, nothing can be continued and the run starts over (the same
+  // configuration and seed: exactly what the interrupted run would have done).
+  const int newest = checkpoint ? checkpoint->current.search.generation : -1;
+  const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
+  if (common < 0) {
+    if (world.rank() == 0 && printer.line) {
+      printer.line("isletune resume: " + s.dir.string() +
+                   " completed no generation on every rank; starting over");
+    }
+    s.sampled = {};
+    phases.attempt([&] {
+      if (world.rank() == 0)
+        prepare_run_directory(s.dir, true);
+    });
+    if (phases.failed("resume"))
+      return failure(world, s);
+    return start_fresh(world, phases, s, printer, "resume", start_s);
+  }
+  phases.attempt([&] {
+    s.resume = checkpoint->at(common);
+    if (!s.resume) {
+      throw InputError(s.dir.string() + ": rank " + std::to_string(world.rank()) +
+                       " has no checkpoint of generation " + std::to_string(common) + ".");
+    }
+    if (s.resume->search.stopped == StopReason::signal)
+      s.resume->search.stopped = StopReason::none;
+  });
+  build(world, s, phases);
+  phases.attempt([&] {
+    if (s.config.strategy == Strategy::global_ga)
+      list_global_alphabet(s);
+  });
+  if (phases.failed("resume"))
+    return failure(world, s);
+  phases.attempt([&] {
+    s.rank_writer.emplace(RankTraceWriter::reopen(s.dir, world.rank(), common));
+    if (world.rank() == 0)
+      s.run_writer.emplace(RunTraceWriter::reopen_trace(s.dir));
+  });
+  if (phases.failed("resume"))
+    return failure(world, s);
+  if (world.rank() == 0 && printer.line) {
+    printer.line(format("isletune resume: %s from generation %d on %d rank%s", s.dir.c_str(),
+                        common, world.size(), world.size() == 1 ? "" : "s"));
+  }
+  double elapsed_s = 0;
+  const SearchResult result = search(world, s, printer, start_s, elapsed_s);
+  return finish(world, s, result, elapsed_s, start_s);
+}
+
+}  // namespace isletune::run
