@@ -19,7 +19,8 @@ std::vector<int> select_best(std::span<const Individual> population, int count) 
   return cells;
 }
 
-// Fittest immigrant first, each against the worst cell at that moment.
+// Fittest immigrant first, each against the worst cell at that moment; an immigrant the
+// population already holds (same sampled-setting id) takes no cell.
 std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
                                          std::span<const Individual> immigrants) {
   std::vector<int> order(immigrants.size());
@@ -29,6 +30,10 @@ std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
                    [&](int a, int b) { return immigrants[a].fitness() > immigrants[b].fitness(); });
   std::vector<int> taken(immigrants.size(), -1);
   for (const int i : order) {
+    const bool held = std::any_of(population.begin(), population.end(),
+                                  [&](const Individual& p) { return p.id == immigrants[i].id; });
+    if (held)
+      continue;
     int worst = 0;
     for (int c = 1; c < static_cast<int>(population.size()); ++c) {
       if (population[c].fitness() < population[worst].fitness())
@@ -98,10 +103,14 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     }
     for (std::size_t i = 0; i < pending.size(); ++i) {
       note_best(pending[i], results[i]);
+      fresh_.push_back(pending[i]);
       cache_.emplace(pending[i], std::move(results[i]));
     }
     evaluations_ += static_cast<std::int64_t>(pending.size());
   }
+  offspring_repeats_ = ids.empty() ? 0.0
+                                   : static_cast<double>(ids.size() - pending.size()) /
+                                         static_cast<double>(ids.size());
   const double wall = evaluator.clock_s() + clock_offset_;
   std::vector<Individual> out;
   out.reserve(ids.size());
@@ -129,6 +138,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
 // Random initial population.
 int Island::initialize(Evaluator& evaluator, TraceSink& sink) {
   generation_ = 0;
+  fresh_.clear();
   const std::int64_t before = evaluations_;
   std::vector<int> ids(torus_.cells());
   std::vector<int> cells(torus_.cells());
@@ -143,6 +153,7 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink) {
 // Selection, crossover, mutation and decoding per cell, then one batch, then replacement.
 int Island::step(Evaluator& evaluator, TraceSink& sink) {
   ++generation_;
+  fresh_.clear();
   const std::int64_t before = evaluations_;
   std::vector<double> fitness(population_.size());
   for (std::size_t c = 0; c < population_.size(); ++c)
@@ -159,8 +170,13 @@ int Island::step(Evaluator& evaluator, TraceSink& sink) {
   }
   std::vector<Individual> children = evaluate(ids, cells, evaluator, sink);
   for (int c = 0; c < torus_.cells(); ++c) {
-    if (children[c].fitness() > population_[c].fitness())
-      population_[c] = std::move(children[c]);
+    if (!(children[c].fitness() > population_[c].fitness()))
+      continue;
+    const bool held = std::any_of(population_.begin(), population_.end(),
+                                  [&](const Individual& p) { return p.id == children[c].id; });
+    if (ops_.unique_cells && held)
+      continue;
+    population_[c] = std::move(children[c]);
   }
   return static_cast<int>(evaluations_ - before);
 }
@@ -176,6 +192,21 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
     m.generation = generation_;
     out.push_back(std::move(m));
   }
+  const std::size_t individuals = out.size();
+  for (const Setting& s : fresh_) {
+    const bool sent =
+        std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(individuals),
+                    [&](const Migrant& m) { return m.setting == s; });
+    if (sent)
+      continue;
+    Migrant m;
+    m.setting = s;
+    m.measurement = cache_.at(s);
+    m.source_rank = rank;
+    m.generation = generation_;
+    m.measurement_only = true;
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -189,6 +220,8 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
       continue;
     const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
     note_best(m.setting, it->second);
+    if (m.measurement_only)
+      continue;
     Individual ind;
     ind.id = *id;
     ind.genome = alphabet_.encode(*id);
@@ -213,6 +246,10 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
 }
 
 double Island::mcr() const {
+  return offspring_repeats_;
+}
+
+double Island::population_mcr() const {
   if (population_.empty())
     return 0;
   std::unordered_map<int, int> copies;

@@ -44,7 +44,10 @@ struct IslandState {
 
 struct GaOperators {
   double crossover_rate = 0.8;
-  double mutation_rate = 0.005;
+  double mutation_rate = 0.05;
+  // A child (or immigrant) whose setting is already on the island does not take a cell:
+  // clones of a fitter neighbour no longer crowd out the population.
+  bool unique_cells = true;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -83,10 +86,14 @@ class Island {
   // as one batch, replace each cell whose child is strictly fitter.
   int step(Evaluator& evaluator, TraceSink& sink);
 
-  // Emigrants for this generation (select_best), with their measurements.
+  // Emigrants for this generation (select_best), with their measurements, followed by
+  // every other measurement this generation made, as measurement-only migrants (shared so
+  // no island measures them again).
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
   // Integrates immigrants (replace_worst_if_better); their measurements enter the cache
-  // and are never measured again here. Records each as a migrant evaluation row.
+  // and are never measured again here. Records each as a migrant evaluation row. An
+  // immigrant whose setting the island already holds takes no cell; measurement-only
+  // migrants only enter the cache (no row: the sender recorded the measurement).
   // Immigrants whose setting is not in this island's alphabet are ignored. `wall_s` is
   // the search clock recorded with them.
   void immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s);
@@ -95,8 +102,14 @@ class Island {
   [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
   [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
   [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
-  // (copies of the most frequent genome) / population.
+  // MCR measured on the offspring (ARCHITECTURE §6): the share of the last generation's
+  // children that copy a setting the island already knew (cached, or an earlier child of
+  // the same batch). With unique cells the population cannot fill with copies, so its
+  // most-common-genome ratio no longer shows convergence; repeated offspring do: an
+  // island whose children are mostly copies measures next to nothing new.
   [[nodiscard]] double mcr() const;
+  // (copies of the most frequent genome) / population: the paper's population MCR.
+  [[nodiscard]] double population_mcr() const;
   [[nodiscard]] int unique_genomes() const;
   [[nodiscard]] double mean_fitness() const;
   // Number of settings in the cache.
@@ -122,6 +135,9 @@ class Island {
   std::int64_t next_eval_id_ = 0;
   std::int64_t evaluations_ = 0;
   double clock_offset_ = 0;
+  // Settings measured by the last initialize/step, in measurement order (shared).
+  std::vector<Setting> fresh_;
+  double offspring_repeats_ = 0;  // share of the last batch that was already known
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

@@ -17,6 +17,9 @@ struct Migrant {
   Measurement measurement;
   int source_rank = 0;
   int generation = 0;  // sender's generation when it left
+  // A measurement shared so no island measures it again (ARCHITECTURE §6): it enters the
+  // receiver's cache, never its population. Otherwise an individual (an immigrant).
+  bool measurement_only = false;
 };
 
 class Migrator {
