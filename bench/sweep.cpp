@@ -10,6 +10,8 @@
 //         mutation, crossover, mcr, sample_ratio, max_samples, round_ratio, adjust, floor,
 //         predictor (roofline | uniform), islands, unique (0/1: unique cells), share (0/1:
 //         share measurements between islands), stop (any | all: collective MCR stop),
+//         candidates (children bred per cell, the online model picks one), picks (cells
+//         per generation given the model's fastest unmeasured setting),
 //         mcr_on (offspring | population), generations, evaluations (total over the
 //         islands).
 //   Unset keys take the library defaults (SamplerSettings, GaOperators, GaSettings), so
@@ -162,8 +164,9 @@ Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const V
     Rng rng(seed, 0x52414e44);
     for (std::size_t i = order.size(); i > 1; --i)
       std::swap(order[i - 1], order[rng.below(i)]);
-    const long long n = budget > 0 ? std::min<long long>(budget, static_cast<long long>(order.size()))
-                                   : static_cast<long long>(order.size());
+    const long long n = budget > 0
+                            ? std::min<long long>(budget, static_cast<long long>(order.size()))
+                            : static_cast<long long>(order.size());
     for (long long i = 0; i < n; ++i)
       (void)eval.evaluate(std::span<const Setting>(&order[static_cast<std::size_t>(i)], 1));
   } else {
@@ -180,6 +183,8 @@ Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const V
     ops.crossover_rate = v.num("crossover", ga_defaults.crossover_rate);
     ops.mutation_rate = v.num("mutation", ga_defaults.mutation_rate);
     ops.unique_cells = v.num("unique", ops.unique_cells ? 1 : 0) != 0;
+    ops.candidates = static_cast<int>(v.num("candidates", ops.candidates));
+    ops.model_picks = static_cast<int>(v.num("picks", ops.model_picks));
     const double mcr = v.num("mcr", ga_defaults.mcr_threshold);
     const bool share = v.num("share", 1) != 0;
     const bool all = v.get("stop", "any") == "all";
@@ -241,8 +246,8 @@ void print_rank(const Problem& p, const std::filesystem::path& dataset) {
       times.push_back(m[i].median_ms);
     }
   }
-  std::printf("roofline rank correlation on %s: %.3f (%zu settings)\n",
-              dataset.filename().c_str(), rank_correlation(predicted, times), times.size());
+  std::printf("roofline rank correlation on %s: %.3f (%zu settings)\n", dataset.filename().c_str(),
+              rank_correlation(predicted, times), times.size());
 }
 
 int main_sweep(int argc, char** argv) {

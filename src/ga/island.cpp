@@ -2,6 +2,7 @@
 #include "ga/island.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "ga/variation.hpp"
@@ -160,14 +161,30 @@ int Island::step(Evaluator& evaluator, TraceSink& sink) {
     fitness[c] = population_[c].fitness();
   std::vector<int> ids(torus_.cells());
   std::vector<int> cells(torus_.cells());
+  if (ops_.candidates > 1 || ops_.model_picks > 0)
+    refit_model();
   for (int c = 0; c < torus_.cells(); ++c) {
-    const auto [a, b] = select_parents(torus_, c, fitness, rng_);
-    Genome child =
-        crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
-    mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
-    ids[c] = alphabet_.decode(child, rng_);
     cells[c] = c;
+    ids[c] = breed(c, fitness);
+    if (ops_.candidates <= 1 || !model_ || !model_->fitted())
+      continue;
+    // The child predicted fastest among the unmeasured candidates (first if all measured).
+    double best = cached(alphabet_.setting(ids[c])) ? HUGE_VAL
+                                                    : model_->predict_ms(alphabet_.setting(ids[c]));
+    for (int k = 1; k < ops_.candidates; ++k) {
+      const int id = breed(c, fitness);
+      const Setting& s = alphabet_.setting(id);
+      if (cached(s))
+        continue;
+      const double p = model_->predict_ms(s);
+      if (p < best) {
+        best = p;
+        ids[c] = id;
+      }
+    }
   }
+  if (ops_.model_picks > 0 && model_ && model_->fitted())
+    pick_by_model(ids, fitness);
   std::vector<Individual> children = evaluate(ids, cells, evaluator, sink);
   for (int c = 0; c < torus_.cells(); ++c) {
     if (!(children[c].fitness() > population_[c].fitness()))
@@ -179,6 +196,52 @@ int Island::step(Evaluator& evaluator, TraceSink& sink) {
     population_[c] = std::move(children[c]);
   }
   return static_cast<int>(evaluations_ - before);
+}
+
+// Roulette parents among the torus neighbours, crossover, mutation, decoding.
+int Island::breed(int cell, const std::vector<double>& fitness) {
+  const auto [a, b] = select_parents(torus_, cell, fitness, rng_);
+  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
+  mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
+  return alphabet_.decode(child, rng_);
+}
+
+// The least fit cells get the unmeasured settings the model predicts fastest.
+void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const {
+  std::vector<std::pair<double, int>> unmeasured;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    const Setting& s = alphabet_.setting(id);
+    if (!cached(s) && std::find(ids.begin(), ids.end(), id) == ids.end())
+      unmeasured.emplace_back(model_->predict_ms(s), id);
+  }
+  const std::size_t k = std::min<std::size_t>(
+      {static_cast<std::size_t>(ops_.model_picks), unmeasured.size(), ids.size()});
+  std::partial_sort(unmeasured.begin(), unmeasured.begin() + static_cast<std::ptrdiff_t>(k),
+                    unmeasured.end());
+  std::vector<int> cells(ids.size());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    cells[c] = static_cast<int>(c);
+  std::stable_sort(cells.begin(), cells.end(),
+                   [&](int a, int b) { return fitness[a] < fitness[b]; });
+  for (std::size_t i = 0; i < k; ++i)
+    ids[cells[i]] = unmeasured[i].second;
+}
+
+void Island::refit_model() {
+  if (!model_) {
+    std::vector<Setting> all;
+    all.reserve(static_cast<std::size_t>(alphabet_.size()));
+    for (int i = 0; i < alphabet_.size(); ++i)
+      all.push_back(alphabet_.setting(i));
+    model_.emplace(all);
+  }
+  std::vector<std::pair<Setting, double>> data;
+  data.reserve(cache_.size());
+  for (const auto& [s, m] : cache_)
+    data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+  std::sort(data.begin(), data.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  model_->fit(data);
 }
 
 // The best `count` individuals with their measurements.

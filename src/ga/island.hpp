@@ -18,6 +18,7 @@
 #include "ga/records.hpp"
 #include "ga/reindex.hpp"
 #include "ga/selection.hpp"
+#include "sample/online_model.hpp"
 
 namespace isletune {
 
@@ -48,6 +49,13 @@ struct GaOperators {
   // A child (or immigrant) whose setting is already on the island does not take a cell:
   // clones of a fitter neighbour no longer crowd out the population.
   bool unique_cells = true;
+  // Children bred per cell; with more than 1 the online model (sample/online_model.hpp),
+  // refit each generation on the island's measurements, picks the one predicted fastest
+  // among those not measured yet (the first child while the model is unfit).
+  int candidates = 1;
+  // Cells per generation (the least fit) whose child is instead the sampled setting the
+  // online model predicts fastest among those not measured yet (0: none).
+  int model_picks = 0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -123,6 +131,12 @@ class Island {
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
                                    Evaluator& evaluator, TraceSink& sink);
   void note_best(const Setting& s, const Measurement& m);
+  // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
+  int breed(int cell, const std::vector<double>& fitness);
+  // Replaces the children of the least fit cells by the model's fastest unmeasured picks.
+  void pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
+  // Refits the online model on the cache (in setting order, so resume refits the same).
+  void refit_model();
 
   const Reindex& alphabet_;
   const Torus& torus_;
@@ -137,7 +151,8 @@ class Island {
   double clock_offset_ = 0;
   // Settings measured by the last initialize/step, in measurement order (shared).
   std::vector<Setting> fresh_;
-  double offspring_repeats_ = 0;  // share of the last batch that was already known
+  double offspring_repeats_ = 0;      // share of the last batch that was already known
+  std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

@@ -29,12 +29,12 @@
 namespace isletune {
 
 struct SamplerSettings {
-  double sample_ratio = 0.10;  // fraction of the space to sample
-  int max_samples = 4096;      // cap on n
-  double round_ratio = 0.10;   // round quota as a fraction of n
-  double adjust = 0.1;         // ratio taken from every losing OC per round (paper AR / TR)
-  double floor = 0.1;          // per-OC floor, capped at 0.5 / active OCs (paper LR / TR)
-  int max_redraws = 64;        // duplicate draws in a row before an OC counts as exhausted
+  double sample_ratio = 1.0;  // fraction of the space to sample (capped by max_samples)
+  int max_samples = 4096;     // cap on n
+  double round_ratio = 0.10;  // round quota as a fraction of n
+  double adjust = 0.1;        // ratio taken from every losing OC per round (paper AR / TR)
+  double floor = 0.1;         // per-OC floor, capped at 0.5 / active OCs (paper LR / TR)
+  int max_redraws = 64;       // duplicate draws in a row before an OC counts as exhausted
 
   // Throws InputError naming the key ("sample.<name>") and the allowed range.
   void validate() const;

@@ -74,6 +74,7 @@ class FavourOc final : public Predictor {
 TEST(Sampler, TargetIsRatioOfSpaceCappedByMaxSamples) {
   FakeSource small({{0, 3000, true}, {5, 1000, true}});
   SamplerSettings s;
+  s.sample_ratio = 0.1;
   const SampleResult r = sample(small, UniformPredictor{}, s, 1);
   EXPECT_EQ(r.target, 400);
   EXPECT_EQ(r.set.size(), 400u);

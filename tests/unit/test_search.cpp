@@ -164,7 +164,7 @@ TEST(Search, McrThresholdZeroTurnsTheMcrStopOff) {
   MemorySink sink;
   const SearchResult r = run_island(ga, set, eval, alone, vote, sink, 5, 0);
   EXPECT_EQ(r.reason, StopReason::max_generations);
-  EXPECT_EQ(sink.generations.back().mcr, 1.0);
+  EXPECT_GE(sink.generations.back().mcr, 0.9);  // MCR on offspring: nearly all repeats
 }
 
 TEST(Search, GaSettingsValidationNamesTheKey) {
@@ -284,7 +284,8 @@ Hits compare(const SyntheticEvaluator::TimeFn& landscape, Encoding enc, int budg
     GaSettings ga;
     ga.encoding = enc;
     ga.mutation_rate = 0.02;
-    ga.mcr_threshold = 1.0;
+    ga.mcr_threshold = 0;  // the budget alone ends the run (MCR on offspring may stop first)
+    ga.max_generations = 200;
     ga.max_evaluations = budget / islands;
     MemoryRing ring(islands);
     MemoryStopVote vote(islands);
