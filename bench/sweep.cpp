@@ -9,7 +9,8 @@
 //   keys: strategy (ga | random | sampled-random), encoding (index | parameters),
 //         mutation, crossover, mcr, sample_ratio, max_samples, round_ratio, adjust, floor,
 //         predictor (roofline | uniform), islands, unique (0/1: unique cells), share (0/1:
-//         share measurements between islands), stop (any | all: collective MCR stop),
+//         share measurements between islands), stop (all | any: every island or one
+//         island reaching the MCR threshold stops all; all is the default),
 //         candidates (children bred per cell, the online model picks one), picks (cells
 //         per generation given the model's fastest unmeasured setting),
 //         mcr_on (offspring | population), generations, evaluations (total over the
@@ -187,7 +188,7 @@ Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const V
     ops.model_picks = static_cast<int>(v.num("picks", ops.model_picks));
     const double mcr = v.num("mcr", ga_defaults.mcr_threshold);
     const bool share = v.num("share", 1) != 0;
-    const bool all = v.get("stop", "any") == "all";
+    const bool all = v.get("stop", "all") == "all";  // the product's rule (StopTally)
     const bool on_population = v.get("mcr_on", "offspring") == "population";
     const int islands = static_cast<int>(v.num("islands", 2));
     MemoryRing ring(islands);
