@@ -344,8 +344,8 @@ void parse_sampler(const Parser& p, const YAML::Node& node, Config& c) {
     s.adjust = p.real(node["adjust"], "sampler.adjust", 0, 1, true, "a ratio in (0, 1]");
   }
   if (node["floor"]) {
-    s.floor = p.real(node["floor"], "sampler.floor", 0, 1.0 / kOcCount, true,
-                     "a ratio in (0, 1/48] (every one of the 48 OCs may hold the floor)");
+    s.floor = p.real(node["floor"], "sampler.floor", 0, 1, true,
+                     "a ratio in (0, 1] of a round (capped per OC at 0.5 / active OCs)");
   }
   if (s.floor > s.adjust) {
     p.fail(

@@ -16,12 +16,12 @@ struct GaSettings {
   int rows = 4;
   int cols = 4;
   double crossover_rate = 0.8;
-  double mutation_rate = 0.005;
-  Encoding encoding = Encoding::index;
+  double mutation_rate = 0.05;  // defaults chosen by bench/sweep (docs/benchmarks.md)
+  Encoding encoding = Encoding::parameters;
   bool gray = false;
-  int migration_interval = 1;  // generations between migrations (0: never)
-  int migration_count = 1;     // emigrants per migration
-  double mcr_threshold = 0.5;
+  int migration_interval = 1;        // generations between migrations (0: never)
+  int migration_count = 1;           // emigrants per migration
+  double mcr_threshold = 0.9;        // MCR on offspring; every island must reach it (StopTally)
   int max_generations = 100;         // after the initial population (0: unlimited)
   std::int64_t max_evaluations = 0;  // new measurements per island, a cap (0: unlimited)
   double time_budget_s = 0;          // evaluator clock seconds (0: unlimited)

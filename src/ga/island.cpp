@@ -2,6 +2,7 @@
 #include "ga/island.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "ga/variation.hpp"
@@ -19,7 +20,8 @@ std::vector<int> select_best(std::span<const Individual> population, int count) 
   return cells;
 }
 
-// Fittest immigrant first, each against the worst cell at that moment.
+// Fittest immigrant first, each against the worst cell at that moment; an immigrant the
+// population already holds (same sampled-setting id) takes no cell.
 std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
                                          std::span<const Individual> immigrants) {
   std::vector<int> order(immigrants.size());
@@ -29,6 +31,10 @@ std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
                    [&](int a, int b) { return immigrants[a].fitness() > immigrants[b].fitness(); });
   std::vector<int> taken(immigrants.size(), -1);
   for (const int i : order) {
+    const bool held = std::any_of(population.begin(), population.end(),
+                                  [&](const Individual& p) { return p.id == immigrants[i].id; });
+    if (held)
+      continue;
     int worst = 0;
     for (int c = 1; c < static_cast<int>(population.size()); ++c) {
       if (population[c].fitness() < population[worst].fitness())
@@ -103,10 +109,17 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     }
     for (std::size_t i = 0; i < pending.size(); ++i) {
       note_best(pending[i], results[i]);
+      fresh_.push_back(pending[i]);
       cache_.emplace(pending[i], std::move(results[i]));
     }
     evaluations_ += static_cast<std::int64_t>(pending.size());
   }
+  // Offspring MCR: the share of the children considered (those past the cap are not)
+  // that repeat a setting already measured or already in the batch.
+  const auto repeats = std::count(first_of.begin(), first_of.end(), -1);
+  const auto considered = repeats + static_cast<std::ptrdiff_t>(pending.size());
+  offspring_repeats_ =
+      considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
   const double wall = evaluator.clock_s() + clock_offset_;
   std::vector<Individual> out;
   out.reserve(ids.size());
@@ -138,6 +151,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
 // Random initial population.
 int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   generation_ = 0;
+  fresh_.clear();
   const std::int64_t before = evaluations_;
   std::vector<int> ids(torus_.cells());
   std::vector<int> cells(torus_.cells());
@@ -152,26 +166,94 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room)
 // Selection, crossover, mutation and decoding per cell, then one batch, then replacement.
 int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   ++generation_;
+  fresh_.clear();
   const std::int64_t before = evaluations_;
   std::vector<double> fitness(population_.size());
   for (std::size_t c = 0; c < population_.size(); ++c)
     fitness[c] = population_[c].fitness();
   std::vector<int> ids(torus_.cells());
   std::vector<int> cells(torus_.cells());
+  if (ops_.candidates > 1 || ops_.model_picks > 0)
+    refit_model();
   for (int c = 0; c < torus_.cells(); ++c) {
-    const auto [a, b] = select_parents(torus_, c, fitness, rng_);
-    Genome child =
-        crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
-    mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
-    ids[c] = alphabet_.decode(child, rng_);
     cells[c] = c;
+    ids[c] = breed(c, fitness);
+    if (ops_.candidates <= 1 || !model_ || !model_->fitted())
+      continue;
+    // The child predicted fastest among the unmeasured candidates (first if all measured).
+    double best = cached(alphabet_.setting(ids[c])) ? HUGE_VAL
+                                                    : model_->predict_ms(alphabet_.setting(ids[c]));
+    for (int k = 1; k < ops_.candidates; ++k) {
+      const int id = breed(c, fitness);
+      const Setting& s = alphabet_.setting(id);
+      if (cached(s))
+        continue;
+      const double p = model_->predict_ms(s);
+      if (p < best) {
+        best = p;
+        ids[c] = id;
+      }
+    }
   }
+  if (ops_.model_picks > 0 && model_ && model_->fitted())
+    pick_by_model(ids, fitness);
   std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room);
   for (int c = 0; c < torus_.cells(); ++c) {
-    if (children[c].fitness() > population_[c].fitness())
-      population_[c] = std::move(children[c]);
+    if (!(children[c].fitness() > population_[c].fitness()))
+      continue;
+    const bool held = std::any_of(population_.begin(), population_.end(),
+                                  [&](const Individual& p) { return p.id == children[c].id; });
+    if (ops_.unique_cells && held)
+      continue;
+    population_[c] = std::move(children[c]);
   }
   return static_cast<int>(evaluations_ - before);
+}
+
+// Roulette parents among the torus neighbours, crossover, mutation, decoding.
+int Island::breed(int cell, const std::vector<double>& fitness) {
+  const auto [a, b] = select_parents(torus_, cell, fitness, rng_);
+  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
+  mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
+  return alphabet_.decode(child, rng_);
+}
+
+// The least fit cells get the unmeasured settings the model predicts fastest.
+void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const {
+  std::vector<std::pair<double, int>> unmeasured;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    const Setting& s = alphabet_.setting(id);
+    if (!cached(s) && std::find(ids.begin(), ids.end(), id) == ids.end())
+      unmeasured.emplace_back(model_->predict_ms(s), id);
+  }
+  const std::size_t k = std::min<std::size_t>(
+      {static_cast<std::size_t>(ops_.model_picks), unmeasured.size(), ids.size()});
+  std::partial_sort(unmeasured.begin(), unmeasured.begin() + static_cast<std::ptrdiff_t>(k),
+                    unmeasured.end());
+  std::vector<int> cells(ids.size());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    cells[c] = static_cast<int>(c);
+  std::stable_sort(cells.begin(), cells.end(),
+                   [&](int a, int b) { return fitness[a] < fitness[b]; });
+  for (std::size_t i = 0; i < k; ++i)
+    ids[cells[i]] = unmeasured[i].second;
+}
+
+void Island::refit_model() {
+  if (!model_) {
+    std::vector<Setting> all;
+    all.reserve(static_cast<std::size_t>(alphabet_.size()));
+    for (int i = 0; i < alphabet_.size(); ++i)
+      all.push_back(alphabet_.setting(i));
+    model_.emplace(all);
+  }
+  std::vector<std::pair<Setting, double>> data;
+  data.reserve(cache_.size());
+  for (const auto& [s, m] : cache_)
+    data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+  std::sort(data.begin(), data.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  model_->fit(data);
 }
 
 // The best `count` individuals with their measurements.
@@ -183,6 +265,21 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
     m.measurement = population_[c].measurement;
     m.source_rank = rank;
     m.generation = generation_;
+    out.push_back(std::move(m));
+  }
+  const std::size_t individuals = out.size();
+  for (const Setting& s : fresh_) {
+    const bool sent =
+        std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(individuals),
+                    [&](const Migrant& m) { return m.setting == s; });
+    if (sent)
+      continue;
+    Migrant m;
+    m.setting = s;
+    m.measurement = cache_.at(s);
+    m.source_rank = rank;
+    m.generation = generation_;
+    m.measurement_only = true;
     out.push_back(std::move(m));
   }
   return out;
@@ -198,6 +295,8 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
       continue;
     const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
     note_best(m.setting, it->second);
+    if (m.measurement_only)
+      continue;
     Individual ind;
     ind.id = *id;
     ind.genome = alphabet_.encode(*id);
@@ -222,6 +321,10 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
 }
 
 double Island::mcr() const {
+  return offspring_repeats_;
+}
+
+double Island::population_mcr() const {
   if (population_.empty())
     return 0;
   std::unordered_map<int, int> copies;

@@ -19,6 +19,7 @@
 #include "ga/records.hpp"
 #include "ga/reindex.hpp"
 #include "ga/selection.hpp"
+#include "sample/online_model.hpp"
 
 namespace isletune {
 
@@ -47,6 +48,16 @@ struct IslandState {
 struct GaOperators {
   double crossover_rate = GaSettings{}.crossover_rate;
   double mutation_rate = GaSettings{}.mutation_rate;
+  // A child (or immigrant) whose setting is already on the island does not take a cell:
+  // clones of a fitter neighbour no longer crowd out the population.
+  bool unique_cells = true;
+  // Children bred per cell; with more than 1 the online model (sample/online_model.hpp),
+  // refit each generation on the island's measurements, picks the one predicted fastest
+  // among those not measured yet (the first child while the model is unfit).
+  int candidates = 1;
+  // Cells per generation (the least fit) whose child is instead the sampled setting the
+  // online model predicts fastest among those not measured yet (0: none).
+  int model_picks = 0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -88,10 +99,14 @@ class Island {
   // replace each cell whose child is strictly fitter.
   int step(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
 
-  // Emigrants for this generation (select_best), with their measurements.
+  // Emigrants for this generation (select_best), with their measurements, followed by
+  // every other measurement this generation made, as measurement-only migrants (shared so
+  // no island measures them again).
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
   // Integrates immigrants (replace_worst_if_better); their measurements enter the cache
-  // and are never measured again here. Records each as a migrant evaluation row.
+  // and are never measured again here. Records each as a migrant evaluation row. An
+  // immigrant whose setting the island already holds takes no cell; measurement-only
+  // migrants only enter the cache (no row: the sender recorded the measurement).
   // Immigrants whose setting is not in this island's alphabet are ignored. `wall_s` is
   // the search clock recorded with them.
   void immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s);
@@ -100,8 +115,14 @@ class Island {
   [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
   [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
   [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
-  // (copies of the most frequent genome) / population.
+  // MCR measured on the offspring (ARCHITECTURE §6): the share of the last generation's
+  // children that copy a setting the island already knew (cached, or an earlier child of
+  // the same batch). With unique cells the population cannot fill with copies, so its
+  // most-common-genome ratio no longer shows convergence; repeated offspring do: an
+  // island whose children are mostly copies measures next to nothing new.
   [[nodiscard]] double mcr() const;
+  // (copies of the most frequent genome) / population: the paper's population MCR.
+  [[nodiscard]] double population_mcr() const;
   [[nodiscard]] int unique_genomes() const;
   [[nodiscard]] double mean_fitness() const;
   // Number of settings in the cache.
@@ -115,6 +136,12 @@ class Island {
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
                                    Evaluator& evaluator, TraceSink& sink, std::int64_t room);
   void note_best(const Setting& s, const Measurement& m);
+  // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
+  int breed(int cell, const std::vector<double>& fitness);
+  // Replaces the children of the least fit cells by the model's fastest unmeasured picks.
+  void pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
+  // Refits the online model on the cache (in setting order, so resume refits the same).
+  void refit_model();
 
   const Reindex& alphabet_;
   const Torus& torus_;
@@ -127,6 +154,10 @@ class Island {
   std::int64_t next_eval_id_ = 0;
   std::int64_t evaluations_ = 0;
   double clock_offset_ = 0;
+  // Settings measured by the last initialize/step, in measurement order (shared).
+  std::vector<Setting> fresh_;
+  double offspring_repeats_ = 0;      // share of the last batch that was already known
+  std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

@@ -78,17 +78,14 @@ StopVote& MemoryStopVote::vote(int rank) {
 
 // Records a wish for `generation` and answers generation - 1's decision.
 StopReason MemoryStopVote::cast(int generation, StopReason wish) {
-  auto& [votes, combined] = wishes_[generation];
-  ++votes;
-  if (wish != StopReason::none && (combined == StopReason::none || wish < combined))
-    combined = wish;
+  wishes_[generation].add(wish);
   const auto previous = wishes_.find(generation - 1);
   if (previous == wishes_.end())
     return StopReason::none;
-  if (previous->second.first < islands_) {
+  if (previous->second.votes < islands_) {
     throw std::logic_error("MemoryStopVote: an island voted ahead of the others");
   }
-  return previous->second.second;
+  return previous->second.decision(islands_);
 }
 
 }  // namespace isletune

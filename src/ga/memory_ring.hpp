@@ -34,7 +34,7 @@ class MemoryRing {
 
 // A collective vote over N islands stepped in turn, pipelined one generation behind as
 // the MPI vote is: vote(g, wish) records the wish and answers the combined wishes of
-// generation g-1 (smallest non-none reason), which every island has cast by then. So all
+// generation g-1 (StopTally::decision), which every island has cast by then. So all
 // islands get the same answer for the same generation and stop together.
 class MemoryStopVote {
  public:
@@ -46,7 +46,7 @@ class MemoryStopVote {
   class Voter;
   StopReason cast(int generation, StopReason wish);
   int islands_;
-  std::map<int, std::pair<int, StopReason>> wishes_;  // generation -> (votes, combined)
+  std::map<int, StopTally> wishes_;  // generation -> tally
   std::vector<std::unique_ptr<Voter>> voters_;
 };
 

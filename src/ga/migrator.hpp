@@ -17,6 +17,9 @@ struct Migrant {
   Measurement measurement;
   int source_rank = 0;
   int generation = 0;  // sender's generation when it left
+  // A measurement shared so no island measures it again (ARCHITECTURE §6): it enters the
+  // receiver's cache, never its population. Otherwise an individual (an immigrant).
+  bool measurement_only = false;
 };
 
 class Migrator {
@@ -47,13 +50,35 @@ enum class StopReason : int {
   return names[static_cast<int>(r)];
 }
 
+// The collective stop rule (ARCHITECTURE §6, chosen by the replay sweep): a budget,
+// signal or error wish of any island stops all (the smallest such reason); the MCR stop
+// needs every island converged, since one converged island stopping the others cut their
+// search short in most 2-island runs. The tally of one generation's wishes:
+struct StopTally {
+  StopReason other = StopReason::none;  // smallest non-MCR wish so far
+  int mcr = 0;                          // islands wishing the MCR stop
+  int votes = 0;
+  void add(StopReason wish) {
+    ++votes;
+    if (wish == StopReason::mcr)
+      ++mcr;
+    else if (wish != StopReason::none && (other == StopReason::none || wish < other))
+      other = wish;
+  }
+  // The decision once all `islands` have voted.
+  [[nodiscard]] StopReason decision(int islands) const {
+    if (other != StopReason::none)
+      return other;
+    return mcr == islands ? StopReason::mcr : StopReason::none;
+  }
+};
+
 // Collective stop vote: every island calls it once per generation with its own wish;
 // all islands get the same answer for the same generation, so no island stops alone.
 class StopVote {
  public:
   virtual ~StopVote() = default;
-  // Returns StopReason::none to go on, otherwise the agreed reason (the smallest
-  // non-none reason over all islands).
+  // Returns StopReason::none to go on, otherwise the agreed reason (StopTally).
   virtual StopReason vote(int generation, StopReason local) = 0;
 };
 

@@ -239,14 +239,18 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
     const double t0 = wall();
     migrator.send(out);
     wait_s += wall() - t0;
-    for (const Migrant& m : out)
-      ctx.sink.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
+    for (const Migrant& m : out) {
+      if (!m.measurement_only)  // shared measurements: no row (docs/trace.md)
+        ctx.sink.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
+    }
   }
   const double t0 = wall();
   const std::vector<Migrant> in = migrator.receive();
   wait_s += wall() - t0;
-  for (const Migrant& m : in)
-    ctx.sink.migration({g, -1, m.source_rank, canonical_key(m.setting), m.measurement.median_ms});
+  for (const Migrant& m : in) {
+    if (!m.measurement_only)
+      ctx.sink.migration({g, -1, m.source_rank, canonical_key(m.setting), m.measurement.median_ms});
+  }
   island_->immigrate(in, ctx.sink, ctx.now());
   return wait_s;
 }

@@ -22,6 +22,7 @@ std::vector<std::uint8_t> encode_batch(const MigrantBatch& batch) {
     out.put_setting(m.setting);
     out.put(static_cast<std::int32_t>(m.source_rank));
     out.put(static_cast<std::int32_t>(m.generation));
+    out.put(static_cast<std::uint8_t>(m.measurement_only ? 1 : 0));
     out.put_measurement(m.measurement);
   }
   return std::move(out.bytes);
@@ -38,6 +39,7 @@ MigrantBatch decode_batch(const std::vector<std::uint8_t>& bytes) {
     m.setting = in.get_setting();
     m.source_rank = in.get<std::int32_t>();
     m.generation = in.get<std::int32_t>();
+    m.measurement_only = in.get<std::uint8_t>() != 0;
     m.measurement = in.get_measurement();
   }
   if (!in.done())

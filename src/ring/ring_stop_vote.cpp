@@ -1,17 +1,22 @@
 // The collective, pipelined stop vote (see ring_stop_vote.hpp).
 #include "ring/ring_stop_vote.hpp"
 
+#include <array>
 #include <climits>
 
 namespace isletune::ring {
 namespace {
 
-// none is encoded as the largest int so MPI_MIN yields the smallest real reason.
-int encode(StopReason r) {
-  return r == StopReason::none ? INT_MAX : static_cast<int>(r);
+// A wish as the two MPI_MIN operands of StopTally: the non-MCR reason (none = INT_MAX,
+// so the minimum is the smallest real reason) and 0 for an MCR wish, -1 otherwise.
+std::array<int, 2> encode(StopReason r) {
+  const bool mcr = r == StopReason::mcr;
+  return {r == StopReason::none || mcr ? INT_MAX : static_cast<int>(r), mcr ? 0 : -1};
 }
-StopReason decode(int v) {
-  return v == INT_MAX ? StopReason::none : static_cast<StopReason>(v);
+StopReason decode(const std::array<int, 2>& v) {
+  if (v[0] != INT_MAX)
+    return static_cast<StopReason>(v[0]);
+  return v[1] == 0 ? StopReason::mcr : StopReason::none;
 }
 
 }  // namespace
@@ -46,7 +51,8 @@ StopReason RingStopVote::vote(int /*generation*/, StopReason local) {
   const int slot = votes_ % 2;
   const int previous = (votes_ + 1) % 2;
   wish_[slot] = encode(local);
-  MPI_Iallreduce(&wish_[slot], &agreed_[slot], 1, MPI_INT, MPI_MIN, comm_, &request_[slot]);
+  MPI_Iallreduce(wish_[slot].data(), agreed_[slot].data(), 2, MPI_INT, MPI_MIN, comm_,
+                 &request_[slot]);
   ++votes_;
   if (votes_ == 1)
     return StopReason::none;

@@ -3,7 +3,7 @@
 // every island's wish for generation g and returns the agreed answer of generation g-1
 // (waiting for it if a slower rank has not voted yet), so every island gets the same
 // answer in the same generation and no island ever stops alone. The agreed reason is the
-// smallest non-none reason over all islands. A wish therefore takes effect one
+// decision of StopTally (ga/migrator.hpp). A wish therefore takes effect one
 // generation after it is made; the first vote always answers none.
 #pragma once
 
@@ -39,8 +39,10 @@ class RingStopVote final : public StopVote {
   StopReason complete();
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  std::array<int, 2> wish_{};
-  std::array<int, 2> agreed_{};
+  // Per pipeline slot: {smallest non-MCR reason (none = INT_MAX), 0 if MCR else -1},
+  // reduced with MPI_MIN: the second is 0 only when every island wished the MCR stop.
+  std::array<std::array<int, 2>, 2> wish_{};
+  std::array<std::array<int, 2>, 2> agreed_{};
   std::array<MPI_Request, 2> request_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int votes_ = 0;
   double last_wait_s_ = 0;

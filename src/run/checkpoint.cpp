@@ -38,6 +38,7 @@ void put_state(ByteWriter& w, const RankState& s) {
     w.put_measurement(m.measurement);
     w.put(static_cast<std::int32_t>(m.source_rank));
     w.put(static_cast<std::int32_t>(m.generation));
+    w.put(static_cast<std::uint8_t>(m.measurement_only ? 1 : 0));
   }
   w.put(static_cast<std::int32_t>(s.votes));
   w.put(static_cast<std::int32_t>(s.last_wish));
@@ -68,6 +69,7 @@ RankState get_state(ByteReader& r) {
     m.measurement = r.get_measurement();
     m.source_rank = r.get<std::int32_t>();
     m.generation = r.get<std::int32_t>();
+    m.measurement_only = r.get<std::uint8_t>() != 0;
   }
   s.votes = r.get<std::int32_t>();
   s.last_wish = get_reason(r);

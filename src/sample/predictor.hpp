@@ -2,31 +2,37 @@
 // rewards the OC whose draw holds the best predicted setting. `uniform` scores every
 // setting the same (pure stratified sampling); `roofline` is an analytic time per step.
 //
-// Roofline model (all quantities per time step, double precision):
-//   tile_d   = tb_d * mf_d on every tiled axis d (x, y, and z in 3-D); while streaming,
-//              the streamed axis sd is walked in columns of sb points instead (tile_sd = sb).
-//   halo     = prod_d (1 + 2 r_d / tile_d) over the tiled axes plus, while streaming,
-//              (1 + 2 r_sd / sb) for the column ends; r_d is the stencil radius on axis d.
-//   reread   = 1 when the tile is staged in shared memory, otherwise 1.25 (neighbour
-//              loads served partly by L1/L2 rather than once per tile).
-//   bytes    = 8 (write) + 8 * halo * reread                                  per cell
-//   redund   = 1 + 2 r tdeg / tile_min   (temporal blocking recomputes a halo that
-//              grows by r per fused step; tile_min = smallest tile extent, r = order)
-//   t_mem    = cells * bytes * redund / tdeg / bandwidth
-//   t_flop   = cells * flops_per_cell * redund / fp64_peak
+// Roofline model (per time step, double precision; the geometry comes from
+// plan_cost_until_make_plan, the stand-in for the kernel plan's cost fields):
+//   read     = plan.global_read_doubles (halo-inclusive tile load per useful cell-step,
+//              temporal redundancy included); without shared memory the halo part of it
+//              is re-read through L1/L2 and counts half: read = 1/tdeg + (read - 1/tdeg)/2.
+//   coalesce = min(mfx, 4) for block merging along x (each thread owns mfx adjacent x
+//              points, so one warp load spreads over mfx 32-byte sectors), else 1.
+//   segment  = 1 + (32 / min(tbx, 32) - 1) / 4: a warp narrower than 32 x points reads
+//              several short row segments.
+//   bytes    = 8 (read + plan.global_write_doubles) * coalesce * segment     per cell-step
+//   staging  = 1.1 with use_shared (the extra pass through shared memory and a barrier)
 //   occupancy: blocks/SM = min(max_blocks_per_sm, max_threads_per_sm / threads,
-//              shared_per_sm / shared) with shared = 8 B * prod over the tile with halo
-//              (streaming: 2 r_sd + 1 planes of it) when use_shared, else 0;
-//              occ = blocks * threads / max_threads_per_sm; efficiency = min(1, occ / 0.5)
-//              (bandwidth saturates near half occupancy). A block that does not fit
-//              (threads or shared) predicts kUnfit.
-//   time_ms  = max(t_mem, t_flop) / efficiency * f_stream + launches
+//              shared_per_sm / plan.shared_bytes); occ = blocks * threads / max_threads_per_sm;
+//              efficiency = min(1, occ / 0.5) (bandwidth saturates near half occupancy).
+//              A block that does not fit (threads or shared) predicts kUnfit. Registers
+//              are not known before compilation and are left out.
+//   parallel = min(1, threads in the grid / (4 * resident threads)): with fewer than four
+//              waves of threads (many merged points per thread, long streams) latency is
+//              not hidden.
+//   t_mem    = cells * bytes / bandwidth;  t_flop = cells * flops * redundancy / fp64_peak
+//   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
 //              f_stream = 0.95 for retiming and 0.95 for prefetch (multiplied), else 1;
-//              launches = 0.005 ms / tdeg (one launch per tdeg fused steps).
+//              launches = 0.005 ms / tdeg.
+// Measured rank correlation with real H200 times (docs/benchmarks.md, `bench/sweep
+// --rank`): 0.84 on star2d1r and 0.62 on box2d2r (the previous model: 0.05 and 0.005).
 // Only the ordering matters to the sampler; the absolute figures are rough.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,6 +41,24 @@
 #include "stencil/stencil.hpp"
 
 namespace isletune {
+
+// The cost fields of the kernel plan (/work/kernel-plan-spec.md, same names and meaning),
+// computed here until `make_plan` (src/space/kernel_plan.hpp) lands: replace
+// plan_cost_until_make_plan by make_plan and this struct by KernelPlan.
+struct PlanCost {
+  std::array<int, 3> tile{1, 1, 1};  // output points per block per axis
+  int stream_axis = -1;              // -1 tiled, else the streamed axis
+  long long stream_len = 1;          // points along stream_axis per block
+  long long shared_bytes = 0;        // dynamic shared memory per block
+  double global_read_doubles = 1;    // per useful cell-step, halo and redundancy included
+  double global_write_doubles = 1;   // per useful cell-step
+  double redundancy = 1;             // computed / useful cell-updates
+  double flops_per_cell = 1;
+  int threads_per_block = 1;
+};
+
+// Stand-in for make_plan's cost fields (see PlanCost).
+[[nodiscard]] PlanCost plan_cost_until_make_plan(const Stencil& stencil, const Setting& s);
 
 class Predictor {
  public:
@@ -45,8 +69,8 @@ class Predictor {
   [[nodiscard]] virtual std::string name() const = 0;
 };
 
-// Every setting scores 1 ms: the sampler then keeps the initial OC proportions except
-// for the reward it gives the first OC (ties go to the lowest OC id).
+// Every setting scores 1 ms: every round's predictions tie, the sampler rewards no OC and
+// keeps the initial (stratified) OC proportions.
 class UniformPredictor final : public Predictor {
  public:
   [[nodiscard]] double predict_ms(const Setting&) const override { return 1.0; }
@@ -63,13 +87,14 @@ class RooflinePredictor final : public Predictor {
   [[nodiscard]] std::string name() const override { return "roofline"; }
 
  private:
-  int dims_;
-  int order_;
-  int radius_[3];
-  double flops_per_cell_;
+  Stencil stencil_;
   Grid grid_;
   DeviceLimits limits_;
 };
+
+// Spearman rank correlation of two equally long series (average ranks for ties); 0 when
+// either is constant or shorter than 2. Used to check that a predictor ranks settings.
+[[nodiscard]] double rank_correlation(std::span<const double> a, std::span<const double> b);
 
 // Predictor by name; throws InputError naming `key` when the name is unknown.
 [[nodiscard]] std::unique_ptr<Predictor> make_predictor(std::string_view name,

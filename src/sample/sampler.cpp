@@ -54,42 +54,72 @@ void apply_floor(Ratios& r, const std::array<bool, kOcCount>& active, double flo
 }
 
 // Splits `quota` over the active OCs by ratio: one each while the quota allows, the rest
-// by largest remainder (ties to the lower OC id).
+// by each OC's share plus what it was owed from earlier rounds (largest remainder, ties at
+// random), so over many rounds every OC gets its ratio's share (stratified) and no OC id is
+// favoured. `owed` carries each OC's unpaid fraction to the next round.
 std::array<int, kOcCount> split_quota(int quota, const Ratios& r,
-                                      const std::array<bool, kOcCount>& active) {
+                                      const std::array<bool, kOcCount>& active, Ratios& owed,
+                                      Rng& rng) {
   std::array<int, kOcCount> k{};
   int n_active = 0;
   for (int oc = 0; oc < kOcCount; ++oc)
     n_active += active[oc] ? 1 : 0;
   if (n_active == 0 || quota <= 0)
     return k;
+  // Each OC's share of the whole quota plus what it is owed; the one-each minimum is paid
+  // out of that share, so the carry keeps the totals proportional.
+  const bool one_each = quota >= n_active;
   int left = quota;
-  if (quota >= n_active) {
-    for (int oc = 0; oc < kOcCount; ++oc)
-      k[oc] = active[oc] ? 1 : 0;
-    left -= n_active;
+  std::array<double, kOcCount> share{};
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (!active[oc])
+      continue;
+    share[oc] = quota * r[oc] + owed[oc];
+    if (one_each) {
+      k[oc] = 1;
+      share[oc] -= 1;
+      --left;
+    }
   }
-  std::array<double, kOcCount> frac{};
   int given = 0;
   for (int oc = 0; oc < kOcCount; ++oc) {
     if (!active[oc])
       continue;
-    const double share = left * r[oc];
-    const int whole = static_cast<int>(std::floor(share));
-    k[oc] += whole;
-    given += whole;
-    frac[oc] = share - whole;
+    const int whole = std::max(0, static_cast<int>(std::floor(share[oc])));
+    const int take = std::min(whole, left - given);
+    k[oc] += take;
+    given += take;
+    share[oc] -= take;
   }
   for (int extra = left - given; extra > 0; --extra) {
     int best = -1;
+    int tied = 0;
     for (int oc = 0; oc < kOcCount; ++oc) {
-      if (active[oc] && (best < 0 || frac[oc] > frac[best]))
+      if (!active[oc])
+        continue;
+      if (best < 0 || share[oc] > share[best]) {
         best = oc;
+        tied = 1;
+      } else if (share[oc] == share[best] && rng.below(static_cast<std::uint64_t>(++tied)) == 0) {
+        best = oc;
+      }
     }
     k[best] += 1;
-    frac[best] = -1;
+    share[best] -= 1;
   }
+  for (int oc = 0; oc < kOcCount; ++oc)
+    owed[oc] = active[oc] ? share[oc] : 0.0;
   return k;
+}
+
+// The floor that applies to each active OC: `floor` (a fraction of a round, the paper's
+// LR / TR), but at most half of an equal share, so that with many active OCs the floors
+// never take the whole round and the reward always has something to move.
+double floor_per_oc(const std::array<bool, kOcCount>& active, double floor) {
+  int n_active = 0;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    n_active += active[oc] ? 1 : 0;
+  return n_active == 0 ? floor : std::min(floor, 0.5 / n_active);
 }
 
 }  // namespace
@@ -99,8 +129,7 @@ void SamplerSettings::validate() const {
   check_range(sample_ratio, "sample_ratio", 0, 1, false, "a ratio in (0, 1]");
   check_range(round_ratio, "round_ratio", 0, 1, false, "a ratio in (0, 1]");
   check_range(adjust, "adjust", 0, 1, false, "a ratio in (0, 1]");
-  check_range(floor, "floor", 0, 1.0 / kOcCount, false,
-              "a ratio in (0, 1/48] (every one of the 48 OCs may hold the floor)");
+  check_range(floor, "floor", 0, 1, false, "a ratio in (0, 1]");
   if (floor > adjust) {
     throw InputError("sample.floor = " + std::to_string(floor) + " is above sample.adjust = " +
                      std::to_string(adjust) + "; expected floor <= adjust.");
@@ -143,7 +172,7 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
     return result;
   for (int oc = 0; oc < kOcCount; ++oc)
     ratios[oc] = count[oc] / result.space_size;
-  apply_floor(ratios, active, settings.floor);
+  apply_floor(ratios, active, floor_per_oc(active, settings.floor));
 
   double n =
       std::min<double>(std::ceil(settings.sample_ratio * result.space_size), settings.max_samples);
@@ -154,9 +183,13 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
       std::max(1, static_cast<int>(std::lround(settings.round_ratio * result.target)));
 
   std::unordered_set<Setting, SettingHash> taken;
+  Ratios owed{};
   std::array<std::int64_t, kOcCount> drawn_total{};
 
   // Draws one new setting of `oc`, or marks the OC exhausted and returns false.
+  // Per round: the OCs holding the best prediction, and whether any prediction differed.
+  std::vector<int> best_ocs;
+  double round_worst = -std::numeric_limits<double>::infinity();
   auto draw_one = [&](int oc, SampleRound& round, double& round_best, int& round_winner) {
     if (exact[oc] && static_cast<double>(drawn_total[oc]) >= count[oc])
       return false;
@@ -172,9 +205,14 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
       result.set.predicted_ms.push_back(p);
       ++drawn_total[oc];
       ++round.drawn[oc];
+      round_worst = std::max(round_worst, p);
       if (round_winner < 0 || p < round_best) {
         round_best = p;
         round_winner = oc;
+        best_ocs.assign(1, oc);
+      } else if (p == round_best &&
+                 std::find(best_ocs.begin(), best_ocs.end(), oc) == best_ocs.end()) {
+        best_ocs.push_back(oc);
       }
       return true;
     }
@@ -192,11 +230,13 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
     round.ratios = ratios;
     double round_best = std::numeric_limits<double>::infinity();
     int round_winner = -1;
+    best_ocs.clear();
+    round_worst = -std::numeric_limits<double>::infinity();
     int quota = static_cast<int>(std::min<std::int64_t>(
         round_quota, result.target - static_cast<std::int64_t>(result.set.size())));
     // Split the quota; what exhausted OCs could not give is split again over the rest.
     while (quota > 0) {
-      const std::array<int, kOcCount> k = split_quota(quota, ratios, active);
+      const std::array<int, kOcCount> k = split_quota(quota, ratios, active, owed, rng);
       bool exhausted_any = false;
       for (int oc = 0; oc < kOcCount; ++oc) {
         for (int i = 0; i < k[oc] && active[oc]; ++i) {
@@ -211,7 +251,7 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
       }
       if (!exhausted_any)
         break;
-      apply_floor(ratios, active, settings.floor);
+      apply_floor(ratios, active, floor_per_oc(active, settings.floor));
       bool still = false;
       for (int oc = 0; oc < kOcCount; ++oc)
         still = still || active[oc];
@@ -220,6 +260,12 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
     }
 
     // Reward: every other active OC loses `adjust` (not below floor), the winner the rest.
+    // When every prediction of the round ties, nobody is rewarded; when the best is shared
+    // by several OCs, the winner is one of them at random (never by OC id).
+    if (round_winner >= 0 && round_worst <= round_best)
+      round_winner = -1;
+    else if (best_ocs.size() > 1)
+      round_winner = best_ocs[rng.below(best_ocs.size())];
     round.winner = round_winner;
     round.best_predicted_ms = round_best;
     if (round_winner >= 0 && active[round_winner]) {
@@ -227,7 +273,7 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
       for (int oc = 0; oc < kOcCount; ++oc) {
         if (!active[oc] || oc == round_winner)
           continue;
-        ratios[oc] = std::max(settings.floor, ratios[oc] - settings.adjust);
+        ratios[oc] = std::max(floor_per_oc(active, settings.floor), ratios[oc] - settings.adjust);
         others += ratios[oc];
       }
       ratios[round_winner] = 1.0 - others;

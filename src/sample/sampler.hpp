@@ -2,13 +2,20 @@
 //
 // Target n = min(ceil(sample_ratio * |space|), max_samples) (and at most |space| when all
 // counts are exact). Ratios start proportional to each OC's valid count, lifted to at
-// least `floor`. Each round draws min(round quota, n - drawn) new settings, split over the
-// active OCs by their ratios (every active OC gets at least one while the quota allows;
-// the rest by largest remainder). An OC that runs out (its exact count reached, its
-// source empty, or `max_redraws` duplicate draws in a row) gets ratio 0; its ratio goes
-// to the others in proportion and its unfilled quota is drawn from them. The OC whose
-// draw this round holds the best predicted setting wins: every other active OC loses
-// `adjust` (never below `floor`) and the winner gets the rest.
+// least the floor per OC. Units (the paper's): the per-OC ratios of a round sum to 1, so
+// the paper's TR = 1 %, AR = LR = 0.1 % of the space become round_ratio = 0.1 of n (with
+// n = 10 % of the space) and adjust = floor = AR / TR = 0.1 of a round. The floor per OC
+// is min(floor, 0.5 / active OCs): the paper's 0.1 cannot hold with more than 10 active
+// OCs, so with many OCs each keeps at least half an equal share. Each round draws min(round quota,
+// n - drawn) new settings, split over the active OCs by their ratios (every active OC gets at least
+// one while the quota allows; the rest by largest remainder). An OC that runs out (its exact count
+// reached, its source empty, or `max_redraws` duplicate draws in a row) gets ratio 0; its ratio
+// goes to the others in proportion and its unfilled quota is drawn from them. The OC whose draw
+// this round holds the best predicted setting wins: every other active OC loses `adjust` (never
+// below its floor) and the winner gets the rest. When every prediction of a round ties (`uniform`,
+// an uninformative model) no OC is rewarded; a best shared by several OCs goes to one of them at
+// random. Quotas carry each OC's unpaid fraction to the next round, so with no reward the sample is
+// stratified by the initial ratios.
 #pragma once
 
 #include <array>
@@ -22,12 +29,12 @@
 namespace isletune {
 
 struct SamplerSettings {
-  double sample_ratio = 0.10;  // fraction of the space to sample
-  int max_samples = 4096;      // cap on n
-  double round_ratio = 0.10;   // round quota as a fraction of n
-  double adjust = 0.001;       // ratio taken from every losing OC per round
-  double floor = 0.001;        // no active OC's ratio drops below this
-  int max_redraws = 64;        // duplicate draws in a row before an OC counts as exhausted
+  double sample_ratio = 1.0;  // fraction of the space to sample (capped by max_samples)
+  int max_samples = 4096;     // cap on n
+  double round_ratio = 0.10;  // round quota as a fraction of n
+  double adjust = 0.1;        // ratio taken from every losing OC per round (paper AR / TR)
+  double floor = 0.1;         // per-OC floor, capped at 0.5 / active OCs (paper LR / TR)
+  int max_redraws = 64;       // duplicate draws in a row before an OC counts as exhausted
 
   // Throws InputError naming the key ("sample.<name>") and the allowed range.
   void validate() const;

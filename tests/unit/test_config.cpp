@@ -128,7 +128,12 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.predictor, PredictorKind::roofline);
   EXPECT_EQ(c.ga.population, 16);
   EXPECT_EQ(c.ga.crossover_rate, 0.8);
-  EXPECT_EQ(c.ga.mcr_threshold, 0.5);
+  EXPECT_EQ(c.ga.mcr_threshold, 0.9);  // the replay sweep's choice (docs/benchmarks.md)
+  EXPECT_EQ(c.ga.mutation_rate, 0.05);
+  EXPECT_EQ(c.ga.encoding, Encoding::parameters);
+  EXPECT_EQ(c.sampler.sample_ratio, 1.0);
+  EXPECT_EQ(c.sampler.adjust, 0.1);
+  EXPECT_EQ(c.sampler.floor, 0.1);
   EXPECT_EQ(c.sampler.max_samples, 4096);
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.problem().stencil.size(), 27);

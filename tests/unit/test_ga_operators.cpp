@@ -200,7 +200,7 @@ TEST(MemoryRing, DeliversToBothNeighboursAndVoteIsPipelined) {
   EXPECT_EQ(vote.vote(1).vote(0, StopReason::time_budget), StopReason::none);
   EXPECT_EQ(vote.vote(2).vote(0, StopReason::mcr), StopReason::none);
   for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(vote.vote(r).vote(1, StopReason::none), StopReason::mcr);
+    EXPECT_EQ(vote.vote(r).vote(1, StopReason::none), StopReason::time_budget);
 }
 
 }  // namespace

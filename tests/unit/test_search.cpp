@@ -165,7 +165,7 @@ TEST(Search, McrThresholdZeroTurnsTheMcrStopOff) {
   MemorySink sink;
   const SearchResult r = run_island(ga, set, eval, alone, vote, sink, 5, 0);
   EXPECT_EQ(r.reason, StopReason::max_generations);
-  EXPECT_EQ(sink.generations.back().mcr, 1.0);
+  EXPECT_GE(sink.generations.back().mcr, 0.9);  // MCR on offspring: nearly all repeats
 }
 
 TEST(Search, GaSettingsValidationNamesTheKey) {
@@ -288,7 +288,8 @@ Hits compare(const SyntheticEvaluator::TimeFn& landscape, Encoding enc, int budg
     GaSettings ga;
     ga.encoding = enc;
     ga.mutation_rate = 0.02;
-    ga.mcr_threshold = 1.0;
+    ga.mcr_threshold = 0;  // the budget alone ends the run (MCR on offspring may stop first)
+    ga.max_generations = 200;
     ga.max_evaluations = budget / islands;
     MemoryRing ring(islands);
     MemoryStopVote vote(islands);
@@ -546,7 +547,8 @@ TEST(SearchLoop, EvaluationBudgetIsACapOnEveryIslandOfARing) {
 }
 
 TEST(SearchLoop, ConvergedIslandCountsCacheHitsInsteadOfWritingRows) {
-  // No mutation, no MCR stop: the island converges and then only repeats itself.
+  // No mutation, no MCR stop: the island narrows down and then mostly repeats itself
+  // (unique cells keep its cells distinct, so it still finds a new setting now and then).
   const SampledSet set = testing::landscape_set();
   GaSettings ga = small_ga(Encoding::index);
   ga.mutation_rate = 0;
@@ -559,7 +561,7 @@ TEST(SearchLoop, ConvergedIslandCountsCacheHitsInsteadOfWritingRows) {
   const SearchResult r = run_island(ga, set, eval, alone, vote, sink, 5, 0);
   EXPECT_EQ(r.generations, 300);
   EXPECT_EQ(sink.evaluations.size(), eval.log.size());  // a row per new measurement only
-  EXPECT_LT(sink.evaluations.size(), 200u);
+  EXPECT_LT(sink.evaluations.size(), 600u);             // of 301 * 16 proposals
   int hits = 0;
   for (const auto& g : sink.generations) {
     hits += g.cache_hits;

@@ -1,0 +1,218 @@
+// Diversity and shared measurements (issue 12): unique cells, immigrants already held,
+// MCR on offspring, measurements shared around the ring so no island measures what
+// another measured, the collective stop rule, and the online regression model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ga/island.hpp"
+#include "ga/memory_ring.hpp"
+#include "sample/online_model.hpp"
+#include "test_ga_fakes.hpp"
+
+namespace isletune {
+namespace {
+
+using testing::MemorySink;
+using testing::SyntheticEvaluator;
+
+int copies_of(const Island& island, int id) {
+  return static_cast<int>(std::count_if(island.population().begin(), island.population().end(),
+                                        [&](const Individual& i) { return i.id == id; }));
+}
+
+TEST(GaDiversity, ImmigrantAlreadyOnTheIslandTakesNoCell) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  SyntheticEvaluator eval(testing::separable_ms);
+  MemorySink sink;
+  Island island(alphabet, torus, {0.8, 0.05}, 3, 0);
+  island.initialize(eval, sink);
+  // A neighbour sends back the island's own best (as migration does every generation).
+  const std::vector<Migrant> mine = island.emigrants(1, 1);
+  ASSERT_FALSE(mine.empty());
+  const int id = *alphabet.id_of(mine.front().setting);
+  const int before = copies_of(island, id);
+  island.immigrate({mine.front()}, sink, 0);
+  EXPECT_EQ(copies_of(island, id), before);
+}
+
+TEST(GaDiversity, UniqueCellsKeepThePopulationFromCollapsing) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    SyntheticEvaluator eval(testing::separable_ms);
+    MemorySink sink;
+    Island island(alphabet, torus, {0.8, 0.0}, seed, 0);  // no mutation: clones abound
+    island.initialize(eval, sink);
+    int distinct = island.unique_genomes();
+    for (int g = 0; g < 40; ++g) {
+      island.step(eval, sink);
+      ASSERT_GE(island.unique_genomes(), distinct) << "seed " << seed << " generation " << g;
+      distinct = island.unique_genomes();
+    }
+  }
+}
+
+TEST(GaDiversity, McrIsMeasuredOnTheOffspring) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::index);
+  const Torus torus(4, 4);
+  SyntheticEvaluator eval(testing::separable_ms);
+  MemorySink sink;
+  Island island(alphabet, torus, {0.8, 0.01}, 5, 0);
+  island.initialize(eval, sink);
+  bool some_repeat = false;
+  for (int g = 0; g < 30; ++g) {
+    const std::size_t first = sink.evaluations.size();
+    island.step(eval, sink);
+    int repeats = 0;
+    for (std::size_t i = first; i < sink.evaluations.size(); ++i)
+      repeats += sink.evaluations[i].cached ? 1 : 0;
+    const double expected = repeats / 16.0;
+    EXPECT_DOUBLE_EQ(island.mcr(), expected) << "generation " << g;
+    some_repeat = some_repeat || repeats > 0;
+  }
+  EXPECT_TRUE(some_repeat);
+}
+
+TEST(GaDiversity, RingSharesMeasurementsSoNoIslandRepeatsAnother) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  for (const int islands : {2, 3}) {
+    MemoryRing ring(islands);
+    std::vector<SyntheticEvaluator> evals(islands,
+                                          SyntheticEvaluator(testing::random_landscape(7)));
+    std::vector<MemorySink> sinks(islands);
+    std::vector<Island> isl;
+    for (int r = 0; r < islands; ++r)
+      isl.emplace_back(alphabet, torus, GaOperators{0.8, 0.05}, 11, static_cast<std::uint64_t>(r));
+    // Generation in which each island measured each setting.
+    std::vector<std::map<Setting, int>> when(islands);
+    for (int g = 0; g < 25; ++g) {
+      for (int r = 0; r < islands; ++r) {
+        const std::size_t before = evals[r].log.size();
+        if (g == 0)
+          isl[r].initialize(evals[r], sinks[r]);
+        else
+          isl[r].step(evals[r], sinks[r]);
+        for (std::size_t i = before; i < evals[r].log.size(); ++i)
+          when[r].emplace(evals[r].log[i], g);
+      }
+      for (int r = 0; r < islands; ++r)
+        ring.migrator(r).send(isl[r].emigrants(1, r));
+      for (int r = 0; r < islands; ++r)
+        isl[r].immigrate(ring.migrator(r).receive(), sinks[r], 0);
+    }
+    // A setting two islands both measured was measured in the same generation (before
+    // either could hear of it), never later.
+    int shared = 0;
+    for (int a = 0; a < islands; ++a) {
+      for (int b = a + 1; b < islands; ++b) {
+        for (const auto& [s, g] : when[a]) {
+          const auto it = when[b].find(s);
+          if (it != when[b].end()) {
+            EXPECT_EQ(it->second, g) << islands << " islands";
+            ++shared;
+          }
+        }
+      }
+    }
+    EXPECT_LT(shared, 40) << islands << " islands";
+  }
+}
+
+TEST(GaDiversity, MeasurementOnlyMigrantsFillTheCacheNotThePopulation) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::parameters);
+  const Torus torus(2, 2);
+  SyntheticEvaluator eval(testing::separable_ms);
+  MemorySink sink;
+  Island island(alphabet, torus, {0.8, 0.05}, 1, 0);
+  island.initialize(eval, sink);
+  const auto population = island.population();
+  const std::size_t rows = sink.evaluations.size();
+  Migrant m;
+  m.setting = set.settings[77];
+  m.measurement.status = Status::ok;
+  m.measurement.median_ms = 0.01;  // fitter than anything on the island
+  m.measurement_only = true;
+  ASSERT_FALSE(island.cached(m.setting));
+  island.immigrate({m}, sink, 0);
+  EXPECT_TRUE(island.cached(m.setting));
+  EXPECT_EQ(island.best()->first, m.setting);  // the best ever seen is kept
+  EXPECT_EQ(sink.evaluations.size(), rows);
+  for (std::size_t c = 0; c < population.size(); ++c)
+    EXPECT_EQ(island.population()[c].id, population[c].id);
+  // What an island measured in a generation goes out with its emigrants.
+  const std::vector<Migrant> out = island.emigrants(1, 0);
+  EXPECT_FALSE(out.front().measurement_only);
+  std::set<Setting> measured(eval.log.begin(), eval.log.end());
+  std::size_t shared = 0;
+  for (const Migrant& e : out) {
+    EXPECT_TRUE(measured.count(e.setting));
+    shared += e.measurement_only ? 1 : 0;
+  }
+  EXPECT_EQ(shared + 1, out.size());
+  EXPECT_EQ(out.size(), measured.size());  // every measurement, each once
+}
+
+TEST(GaDiversity, McrStopNeedsEveryIslandButBudgetsStopAll) {
+  StopTally t;
+  t.add(StopReason::mcr);
+  t.add(StopReason::none);
+  EXPECT_EQ(t.decision(2), StopReason::none);
+  t.add(StopReason::mcr);
+  EXPECT_EQ(t.decision(3), StopReason::none);
+  StopTally all;
+  all.add(StopReason::mcr);
+  all.add(StopReason::mcr);
+  EXPECT_EQ(all.decision(2), StopReason::mcr);
+  StopTally budget;
+  budget.add(StopReason::none);
+  budget.add(StopReason::max_evaluations);
+  budget.add(StopReason::mcr);
+  EXPECT_EQ(budget.decision(3), StopReason::max_evaluations);
+  MemoryStopVote vote(2);
+  EXPECT_EQ(vote.vote(0).vote(0, StopReason::mcr), StopReason::none);
+  EXPECT_EQ(vote.vote(1).vote(0, StopReason::none), StopReason::none);
+  EXPECT_EQ(vote.vote(0).vote(1, StopReason::mcr), StopReason::none);  // gen 0: one of two
+  EXPECT_EQ(vote.vote(1).vote(1, StopReason::mcr), StopReason::none);
+  EXPECT_EQ(vote.vote(0).vote(2, StopReason::mcr), StopReason::mcr);  // gen 1: both
+}
+
+TEST(OnlineModel, LearnsAnAdditiveLandscapeFromAFewMeasurements) {
+  const SampledSet set = testing::landscape_set();
+  // log time additive in the parameters: exactly representable by the features.
+  const auto time = [](const Setting& s) {
+    return std::exp(0.3 * std::abs(s[Param::tbx] - 5) + 0.2 * s[Param::tby] +
+                    (s[Param::mfx] == 2 ? -0.5 : 0.0) + 0.1 * s[Param::ufx]);
+  };
+  OnlineModel model(set.settings, 1e-3);
+  std::vector<std::pair<Setting, double>> data;
+  for (std::size_t i = 0; i < set.settings.size(); i += 17)
+    data.emplace_back(set.settings[i], time(set.settings[i]));
+  model.fit(std::span(data).first(5));
+  EXPECT_FALSE(model.fitted());  // fewer than 8 points
+  EXPECT_EQ(model.predict_ms(set.settings[0]), 1.0);
+  model.fit(data);
+  ASSERT_TRUE(model.fitted());
+  std::vector<double> predicted, actual;
+  for (const Setting& s : set.settings) {
+    predicted.push_back(model.predict_ms(s));
+    actual.push_back(time(s));
+  }
+  EXPECT_GT(rank_correlation(predicted, actual), 0.99);
+  // A failed measurement counts as slow, not as missing.
+  data.emplace_back(set.settings[3], -1.0);
+  model.fit(data);
+  EXPECT_TRUE(model.fitted());
+}
+
+}  // namespace
+}  // namespace isletune
