@@ -32,6 +32,7 @@
 #include "run/checkpoint.hpp"
 #include "run/recording.hpp"
 #include "trace/reader.hpp"
+#include "trace/run_directory.hpp"
 #include "trace/run_writer.hpp"
 
 namespace isletune::cli {
@@ -105,8 +106,9 @@ class Phases {
 // rows that were lost).
 class CheckpointingSink final : public TraceSink {
  public:
-  CheckpointingSink(RankTraceWriter& writer, std::function<void(const GenerationRecord&)> observer)
-      : writer_(writer), observer_(std::move(observer)) {}
+  CheckpointingSink(RankTraceWriter& writer, std::function<void(const GenerationRecord&)> observer,
+                    std::string& write_error)
+      : writer_(writer), observer_(std::move(observer)), write_error_(write_error) {}
   void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
   void generation(const GenerationRecord& r) override {
     writer_.generation(r);
@@ -114,12 +116,19 @@ class CheckpointingSink final : public TraceSink {
       observer_(r);
   }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
+  // A write error (full disk) is kept, not thrown: the search then stops every rank at
+  // the next stop vote (see search()), and finish() reports it once.
   void flush() override {
-    if (pending_) {
-      writer_.write_checkpoint(pending_generation_, *pending_);
-      pending_.reset();
-    } else {
-      writer_.flush();
+    try {
+      if (pending_) {
+        writer_.write_checkpoint(pending_generation_, *pending_);
+        pending_.reset();
+      } else {
+        writer_.flush();
+      }
+    } catch (const TraceWriteError& e) {
+      if (write_error_.empty())
+        write_error_ = e.what();
     }
   }
   void set_pending(int generation, std::vector<std::uint8_t> bytes) {
@@ -132,6 +141,7 @@ class CheckpointingSink final : public TraceSink {
   std::function<void(const GenerationRecord&)> observer_;  // the progress line
   int pending_generation_ = 0;
   std::optional<std::vector<std::uint8_t>> pending_;
+  std::string& write_error_;  // the first TraceWriteError of this rank
 };
 
 // Everything one rank builds before the search.
@@ -149,6 +159,8 @@ struct Session {
   std::optional<RankTraceWriter> rank_writer;
   std::optional<RunTraceWriter> run_writer;  // rank 0
   std::optional<run::RankState> resume;
+  std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
+  std::string write_error;               // the first trace write error of this rank
 };
 
 // Seconds on a monotonic clock (wait times, run wall time).
@@ -189,41 +201,6 @@ EnvironmentInfo unpack(const std::string& s) {
   e.cuda_version = f[8];
   e.mpi_library = f[9];
   return e;
-}
-
-// Checks and prepares the run directory on rank 0: refuses one that holds a run unless
-// `overwrite`, removes the old run's files when it does, creates the directory.
-void prepare_directory(const fs::path& dir, bool overwrite) {
-  if (fs::exists(dir) && !fs::is_directory(dir)) {
-    throw InputError("output " + dir.string() + " exists and is not a directory.");
-  }
-  if (fs::exists(dir / RunTraceWriter::kTraceFile)) {
-    if (!overwrite) {
-      throw InputError("output directory " + dir.string() +
-                       " already holds a run (trace.h5); use --overwrite to replace it, "
-                       "another --out, or `isletune resume " +
-                       dir.string() + "`.");
-    }
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      const std::string name = entry.path().filename().string();
-      if (name == RunTraceWriter::kTraceFile ||
-          (name.starts_with("rank-") && name.ends_with(".h5"))) {
-        fs::remove(entry.path());
-      }
-    }
-  }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw InputError("cannot create output directory " + dir.string() + ": " + ec.message() + ".");
-  }
-  const fs::path probe = dir / ".isletune-write-test";
-  if (std::FILE* f = std::fopen(probe.c_str(), "w")) {
-    std::fclose(f);
-    fs::remove(probe, ec);
-  } else {
-    throw InputError("output directory " + dir.string() + " is not writable.");
-  }
 }
 
 // Rank 0's per-generation progress line (collective: every rank gathers its numbers).
@@ -272,19 +249,25 @@ class Progress {
     }
     if (left.empty())
       left = " MCR stop only";
+    std::vector<char> line(256 + mcrs.size() + left.size());
     if (std::isinf(best_all)) {
-      std::printf(
+      std::snprintf(
+          line.data(), line.size(),
           "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
           g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str());
     } else {
-      std::printf(
+      std::snprintf(
+          line.data(), line.size(),
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s\n",
           g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
           elapsed, now_s() - start_s_, left.c_str());
     }
+    std::fputs(line.data(), stdout);
     std::fflush(stdout);
+    // The same line for monitoring a live run (the trace itself is open for writing).
+    write_status_file(config_.output, line.data());
   }
 
  private:
@@ -302,10 +285,13 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
   run::RecordingMigrator migrator(ring_migrator);
   run::RecordingVote vote(ring_vote);
   Progress progress(world, s.config, start_s, s.resume ? s.resume->island.evaluations : 0);
-  CheckpointingSink sink(*s.rank_writer, [&](const GenerationRecord& g) {
-    elapsed_s = g.wall_s;
-    progress.generation(g);
-  });
+  CheckpointingSink sink(
+      *s.rank_writer,
+      [&](const GenerationRecord& g) {
+        elapsed_s = g.wall_s;
+        progress.generation(g);
+      },
+      s.write_error);
   std::optional<IslandState> resume_island;
   std::optional<run::RankState> previous;
   if (s.resume) {
@@ -322,7 +308,9 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
   elapsed_s = s.resume ? s.resume->island.elapsed_s : 0.0;
 
   SearchHooks hooks;
-  hooks.interrupted = termination_poll();
+  // A signal, or a trace that can no longer be written, stops the search at the next
+  // collective stop vote.
+  hooks.interrupted = [poll = termination_poll(), &s] { return poll() || !s.write_error.empty(); };
   hooks.wall_clock = now_s;
   hooks.on_snapshot = [&](const IslandState& st) {
     run::RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(),
@@ -375,7 +363,18 @@ SearchResult search(const ring::World& world, Session& s, double start_s, double
 // Collective end of a run: the best over all ranks into /result (rank 0) and the answer
 // printed. Returns the exit code.
 int finish(const ring::World& world, Session& s, const SearchResult& result, double elapsed_s,
-           double start_s) {
+           double start_s, const char* command) {
+  // A rank that could not write its trace: every rank exits 3, rank 0 says why once; the
+  // committed generations stay readable and resumable (no /result is written).
+  if (const std::string error = world.first_error(s.write_error); !error.empty()) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "isletune %s: %s; stopped, the trace keeps every generation committed "
+                   "before it: free space, then `isletune resume %s`.\n",
+                   command, error.c_str(), s.dir.c_str());
+    }
+    return 3;
+  }
   const double best = result.best ? result.best_measurement.median_ms : std::nan("");
   const std::vector<double> mine = {
       std::isnan(best) ? std::numeric_limits<double>::infinity() : best,
@@ -425,8 +424,15 @@ int finish(const ring::World& world, Session& s, const SearchResult& result, dou
     info.gcells_per_s = gcells_per_s(s.config.grid, info.median_ms);
     info.source = source;
   }
-  s.run_writer->write_result(info);
-  s.run_writer->flush();
+  try {
+    s.run_writer->write_result(info);
+  } catch (const TraceWriteError& e) {
+    std::fprintf(stderr,
+                 "isletune %s: %s; the result was not recorded, the trace keeps every "
+                 "generation: free space, then `isletune resume %s`.\n",
+                 command, e.what(), s.dir.c_str());
+    return 3;
+  }
   if (winner >= 0) {
     std::printf(
         "best: %.5f ms/step (%.2f GCells/s) on rank %d after %d generations, %lld "
@@ -517,6 +523,7 @@ int start_fresh(const ring::World& world, Phases& phases, Session& s, const char
     for (const auto& e : envs)
       s.run_writer->write_environment(unpack(e));
     s.run_writer->flush();
+    mark_run_created(s.dir);  // last: the directory now holds a complete new run
   });
   if (phases.failed(command))
     return 2;
@@ -531,7 +538,7 @@ int start_fresh(const ring::World& world, Phases& phases, Session& s, const char
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, start_s, elapsed_s);
-  return finish(world, s, result, elapsed_s, start_s);
+  return finish(world, s, result, elapsed_s, start_s, command);
 }
 
 }  // namespace
@@ -566,8 +573,11 @@ int run_command(const Args& args) {
       o.seed = parse_unsigned("--seed", *seed);
     apply_overrides(s.config, o);
     s.dir = s.config.output;
-    if (world.rank() == 0)
-      prepare_directory(s.dir, parsed.has("--overwrite"));
+    if (world.rank() == 0) {
+      s.lock.emplace(RunDirectoryLock::acquire(s.dir));
+      prepare_new_run(s.dir, parsed.has("--overwrite"),
+                      {parsed.positional[0], s.config.evaluator.dataset});
+    }
   });
   if (phases.failed("run"))
     return 2;
@@ -593,6 +603,7 @@ int resume_command(const Args& args) {
   s.command_line = join_command("resume", args);
   std::optional<run::RankCheckpoint> checkpoint;
   std::string finished_reason;
+  bool creating = false;  // the directory never finished its creation
   phases.attempt([&] {
     if (!usage_error.empty())
       throw InputError(usage_error);
@@ -605,8 +616,19 @@ int resume_command(const Args& args) {
     if (reader.is_dataset()) {
       throw InputError(file.string() + " is a dataset, not a run; nothing to resume.");
     }
+    if (world.rank() == 0)
+      s.lock.emplace(RunDirectoryLock::acquire(s.dir));
+    // A directory whose creation a kill cut short holds no generation: start it over.
+    creating = run_directory_state(s.dir) == RunDirState::creating;
+    if (creating && reader.config_yaml().empty()) {
+      throw InputError(s.dir.string() + " never finished its creation and holds no " +
+                       "configuration; start it again with `isletune run CONFIG --out " +
+                       s.dir.string() + "` (which accepts such a directory).");
+    }
     s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
     s.config.output = s.dir;
+    if (creating)
+      return;
     const auto ranks = reader.ranks();
     if (static_cast<int>(ranks.size()) != world.size()) {
       throw InputError(file.string() + " was written by " + std::to_string(ranks.size()) +
@@ -623,7 +645,9 @@ int resume_command(const Args& args) {
                        "strategy " +
                        std::string(strategy_name(s.config.strategy)) + ".");
     }
-    // A rank without a checkpoint completed no generation: the run then starts over.
+    // A rank without a checkpoint completed no generation: the run then starts over. A
+    // damaged rank file is an error that changes nothing.
+    check_rank_file(s.dir, world.rank());
     if (const auto blob = reader.checkpoint(world.rank()))
       checkpoint = run::decode_checkpoint(blob->bytes);
     const auto sample = reader.sample();
@@ -646,14 +670,17 @@ int resume_command(const Args& args) {
   const int newest = checkpoint ? checkpoint->current.island.generation : -1;
   const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
   if (common < 0) {
-    if (world.rank() == 0) {
-      std::printf("isletune resume: %s completed no generation on every rank; starting over\n",
-                  s.dir.c_str());
-    }
     s.sampled = {};
+    // Nothing is deleted: the earlier files move into a subdirectory first.
     phases.attempt([&] {
-      if (world.rank() == 0)
-        prepare_directory(s.dir, true);
+      if (world.rank() != 0)
+        return;
+      const fs::path kept = set_aside_run_files(s.dir);
+      std::printf(
+          "isletune resume: %s %s; earlier files kept in %s; starting over\n", s.dir.c_str(),
+          creating ? "never finished its creation" : "completed no generation on every rank",
+          kept.c_str());
+      std::fflush(stdout);
     });
     if (phases.failed("resume"))
       return 2;
@@ -685,7 +712,7 @@ int resume_command(const Args& args) {
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, start_s, elapsed_s);
-  return finish(world, s, result, elapsed_s, start_s);
+  return finish(world, s, result, elapsed_s, start_s, "resume");
 }
 
 }  // namespace isletune::cli
