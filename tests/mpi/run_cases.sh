@@ -310,6 +310,22 @@ case $case_name in
     launch resume one >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 one/trace.h5 || fail "resume changed the run"
     ;;
+  bounded_retries)
+    # jobs/ stops after ISLETUNE_MAX_FAILURES failed launches in a row, with a message.
+    sed 's|dataset: .*|dataset: /nonexistent/none.h5}|' "$config" >missing.yaml
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin")
+    for try in 1 2 3; do
+      "${tune[@]}" missing.yaml r >try$try.log 2>&1 && fail "a failing run exited 0"
+      grep -q -- "-> mpirun" try$try.log || fail "try $try did not launch: $(cat try$try.log)"
+    done
+    "${tune[@]}" missing.yaml r >try4.log 2>&1 && fail "the fourth try exited 0"
+    cat try4.log
+    grep -q -- "-> mpirun" try4.log && fail "the fourth try launched again"
+    grep -q "failed 3 times in a row; not retrying" try4.log || fail "no message"
+    rm r/.failures
+    "${tune[@]}" "$config" r >ok.log 2>&1 || fail "after deleting .failures: $(cat ok.log)"
+    [[ -f r/.failures ]] && fail "a success kept the failure count"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name on $np ranks"
