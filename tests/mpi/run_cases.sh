@@ -326,6 +326,24 @@ case $case_name in
     "${tune[@]}" "$config" r >ok.log 2>&1 || fail "after deleting .failures: $(cat ok.log)"
     [[ -f r/.failures ]] && fail "a success kept the failure count"
     ;;
+  tune_sigterm)
+    # SIGTERM to jobs/mpirun/tune.sh with generations longer than 2 s (a bare mpirun
+    # kills the ranks before /result): the wrapper asks mpirun with SIGUSR1, every rank
+    # ends the generation, the run records stop reason `signal` and exits 0; running the
+    # same command again resumes it to exactly the uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin" "$config" t)
+    ISLETUNE_REPLAY_DELAY_S=2.5 "${tune[@]}" >t.log 2>&1 &
+    wrapper=$!
+    wait_for_generation t.log 1
+    kill -TERM $wrapper
+    wait $wrapper || fail "tune.sh after SIGTERM exited non-zero: $(cat t.log)"
+    cat t.log
+    h5dump -a /result/stop_reason t/trace.h5 | grep -q '"signal"' || fail "stop reason"
+    "${tune[@]}" >t2.log 2>&1 || fail "tune.sh again: $(cat t2.log)"
+    grep -q "resumable -> " t2.log || fail "the second tune.sh did not resume"
+    $py "$here/compare_traces.py" full/trace.h5 t/trace.h5 || fail "resume changed the run"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name on $np ranks"
