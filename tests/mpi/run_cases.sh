@@ -344,6 +344,29 @@ case $case_name in
     grep -q "resumable -> " t2.log || fail "the second tune.sh did not resume"
     $py "$here/compare_traces.py" full/trace.h5 t/trace.h5 || fail "resume changed the run"
     ;;
+  frozen_rank)
+    # A rank that stops answering (SIGSTOP): the others end the job after
+    # ISLETUNE_RANK_TIMEOUT_S with a message instead of waiting forever; resume then
+    # ends like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+      "$config" --out frozen >frozen.log 2>&1 &
+    launcher=$!
+    wait_for_generation frozen.log 2
+    victim=$(children "$launcher" | tail -n 1)
+    kill -STOP "$victim"
+    for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $launcher 2>/dev/null; then
+      kill -9 "$victim" $launcher 2>/dev/null
+      fail "the job still runs 30 s after a rank froze"
+    fi
+    wait $launcher && fail "a job with a frozen rank exited 0"
+    kill -9 "$victim" 2>/dev/null
+    cat frozen.log
+    grep -q "no answer from the other ranks" frozen.log || fail "no message"
+    launch resume frozen >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 frozen/trace.h5 || fail "resume changed the run"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name on $np ranks"
