@@ -367,6 +367,73 @@ case $case_name in
     launch resume frozen >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 frozen/trace.h5 || fail "resume changed the run"
     ;;
+  random_kills)
+    # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random
+    # moment of a slowed run, then run the same jobs/mpirun/tune.sh command a user would
+    # (it resumes, or starts over a run killed before its creation finished); the result
+    # must equal an uninterrupted run. Counts hangs (a process alive 30 s after the
+    # kill), crashes (signals other than the SIGKILL, aborts, uncaught exceptions), silent
+    # successes (a killed job that exits 0 without a result), identical resumes.
+    n=${ISLETUNE_KILLS:-2}
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin" "$config")
+    crash_pattern='Segmentation\|core dumped\|terminate called\|double free\|Aborted\|MPI_ABORT\|signal 6\|signal 11'
+    identical=0 hangs=0 crashes=0 silent=0 late=0 failed=0
+    for ((t = 1; t <= n; ++t)); do
+      d=k$t
+      ISLETUNE_REPLAY_DELAY_S=0.5 "${mpi[@]}" -np "$np" "$bin" run "$config" --out $d >$d.log 2>&1 &
+      launcher=$!
+      delay=$(awk -v s="$RANDOM$t" 'BEGIN { srand(s); printf "%.2f", 0.3 + rand() * 6 }')
+      sleep "$delay"
+      ranks=$(children "$launcher")
+      target=$((RANDOM % (np + 1)))
+      if ((target == np)); then
+        what=mpirun
+        kill -9 "$launcher" 2>/dev/null
+      else
+        what="rank $target"
+        victim=$(sed -n "$((target + 1))p" <<<"$ranks")
+        [[ -n $victim ]] && kill -9 "$victim" 2>/dev/null
+      fi
+      alive=1
+      for ((i = 0; i < 300; ++i)); do
+        alive=0
+        for p in $launcher $ranks; do kill -0 "$p" 2>/dev/null && alive=1; done
+        ((alive)) || break
+        sleep 0.1
+      done
+      if ((alive)); then
+        hangs=$((hangs + 1))
+        kill -9 $launcher $ranks 2>/dev/null
+      fi
+      wait "$launcher"
+      rc=$?
+      verdict=""
+      if ((rc == 0)); then
+        if h5dump -a /result/stop_reason $d/trace.h5 >/dev/null 2>&1; then
+          late=$((late + 1)) verdict="finished before the kill"
+        else
+          silent=$((silent + 1)) verdict="SILENT SUCCESS"
+        fi
+      fi
+      grep -q "$crash_pattern" $d.log && crashes=$((crashes + 1)) verdict+=" CRASH(run)"
+      if "${tune[@]}" $d >$d.again.log 2>&1; then
+        grep -q "$crash_pattern" $d.again.log && crashes=$((crashes + 1)) verdict+=" CRASH(resume)"
+        if $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 >/dev/null 2>&1; then
+          identical=$((identical + 1))
+          verdict+=" identical"
+        else
+          failed=$((failed + 1)) verdict+=" DIFFERENT"
+        fi
+      else
+        failed=$((failed + 1)) verdict+=" RESUME FAILED: $(tail -n 3 $d.again.log | tr '\n' ' ')"
+      fi
+      echo "trial $t: SIGKILL $what after ${delay} s (ranks $(wc -w <<<"$ranks")): exit $rc:$verdict"
+    done
+    echo "RESULT kills=$n identical=$identical hangs=$hangs crashes=$crashes silent=$silent" \
+      "finished_before_kill=$late failed=$failed"
+    ((hangs == 0 && crashes == 0 && silent == 0 && failed == 0)) || fail "random kills"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name on $np ranks"
