@@ -80,6 +80,8 @@ class Phases {
       f();
     } catch (const InputError& e) {
       error_ = e.what();
+    } catch (const TraceWriteError& e) {  // a full disk: a sentence, not an internal error
+      error_ = e.what();
     } catch (const std::exception& e) {
       error_ = std::string("internal error: ") + e.what();
     }

@@ -1,6 +1,7 @@
 // RankTraceWriter: one rank's tables and checkpoint, in its own file or inline.
 #include "trace/rank_writer.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,7 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
   (void)dir;
   h5::quiet_errors();
   // A run's rank file is created exclusively: two writers never share one file.
+  errno = 0;
   h5::File file(
       H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (!file.valid() && exclusive && std::filesystem::exists(path)) {
@@ -70,8 +72,10 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
                      path.parent_path().string() + "; use another output directory.");
   }
   if (!file.valid()) {
-    throw InputError(path.string() + ": cannot create the rank trace file; expected a " +
-                     "writable output directory.");
+    const int error = errno;  // the system's reason, when HDF5 left it
+    throw InputError(path.string() + ": cannot create the rank trace file" +
+                     (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : "") +
+                     "; expected a writable output directory.");
   }
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
   describe_rank_file(root.get(), rank);
@@ -106,20 +110,39 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   // kill during an interrupted commit may have left metadata past the file's end that
   // appending to the old file would trip over.
   const std::filesystem::path fresh = dir / (file_name(rank) + ".resume");
-  RankTraceWriter writer = create(dir, rank, fresh, false);
-  for (const auto& r : evaluations)
-    if (r.generation <= keep_through)
-      writer.evaluation(r);
-  for (const auto& r : generations)
-    if (r.generation <= keep_through)
-      writer.generation(r);
-  for (const auto& r : migrations)
-    if (r.generation <= keep_through)
-      writer.migration(r);
-  if (checkpoint)
-    writer.write_checkpoint(checkpoint->generation, checkpoint->bytes);
-  else
-    writer.flush();
+  // The old rank file is untouched until the rename below: a failure here (a full disk)
+  // loses nothing.
+  const auto unchanged = [&](const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(fresh, ec);
+    std::string reason = e.what();
+    if (reason.ends_with("."))
+      reason.pop_back();
+    return InputError(reason + "; " + path.string() +
+                      " is unchanged: free space, then resume again.");
+  };
+  std::optional<RankTraceWriter> copy;
+  try {
+    copy.emplace(create(dir, rank, fresh, false));
+    for (const auto& r : evaluations)
+      if (r.generation <= keep_through)
+        copy->evaluation(r);
+    for (const auto& r : generations)
+      if (r.generation <= keep_through)
+        copy->generation(r);
+    for (const auto& r : migrations)
+      if (r.generation <= keep_through)
+        copy->migration(r);
+    if (checkpoint)
+      copy->write_checkpoint(checkpoint->generation, checkpoint->bytes);
+    else
+      copy->flush();
+  } catch (const InputError& e) {
+    throw unchanged(e);
+  } catch (const TraceWriteError& e) {
+    throw unchanged(e);
+  }
+  RankTraceWriter writer = std::move(*copy);
   std::error_code ec;
   std::filesystem::rename(fresh, path, ec);
   if (ec) {

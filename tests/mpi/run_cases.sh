@@ -221,6 +221,9 @@ case $case_name in
     expect_error "No space left on device" launch run "$config" --out fullfs/run
     $py "$here/check_trace.py" fullfs/run/trace.h5 --partial || fail "committed rows unreadable"
     "$bin" report fullfs/run >report.txt || fail "report of the stopped run"
+    before=$(run_files_sum fullfs/run)
+    expect_error "No space left on device\|cannot create" launch resume fullfs/run
+    [[ $(run_files_sum fullfs/run) == "$before" ]] || fail "a resume on a full disk changed files"
     rm fullfs/fill
     launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
