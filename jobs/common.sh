@@ -44,13 +44,18 @@ isletune_gpu_count() {
   echo 0
 }
 
-# Prints the state of run directory $1: `fresh` (no trace yet), `resumable` (a trace
-# without a result, or one stopped by a signal), or `finished:REASON` (a result with
-# any other stop reason). The stop reason is read with h5dump, or, where the machine has
+# Prints the state of run directory $1: `fresh` (no trace yet, or one that never got past
+# its creation), `resumable` (a trace without a result, or one stopped by a signal), or
+# `finished:REASON` (a result with any other stop reason). The stop reason is read with h5dump, or, where the machine has
 # no HDF5 tools, from `isletune report` (binary in $2 or found as usual).
 isletune_run_state() {
   local dir=$1 bin=${2:-}
-  if [[ ! -f $dir/trace.h5 ]]; then
+  # No trace, or a trace whose creation a kill cut short before any rank file existed
+  # (no creation marker `.created`): `isletune run` accepts and cleans such a directory.
+  # Rank files without the marker are left to `isletune resume`, which starts a run that
+  # never finished its creation over and continues one written before markers existed.
+  if [[ ! -f $dir/trace.h5 ]] ||
+    { [[ ! -f $dir/.created ]] && ! compgen -G "$dir/rank-*.h5" >/dev/null; }; then
     echo fresh
     return
   fi
@@ -84,6 +89,17 @@ isletune_launch() {
   shift 2
   local bin state
   bin=$(isletune_binary) || return 1
+  # Bounded retries: after ISLETUNE_MAX_FAILURES (default 3) failed launches in a row
+  # into this directory, stop instead of failing again (a requeued or resubmitted job
+  # would otherwise retry forever). The count lives in DIR/.failures.
+  local failures=0 max_failures=${ISLETUNE_MAX_FAILURES:-3}
+  [[ -f $dir/.failures ]] && failures=$(<"$dir/.failures")
+  [[ $failures =~ ^[0-9]+$ ]] || failures=0
+  if ((failures >= max_failures)); then
+    echo "isletune: $dir failed $failures times in a row; not retrying. Read the log above," \
+      "fix the cause, then delete $dir/.failures to try again." >&2
+    return 1
+  fi
   state=$(isletune_run_state "$dir" "$bin")
   local -a cmd
   case "$state" in
@@ -136,6 +152,12 @@ isletune_launch() {
     kill -0 "$pid" 2>/dev/null || break
   done
   trap - TERM INT
+  if ((rc == 0)); then
+    rm -f "$dir/.failures"
+  elif mkdir -p "$dir" 2>/dev/null; then
+    echo $((failures + 1)) >"$dir/.failures" 2>/dev/null || true
+    echo "isletune: failure $((failures + 1)) of at most $max_failures in a row for $dir" >&2
+  fi
   state=$(isletune_run_state "$dir" "$bin")
   echo "isletune: $(date -u +%FT%TZ) launcher exit ${rc}, run state ${state}"
   if [[ $state == resumable && $rc -eq 0 ]]; then

@@ -4,6 +4,8 @@
 #include <array>
 #include <climits>
 
+#include "ring/bounded_wait.hpp"
+
 namespace isletune::ring {
 namespace {
 
@@ -40,7 +42,7 @@ RingStopVote::~RingStopVote() {
 StopReason RingStopVote::complete() {
   const int slot = (votes_ - 1) % 2;
   const double start = MPI_Wtime();
-  MPI_Wait(&request_[slot], MPI_STATUS_IGNORE);
+  wait_or_abort(&request_[slot], "the stop vote");
   last_wait_s_ = MPI_Wtime() - start;
   total_wait_s_ += last_wait_s_;
   return decode(agreed_[slot]);
@@ -57,7 +59,7 @@ StopReason RingStopVote::vote(int /*generation*/, StopReason local) {
   if (votes_ == 1)
     return StopReason::none;
   const double start = MPI_Wtime();
-  MPI_Wait(&request_[previous], MPI_STATUS_IGNORE);
+  wait_or_abort(&request_[previous], "the stop vote");
   last_wait_s_ = MPI_Wtime() - start;
   total_wait_s_ += last_wait_s_;
   return decode(agreed_[previous]);

@@ -1,6 +1,8 @@
 // The MPI world of one run (see world.hpp).
 #include "ring/world.hpp"
 
+#include "ring/bounded_wait.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -115,7 +117,10 @@ std::vector<double> World::gather(double mine) const {
 std::vector<double> World::gather(const std::vector<double>& mine) const {
   const int n = static_cast<int>(mine.size());
   std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n) * size_ : 0);
-  MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_);
+  // The per-generation progress gather: bounded, so a frozen rank cannot hang rank 0.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Igather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_, &request);
+  wait_or_abort(&request, "the progress gather");
   return all;
 }
 

@@ -30,6 +30,7 @@
 #include "run/signals.hpp"
 #include "stencil/features.hpp"
 #include "trace/reader.hpp"
+#include "trace/run_directory.hpp"
 #include "trace/run_writer.hpp"
 
 namespace isletune::run {
@@ -61,6 +62,8 @@ class Phases {
       f();
     } catch (const InputError& e) {
       error_ = e.what();
+    } catch (const TraceWriteError& e) {  // a full disk: a sentence, not an internal error
+      error_ = e.what();
     } catch (const std::exception& e) {
       error_ = std::string("internal error: ") + e.what();
     }
@@ -87,16 +90,24 @@ class Phases {
 // markers never let a checkpoint refer to rows that were lost).
 class CheckpointingSink final : public TraceSink {
  public:
-  explicit CheckpointingSink(RankTraceWriter& writer) : writer_(writer) {}
+  CheckpointingSink(RankTraceWriter& writer, std::string& write_error)
+      : writer_(writer), write_error_(write_error) {}
   void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
   void generation(const GenerationRecord& r) override { writer_.generation(r); }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
+  // A write error (full disk) is kept, not thrown: the search then stops every rank at
+  // the next stop vote (see search()), and finish() reports it once.
   void flush() override {
-    if (pending_) {
-      writer_.write_checkpoint(pending_generation_, *pending_);
-      pending_.reset();
-    } else {
-      writer_.flush();
+    try {
+      if (pending_) {
+        writer_.write_checkpoint(pending_generation_, *pending_);
+        pending_.reset();
+      } else {
+        writer_.flush();
+      }
+    } catch (const TraceWriteError& e) {
+      if (write_error_.empty())
+        write_error_ = e.what();
     }
   }
   void set_pending(int generation, std::vector<std::uint8_t> bytes) {
@@ -108,6 +119,7 @@ class CheckpointingSink final : public TraceSink {
   RankTraceWriter& writer_;
   int pending_generation_ = 0;
   std::optional<std::vector<std::uint8_t>> pending_;
+  std::string& write_error_;  // the first TraceWriteError of this rank
 };
 
 // Everything one rank builds before the search.
@@ -125,6 +137,8 @@ struct Session {
   std::optional<RankTraceWriter> rank_writer;
   std::optional<RunTraceWriter> run_writer;  // rank 0
   std::optional<RankState> resume;
+  std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
+  std::string write_error;               // the first trace write error of this rank
 };
 
 // Seconds on a monotonic clock (wait times, run wall time).
@@ -219,20 +233,23 @@ class Progress {
     }
     if (left.empty())
       left = " MCR stop only";
-    if (!printer_.line)
-      return;
+    std::string line;
     if (std::isinf(best_all)) {
-      printer_.line(format(
+      line = (format(
           "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s",
           g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str()));
     } else {
-      printer_.line(format(
+      line = (format(
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
           "left:%s",
           g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
           elapsed, now_s() - start_s_, left.c_str()));
     }
+    if (printer_.line)
+      printer_.line(line);
+    // The same line for monitoring a live run (the trace itself is open for writing).
+    write_status_file(config_.output, line + "\n");
   }
 
  private:
@@ -252,7 +269,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
   Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0);
-  CheckpointingSink sink(*s.rank_writer);
+  CheckpointingSink sink(*s.rank_writer, s.write_error);
   std::optional<SearchState> resume_search;
   std::optional<RankState> previous;
   if (s.resume) {
@@ -269,7 +286,9 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   elapsed_s = s.resume ? s.resume->search.elapsed_s : 0.0;
 
   SearchHooks hooks;
-  hooks.interrupted = termination_poll();
+  // A signal, or a trace that can no longer be written, stops the search at the next
+  // collective stop vote.
+  hooks.interrupted = [poll = termination_poll(), &s] { return poll() || !s.write_error.empty(); };
   hooks.wall_clock = now_s;
   hooks.on_generation = [&](const GenerationRecord& g) {
     elapsed_s = g.wall_s;
@@ -325,8 +344,24 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
 
 // Collective end of a run: the best over all ranks into /result (rank 0), returned for
 // the CLI to print.
-RunOutcome finish(const ring::World& world, Session& s, const SearchResult& result,
-                  double elapsed_s, double start_s) {
+RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printer,
+                  const SearchResult& result, double elapsed_s, double start_s,
+                  const char* command) {
+  RunOutcome outcome;
+  outcome.dir = s.dir;
+  outcome.reporter = world.rank() == 0;
+  // A rank that could not write its trace: every rank exits 3, rank 0 says why once; the
+  // committed generations stay readable and resumable (no /result is written).
+  if (const std::string error = world.first_error(s.write_error); !error.empty()) {
+    if (world.rank() == 0 && printer.error) {
+      printer.error(
+          format("isletune %s: %s; stopped, the trace keeps every generation "
+                 "committed before it: free space, then `isletune resume %s`.",
+                 command, error.c_str(), s.dir.c_str()));
+    }
+    outcome.exit_code = 3;
+    return outcome;
+  }
   const double best = result.best ? result.best_measurement.median_ms : std::nan("");
   const std::vector<double> mine = {
       std::isnan(best) ? std::numeric_limits<double>::infinity() : best,
@@ -355,9 +390,6 @@ RunOutcome finish(const ring::World& world, Session& s, const SearchResult& resu
   std::string key = (world.rank() == winner && result.best) ? canonical_key(*result.best) : "";
   if (winner > 0)
     key = world.broadcast(key, winner);
-  RunOutcome outcome;
-  outcome.dir = s.dir;
-  outcome.reporter = world.rank() == 0;
   if (world.rank() != 0)
     return outcome;
 
@@ -379,8 +411,18 @@ RunOutcome finish(const ring::World& world, Session& s, const SearchResult& resu
     info.gcells_per_s = gcells_per_s(s.config.grid, info.median_ms);
     info.source = source;
   }
-  s.run_writer->write_result(info);
-  s.run_writer->flush();
+  try {
+    s.run_writer->write_result(info);
+  } catch (const TraceWriteError& e) {
+    if (printer.error) {
+      printer.error(
+          format("isletune %s: %s; the result was not recorded, the trace keeps every "
+                 "generation: free space, then `isletune resume %s`.",
+                 command, e.what(), s.dir.c_str()));
+    }
+    outcome.exit_code = 3;
+    return outcome;
+  }
   outcome.result = info;
   outcome.found = winner >= 0;
   outcome.wall_s = now_s() - start_s;
@@ -475,6 +517,7 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     for (const auto& e : envs)
       s.run_writer->write_environment(unpack(e));
     s.run_writer->flush();
+    mark_run_created(s.dir);  // last: the directory now holds a complete new run
   });
   if (phases.failed(command))
     return failure(world, s);
@@ -488,47 +531,14 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, printer, start_s, elapsed_s);
-  return finish(world, s, result, elapsed_s, start_s);
+  return finish(world, s, printer, result, elapsed_s, start_s, command);
 }
 
 }  // namespace
 
-// Checks and prepares the run directory on rank 0: refuses one that holds a run unless
-// `overwrite`, removes the old run's files when it does, creates the directory.
-void prepare_run_directory(const fs::path& dir, bool overwrite) {
-  if (fs::exists(dir) && !fs::is_directory(dir)) {
-    throw InputError("output " + dir.string() + " exists and is not a directory.");
-  }
-  if (fs::exists(dir / RunTraceWriter::kTraceFile)) {
-    if (!overwrite) {
-      throw InputError("output directory " + dir.string() +
-                       " already holds a run (trace.h5); use --overwrite to replace it, "
-                       "another --out, or `isletune resume " +
-                       dir.string() + "`.");
-    }
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      const std::string name = entry.path().filename().string();
-      if (name == RunTraceWriter::kTraceFile ||
-          (name.starts_with("rank-") && name.ends_with(".h5"))) {
-        fs::remove(entry.path());
-      }
-    }
-  }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw InputError("cannot create output directory " + dir.string() + ": " + ec.message() + ".");
-  }
-  const fs::path probe = dir / ".isletune-write-test";
-  if (std::FILE* f = std::fopen(probe.c_str(), "w")) {
-    std::fclose(f);
-    fs::remove(probe, ec);
-  } else {
-    throw InputError("output directory " + dir.string() + " is not writable.");
-  }
-}
-
-std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, int rank) {
+std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, const fs::path& dir,
+                                                int rank) {
+  check_rank_file(dir, rank);  // a damaged rank file is an error that changes nothing
   if (const auto blob = reader.checkpoint(rank))
     return decode_checkpoint(blob->bytes);
   return std::nullopt;
@@ -551,8 +561,10 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
     o.seed = request.seed;
     apply_overrides(s.config, o);
     s.dir = s.config.output;
-    if (world.rank() == 0)
-      prepare_run_directory(s.dir, request.overwrite);
+    if (world.rank() == 0) {
+      s.lock.emplace(RunDirectoryLock::acquire(s.dir));
+      prepare_new_run(s.dir, request.overwrite, {request.config_path, s.config.evaluator.dataset});
+    }
   });
   if (phases.failed("run"))
     return failure(world, s);
@@ -567,6 +579,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   s.command_line = request.command_line;
   std::optional<RankCheckpoint> checkpoint;
   std::string finished_reason;
+  bool creating = false;  // the directory never finished its creation
   phases.attempt([&] {
     if (!request.usage_error.empty())
       throw InputError(request.usage_error);
@@ -578,8 +591,19 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     if (reader.is_dataset()) {
       throw InputError(file.string() + " is a dataset, not a run; nothing to resume.");
     }
+    if (world.rank() == 0)
+      s.lock.emplace(RunDirectoryLock::acquire(s.dir));
+    // A directory whose creation a kill cut short holds no generation: start it over.
+    creating = run_directory_state(s.dir) == RunDirState::creating;
+    if (creating && reader.config_yaml().empty()) {
+      throw InputError(s.dir.string() + " never finished its creation and holds no " +
+                       "configuration; start it again with `isletune run CONFIG --out " +
+                       s.dir.string() + "` (which accepts such a directory).");
+    }
     s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
     s.config.output = s.dir;
+    if (creating)
+      return;
     const auto ranks = reader.ranks();
     if (static_cast<int>(ranks.size()) != world.size()) {
       throw InputError(file.string() + " was written by " + std::to_string(ranks.size()) +
@@ -590,8 +614,9 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
       finished_reason = result->stop_reason;
       return;
     }
-    // A rank without a checkpoint completed no generation: the run then starts over.
-    checkpoint = load_resume_state(reader, world.rank());
+    // A rank without a checkpoint completed no generation: the run then starts over. A
+    // damaged rank file is an error that changes nothing.
+    checkpoint = load_resume_state(reader, s.dir, world.rank());
     if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
       const auto sample = reader.sample();
       if (!sample)
@@ -614,14 +639,18 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   const int newest = checkpoint ? checkpoint->current.search.generation : -1;
   const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
   if (common < 0) {
-    if (world.rank() == 0 && printer.line) {
-      printer.line("isletune resume: " + s.dir.string() +
-                   " completed no generation on every rank; starting over");
-    }
     s.sampled = {};
+    // Nothing is deleted: the earlier files move into a subdirectory first.
     phases.attempt([&] {
-      if (world.rank() == 0)
-        prepare_run_directory(s.dir, true);
+      if (world.rank() != 0)
+        return;
+      const fs::path kept = set_aside_run_files(s.dir);
+      if (printer.line) {
+        printer.line(
+            "isletune resume: " + s.dir.string() +
+            (creating ? " never finished its creation" : " completed no generation on every rank") +
+            "; earlier files kept in " + kept.string() + "; starting over");
+      }
     });
     if (phases.failed("resume"))
       return failure(world, s);
@@ -656,7 +685,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, printer, start_s, elapsed_s);
-  return finish(world, s, result, elapsed_s, start_s);
+  return finish(world, s, printer, result, elapsed_s, start_s, "resume");
 }
 
 }  // namespace isletune::run

@@ -5,8 +5,11 @@
 // the newest generation every rank completed. The CLI parses arguments into a request,
 // calls run_rank / resume_rank on every rank and prints the outcome.
 //
-// Hook points for run-directory safety: prepare_run_directory (rank 0, before any file is
-// written) and load_resume_state (every rank, the checkpoint to continue from).
+// Run-directory safety (trace/run_directory.hpp): rank 0 holds DIR/.lock for the run's
+// life; `run` prepares the directory with prepare_new_run and marks it created last;
+// `resume` checks every rank file before anything changes and, when it must start over,
+// sets the earlier files aside instead of deleting them. A trace write error (full disk)
+// stops every rank at the next stop vote and ends the run with exit code 3.
 #pragma once
 
 #include <cstdint>
@@ -61,13 +64,10 @@ struct RunOutcome {
 // Collective (every rank): continues the run in request.dir.
 [[nodiscard]] RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer);
 
-// Rank 0, before any file is written: refuses a directory that holds a run unless
-// `overwrite`, removes the old run's files when it does, creates the directory. Throws
-// InputError.
-void prepare_run_directory(const std::filesystem::path& dir, bool overwrite);
-
-// This rank's checkpoint in the trace (nullopt: it completed no generation). Throws
-// InputError when it is damaged.
-[[nodiscard]] std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, int rank);
+// This rank's checkpoint in the trace of run directory `dir` (nullopt: it completed no
+// generation). Throws InputError naming the rank file when it is missing or damaged.
+[[nodiscard]] std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader,
+                                                              const std::filesystem::path& dir,
+                                                              int rank);
 
 }  // namespace isletune::run

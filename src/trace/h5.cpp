@@ -9,6 +9,16 @@
 namespace isletune::h5 {
 namespace {
 
+// HDF5 must not close files itself at exit: a file abandoned after a write error (see
+// RankTraceWriter::commit) would be flushed again, which after ENOSPC crashed inside
+// H5F__close_cb. Every writer closes its files itself; what is left open at exit is the
+// abandoned file, whose last complete commit is on disk. H5dont_atexit only works before
+// the library initialises, hence a static initialiser.
+const bool g_no_atexit_close = [] {
+  H5dont_atexit();
+  return true;
+}();
+
 // Collects the innermost HDF5 error description (the most specific one).
 herr_t last_description(unsigned, const H5E_error2_t* e, void* data) {
   auto* text = static_cast<std::string*>(data);

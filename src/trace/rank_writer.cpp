@@ -1,7 +1,10 @@
 // RankTraceWriter: one rank's tables and checkpoint, in its own file or inline.
 #include "trace/rank_writer.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "trace/h5.hpp"
@@ -25,6 +28,17 @@ RankTraceWriter::RankTraceWriter(std::unique_ptr<Impl> impl, int rank)
 RankTraceWriter::RankTraceWriter(RankTraceWriter&&) noexcept = default;
 RankTraceWriter& RankTraceWriter::operator=(RankTraceWriter&&) noexcept = default;
 
+std::string write_failure_sentence(const std::filesystem::path& path, const std::exception& error) {
+  const std::string what = error.what();
+  const auto at = what.find("errno = ");
+  if (at != std::string::npos) {
+    const int code = std::atoi(what.c_str() + at + 8);
+    if (code > 0)
+      return "cannot write " + path.string() + ": " + std::strerror(code);
+  }
+  return "cannot write " + path.string() + " (" + what + ")";
+}
+
 RankTraceWriter::~RankTraceWriter() {
   if (!impl_)
     return;
@@ -42,17 +56,26 @@ std::string RankTraceWriter::file_name(int rank) {
 }
 
 RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank) {
-  return create(dir, rank, dir / file_name(rank));
+  return create(dir, rank, dir / file_name(rank), true);
 }
 
 RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank,
-                                        const std::filesystem::path& path) {
+                                        const std::filesystem::path& path, bool exclusive) {
   (void)dir;
   h5::quiet_errors();
-  h5::File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  // A run's rank file is created exclusively: two writers never share one file.
+  errno = 0;
+  h5::File file(
+      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file.valid() && exclusive && std::filesystem::exists(path)) {
+    throw InputError(path.string() + " already exists: another run is writing into " +
+                     path.parent_path().string() + "; use another output directory.");
+  }
   if (!file.valid()) {
-    throw InputError(path.string() + ": cannot create the rank trace file; expected a " +
-                     "writable output directory.");
+    const int error = errno;  // the system's reason, when HDF5 left it
+    throw InputError(path.string() + ": cannot create the rank trace file" +
+                     (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : "") +
+                     "; expected a writable output directory.");
   }
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
   describe_rank_file(root.get(), rank);
@@ -87,20 +110,39 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   // kill during an interrupted commit may have left metadata past the file's end that
   // appending to the old file would trip over.
   const std::filesystem::path fresh = dir / (file_name(rank) + ".resume");
-  RankTraceWriter writer = create(dir, rank, fresh);
-  for (const auto& r : evaluations)
-    if (r.generation <= keep_through)
-      writer.evaluation(r);
-  for (const auto& r : generations)
-    if (r.generation <= keep_through)
-      writer.generation(r);
-  for (const auto& r : migrations)
-    if (r.generation <= keep_through)
-      writer.migration(r);
-  if (checkpoint)
-    writer.write_checkpoint(checkpoint->generation, checkpoint->bytes);
-  else
-    writer.flush();
+  // The old rank file is untouched until the rename below: a failure here (a full disk)
+  // loses nothing.
+  const auto unchanged = [&](const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(fresh, ec);
+    std::string reason = e.what();
+    if (reason.ends_with("."))
+      reason.pop_back();
+    return InputError(reason + "; " + path.string() +
+                      " is unchanged: free space, then resume again.");
+  };
+  std::optional<RankTraceWriter> copy;
+  try {
+    copy.emplace(create(dir, rank, fresh, false));
+    for (const auto& r : evaluations)
+      if (r.generation <= keep_through)
+        copy->evaluation(r);
+    for (const auto& r : generations)
+      if (r.generation <= keep_through)
+        copy->generation(r);
+    for (const auto& r : migrations)
+      if (r.generation <= keep_through)
+        copy->migration(r);
+    if (checkpoint)
+      copy->write_checkpoint(checkpoint->generation, checkpoint->bytes);
+    else
+      copy->flush();
+  } catch (const InputError& e) {
+    throw unchanged(e);
+  } catch (const TraceWriteError& e) {
+    throw unchanged(e);
+  }
+  RankTraceWriter writer = std::move(*copy);
   std::error_code ec;
   std::filesystem::rename(fresh, path, ec);
   if (ec) {
@@ -112,13 +154,16 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
 }
 
 void RankTraceWriter::evaluation(const EvaluationRecord& r) {
-  impl_->tables.add(r);
+  if (impl_)
+    impl_->tables.add(r);
 }
 void RankTraceWriter::generation(const GenerationRecord& r) {
-  impl_->tables.add(r);
+  if (impl_)
+    impl_->tables.add(r);
 }
 void RankTraceWriter::migration(const MigrationRecord& r) {
-  impl_->tables.add(r);
+  if (impl_)
+    impl_->tables.add(r);
 }
 void RankTraceWriter::flush() {
   commit(nullptr);
@@ -130,6 +175,21 @@ void RankTraceWriter::write_checkpoint(int generation, std::span<const std::uint
 }
 
 void RankTraceWriter::commit(const trace_detail::CheckpointView* checkpoint) {
+  if (!impl_)
+    return;  // abandoned after a write error
+  try {
+    commit_now(checkpoint);
+  } catch (const h5::Error& e) {
+    const std::filesystem::path path = impl_->path;
+    // Abandon the file on purpose, without closing it: closing (here, or in HDF5's own
+    // shutdown) would retry the failed writes, and after ENOSPC that crashed inside
+    // H5F__close_cb. The file keeps its last complete commit; the OS closes it at exit.
+    static_cast<void>(impl_.release());
+    throw TraceWriteError(write_failure_sentence(path, e));
+  }
+}
+
+void RankTraceWriter::commit_now(const trace_detail::CheckpointView* checkpoint) {
   impl_->tables.flush(checkpoint);
   // Close and reopen the file: HDF5 then puts the next commit's variable-length data into
   // new heap collections and never rewrites those of committed rows, so a kill during a
@@ -143,6 +203,8 @@ void RankTraceWriter::commit(const trace_detail::CheckpointView* checkpoint) {
 }
 
 std::optional<Checkpoint> RankTraceWriter::read_checkpoint() const {
+  if (!impl_)
+    return std::nullopt;
   return trace_detail::read_checkpoint(impl_->tables.group());
 }
 

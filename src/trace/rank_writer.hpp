@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "ga/records.hpp"
@@ -20,9 +21,23 @@ class RankTables;
 struct CheckpointView;
 }  // namespace trace_detail
 
+// Writing a trace file failed (a full disk, an I/O error): what() is one sentence naming
+// the file and the system's reason. The writer that threw has abandoned its file (see
+// RankTraceWriter::commit); what was committed before stays readable and resumable.
+class TraceWriteError : public std::runtime_error {
+ public:
+  explicit TraceWriteError(const std::string& sentence) : std::runtime_error(sentence) {}
+};
+
+// "cannot write PATH: No space left on device": the sentence of a failed HDF5 write,
+// with the errno HDF5 reports in its message when there is one.
+[[nodiscard]] std::string write_failure_sentence(const std::filesystem::path& path,
+                                                 const std::exception& error);
+
 class RankTraceWriter final : public TraceSink {
  public:
-  // Creates DIR/rank-NNNN.h5 (replacing an existing file) with empty tables.
+  // Creates DIR/rank-NNNN.h5 with empty tables; throws InputError when it already exists
+  // (exclusive create: two runs never write one file).
   static RankTraceWriter create(const std::filesystem::path& dir, int rank);
   // Reopens DIR/rank-NNNN.h5 to continue a run (resume): its committed rows through
   // keep_through and its checkpoint are copied into a fresh file that replaces it, so
@@ -41,7 +56,9 @@ class RankTraceWriter final : public TraceSink {
   void evaluation(const EvaluationRecord& r) override;
   void generation(const GenerationRecord& r) override;
   void migration(const MigrationRecord& r) override;
-  // Appends the buffered rows to the tables and flushes the file to disk.
+  // Appends the buffered rows to the tables and flushes the file to disk. Throws
+  // TraceWriteError when the file cannot be written; the writer is then inert (every
+  // later call does nothing) and the file keeps its last complete commit.
   void flush() override;
 
   // Stores the island's serialised state for resume in the same commit as the buffered
@@ -58,12 +75,15 @@ class RankTraceWriter final : public TraceSink {
   friend class RunTraceWriter;
   struct Impl;
   explicit RankTraceWriter(std::unique_ptr<Impl> impl, int rank);
-  // Creates a rank file of `rank` at `path`.
+  // Creates a rank file of `rank` at `path` (failing if it exists when `exclusive`).
   static RankTraceWriter create(const std::filesystem::path& dir, int rank,
-                                const std::filesystem::path& path);
+                                const std::filesystem::path& path, bool exclusive);
   // Writes the buffered rows (and the checkpoint, if any) as one commit, then reopens the
   // file so the next commit never rewrites committed data.
+  // A write error abandons the file (see TraceWriteError).
   void commit(const trace_detail::CheckpointView* checkpoint);
+  // The commit itself; throws h5::Error.
+  void commit_now(const trace_detail::CheckpointView* checkpoint);
 
   std::unique_ptr<Impl> impl_;
   int rank_ = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <regex>
 
 #include "common/error.hpp"
@@ -32,10 +33,17 @@ std::string now_utc() {
   return text;
 }
 
-// Creates a file with the root attributes of a trace or dataset.
-h5::File create_file(const std::filesystem::path& path, const char* format, const RunInfo& info) {
+// Creates a file with the root attributes of a trace or dataset (a trace exclusively: it
+// fails when the file exists, so two runs never write one trace).
+h5::File create_file(const std::filesystem::path& path, const char* format, const RunInfo& info,
+                     bool exclusive) {
   h5::quiet_errors();
-  h5::File file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  h5::File file(
+      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file.valid() && exclusive && std::filesystem::exists(path)) {
+    throw InputError(path.string() + " already exists: another run is writing into " +
+                     path.parent_path().string() + "; use another output directory.");
+  }
   if (!file.valid()) {
     throw InputError(path.string() + ": cannot create the trace file; expected a writable path.");
   }
@@ -101,14 +109,15 @@ RunTraceWriter RunTraceWriter::create_trace(const std::filesystem::path& dir, co
                      "); expected a writable path for output.");
   }
   auto impl = std::make_unique<Impl>();
-  *impl->file = create_file(dir / kTraceFile, kTraceFormat, info);
+  impl->path = dir / kTraceFile;
+  *impl->file = create_file(dir / kTraceFile, kTraceFormat, info, true);
   return RunTraceWriter(std::move(impl));
 }
 
 RunTraceWriter RunTraceWriter::create_dataset(const std::filesystem::path& file,
                                               const RunInfo& info) {
   auto impl = std::make_unique<Impl>();
-  *impl->file = create_file(file, kDatasetFormat, info);
+  *impl->file = create_file(file, kDatasetFormat, info, false);
   impl->path = file;
   impl->dataset = true;
   return RunTraceWriter(std::move(impl));
@@ -118,6 +127,7 @@ RunTraceWriter RunTraceWriter::reopen_trace(const std::filesystem::path& dir) {
   h5::quiet_errors();
   const std::filesystem::path path = dir / kTraceFile;
   auto impl = std::make_unique<Impl>();
+  impl->path = path;
   *impl->file = h5::File(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
   if (!impl->file->valid()) {
     throw InputError(path.string() + ": cannot reopen the trace to resume; expected a " +
@@ -265,6 +275,24 @@ RankTraceWriter RunTraceWriter::inline_rank(int rank) {
 }
 
 void RunTraceWriter::write_result(const ResultInfo& result) {
+  guarded([&] { write_result_now(result); });
+}
+
+void RunTraceWriter::guarded(const std::function<void()>& write) {
+  if (!impl_)
+    throw TraceWriteError("the trace was abandoned after an earlier write error");
+  try {
+    write();
+  } catch (const h5::Error& e) {
+    const std::filesystem::path path = impl_->path;
+    // Abandoned without closing, as RankTraceWriter::commit does: closing would retry
+    // the failed writes.
+    static_cast<void>(impl_.release());
+    throw TraceWriteError(write_failure_sentence(path, e));
+  }
+}
+
+void RunTraceWriter::write_result_now(const ResultInfo& result) {
   h5::Group group = fresh_group(impl_->file->get(), "result");
   const hid_t g = group.get();
   h5::write_attr(g, "best_key", std::string_view(result.best_key));
@@ -283,11 +311,11 @@ void RunTraceWriter::write_result(const ResultInfo& result) {
       H5Dcreate2(g, "source", str.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   const char* text = result.source.c_str();
   H5_CHECK(H5Dwrite(source.get(), str.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text));
-  flush();
+  H5_CHECK(H5Fflush(impl_->file->get(), H5F_SCOPE_LOCAL));
 }
 
 void RunTraceWriter::flush() {
-  H5_CHECK(H5Fflush(impl_->file->get(), H5F_SCOPE_LOCAL));
+  guarded([&] { H5_CHECK(H5Fflush(impl_->file->get(), H5F_SCOPE_LOCAL)); });
 }
 
 }  // namespace isletune

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,8 @@ namespace isletune {
 
 class RunTraceWriter {
  public:
-  // Creates DIR/trace.h5 (DIR is created if missing; an existing trace.h5 is replaced).
+  // Creates DIR/trace.h5 (DIR is created if missing); throws InputError when trace.h5
+  // already exists (exclusive create).
   static RunTraceWriter create_trace(const std::filesystem::path& dir, const RunInfo& info);
   // Creates a dataset file (format "isletune-dataset") at `file`.
   static RunTraceWriter create_dataset(const std::filesystem::path& file, const RunInfo& info);
@@ -45,12 +47,16 @@ class RunTraceWriter {
   void link_ranks(int count);
   // Dataset only: a TraceSink writing /ranks/NNNN inline in this file.
   [[nodiscard]] RankTraceWriter inline_rank(int rank);
-  // /result (replaced when written again).
+  // /result (replaced when written again). Throws TraceWriteError when the file cannot
+  // be written (the writer is then abandoned, see RankTraceWriter::flush).
   void write_result(const ResultInfo& result);
-  // Makes everything written so far durable.
+  // Makes everything written so far durable; throws TraceWriteError like write_result.
   void flush();
 
  private:
+  // Runs `write`; an HDF5 error abandons the file and becomes a TraceWriteError.
+  void guarded(const std::function<void()>& write);
+  void write_result_now(const ResultInfo& result);
   struct Impl;
   explicit RunTraceWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

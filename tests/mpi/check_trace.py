@@ -24,8 +24,11 @@ def main(path, partial):
         measured_total = 0
         for r in range(count):
             g = f[f"ranks/{r:04d}"]
-            ev = g["evaluations"][...]
-            gen = g["generations"][...]
+            # Only the committed rows (docs/trace.md): rows past the marker belong to a
+            # commit that a kill or a full disk cut short.
+            n = g.attrs["committed"] if "committed" in g.attrs else [None] * 3
+            ev = g["evaluations"][: n[0]]
+            gen = g["generations"][: n[1]]
             if not np.array_equal(ev["eval_id"], np.arange(len(ev))):
                 errors.append(f"rank {r}: eval_id has gaps")
             if not np.array_equal(gen["generation"], np.arange(len(gen))):

@@ -21,6 +21,24 @@ fail() {
   exit 1
 }
 
+# Reports the case as skipped (ctest SKIP_RETURN_CODE 77), with the reason.
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+
+# A checksum of every run file in directory $1 (to prove that nothing was changed).
+run_files_sum() { (cd "$1" && md5sum trace.h5 rank-*.h5 2>/dev/null); }
+
+# Mounts a tmpfs of size $2 (options $3) at $1 or skips: a full or read-only output
+# directory without touching the machine's disks. Unmounted when the case ends.
+small_tmpfs() {
+  mkdir -p "$1"
+  mount -t tmpfs -o "size=$2${3:+,$3}" tmpfs "$1" 2>/dev/null ||
+    skip "cannot mount a tmpfs at $1 (needs root): $(id -un)"
+  trap "umount '$work/$1' 2>/dev/null" EXIT
+}
+
 # The child processes of process $1 (the ranks under mpirun), read from /proc so the
 # test needs no procps.
 children() {
@@ -86,7 +104,7 @@ expect_error() {
   echo "$out"
   ((rc != 0)) || fail "expected a non-zero exit"
   local lines
-  lines=$(grep -c '^isletune' <<<"$out")
+  lines=$(grep '^isletune' <<<"$out" | grep -vc ', strategy .*, backend ')
   [[ $lines == 1 ]] || fail "expected exactly one error line, got $lines"
   grep -q -- "$needle" <<<"$out" || fail "the error does not mention '$needle'"
   grep -q 'MPI_ABORT\|core dumped\|terminate called\|Segmentation' <<<"$out" && fail "the error was not clean"
@@ -301,6 +319,232 @@ PY
     fi
     expect_error "not built\|without the CUDA\|no NVIDIA\|driver\|GPU" \
       launch run "$config" --out gpu --backend cuda
+    ;;
+  full_disk)
+    # A full output file system: one sentence, non-zero exit on every rank, no crash;
+    # the committed generations stay readable, and resume (after freeing space) ends
+    # exactly like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    small_tmpfs fullfs 2m
+    dd if=/dev/zero of=fullfs/fill bs=1k count=1700 2>/dev/null
+    expect_error "No space left on device" launch run "$config" --out fullfs/run
+    $py "$here/check_trace.py" fullfs/run/trace.h5 --partial || fail "committed rows unreadable"
+    "$bin" report fullfs/run >report.txt || fail "report of the stopped run"
+    before=$(run_files_sum fullfs/run)
+    expect_error "No space left on device\|cannot create" launch resume fullfs/run
+    [[ $(run_files_sum fullfs/run) == "$before" ]] || fail "a resume on a full disk changed files"
+    rm fullfs/fill
+    launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
+    ;;
+  readonly)
+    # A read-only output file system: one sentence naming the directory, non-zero exit.
+    small_tmpfs ro 1m ro
+    expect_error "ro/run\|Read-only" launch run "$config" --out ro/run
+    expect_error "is not writable" launch run "$config" --out ro
+    ;;
+  concurrent)
+    # Two runs started into one directory at the same moment: one finishes with the
+    # complete trace, the other exits non-zero with one sentence; three tries.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    for try in 1 2 3; do
+      rm -rf same
+      launch run "$config" --out same >one.log 2>&1 &
+      one=$!
+      launch run "$config" --out same >two.log 2>&1 &
+      two=$!
+      wait $one; rc1=$?
+      wait $two; rc2=$?
+      echo "try $try: exits $rc1 $rc2"
+      if ((rc1 == 0)); then winner=one.log loser=two.log rc=$rc2; else winner=two.log loser=one.log rc=$rc1; fi
+      ((rc1 == 0 || rc2 == 0)) || fail "neither run finished: $(cat one.log two.log)"
+      ((rc != 0)) || fail "both runs exited 0"
+      grep -q '^best: ' "$winner" || fail "the winner printed no result"
+      grep -q 'in use by another\|already holds a run\|already exists' "$loser" ||
+        fail "the loser did not say why: $(cat "$loser")"
+      [[ $(grep -c '^isletune' "$loser") == 1 ]] || fail "loser: not one sentence: $(cat "$loser")"
+      $py "$here/check_trace.py" same/trace.h5 || fail "the winner's trace is damaged"
+      $py "$here/compare_traces.py" full/trace.h5 same/trace.h5 || fail "the winner's trace differs"
+    done
+    ;;
+  damaged_checkpoint)
+    # One rank's checkpoint damaged: resume names the file, exits non-zero and changes
+    # nothing (it used to start over and delete every file).
+    run_and_kill killed 3
+    $py -c "import h5py; del h5py.File('killed/rank-0001.h5', 'r+')['checkpoint']"
+    before=$(run_files_sum killed)
+    expect_error "rank-0001.h5 is damaged" launch resume killed
+    [[ $(run_files_sum killed) == "$before" ]] || fail "resume changed the damaged run's files"
+    ;;
+  overwrite_input)
+    # --overwrite of a directory whose trace.h5 is the run's own replay dataset: refused
+    # before anything is deleted.
+    launch run "$config" --out old >old.log 2>&1 || fail "run: $(cat old.log)"
+    sed "s|dataset: .*|dataset: $work/old/trace.h5}|" "$config" >self.yaml
+    before=$(run_files_sum old)
+    expect_error "is an input of this run" launch run self.yaml --out old --overwrite
+    [[ $(run_files_sum old) == "$before" ]] || fail "the refused overwrite changed files"
+    $py "$here/check_trace.py" old/trace.h5 || fail "the old trace was damaged"
+    ;;
+  half_created)
+    # Killed after rank 0 created trace.h5, before the rank files and the creation
+    # marker: `resume` starts over (keeping the files aside), `run` accepts the
+    # directory, `jobs/` runs it to the end; all end like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    for d in h1 h2 h3; do
+      launch run "$config" --out $d >/dev/null 2>&1 || fail "run $d"
+      rm $d/rank-*.h5 $d/.created
+      $py -c "import h5py; del h5py.File('$d/trace.h5', 'r+')['result']"
+    done
+    launch resume h1 >h1.log 2>&1 || fail "resume: $(cat h1.log)"
+    grep -q 'never finished its creation.*starting over' h1.log || fail "resume: $(cat h1.log)"
+    [[ -f h1/earlier-1/trace.h5 ]] || fail "resume deleted the earlier trace"
+    $py "$here/compare_traces.py" full/trace.h5 h1/trace.h5 || fail "resume: a different run"
+    launch run "$config" --out h2 >h2.log 2>&1 || fail "run refused a half-created dir: $(cat h2.log)"
+    $py "$here/compare_traces.py" full/trace.h5 h2/trace.h5 || fail "run: a different run"
+    "$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin" "$config" h3 \
+      >h3.log 2>&1 || fail "tune.sh: $(cat h3.log)"
+    $py "$here/compare_traces.py" full/trace.h5 h3/trace.h5 || fail "tune.sh: a different run"
+    ;;
+  rank_killed)
+    # One rank SIGKILLed mid-run: the job ends (no hang) with a non-zero exit, and
+    # resume ends like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "$config" --out one \
+      >one.log 2>&1 &
+    launcher=$!
+    wait_for_generation one.log 2
+    victim=$(children "$launcher" | tail -n 1)
+    kill -9 "$victim"
+    for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+    kill -0 $launcher 2>/dev/null && fail "the job still runs 30 s after a rank died"
+    wait $launcher && fail "a job with a killed rank exited 0"
+    launch resume one >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 one/trace.h5 || fail "resume changed the run"
+    ;;
+  bounded_retries)
+    # jobs/ stops after ISLETUNE_MAX_FAILURES failed launches in a row, with a message.
+    sed 's|dataset: .*|dataset: /nonexistent/none.h5}|' "$config" >missing.yaml
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin")
+    for try in 1 2 3; do
+      "${tune[@]}" missing.yaml r >try$try.log 2>&1 && fail "a failing run exited 0"
+      grep -q -- "-> mpirun" try$try.log || fail "try $try did not launch: $(cat try$try.log)"
+    done
+    "${tune[@]}" missing.yaml r >try4.log 2>&1 && fail "the fourth try exited 0"
+    cat try4.log
+    grep -q -- "-> mpirun" try4.log && fail "the fourth try launched again"
+    grep -q "failed 3 times in a row; not retrying" try4.log || fail "no message"
+    rm r/.failures
+    "${tune[@]}" "$config" r >ok.log 2>&1 || fail "after deleting .failures: $(cat ok.log)"
+    [[ -f r/.failures ]] && fail "a success kept the failure count"
+    ;;
+  tune_sigterm)
+    # SIGTERM to jobs/mpirun/tune.sh with generations longer than 2 s (a bare mpirun
+    # kills the ranks before /result): the wrapper asks mpirun with SIGUSR1, every rank
+    # ends the generation, the run records stop reason `signal` and exits 0; running the
+    # same command again resumes it to exactly the uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin" "$config" t)
+    ISLETUNE_REPLAY_DELAY_S=2.5 "${tune[@]}" >t.log 2>&1 &
+    wrapper=$!
+    wait_for_generation t.log 1
+    kill -TERM $wrapper
+    wait $wrapper || fail "tune.sh after SIGTERM exited non-zero: $(cat t.log)"
+    cat t.log
+    h5dump -a /result/stop_reason t/trace.h5 | grep -q '"signal"' || fail "stop reason"
+    "${tune[@]}" >t2.log 2>&1 || fail "tune.sh again: $(cat t2.log)"
+    grep -q "resumable -> " t2.log || fail "the second tune.sh did not resume"
+    $py "$here/compare_traces.py" full/trace.h5 t/trace.h5 || fail "resume changed the run"
+    ;;
+  frozen_rank)
+    # A rank that stops answering (SIGSTOP): the others end the job after
+    # ISLETUNE_RANK_TIMEOUT_S with a message instead of waiting forever; resume then
+    # ends like an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+      "$config" --out frozen >frozen.log 2>&1 &
+    launcher=$!
+    wait_for_generation frozen.log 2
+    victim=$(children "$launcher" | tail -n 1)
+    kill -STOP "$victim"
+    for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $launcher 2>/dev/null; then
+      kill -9 "$victim" $launcher 2>/dev/null
+      fail "the job still runs 30 s after a rank froze"
+    fi
+    wait $launcher && fail "a job with a frozen rank exited 0"
+    kill -9 "$victim" 2>/dev/null
+    cat frozen.log
+    grep -q "no answer from the other ranks" frozen.log || fail "no message"
+    launch resume frozen >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 frozen/trace.h5 || fail "resume changed the run"
+    ;;
+  random_kills)
+    # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random
+    # moment of a slowed run, then run the same jobs/mpirun/tune.sh command a user would
+    # (it resumes, or starts over a run killed before its creation finished); the result
+    # must equal an uninterrupted run. Counts hangs (a process alive 30 s after the
+    # kill), crashes (signals other than the SIGKILL, aborts, uncaught exceptions), silent
+    # successes (a killed job that exits 0 without a result), identical resumes.
+    n=${ISLETUNE_KILLS:-2}
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    tune=("$here/../../jobs/mpirun/tune.sh" -n "$np" -b replay --isletune "$bin" "$config")
+    crash_pattern='Segmentation\|core dumped\|terminate called\|double free\|Aborted\|MPI_ABORT\|signal 6\|signal 11'
+    identical=0 hangs=0 crashes=0 silent=0 late=0 failed=0
+    for ((t = 1; t <= n; ++t)); do
+      d=k$t
+      ISLETUNE_REPLAY_DELAY_S=0.5 "${mpi[@]}" -np "$np" "$bin" run "$config" --out $d >$d.log 2>&1 &
+      launcher=$!
+      delay=$(awk -v s="$RANDOM$t" 'BEGIN { srand(s); printf "%.2f", 0.3 + rand() * 6 }')
+      sleep "$delay"
+      ranks=$(children "$launcher")
+      target=$((RANDOM % (np + 1)))
+      if ((target == np)); then
+        what=mpirun
+        kill -9 "$launcher" 2>/dev/null
+      else
+        what="rank $target"
+        victim=$(sed -n "$((target + 1))p" <<<"$ranks")
+        [[ -n $victim ]] && kill -9 "$victim" 2>/dev/null
+      fi
+      alive=1
+      for ((i = 0; i < 300; ++i)); do
+        alive=0
+        for p in $launcher $ranks; do kill -0 "$p" 2>/dev/null && alive=1; done
+        ((alive)) || break
+        sleep 0.1
+      done
+      if ((alive)); then
+        hangs=$((hangs + 1))
+        kill -9 $launcher $ranks 2>/dev/null
+      fi
+      wait "$launcher"
+      rc=$?
+      verdict=""
+      if ((rc == 0)); then
+        if h5dump -a /result/stop_reason $d/trace.h5 >/dev/null 2>&1; then
+          late=$((late + 1)) verdict="finished before the kill"
+        else
+          silent=$((silent + 1)) verdict="SILENT SUCCESS"
+        fi
+      fi
+      grep -q "$crash_pattern" $d.log && crashes=$((crashes + 1)) verdict+=" CRASH(run)"
+      if "${tune[@]}" $d >$d.again.log 2>&1; then
+        grep -q "$crash_pattern" $d.again.log && crashes=$((crashes + 1)) verdict+=" CRASH(resume)"
+        if $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 >/dev/null 2>&1; then
+          identical=$((identical + 1))
+          verdict+=" identical"
+        else
+          failed=$((failed + 1)) verdict+=" DIFFERENT"
+        fi
+      else
+        failed=$((failed + 1)) verdict+=" RESUME FAILED: $(tail -n 3 $d.again.log | tr '\n' ' ')"
+      fi
+      echo "trial $t: SIGKILL $what after ${delay} s (ranks $(wc -w <<<"$ranks")): exit $rc:$verdict"
+    done
+    echo "RESULT kills=$n identical=$identical hangs=$hangs crashes=$crashes silent=$silent" \
+      "finished_before_kill=$late failed=$failed"
+    ((hangs == 0 && crashes == 0 && silent == 0 && failed == 0)) || fail "random kills"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -1,0 +1,301 @@
+// The run directory: lock, states, creation marker, safe replacement, status file.
+#include "trace/run_directory.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include "common/error.hpp"
+#include "trace/h5.hpp"
+#include "trace/rank_writer.hpp"
+#include "trace/reader.hpp"
+#include "trace/run_writer.hpp"
+#include "trace/tables.hpp"
+
+namespace isletune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLockFile = ".lock";
+
+// True for the files a run consists of: trace.h5 and rank-NNNN.h5 (and a resume's
+// rank-NNNN.h5.resume left by a kill).
+bool is_run_file(const std::string& name) {
+  return name == RunTraceWriter::kTraceFile ||
+         (name.starts_with("rank-") && (name.ends_with(".h5") || name.ends_with(".h5.resume")));
+}
+
+// The run files present in dir.
+std::vector<fs::path> run_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (is_run_file(entry.path().filename().string()))
+      files.push_back(entry.path());
+  }
+  return files;
+}
+
+// The rank numbers of the rank-NNNN.h5 files in dir.
+std::vector<int> rank_numbers(const fs::path& dir) {
+  std::vector<int> ranks;
+  for (const auto& f : run_files(dir)) {
+    const std::string name = f.filename().string();
+    if (name.starts_with("rank-") && name.ends_with(".h5") && name.size() == 12)
+      ranks.push_back(std::atoi(name.substr(5, 4).c_str()));
+  }
+  return ranks;
+}
+
+// True when some rank file of dir holds a committed generation.
+bool any_committed_generation(const fs::path& dir) {
+  for (int rank : rank_numbers(dir)) {
+    if (committed_generations(dir, rank) > 0)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* run_dir_state_name(RunDirState state) {
+  switch (state) {
+    case RunDirState::empty:
+      return "empty";
+    case RunDirState::creating:
+      return "creating";
+    case RunDirState::started:
+      return "started";
+    case RunDirState::resumable:
+      return "resumable";
+    case RunDirState::finished:
+      return "finished";
+  }
+  return "unknown";
+}
+
+RunDirectoryLock RunDirectoryLock::acquire(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InputError("output " + dir.string() + " exists and is not a directory.");
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw InputError("cannot create output directory " + dir.string() + ": " + ec.message() + ".");
+  }
+  const fs::path path = dir / kLockFile;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw InputError("output directory " + dir.string() + " is not writable (cannot create " +
+                     path.string() + ": " + std::strerror(errno) + ").");
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd);
+    if (error == EWOULDBLOCK) {
+      throw InputError("output directory " + dir.string() +
+                       " is in use by another isletune run or resume (" + path.string() +
+                       " is locked); wait for it to end or use another --out.");
+    }
+    throw InputError("cannot lock " + path.string() + ": " + std::strerror(error) + ".");
+  }
+  return RunDirectoryLock(fd);
+}
+
+RunDirectoryLock::RunDirectoryLock(RunDirectoryLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)) {}
+
+RunDirectoryLock& RunDirectoryLock::operator=(RunDirectoryLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+RunDirectoryLock::~RunDirectoryLock() {
+  if (fd_ >= 0)
+    ::close(fd_);  // releases the flock
+}
+
+long long committed_generations(const fs::path& dir, int rank) {
+  const fs::path path = dir / RankTraceWriter::file_name(rank);
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return 0;
+  h5::quiet_errors();
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file.valid())
+    return 0;
+  try {
+    h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+    if (h5::has_attr(root.get(), "committed")) {
+      const auto counts = h5::read_attr_ints64(root.get(), "committed");
+      return counts.size() > 1 ? counts[1] : 0;
+    }
+    if (!h5::exists(root.get(), "generations"))
+      return 0;
+    h5::Dataset table(H5_CHECK(H5Dopen2(root.get(), "generations", H5P_DEFAULT)));
+    h5::Dataspace space(H5_CHECK(H5Dget_space(table.get())));
+    hsize_t n = 0;
+    H5_CHECK(H5Sget_simple_extent_dims(space.get(), &n, nullptr));
+    return static_cast<long long>(n);
+  } catch (const h5::Error&) {
+    return 0;
+  }
+}
+
+RunDirState run_directory_state(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || run_files(dir).empty())
+    return RunDirState::empty;
+  const bool marked = fs::exists(dir / kCreatedMarker, ec);
+  const bool committed = any_committed_generation(dir);
+  if (!marked && !committed)
+    return RunDirState::creating;
+  try {
+    const TraceReader reader(dir / RunTraceWriter::kTraceFile);
+    if (const auto result = reader.result(); result && result->stop_reason != "signal")
+      return RunDirState::finished;
+  } catch (const std::exception&) {
+    // An unreadable trace.h5 of a created run: resume says what is wrong with it.
+  }
+  return committed ? RunDirState::resumable : RunDirState::started;
+}
+
+void mark_run_created(const fs::path& dir) {
+  const fs::path tmp = dir / (std::string(kCreatedMarker) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "isletune run directory: trace.h5 and every rank file were created\n";
+    out.flush();
+    if (!out)
+      throw InputError("cannot write " + tmp.string() + " (" + std::strerror(errno) + ").");
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir / kCreatedMarker, ec);
+  if (ec)
+    throw InputError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message() + ".");
+}
+
+void remove_run_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& f : run_files(dir))
+    fs::remove(f, ec);
+  fs::remove(dir / kCreatedMarker, ec);
+  fs::remove(dir / kStatusFile, ec);
+}
+
+fs::path set_aside_run_files(const fs::path& dir) {
+  fs::path kept;
+  for (int n = 1;; ++n) {
+    kept = dir / ("earlier-" + std::to_string(n));
+    std::error_code ec;
+    if (fs::create_directory(kept, ec))
+      break;
+    if (ec)
+      throw InputError("cannot create " + kept.string() + ": " + ec.message() + ".");
+  }
+  std::vector<fs::path> files = run_files(dir);
+  for (const char* name : {kCreatedMarker, kStatusFile}) {
+    std::error_code ec;
+    if (fs::exists(dir / name, ec))
+      files.push_back(dir / name);
+  }
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::rename(f, kept / f.filename(), ec);
+    if (ec)
+      throw InputError("cannot move " + f.string() + " to " + kept.string() + ": " + ec.message() +
+                       ".");
+  }
+  return kept;
+}
+
+void prepare_new_run(const fs::path& dir, bool overwrite, const std::vector<fs::path>& inputs) {
+  const RunDirState state = run_directory_state(dir);
+  if (state != RunDirState::empty && state != RunDirState::creating && !overwrite) {
+    throw InputError("output directory " + dir.string() + " already holds a run (trace.h5, " +
+                     run_dir_state_name(state) + "); use --overwrite to replace it, " +
+                     "another --out, or `isletune resume " + dir.string() + "`.");
+  }
+  // Nothing that this run reads may be among the files it replaces.
+  std::error_code ec;
+  for (const auto& f : run_files(dir)) {
+    for (const auto& input : inputs) {
+      if (!input.empty() && fs::exists(input, ec) && fs::equivalent(input, f, ec)) {
+        throw InputError("cannot replace the run in " + dir.string() + ": " + f.string() +
+                         " is an input of this run (" + input.string() +
+                         "); copy it elsewhere first or use another --out.");
+      }
+    }
+  }
+  remove_run_files(dir);
+  const fs::path probe = dir / ".isletune-write-test";
+  if (std::FILE* f = std::fopen(probe.c_str(), "w")) {
+    std::fclose(f);
+    fs::remove(probe, ec);
+  } else {
+    throw InputError("output directory " + dir.string() + " is not writable.");
+  }
+}
+
+void check_rank_file(const fs::path& dir, int rank) {
+  const fs::path path = dir / RankTraceWriter::file_name(rank);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw InputError(path.string() + " is missing; rank " + std::to_string(rank) +
+                     " cannot be resumed (nothing was changed).");
+  }
+  h5::quiet_errors();
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file.valid()) {
+    throw InputError(path.string() + " is damaged: not a readable HDF5 file; rank " +
+                     std::to_string(rank) + " cannot be resumed (nothing was changed).");
+  }
+  std::string problem;
+  try {
+    h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+    if (!h5::exists(root.get(), "checkpoint")) {
+      problem = "it has no /checkpoint group";
+    } else {
+      h5::Group group(H5_CHECK(H5Gopen2(root.get(), "checkpoint", H5P_DEFAULT)));
+      if (!h5::has_attr(group.get(), "current")) {
+        problem = "/checkpoint has no `current` attribute";
+      } else if (h5::read_attr_int(group.get(), "current") >= 0 &&
+                 !trace_detail::read_checkpoint(root.get())) {
+        problem = "neither checkpoint slot can be read";
+      }
+    }
+  } catch (const h5::Error&) {
+    problem = "its checkpoint cannot be read";
+  }
+  if (!problem.empty()) {
+    throw InputError(path.string() + " is damaged: " + problem + "; rank " + std::to_string(rank) +
+                     " cannot be resumed (nothing was changed).");
+  }
+}
+
+void write_status_file(const fs::path& dir, const std::string& text) {
+  const fs::path tmp = dir / (std::string(kStatusFile) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+  }
+  std::error_code ec;
+  if (fs::file_size(tmp, ec) != text.size()) {
+    fs::remove(tmp, ec);  // a full disk: keep the previous status
+    return;
+  }
+  fs::rename(tmp, dir / kStatusFile, ec);
+}
+
+}  // namespace isletune

@@ -1,0 +1,85 @@
+// The run directory as a whole (docs/trace.md, "Run directory"): who may use it (an
+// exclusive lock held for a run's life), what state it is in (empty, being created,
+// started, resumable, finished), the marker written last at creation, checks that
+// nothing a run reads lives in the files it would replace, and the per-generation
+// status file a live run can be monitored through.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace isletune {
+
+// The states of a run directory, in the order a run passes through them.
+enum class RunDirState {
+  empty,      // no trace.h5 and no rank file
+  creating,   // trace or rank files, no creation marker, no committed generation anywhere
+  started,    // created (marker), no rank committed a generation yet
+  resumable,  // some rank committed a generation; no final /result (or stopped by a signal)
+  finished,   // /result with a stop reason other than `signal`
+};
+
+// "empty", "creating", ... (for messages and `jobs/`).
+[[nodiscard]] const char* run_dir_state_name(RunDirState state);
+
+// An exclusive lock on DIR/.lock (flock), held while the object lives: two processes
+// never run or resume into the same directory at once. The descriptor is close-on-exec,
+// so no child (the CUDA worker) keeps the lock alive.
+class RunDirectoryLock {
+ public:
+  // Creates DIR if needed and takes the lock without waiting. Throws InputError naming
+  // DIR when another process holds it or the directory cannot be created.
+  static RunDirectoryLock acquire(const std::filesystem::path& dir);
+  RunDirectoryLock(RunDirectoryLock&& other) noexcept;
+  RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept;
+  RunDirectoryLock(const RunDirectoryLock&) = delete;
+  RunDirectoryLock& operator=(const RunDirectoryLock&) = delete;
+  ~RunDirectoryLock();
+
+ private:
+  explicit RunDirectoryLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Name of the creation marker, written last when a run directory is created.
+inline constexpr const char* kCreatedMarker = ".created";
+// Name of the live status file (rewritten atomically after every generation).
+inline constexpr const char* kStatusFile = "status.txt";
+
+// Classifies DIR (see RunDirState). A directory without the marker whose rank files hold
+// committed generations (written before markers existed) counts as resumable.
+[[nodiscard]] RunDirState run_directory_state(const std::filesystem::path& dir);
+
+// Writes the creation marker atomically (after trace.h5 and every rank file exist).
+void mark_run_created(const std::filesystem::path& dir);
+
+// Rank 0 of `isletune run`, holding the lock: makes DIR ready for a new run. Refuses a
+// directory that holds a run (unless `overwrite`), or whose files to be replaced include
+// one of `inputs` (e.g. the replay dataset); then removes the old run's files (a
+// directory that never finished creation is cleaned without --overwrite) and checks that
+// DIR is writable. Throws InputError with one sentence; nothing is removed when it throws.
+void prepare_new_run(const std::filesystem::path& dir, bool overwrite,
+                     const std::vector<std::filesystem::path>& inputs);
+
+// Removes trace.h5, every rank-NNNN.h5, the marker and the status file of DIR.
+void remove_run_files(const std::filesystem::path& dir);
+
+// Moves trace.h5, the rank files, the marker and the status file of DIR into a new
+// subdirectory DIR/earlier-N (N = 1, 2, ...) and returns it: `resume` starting over
+// never deletes what an earlier attempt recorded. Throws InputError when it cannot.
+std::filesystem::path set_aside_run_files(const std::filesystem::path& dir);
+
+// Throws InputError naming DIR/rank-NNNN.h5 when it is missing, unreadable or damaged
+// (no checkpoint group, or a current checkpoint that cannot be read); `isletune resume`
+// calls it before anything is changed.
+void check_rank_file(const std::filesystem::path& dir, int rank);
+
+// Committed generation rows of DIR/rank-NNNN.h5 (0 when the file has none or is missing).
+[[nodiscard]] long long committed_generations(const std::filesystem::path& dir, int rank);
+
+// Replaces DIR/status.txt atomically (write a temporary file, rename) with `text`;
+// failures are ignored (the status file is a convenience, the trace is the record).
+void write_status_file(const std::filesystem::path& dir, const std::string& text);
+
+}  // namespace isletune
