@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "common/error.hpp"
 #include "ga/memory_ring.hpp"
@@ -594,6 +597,47 @@ TEST(SearchLoop, WaitIncludesEveryCollectiveOfTheGeneration) {
   ASSERT_FALSE(sink.generations.empty());
   for (const auto& g : sink.generations)
     EXPECT_EQ(g.wait_s, 11.0) << "generation " << g.generation;
+}
+
+TEST(SearchLoop, SharedMeasurementsWriteNoMigrationRows) {
+  // Two islands, one emigrant per generation: each generation also shares its other new
+  // measurements as measurement-only migrants, which write no migration row on either
+  // side (docs/trace.md), so each generation has exactly one sent and one received row.
+  const SampledSet set = testing::landscape_set();
+  GaSettings ga = small_ga(Encoding::index);
+  ga.mcr_threshold = 0;
+  ga.max_generations = 6;
+  ga.migration_count = 1;
+  MemoryRing ring(2);
+  MemoryStopVote vote(2);
+  const Reindex alphabet(set.settings, ga.encoding);
+  std::vector<std::unique_ptr<SyntheticEvaluator>> evals;
+  std::vector<std::unique_ptr<MemorySink>> sinks;
+  std::vector<std::unique_ptr<IslandSearch>> searches;
+  for (int r = 0; r < 2; ++r) {
+    evals.push_back(std::make_unique<SyntheticEvaluator>(testing::random_landscape(3)));
+    sinks.push_back(std::make_unique<MemorySink>());
+    searches.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evals[r], ring.migrator(r),
+                                                      vote.vote(r), *sinks[r], 7, r));
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& s : searches)
+      any = s->step() || any;
+  }
+  for (int r = 0; r < 2; ++r) {
+    const MemorySink& sink = *sinks[r];
+    ASSERT_FALSE(sink.generations.empty());
+    // More was measured than one emigrant per generation: there was something to share.
+    EXPECT_GT(evals[r]->log.size(), sink.generations.size());
+    std::map<std::pair<int, int>, int> rows;  // (generation, direction) -> rows
+    for (const MigrationRecord& m : sink.migrations)
+      ++rows[{m.generation, m.direction}];
+    for (const auto& [at, n] : rows)
+      EXPECT_EQ(n, 1) << "rank " << r << " generation " << at.first << " direction " << at.second;
+    // A sent and a received row per generation (the first or last may lack the receive).
+    EXPECT_GE(rows.size(), 2 * sink.generations.size() - 1) << "rank " << r;
+  }
 }
 
 }  // namespace
