@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "config/stencil_library.hpp"
+#include "space/values_taken.hpp"
 
 namespace isletune {
 namespace fs = std::filesystem;
@@ -679,10 +680,7 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
       why.pop_back();
     p.fail(root["space"] ? root["space"] : root, "space", "is not valid: " + why);
   }
-  bool any = false;
-  for (int oc = 0; oc < kOcCount && !any; ++oc)
-    any = !space->oc_domain(oc)[0].empty();
-  if (!any) {
+  if (!has_valid_setting(*space)) {
     p.fail(root["space"] ? root["space"] : root, "space",
            "leaves no valid setting (every combination of its values breaks a constraint; "
            "`isletune space` lists them); expected values that combine into at least one");

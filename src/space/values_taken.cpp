@@ -33,6 +33,24 @@ bool any_valid_with(const Space& space, std::size_t i, int v) {
 
 }  // namespace
 
+bool has_valid_setting(const Space& space) {
+  Rng rng(0x7a4b3, 18);
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (!space.oc_domain(oc)[0].empty() && space.random_in_oc(oc, rng, 200))
+      return true;
+  }
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (space.oc_domain(oc)[0].empty())
+      continue;
+    try {
+      space.for_each_valid(oc, [](const Setting&) { throw Found{}; });
+    } catch (const Found&) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Space::Values values_taken(const Stencil& stencil, const Space& space) {
   std::array<std::set<int>, kParamCount> taken;
   auto mark = [&](const Setting& s) {

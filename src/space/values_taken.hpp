@@ -14,4 +14,8 @@ namespace isletune {
 // depth-first search for one with that value. Empty lists when no setting is valid.
 [[nodiscard]] Space::Values values_taken(const Stencil& stencil, const Space& space);
 
+// Whether the space holds at least one valid setting (seeded random draws first, then a
+// pruned depth-first search that stops at the first valid setting).
+[[nodiscard]] bool has_valid_setting(const Space& space);
+
 }  // namespace isletune

@@ -67,7 +67,7 @@ NUMERIC = {
     "ga.migration.interval": ("int", 0, 1 << 20), "ga.migration.count": ("int", 0, 4),
     "budget.max_generations": ("int", 0, 2**31 - 1),
     "budget.max_evaluations": ("int", 0, 2**63 - 1),
-    "budget.time_budget_s": ("real", 0, 1e308),
+    "budget.time_budget_s": ("real", 0, sys.float_info.max),
     "evaluator.timeout_s": ("real", 0, 86400), "evaluator.compile_threads": ("int", 0, 1024),
 }
 CHOICES = {"strategy": "island-ga", "sampler.predictor": "roofline", "ga.encoding": "index",
@@ -334,8 +334,10 @@ def config_case(rng, index, workdir):
         elif kind == 5:
             tree["space"][p] = rng.choice(["[1, 2]", "7", "{values: 7}", "{value: [1]}"])
         elif kind == 6:
-            # values outside the parameter's range (Space rejects them)
-            tree["space"][p] = "{values: [%d]}" % rng.choice([3, 5, 7, 9, 1000, 1 << 20])
+            # values outside the parameter's range (Space rejects them; sb has no upper
+            # bound of its own, and tdeg 3 or uf 3 can be valid)
+            tree["space"]["tbx" if p == "sb" else p] = "{values: [%d]}" % rng.choice(
+                [1000, 1 << 20])
             if p in ("tbx", "tby"):
                 tree["space"][p] = "{values: [3]}"
         else:
