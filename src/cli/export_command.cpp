@@ -14,7 +14,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -308,7 +307,9 @@ std::string kt_entry(const EvaluationRecord& e, bool good, const Instant& base,
         json_string(kt_error(m.status == Status::ok ? Status::crashed : m.status));
     o << in << "\"time\": " << error << ",\n" << in << "\"__error__\": " << error << ",\n";
   }
-  const double benchmark = std::accumulate(m.times_ms.begin(), m.times_ms.end(), 0.0);
+  // Kernel Tuner's benchmark_time is the wall time of benchmarking one configuration
+  // (warm-up and timed runs), not the sum of the per-step times: isletune's run_ms.
+  const double benchmark = m.run_ms;
   Instant stamp = base;
   stamp.us += python_microseconds(std::isfinite(e.wall_s) ? e.wall_s : 0.0);
   o << in << "\"compile_time\": " << json_number(m.compile_ms) << ",\n"

@@ -2,11 +2,14 @@
 // commands.hpp. Bad input is one sentence on stderr and exit code 2; nothing aborts.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <string>
 #include <string_view>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "run/signals.hpp"
 
 namespace {
@@ -23,6 +26,9 @@ constexpr const char* kUsage =
     "  measure CONFIG (--random N|--exhaustive) -o FILE   record a replay dataset\n"
     "\n"
     "  --version              print the version\n";
+
+// Longest message printed (a message quoting input is cut, never echoed whole).
+constexpr std::size_t kMessageChars = 280;
 
 using Command = int (*)(const isletune::cli::Args&);
 
@@ -81,13 +87,24 @@ int main(int argc, char** argv) {
   // Before MPI starts (Open MPI keeps handlers already installed).
   if (name == "run" || name == "resume")
     isletune::run::install_termination_handlers();
+  // Messages are one line: control bytes escaped and length bounded whatever they quote.
   try {
     return command(isletune::cli::Args(argv + 2, argv + argc));
   } catch (const isletune::InputError& e) {
-    std::fprintf(stderr, "isletune %s: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "isletune %s: %s\n", name.c_str(),
+                 isletune::printable(e.what(), kMessageChars).c_str());
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the system refuses (too long, not a directory, no permission).
+    std::fprintf(stderr, "isletune %s: %s: %s.\n", name.c_str(),
+                 isletune::display_path(e.path1()).c_str(), e.code().message().c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "isletune %s: out of memory.\n", name.c_str());
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "isletune %s: internal error: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "isletune %s: internal error: %s\n", name.c_str(),
+                 isletune::printable(e.what(), kMessageChars).c_str());
     return 1;
   }
 }

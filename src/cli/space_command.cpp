@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "space/space.hpp"
+#include "space/values_taken.hpp"
 
 namespace isletune::cli {
 namespace {
@@ -47,18 +48,30 @@ int space_command(const Args& args) {
   std::printf("stencil %s (%d-D, order %d, %d points), grid %dx%dx%d, limits: %s\n",
               stencil.name().c_str(), stencil.dims(), stencil.order(), stencil.size(),
               config.grid.nx, config.grid.ny, config.grid.nz, space.limits().name.c_str());
-  std::printf("\nparameters:\n");
+  // Values as text ("none block" for merge).
+  auto text = [](Param p, const std::vector<int>& list) {
+    std::string out;
+    for (int v : list) {
+      if (!out.empty())
+        out += ' ';
+      out += p == Param::merge ? std::string(merge_name(static_cast<MergeKind>(v)))
+                               : std::to_string(v);
+    }
+    return out;
+  };
+  const Space::Values taken = values_taken(stencil, space);
+  double listed = 1, taken_product = 1;
+  std::printf("\nparameters (values; where some differ, those a valid setting takes):\n");
   for (std::size_t i = 0; i < kParamCount; ++i) {
     const Param p = param_at(i);
-    std::string values;
-    for (int v : space.values(p)) {
-      if (!values.empty())
-        values += ' ';
-      values += p == Param::merge ? std::string(merge_name(static_cast<MergeKind>(v)))
-                                  : std::to_string(v);
-    }
-    std::printf("  %-13s %s\n", std::string(param_name(p)).c_str(), values.c_str());
+    listed *= static_cast<double>(space.values(p).size());
+    taken_product *= static_cast<double>(taken[i].size());
+    const std::string all = text(p, space.values(p)), used = text(p, taken[i]);
+    std::printf("  %-13s %s%s\n", std::string(param_name(p)).c_str(), all.c_str(),
+                used == all ? "" : ("  (taken: " + used + ")").c_str());
   }
+  std::printf("combinations of the lists: %.6g; of the values taken: %.6g\n", listed,
+              taken_product);
   std::printf("\nconstraints:\n");
   for (const char* c : kConstraints)
     std::printf("  - %s\n", c);

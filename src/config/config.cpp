@@ -14,7 +14,9 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "config/stencil_library.hpp"
+#include "space/values_taken.hpp"
 
 namespace isletune {
 namespace fs = std::filesystem;
@@ -63,19 +65,50 @@ class Parser {
     throw InputError(where + " " + problem + ".");
   }
 
-  // The node must be a mapping whose keys are all in `allowed`.
+  // The node must be a mapping whose keys are all in `allowed`, each given once.
   void check_keys(const YAML::Node& node, const std::string& key,
                   std::initializer_list<std::string_view> allowed) const {
-    if (!node.IsMap())
+    if (!node.IsMap()) {
+      if (key.empty()) {
+        throw InputError(origin_ + ": the top level must be a mapping with keys " + join(allowed) +
+                         got(node) + ".");
+      }
       fail(node, key, "must be a mapping with keys " + join(allowed));
+    }
+    check_plain_keys(node, key);
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        fail(entry.first, key.empty() ? name : key + "." + name,
+        fail(entry.first, child(key, name),
              "is not a known key; allowed keys" + std::string(key.empty() ? "" : " of " + key) +
                  ": " + join(allowed));
       }
     }
+  }
+
+  // Every key of the mapping is a plain name given once (yaml-cpp keeps duplicates and
+  // returns the first, so a repeated key would silently lose its second value).
+  void check_plain_keys(const YAML::Node& node, const std::string& key) const {
+    std::map<std::string, int> lines;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        fail(entry.first, key.empty() ? "the top level" : key,
+             "has a key that is a list or mapping; expected plain key names");
+      }
+      const std::string name = entry.first.Scalar();
+      const int line = entry.first.Mark().line + 1;
+      if (const auto [it, fresh] = lines.emplace(name, line); !fresh) {
+        fail(entry.first, child(key, name),
+             "appears twice (first on line " + std::to_string(it->second) +
+                 "); expected each key once");
+      }
+    }
+  }
+
+  // "parent.name" with the name made printable.
+  static std::string child(const std::string& parent, const std::string& name) {
+    const std::string shown = printable(name, 40);
+    return parent.empty() ? shown : parent + "." + shown;
   }
 
   // An integer in [lo, hi].
@@ -146,7 +179,7 @@ class Parser {
   }
   static std::string got(const YAML::Node& node) {
     if (node.IsScalar())
-      return ", got '" + node.Scalar() + "'";
+      return ", got " + quote_value(node.Scalar());
     if (node.IsSequence())
       return ", got a list";
     if (node.IsMap())
@@ -189,8 +222,8 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
     if (!dims) {
       p.fail(node, "stencil",
              "must be a typical-library name ({star,box,cross}{2d,3d}{1..4}r such as star2d2r), "
-             "a mapping with name, dims and points, or a mapping with file, got '" +
-                 s.name + "'");
+             "a mapping with name, dims and points, or a mapping with file, got " +
+                 quote_value(s.name));
     }
     s.dims = *dims;
     return s;
@@ -199,8 +232,10 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
     p.check_keys(node, "stencil", {"file"});
     s.source = StencilSource::file;
     s.file = p.path(node["file"], "stencil.file");
-    if (!fs::exists(s.file)) {
-      p.fail(node["file"], "stencil.file", "names " + s.file.string() + ", which does not exist");
+    if (std::error_code ec; !fs::is_regular_file(s.file, ec)) {
+      p.fail(node["file"], "stencil.file",
+             "names " + display_path(s.file) + ", which is not a readable file" +
+                 (ec ? " (" + ec.message() + ")" : std::string()));
     }
     s.name = s.file.stem().string();
     return s;
@@ -208,6 +243,10 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
   p.check_keys(node, "stencil", {"name", "dims", "points", "file"});
   s.source = StencilSource::points;
   s.name = node["name"] ? p.text(node["name"], "stencil.name") : "custom";
+  if (s.name.size() > 64 || printable(s.name, 64) != s.name) {
+    p.fail(node["name"], "stencil.name",
+           "must be a name of at most 64 printable characters, got " + quote_value(s.name));
+  }
   if (!node["dims"])
     p.fail(node, "stencil", "must give dims (2 or 3) with its points");
   s.dims = static_cast<int>(p.integer(node["dims"], "stencil.dims", 2, 3, "2 or 3"));
@@ -235,6 +274,11 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
   return s;
 }
 
+// Bounds on the grid: every extent below 2^30 (the space's power-of-two arithmetic stays
+// inside int) and at most 2^31 cells (several double grids must fit in GPU memory).
+constexpr std::int64_t kMaxGridExtent = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxGridCells = std::int64_t{1} << 31;
+
 Grid parse_grid(const Parser& p, const YAML::Node& node, int dims) {
   const std::string shape = dims == 3 ? "[nx, ny, nz]" : "[nx, ny]";
   if (!node.IsSequence() || (node.size() != 2 && node.size() != 3)) {
@@ -249,9 +293,17 @@ Grid parse_grid(const Parser& p, const YAML::Node& node, int dims) {
   for (std::size_t i = 0; i < node.size(); ++i) {
     extents[i] =
         static_cast<int>(p.integer(node[i], "grid[" + std::to_string(i) + "]", 1,
-                                   std::numeric_limits<int>::max(), "a positive integer extent"));
+                                   kMaxGridExtent - 1, "a positive integer extent below 2^30"));
   }
-  return {extents[0], extents[1], extents[2]};
+  const Grid grid{extents[0], extents[1], extents[2]};
+  if (grid.cells() > kMaxGridCells) {
+    p.fail(node, "grid",
+           "holds " + std::to_string(grid.cells()) +
+               " cells; expected at most 2^31 = " + std::to_string(kMaxGridCells) +
+               " (each double grid then takes 16 GiB of GPU memory, and the evaluator holds "
+               "several)");
+  }
+  return grid;
 }
 
 // One value of a parameter list: merge by name, flags as true/false or 0/1.
@@ -288,12 +340,14 @@ std::vector<SpaceOverride> parse_space(const Parser& p, const YAML::Node& node) 
     names.emplace_back(param_name(param_at(i)));
   if (!node.IsMap())
     p.fail(node, "space", "must be a mapping from parameter names to changes");
+  p.check_plain_keys(node, "space");
   std::map<int, SpaceOverride> by_param;
   for (const auto& entry : node) {
     const std::string name = entry.first.Scalar();
     const auto param = param_from_name(name);
     if (!param) {
-      p.fail(entry.first, "space." + name, "is not a parameter; allowed: " + join(names));
+      p.fail(entry.first, "space." + printable(name, 40),
+             "is not a parameter; allowed: " + join(names));
     }
     const std::string key = "space." + name;
     const YAML::Node spec = entry.second;
@@ -365,16 +419,23 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   if (node["cols"]) {
     ga.cols = static_cast<int>(p.integer(node["cols"], "ga.cols", 1, kBig, "an integer >= 1"));
   }
+  // rows x cols in 64 bits: two extents up to 2^20 overflow int.
+  const std::int64_t cells = std::int64_t{ga.rows} * ga.cols;
+  if (!node["population"] && (cells < 2 || cells > kBig)) {
+    p.fail(node[node["rows"] ? "rows" : "cols"], "ga.rows",
+           "x ga.cols is the population and must be in [2, 2^20], got " + std::to_string(ga.rows) +
+               " x " + std::to_string(ga.cols) + " = " + std::to_string(cells));
+  }
   if (node["population"]) {
     ga.population = static_cast<int>(
-        p.integer(node["population"], "ga.population", 2, kBig, "an integer >= 2"));
+        p.integer(node["population"], "ga.population", 2, kBig, "an integer in [2, 2^20]"));
   } else if (node["rows"] || node["cols"]) {
-    ga.population = ga.rows * ga.cols;
+    ga.population = static_cast<int>(cells);
   }
-  if (ga.population != ga.rows * ga.cols) {
+  if (ga.population != cells) {
     p.fail(node["population"] ? node["population"] : node, "ga.population",
            "must equal ga.rows x ga.cols = " + std::to_string(ga.rows) + " x " +
-               std::to_string(ga.cols) + " = " + std::to_string(ga.rows * ga.cols) + ", got " +
+               std::to_string(ga.cols) + " = " + std::to_string(cells) + ", got " +
                std::to_string(ga.population));
   }
   if (node["crossover_rate"]) {
@@ -446,10 +507,11 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
   }
   if (node["dataset"]) {
     e.dataset = p.path(node["dataset"], "evaluator.dataset");
-    if (!fs::is_regular_file(e.dataset)) {
+    if (std::error_code ec; !fs::is_regular_file(e.dataset, ec)) {
       p.fail(node["dataset"], "evaluator.dataset",
-             "names " + e.dataset.string() + ", which does not exist; expected a recorded " +
-                 "trace.h5 or dataset (relative paths start at the config file's directory)");
+             "names " + display_path(e.dataset) + ", which is not a file" +
+                 (ec ? " (" + ec.message() + ")" : std::string()) +
+                 "; expected a recorded trace.h5 or dataset");
     }
   }
   if (node["timeout_s"]) {
@@ -538,7 +600,8 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::ParserException& e) {
     throw InputError(origin + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
-                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg + ".");
+                     ", column " + std::to_string(e.mark.column + 1) + ": " + printable(e.msg, 80) +
+                     ".");
   }
   p.check_keys(root, "",
                {"stencil", "grid", "steps", "warmup", "repeats", "space", "sampler", "strategy",
@@ -587,7 +650,7 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
     try {
       c.seed = s.as<std::uint64_t>();
     } catch (const YAML::Exception&) {
-      p.fail(s, "seed", expected + ", got '" + s.Scalar() + "'");
+      p.fail(s, "seed", expected + ", got " + quote_value(s.Scalar()));
     }
   }
   if (root["output"])
@@ -604,21 +667,47 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
                  " on that axis, got " + std::to_string(extents[axis]));
     }
   }
-  // Overrides must leave every parameter a value.
-  (void)apply_space_overrides(Space::default_values(c.stencil.dims, c.grid), c.space, origin);
+  // Overrides must leave every parameter a value, and every value must be one the space
+  // takes (the space's own range checks, here with the file named).
+  const Space::Values values =
+      apply_space_overrides(Space::default_values(c.stencil.dims, c.grid), c.space, origin);
+  std::optional<Space> space;
+  try {
+    space.emplace(stencil, c.grid, DeviceLimits{}, values);
+  } catch (const InputError& e) {
+    std::string why = e.what();
+    if (!why.empty() && why.back() == '.')
+      why.pop_back();
+    p.fail(root["space"] ? root["space"] : root, "space", "is not valid: " + why);
+  }
+  if (!has_valid_setting(*space)) {
+    p.fail(root["space"] ? root["space"] : root, "space",
+           "leaves no valid setting (every combination of its values breaks a constraint; "
+           "`isletune space` lists them); expected values that combine into at least one");
+  }
   return c;
 }
 
 Config load_config(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw InputError(path.string() +
-                     ": cannot open the config file; expected a readable YAML file.");
+  const std::string shown = display_path(path);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    const bool directory = !ec && fs::is_directory(path, ec);
+    throw InputError(shown + ": cannot read the config file (" +
+                     (directory ? std::string("it is a directory")
+                      : ec      ? ec.message()
+                                : std::string("no such file")) +
+                     "); expected a readable YAML file.");
   }
+  std::ifstream in(path, std::ios::binary);
   std::stringstream text;
-  text << in.rdbuf();
-  const fs::path dir = fs::absolute(path).parent_path();
-  return parse_config(text.str(), path.string(), dir);
+  if (in)
+    text << in.rdbuf();
+  if (!in || in.bad()) {
+    throw InputError(shown + ": cannot read the config file; expected a readable YAML file.");
+  }
+  const fs::path dir = fs::absolute(path, ec).parent_path();
+  return parse_config(text.str(), shown, dir);
 }
 
 std::string to_yaml(const Config& c) {
@@ -733,7 +822,7 @@ void apply_overrides(Config& c, const ConfigOverrides& o) {
     } else if (*o.backend == "replay") {
       c.evaluator.backend = Backend::replay;
     } else {
-      throw InputError("--backend: expected cuda or replay, got '" + *o.backend + "'.");
+      throw InputError("--backend: expected cuda or replay, got " + quote_value(*o.backend) + ".");
     }
   }
   if (o.output) {

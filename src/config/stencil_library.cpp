@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace isletune {
 namespace {
@@ -22,7 +23,7 @@ T scalar(const YAML::Node& node, const std::string& where, const std::string& ex
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(where + " must be " + expected + ", got '" + node.Scalar() + "'.");
+    throw InputError(where + " must be " + expected + ", got " + quote_value(node.Scalar()) + ".");
   }
 }
 
@@ -32,9 +33,15 @@ Stencil stencil_from_node(const YAML::Node& root, const std::string& path) {
     throw InputError(path + ": expected a mapping with keys name, dims and points.");
   }
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) {
+      throw InputError(path +
+                       ": has a key that is a list or mapping; expected name, dims and "
+                       "points.");
+    }
+    const std::string key = entry.first.Scalar();
     if (key != "name" && key != "dims" && key != "points") {
-      throw InputError(path + ": unknown key '" + key + "'; expected name, dims and points.");
+      throw InputError(path + ": unknown key " + quote_value(key) +
+                       "; expected name, dims and points.");
     }
   }
   for (const char* key : {"name", "dims", "points"}) {
@@ -68,11 +75,12 @@ Stencil stencil_from_points(const std::string& name, int dims,
                             const std::vector<std::vector<double>>& points,
                             const std::string& where) {
   if (dims != 2 && dims != 3) {
-    throw InputError(where + ": stencil '" + name + "' has dims " + std::to_string(dims) +
-                     "; expected 2 or 3.");
+    throw InputError(where + ": stencil " + quote_value(name) + " has dims " +
+                     std::to_string(dims) + "; expected 2 or 3.");
   }
   if (points.empty()) {
-    throw InputError(where + ": stencil '" + name + "' has no points; expected at least one row.");
+    throw InputError(where + ": stencil " + quote_value(name) +
+                     " has no points; expected at least one row.");
   }
   std::vector<Offset> offsets;
   std::vector<double> coefficients;
@@ -103,15 +111,16 @@ Stencil stencil_from_points(const std::string& name, int dims,
   }
 }
 
-Stencil load_stencil_file(const std::string& path) {
+Stencil load_stencil_file(const std::string& file) {
+  const std::string path = display_path(file);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = YAML::LoadFile(file);
   } catch (const YAML::BadFile&) {
     throw InputError(path + ": cannot open the stencil file.");
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " +
-                     e.msg + ".");
+                     printable(e.msg, 80) + ".");
   }
   return stencil_from_node(root, path);
 }
@@ -128,13 +137,13 @@ std::vector<std::string> stencil_library_dirs() {
 Stencil load_library_stencil(const std::string& name) {
   const bool plain = !name.empty() && name.find_first_of("/\\.") == std::string::npos;
   if (!plain) {
-    throw InputError("stencil name '" + name +
-                     "' is not a library name; expected e.g. star2d1r (or give a file path).");
+    throw InputError("stencil name " + quote_value(name) +
+                     " is not a library name; expected e.g. star2d1r (or give a file path).");
   }
   std::string searched;
   for (const auto& dir : stencil_library_dirs()) {
     const std::string path = dir + "/" + name + ".yaml";
-    if (std::filesystem::is_regular_file(path)) {
+    if (std::error_code ec; std::filesystem::is_regular_file(path, ec)) {
       Stencil s = load_stencil_file(path);
       if (s.name() != name) {
         throw InputError(path + ": key 'name' is '" + s.name() + "'; expected '" + name +
@@ -144,7 +153,7 @@ Stencil load_library_stencil(const std::string& name) {
     }
     searched += (searched.empty() ? "" : ", ") + dir;
   }
-  throw InputError("unknown stencil '" + name + "': no " + name + ".yaml in " + searched +
+  throw InputError("unknown stencil " + quote_value(name) + ": no such .yaml in " + searched +
                    " (the library holds {star,box,cross}{2d,3d}{1..4}r).");
 }
 

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "trace/h5.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
@@ -18,16 +20,25 @@ struct TraceReader::Impl {
   std::string format;
   int version = 0;
 
-  // Opens /ranks/NNNN (following an external link relative to the trace's directory).
+  // Opens /ranks/NNNN (following an external link relative to the trace's directory) and
+  // checks, once per rank, that the rank file belongs here and has this schema.
   [[nodiscard]] h5::Object rank_group(int rank) const;
+  // The schema checks of rank_group: the rank attribute, the `committed` row counts, the
+  // evaluations row type (values as kParamCount ints, status an integer).
+  void check_rank_schema(int rank, hid_t group) const;
+  // Evaluation rows hold only known statuses.
+  void check_evaluations(int rank, const std::vector<EvaluationRecord>& evals) const;
+  // "FILE: rank file rank-NNNN.h5" for messages.
+  [[nodiscard]] std::string rank_where(int rank) const;
+  mutable std::set<int> checked_ranks;
   // Runs f, turning HDF5 failures into one sentence about `what`.
   template <typename F>
   auto guarded(const std::string& what, F&& f) const {
     try {
       return f();
     } catch (const h5::Error& e) {
-      throw InputError(path.string() + ": cannot read " + what + " (" + e.what() +
-                       "); the trace is damaged or incomplete.");
+      throw InputError(display_path(path) + ": cannot read " + what + " (" +
+                       printable(e.what(), 120) + "); the trace is damaged or incomplete.");
     }
   }
 };
@@ -62,7 +73,7 @@ h5::Object TraceReader::Impl::rank_group(int rank) const {
   const bool present = guarded(
       "/ranks", [&] { return h5::exists(file.get(), "ranks") && h5::exists(file.get(), link); });
   if (!present) {
-    throw InputError(path.string() + ": rank " + std::to_string(rank) +
+    throw InputError(display_path(path) + ": rank " + std::to_string(rank) +
                      " is not in this trace (no /" + link + ").");
   }
   // External links resolve against the trace's own directory, wherever the reader runs.
@@ -72,52 +83,137 @@ h5::Object TraceReader::Impl::rank_group(int rank) const {
   h5::Object group(H5Oopen(file.get(), link.c_str(), lapl.get()));
   if (!group.valid()) {
     H5Eclear2(H5E_DEFAULT);
-    throw InputError(path.string() + ": rank file " + RankTraceWriter::file_name(rank) +
+    throw InputError(display_path(path) + ": rank file " + RankTraceWriter::file_name(rank) +
                      " linked from /" + link +
                      " is missing, truncated or not an HDF5 file; expected it next to " +
                      path.filename().string() + ".");
   }
+  if (!checked_ranks.contains(rank)) {
+    check_rank_schema(rank, group.get());
+    checked_ranks.insert(rank);
+  }
   return group;
+}
+
+std::string TraceReader::Impl::rank_where(int rank) const {
+  return display_path(path) + ": " +
+         (format == kDatasetFormat ? "/" + ("ranks/" + rank_digits(rank))
+                                   : "rank file " + RankTraceWriter::file_name(rank));
+}
+
+void TraceReader::Impl::check_rank_schema(int rank, hid_t group) const {
+  const std::string where = rank_where(rank);
+  guarded("/ranks/" + rank_digits(rank), [&] {
+    if (h5::has_attr(group, "rank")) {
+      const auto recorded = h5::read_attr_int(group, "rank");
+      if (recorded != rank) {
+        throw InputError(where + " says it is rank " + std::to_string(recorded) +
+                         "; expected rank " + std::to_string(rank) +
+                         " (a rank file copied from elsewhere?).");
+      }
+    }
+    // A rank file that records the creation time of its run's trace.h5 must match it.
+    if (h5::has_attr(group, "run_created") && h5::has_attr(file.get(), "created")) {
+      const std::string mine = h5::read_attr_string(group, "run_created");
+      const std::string run = h5::read_attr_string(file.get(), "created");
+      if (mine != run) {
+        throw InputError(where + " belongs to a run created " + quote_value(mine) +
+                         ", not to this one (created " + quote_value(run) +
+                         "); expected the rank files this run wrote.");
+      }
+    }
+    if (h5::has_attr(group, "committed")) {
+      for (const std::int64_t n : h5::read_attr_ints64(group, "committed")) {
+        if (n < 0) {
+          throw InputError(where + " has a negative committed row count " + std::to_string(n) +
+                           "; expected counts >= 0 (the file is damaged).");
+        }
+      }
+    }
+    if (!h5::exists(group, "evaluations")) {
+      throw InputError(where + " has no evaluations table; expected an isletune rank trace.");
+    }
+    h5::Dataset table(H5_CHECK(H5Dopen2(group, "evaluations", H5P_DEFAULT)));
+    h5::Datatype type(H5_CHECK(H5Dget_type(table.get())));
+    auto member = [&](const char* name) -> h5::Datatype {
+      if (H5Tget_class(type.get()) != H5T_COMPOUND || H5Tget_member_index(type.get(), name) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        throw InputError(where + ": the evaluations table has no column " + name +
+                         "; expected the isletune evaluation row.");
+      }
+      return h5::Datatype(
+          H5_CHECK(H5Tget_member_type(type.get(), H5Tget_member_index(type.get(), name))));
+    };
+    const h5::Datatype values = member("values");
+    hsize_t width = 0;
+    if (H5Tget_class(values.get()) != H5T_ARRAY || H5Tget_array_ndims(values.get()) != 1 ||
+        H5Tget_array_dims2(values.get(), &width) != 1 || width != kParamCount) {
+      throw InputError(where + ": the evaluations column values is not " +
+                       std::to_string(kParamCount) + " integers per row (got " +
+                       std::to_string(width) + "); expected this isletune's " +
+                       std::to_string(kParamCount) + " parameters.");
+    }
+    if (H5Tget_class(member("status").get()) != H5T_INTEGER) {
+      throw InputError(where + ": the evaluations column status is not an integer.");
+    }
+    return 0;
+  });
+}
+
+void TraceReader::Impl::check_evaluations(int rank,
+                                          const std::vector<EvaluationRecord>& evals) const {
+  for (std::size_t row = 0; row < evals.size(); ++row) {
+    const EvaluationRecord& e = evals[row];
+    const int status = static_cast<int>(e.measurement.status);
+    if (status < 0 || status >= kStatusCount) {
+      throw InputError(rank_where(rank) + ": evaluation row " + std::to_string(row) +
+                       " has status " + std::to_string(status) + "; expected 0 to " +
+                       std::to_string(kStatusCount - 1) + " (the file is damaged).");
+    }
+  }
 }
 
 TraceReader::TraceReader(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
   h5::quiet_errors();
+
   std::filesystem::path file = path;
   if (std::filesystem::is_directory(path))
     file = path / RunTraceWriter::kTraceFile;
   impl_->path = file;
   if (!std::filesystem::exists(file)) {
-    throw InputError(file.string() +
+    throw InputError(display_path(file) +
                      ": no such trace; expected a run directory with trace.h5 or an .h5 dataset.");
   }
   if (H5Fis_hdf5(file.c_str()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
-    throw InputError(file.string() + ": not an HDF5 file (or truncated); expected an isletune " +
+    throw InputError(display_path(file) +
+                     ": not an HDF5 file (or truncated); expected an isletune " +
                      "trace or dataset.");
   }
   impl_->file = h5::File(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!impl_->file.valid()) {
     H5Eclear2(H5E_DEFAULT);
-    throw InputError(file.string() + ": cannot open the HDF5 file (truncated or locked by a " +
+    throw InputError(display_path(file) + ": cannot open the HDF5 file (truncated or locked by a " +
                      "running writer).");
   }
   const hid_t root = impl_->file.get();
   impl_->format =
       impl_->guarded("the root attributes", [&] { return attr_or_empty(root, "format"); });
   if (impl_->format == kRankFormat) {
-    throw InputError(file.string() + ": is a per-rank file; open the run's trace.h5 instead.");
+    throw InputError(display_path(file) + ": is a per-rank file; open the run's trace.h5 instead.");
   }
   if (impl_->format != kTraceFormat && impl_->format != kDatasetFormat) {
-    throw InputError(file.string() + ": root attribute format is '" + impl_->format +
-                     "', expected '" + kTraceFormat + "' or '" + kDatasetFormat + "'.");
+    throw InputError(display_path(file) + ": root attribute format is " +
+                     quote_value(impl_->format) + ", expected '" + kTraceFormat + "' or '" +
+                     kDatasetFormat + "'.");
   }
   impl_->version = static_cast<int>(impl_->guarded("the version", [&] {
     return h5::has_attr(root, "version") ? h5::read_attr_int(root, "version") : -1;
   }));
   if (impl_->version != kTraceVersion) {
-    throw InputError(file.string() + ": trace format version " + std::to_string(impl_->version) +
-                     " is not supported; this isletune reads version " +
-                     std::to_string(kTraceVersion) + ".");
+    throw InputError(
+        display_path(file) + ": trace format version " + std::to_string(impl_->version) +
+        " is not supported; this isletune reads version " + std::to_string(kTraceVersion) + ".");
   }
 }
 
@@ -200,8 +296,8 @@ Space::Values TraceReader::space_values() const {
   for (const ParameterInfo& p : space_parameters()) {
     const auto param = param_from_name(p.name);
     if (!param) {
-      throw InputError(impl_->path.string() + ": /space/parameters names an unknown parameter '" +
-                       p.name + "'.");
+      throw InputError(display_path(impl_->path) +
+                       ": /space/parameters names an unknown parameter '" + p.name + "'.");
     }
     values[index_of(*param)] = p.values;
   }
@@ -287,8 +383,11 @@ std::vector<EnvironmentInfo> TraceReader::environment() const {
 std::vector<int> TraceReader::ranks() const {
   return impl_->guarded("/ranks", [&] {
     std::vector<int> ranks;
-    if (!h5::exists(impl_->file.get(), "ranks"))
-      return ranks;
+    if (!h5::exists(impl_->file.get(), "ranks")) {
+      throw InputError(display_path(impl_->path) +
+                       " has no /ranks group; expected an isletune trace or dataset with its "
+                       "rank tables (the file is damaged or was not written by isletune).");
+    }
     h5::Group all(H5_CHECK(H5Gopen2(impl_->file.get(), "ranks", H5P_DEFAULT)));
     H5G_info_t info;
     H5_CHECK(H5Gget_info(all.get(), &info));
@@ -305,8 +404,10 @@ std::vector<int> TraceReader::ranks() const {
 
 std::vector<EvaluationRecord> TraceReader::evaluations(int rank) const {
   const h5::Object g = impl_->rank_group(rank);
-  return impl_->guarded("/ranks/" + rank_digits(rank) + "/evaluations",
-                        [&] { return trace_detail::read_evaluations(g.get()); });
+  auto evals = impl_->guarded("/ranks/" + rank_digits(rank) + "/evaluations",
+                              [&] { return trace_detail::read_evaluations(g.get()); });
+  impl_->check_evaluations(rank, evals);
+  return evals;
 }
 
 std::vector<GenerationRecord> TraceReader::generations(int rank) const {

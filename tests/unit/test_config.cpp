@@ -54,7 +54,7 @@ std::string everything_yaml() {
          "space:\n"
          "  merge: {values: [none, cyclic]}\n"
          "  tdeg: {remove: [12, 16]}\n"
-         "  tbx: {add: [3]}\n"
+         "  tbx: {add: [2]}\n"
          "  use_shared: {values: [true]}\n"
          "sampler: {predictor: uniform, sample_ratio: 0.25, max_samples: 100, round_ratio: 0.2,\n"
          "          adjust: 0.01, floor: 0.002}\n"

@@ -140,6 +140,32 @@ TEST_F(Export, KernelTunerCacheEqualsPython) {
   }
 }
 
+// benchmark_time is Kernel Tuner's wall time of benchmarking a configuration: the recorded
+// run_ms (warm-up + timed runs) of the entry's evaluation, not the sum of its per-step
+// times (~18x smaller on the synthetic dataset).
+TEST_F(Export, KernelTunerBenchmarkTimeIsTheTimingWallTime) {
+  const fs::path cpp = dir_ / "cpp.json";
+  const Ran c = run(kBinary + " export " + kSynthetic + " --kernel-tuner-cache " + cpp.string());
+  ASSERT_EQ(c.code, 0) << c.err;
+  const fs::path script = dir_ / "bench.py";
+  std::ofstream(script) << R"py(import h5py, json, sys
+doc = json.load(open(sys.argv[2]))
+e = h5py.File(sys.argv[1], "r")["ranks/0000/evaluations"][()]
+run_ms = {",".join(str(int(v)) for v in row["values"]): float(row["run_ms"]) for row in e}
+checked = 0
+for key, entry in doc["cache"].items():
+    if isinstance(entry["time"], float):
+        assert entry["benchmark_time"] == run_ms[key], (key, entry["benchmark_time"], run_ms[key])
+        assert entry["benchmark_time"] > 5 * sum(entry["times"]), key
+        checked += 1
+print(checked > 100)
+)py";
+  const Ran check =
+      run("/usr/bin/python3 " + script.string() + " " + kSynthetic + " " + cpp.string());
+  EXPECT_EQ(check.code, 0) << check.err;
+  EXPECT_EQ(check.out, "True\n");
+}
+
 // Device and kernel names with quotes, backslashes, control characters and UTF-8 come out as
 // valid JSON that reads back as the same text.
 TEST_F(Export, KernelTunerCacheEscapesStrings) {

@@ -1,0 +1,121 @@
+// unit.ReaderSchema.*: a trace or dataset of the wrong schema is one InputError sentence
+// naming the file, never read silently as empty: /ranks missing, negative committed row
+// counts, a values column of another width, statuses outside 0-6, a rank file that says it
+// is another rank or belongs to another run. Damaged copies of the shipped synthetic
+// dataset are made with h5py (the Debian python3-h5py the analysis tests use).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/error.hpp"
+#include "trace/reader.hpp"
+
+namespace isletune {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSynthetic = fs::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
+
+class ReaderSchema : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("isletune-schema-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    file_ = dir_ / "damaged.h5";
+    fs::copy_file(kSynthetic, file_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs Python `body` with `f` the copy opened read-write (h5py).
+  void damage(const std::string& body) const {
+    const fs::path script = dir_ / "damage.py";
+    std::ofstream(script) << "import sys, h5py, numpy as np\nf = h5py.File(sys.argv[1], 'r+')\n"
+                          << body << "\nf.close()\n";
+    const std::string cmd = "/usr/bin/python3 " + script.string() + " " + file_.string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << body;
+  }
+
+  // The message of the InputError reading every table of rank 0 throws ("" when none).
+  std::string read_error() const {
+    try {
+      const TraceReader reader(file_);
+      for (int rank : reader.ranks()) {
+        (void)reader.evaluations(rank);
+        (void)reader.generations(rank);
+      }
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  void expect_names_file(const std::string& msg, const std::string& what) const {
+    ASSERT_FALSE(msg.empty()) << "read silently: " << what;
+    EXPECT_NE(msg.find("damaged.h5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_LE(msg.size(), 300u) << msg;
+  }
+
+  fs::path dir_;
+  fs::path file_;
+};
+
+TEST_F(ReaderSchema, TheUndamagedCopyReads) {
+  EXPECT_EQ(read_error(), "");
+}
+
+TEST_F(ReaderSchema, MissingRanksGroup) {
+  damage("del f['ranks']");
+  expect_names_file(read_error(), "/ranks");
+}
+
+TEST_F(ReaderSchema, NegativeCommittedRowCount) {
+  damage("f['ranks/0000'].attrs['committed'] = np.array([-3, 0, 0], dtype='i8')");
+  expect_names_file(read_error(), "negative committed");
+}
+
+TEST_F(ReaderSchema, ValuesColumnOfAnotherWidth) {
+  damage(R"py(g = f['ranks/0000']
+ev = g['evaluations']
+old = ev[()]
+fields = [(n, (np.dtype(('<i4', (17,))) if n == 'values' else old.dtype.fields[n][0]))
+          for n in old.dtype.names]
+new = np.zeros(len(old), dtype=np.dtype(fields))
+for n in old.dtype.names:
+    if n != 'values':
+        new[n] = old[n]
+del g['evaluations']
+g.create_dataset('evaluations', data=new, maxshape=(None,), chunks=True))py");
+  expect_names_file(read_error(), "values");
+}
+
+TEST_F(ReaderSchema, StatusOutsideTheKnownCodes) {
+  damage(R"py(ev = f['ranks/0000/evaluations']
+row = ev[5]
+row['status'] = 9
+ev[5] = row)py");
+  const std::string msg = read_error();
+  expect_names_file(msg, "status 9");
+  EXPECT_NE(msg.find("row 5"), std::string::npos) << msg;
+}
+
+TEST_F(ReaderSchema, RankFileOfAnotherRankOrRun) {
+  damage("f['ranks/0000'].attrs['rank'] = np.int32(3)");
+  expect_names_file(read_error(), "rank 3");
+  fs::remove(file_);
+  fs::copy_file(kSynthetic, file_);
+  damage("f['ranks/0000'].attrs['run_created'] = '2020-01-01T00:00:00Z'");
+  expect_names_file(read_error(), "belongs to a run created");
+}
+
+}  // namespace
+}  // namespace isletune
