@@ -45,7 +45,7 @@ EVAL_DTYPE = np.dtype([
     ("rank", "i4"), ("eval_id", "i8"), ("generation", "i4"), ("cell", "i4"),
     ("values", "i4", (len(PARAM_NAMES),)), ("key", "O"), ("status", "i1"),
     ("median_ms", "f8"), ("times_ms", "O"), ("genes", "O"), ("compile_ms", "f8"),
-    ("verify_ms", "f8"), ("registers", "i4"), ("shared_bytes", "i4"), ("wall_s", "f8"),
+    ("verify_ms", "f8"), ("run_ms", "f8"), ("registers", "i4"), ("shared_bytes", "i4"), ("wall_s", "f8"),
     ("cached", "?"), ("migrant", "?"),
 ])
 GEN_DTYPE = np.dtype([
@@ -304,6 +304,7 @@ def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
         else [np.zeros(0, "i4")] * n
     out["compile_ms"] = _float_col(table, ("compile_ms",), n)
     out["verify_ms"] = _float_col(table, ("verify_ms",), n)
+    out["run_ms"] = _float_col(table, ("run_ms",), n)
     out["registers"] = _int_col(table, ("registers",), n)
     out["shared_bytes"] = _int_col(table, ("shared_bytes",), n)
     out["wall_s"] = _float_col(table, ("wall_s",), n)
