@@ -13,10 +13,10 @@ Two clocks (docs/benchmarks.md, "Scaling"):
 - `simulated` (replay runs): each island's clock is the sum of the recorded compile +
   verify + run costs of its own measurements; it never advances while the island waits,
   and the recorded `wait_s` is host time, not GPU time. The run's wall clock is rebuilt
-  by `lockstep_schedule` from the per-generation busy time of every island and the two
-  synchronisations of the search loop (ARCHITECTURE §6, src/ga/search.cpp): the migrants
-  of generation g-1 from both ring neighbours (migrator lag 1) and the pipelined stop
-  vote of generation g-1 from every island. The issue's simpler figure, the slowest
+  by `lockstep_schedule` from the per-generation busy time of every island and the
+  synchronisation of the search loop (ARCHITECTURE §6, src/ga/search.cpp): the pipelined
+  stop vote of generation g-1 from every island (which also covers the migrants of
+  generation g-1 from both ring neighbours, migrator lag 1). The issue's simpler figure, the slowest
   island's own clock at the generation that reached the target, is reported next to it
   (`slowest_clock_s`): the gap between the two is the time islands spent held back by a
   slower one.
@@ -56,13 +56,6 @@ def clock_kind(trace: Trace, clock: str = "auto") -> str:
     return "simulated" if gpus == {"replay"} else "recorded"
 
 
-def ring_neighbours(rank: int, ranks: int) -> list[int]:
-    """The ring neighbours a rank exchanges migrants with (src/ring/ring_migrator.cpp)."""
-    if ranks < 2:
-        return []
-    return sorted({(rank - 1) % ranks, (rank + 1) % ranks})
-
-
 @dataclass
 class Schedule:
     """Per rank (rows) and generation (columns): busy seconds, the time the generation's
@@ -89,26 +82,20 @@ def lockstep_schedule(busy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     loop synchronises them, from each island's busy seconds per generation (R × G).
 
     Generation g of rank r: its batch is done at A[r,g] = E[r,g-1] + busy[r,g]; it then
-    receives the migrants its ring neighbours n sent after their generation g-1
-    (M[r,g] = max(A[r,g], A[n,g-1])) and votes, which returns once every rank has cast
-    the vote of generation g-1 (E[r,g] = max(M[r,g], max_q M[q,g-1])). Generation 0
-    waits for nothing (no migrant is due yet, the first vote returns at once).
+    receives the migrants its ring neighbours sent after their generation g-1 (migrator
+    lag 1) and votes; the pipelined vote returns the vote of generation g-1, complete
+    once every rank has cast it, so E[r,g] = max(A[r,g], max_q A[q,g-1]). The migrants
+    never add a wait of their own: a neighbour's generation g-1 is done by max_q A[q,g-1]
+    (and each rank cast its vote g-1 right after its batch g-1, since its own migrant
+    wait then was covered by the vote of g-2). Generation 0 waits for nothing (no migrant
+    is due yet, the first vote returns at once).
     """
     busy = np.asarray(busy, dtype="f8")
-    ranks, gens = busy.shape
     done = np.zeros_like(busy)
     end = np.zeros_like(busy)
-    voted = np.zeros_like(busy)  # M: when each rank cast its vote of generation g
-    for g in range(gens):
-        for r in range(ranks):
-            start = end[r, g - 1] if g else 0.0
-            done[r, g] = start + busy[r, g]
-            voted[r, g] = done[r, g]
-            if g:
-                for n in ring_neighbours(r, ranks):
-                    voted[r, g] = max(voted[r, g], done[n, g - 1])
-        for r in range(ranks):
-            end[r, g] = max(voted[r, g], voted[:, g - 1].max()) if g else voted[r, g]
+    for g in range(busy.shape[1]):
+        done[:, g] = (end[:, g - 1] if g else 0.0) + busy[:, g]
+        end[:, g] = np.maximum(done[:, g], done[:, g - 1].max()) if g else done[:, g]
     return done, end
 
 
