@@ -75,6 +75,48 @@ def replay_config(problem: str, work: Path) -> Path:
     return config
 
 
+def torus(population: int) -> tuple[int, int]:
+    """The squarest rows x cols grid of a population (rows <= cols)."""
+    rows = max(r for r in range(1, int(population ** 0.5) + 1) if population % r == 0)
+    return rows, population // rows
+
+
+def variant_config(config: Path, ranks: int, args: argparse.Namespace, work: Path,
+                   problem: str) -> Path:
+    """The config a run with `ranks` ranks uses: CONFIG itself, or a copy (next to the runs)
+    with the --set lines and a `ga` line (--split-population P: population P / ranks;
+    --mcr-threshold)."""
+    extra = list(args.set)
+    ga = {}
+    if args.split_population:
+        population = args.split_population // ranks
+        if population < 2 or population * ranks != args.split_population:
+            sys.exit(f"bench/scaling.py: --split-population {args.split_population} does not "
+                     f"split into {ranks} islands of at least 2")
+        rows, cols = torus(population)
+        ga.update(population=population, rows=rows, cols=cols)
+    if args.mcr_threshold is not None:
+        ga["mcr_threshold"] = args.mcr_threshold
+    if ga:
+        extra.append("ga: {" + ", ".join(f"{k}: {v}" for k, v in ga.items()) + "}")
+    if not extra:
+        return config
+    text = config.read_text()
+    top = {line.split(":", 1)[0] for line in text.splitlines() if line and line[0].isalpha()}
+    for line in extra:
+        key = line.split(":", 1)[0].strip()
+        if key in top:
+            sys.exit(f"bench/scaling.py: {config} already sets `{key}`; --set, "
+                     "--split-population and --mcr-threshold add top-level keys the config does not have")
+    # The copy lives elsewhere: a relative dataset path is resolved against CONFIG's folder.
+    base = re.sub(r"(dataset:\s*)([^\s#},]+)", lambda m: m.group(1) + (
+        m.group(2) if Path(m.group(2)).is_absolute() else str(config.parent / m.group(2))), text)
+    out = work / problem / f"config-np{ranks}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(base.rstrip("\n") + "\n" + "\n".join(extra) + "\n")
+    return out
+
+
 def mpirun(ranks: int) -> list[str]:
     """mpirun -np R --oversubscribe, plus --allow-run-as-root when running as root."""
     cmd = [os.environ.get("MPIEXEC") or shutil.which("mpirun") or "mpirun", "-np", str(ranks),
@@ -97,7 +139,8 @@ def run_all(args: argparse.Namespace, problems: dict[str, Path], work: Path) -> 
                 out = work / problem / f"np{ranks}-seed{seed}"
                 if (out / "trace.h5").exists() and not args.rerun:
                     continue
-                cmd = nice + mpirun(ranks) + [str(binary), "run", str(config), "--backend",
+                run_config = variant_config(config, ranks, args, work, problem)
+                cmd = nice + mpirun(ranks) + [str(binary), "run", str(run_config), "--backend",
                                               args.backend, "--out", str(out), "--seed",
                                               str(seed), "--overwrite"]
                 print(f"# {' '.join(cmd)}", file=sys.stderr, flush=True)
@@ -206,6 +249,14 @@ def main() -> int:
     parser.add_argument("--build", default=str(ROOT / "build"), help="build dir with bin/isletune")
     parser.add_argument("--work", help="keep the runs here (default: a temporary folder)")
     parser.add_argument("--analyze", metavar="WORK", help="only analyse runs already in WORK")
+    parser.add_argument("--set", action="append", default=[], metavar="'KEY: YAML'",
+                        help="add a top-level config line to every run, e.g. "
+                             "'budget: {max_generations: 30}'")
+    parser.add_argument("--split-population", type=int, metavar="P",
+                        help="strong scaling: P individuals in all, P / R per island")
+    parser.add_argument("--mcr-threshold", type=float, metavar="X",
+                        help="ga.mcr_threshold of every run (0: no MCR stop; then give a "
+                             "budget with --set)")
     parser.add_argument("--rerun", action="store_true", help="redo runs whose trace exists")
     parser.add_argument("--tolerance", type=float, default=0.05)
     parser.add_argument("--clock", choices=("auto", "simulated", "recorded"), default="auto")

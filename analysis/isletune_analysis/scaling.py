@@ -218,29 +218,56 @@ def fitness_by_key(evals: np.ndarray) -> dict[str, float]:
     return fit
 
 
-def immigrants_already_held(evals: np.ndarray) -> int:
-    """Immigrants that took a cell while the island's population already held their setting.
+@dataclass
+class PopulationReplay:
+    """An island's population rebuilt from its rows: `held` immigrants took a cell while
+    the population already held their setting; `cells` maps each cell to its final
+    setting and whether an immigrant put it there."""
 
-    Replays the population from the rows in eval_id order: generation-0 rows fill their
-    cells, a bred child replaces its cell when strictly fitter (ARCHITECTURE §6), a
+    held: int
+    cells: dict[int, tuple[str, bool]]
+
+    def top_copies(self) -> tuple[int, int]:
+        """(copies of the most frequent setting, how many of them immigrants placed)."""
+        counts: dict[str, list[int]] = {}
+        for key, immigrant in self.cells.values():
+            entry = counts.setdefault(key, [0, 0])
+            entry[0] += 1
+            entry[1] += int(immigrant)
+        if not counts:
+            return 0, 0
+        # Ties between settings: the one with fewer immigrant copies (the lower share).
+        copies, placed = max(counts.values(), key=lambda e: (e[0], -e[1]))
+        return copies, placed
+
+
+def replay_population(evals: np.ndarray) -> PopulationReplay:
+    """Rebuilds the population from the rows in eval_id order: generation-0 rows fill
+    their cells, a bred child replaces its cell when strictly fitter (ARCHITECTURE §6), a
     migrant row with a cell took that cell. Fitness comes from the island's measured and
     migrant rows by key, so cache-hit rows need only their key and cell.
     """
     fit = fitness_by_key(evals)
-    population: dict[int, str] = {}
+    cells: dict[int, tuple[str, bool]] = {}
     held = 0
-    for row in np.sort(evals, order="eval_id"):
+    for i in np.argsort(evals["eval_id"], kind="stable"):
+        row = evals[i]
         key, cell = str(row["key"]), int(row["cell"])
         if cell < 0:
             continue
         if row["migrant"]:
-            if key in population.values():
+            if any(k == key for k, _ in cells.values()):
                 held += 1
-            population[cell] = key
-        elif row["generation"] == 0 or cell not in population \
-                or fit.get(key, 0.0) > fit.get(population[cell], 0.0):
-            population[cell] = key
-    return held
+            cells[cell] = (key, True)
+        elif row["generation"] == 0 or cell not in cells \
+                or fit.get(key, 0.0) > fit.get(cells[cell][0], 0.0):
+            cells[cell] = (key, False)
+    return PopulationReplay(held, cells)
+
+
+def immigrants_already_held(evals: np.ndarray) -> int:
+    """Immigrants that took a cell while the island's population already held their setting."""
+    return replay_population(evals).held
 
 
 @dataclass
@@ -269,6 +296,8 @@ class RunMetrics:
     received_known: list[int]  # immigrants the island had already measured or received
     taken: list[int]  # immigrants that replaced a cell of the population
     taken_held: list[int]  # ... while the population already held their setting
+    top_copies: list[int]  # copies of the most frequent setting in the final population
+    top_from_immigrants: list[int]  # ... of which immigrants placed
     repeats_earlier: list[int]
     repeats_same: list[int]
     repeat_cost_s: list[float]
@@ -301,7 +330,7 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
     wall = sched.wall_s
     repeats = cross_island_repeats(trace)
     measured, busy, frac, wait, rec_wait = [], [], [], [], []
-    sent, received, known, taken, held = [], [], [], [], []
+    sent, received, known, taken, held, top, top_imm = [], [], [], [], [], [], []
     for i, r in enumerate(trace.ranks):
         e = r.evaluations
         m = measured_mask(e)
@@ -318,7 +347,11 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         arrivals = e[e["migrant"]]
         known.append(int(np.count_nonzero(arrivals["cached"])))
         taken.append(int(np.count_nonzero(arrivals["cell"] >= 0)))
-        held.append(immigrants_already_held(e))
+        population = replay_population(e)
+        held.append(population.held)
+        copies, placed = population.top_copies()
+        top.append(copies)
+        top_imm.append(placed)
     result = trace.result or {}
     return RunMetrics(
         path=str(trace.path), ranks=len(trace.ranks), seed=trace.seed, clock=kind,
@@ -328,6 +361,7 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         slowest_clock_s=slowest, wall_s=wall, measured=measured, busy_s=busy,
         busy_fraction=frac, wait_s=wait, recorded_wait_s=rec_wait, sent=sent,
         received=received, received_known=known, taken=taken, taken_held=held,
+        top_copies=top, top_from_immigrants=top_imm,
         repeats_earlier=repeats.earlier, repeats_same=repeats.same,
         repeat_cost_s=repeats.cost_s, redundant=repeats.redundant)
 
@@ -345,6 +379,13 @@ def spread(values: Sequence[float]) -> dict[str, float]:
     if not len(a):
         return {"median": math.nan, "min": math.nan, "max": math.nan}
     return {"median": float(np.median(a)), "min": float(a.min()), "max": float(a.max())}
+
+
+def _top_share(run: RunMetrics) -> float:
+    """Share of the most converged island's top-setting copies that immigrants placed."""
+    i = int(np.argmax(run.top_copies)) if run.top_copies else 0
+    return run.top_from_immigrants[i] / run.top_copies[i] if run.top_copies and \
+        run.top_copies[i] else 0.0
 
 
 def study_table(runs: Sequence[RunMetrics]) -> list[dict[str, Any]]:
@@ -380,6 +421,9 @@ def study_table(runs: Sequence[RunMetrics]) -> list[dict[str, Any]]:
                                       else 0.0 for r in mine]),
             "taken_held_fraction": spread([sum(r.taken_held) / sum(r.received)
                                            if sum(r.received) else 0.0 for r in mine]),
+            # On the island whose final population is the most converged (the one that
+            # tripped the MCR stop): the share of its top setting's copies immigrants put there.
+            "stop_top_from_immigrants": spread([_top_share(r) for r in mine]),
             "repeats_earlier": spread([float(sum(r.repeats_earlier)) for r in mine]),
             "repeats_fraction": spread([(sum(r.repeats_earlier) + sum(r.repeats_same)) / m
                                         if m else 0.0 for r, m in zip(mine, measured)]),

@@ -61,7 +61,7 @@ def test_lockstep_vote_waits_for_an_island_that_is_no_neighbour():
 #  g1: C 0.5 ms (1 s), A cache hit               g1: C 0.5 ms (3 s), B 2.0 ms (1 s)
 #      migrant D from rank 1 takes cell 1        g2: G 0.6 ms (1 s), D cache hit -> cell 1
 #  g2: E compile error (1 s), F 0.45 ms (1 s)        migrant C from rank 0 (already
-#                                                    measured here) takes cell 1 while
+#      (F, fitter, replaces D in cell 1)             measured here) takes cell 1 while
 #                                                    cell 0 holds C
 # Busy per generation: rank 0 [2 1 2], rank 1 [3 4 1]. Lockstep (2 ranks):
 #  done [[2 3 5] [3 7 8]], end [[2 3 7] [3 7 8]]: rank 0 waits 2 s in g2 for rank
@@ -149,6 +149,9 @@ def test_run_metrics_of_the_hand_run(hand_run):
     assert m.wait_s == pytest.approx([2.0, 0.0])
     assert (m.sent, m.received, m.received_known, m.taken, m.taken_held) == \
         ([3, 3], [1, 1], [0, 1], [1, 1], [0, 1])
+    # Final populations: rank 0 [C, F] (F, fitter, bred over the immigrant D), rank 1
+    # [C, C] (cell 1 by the immigrant).
+    assert (m.top_copies, m.top_from_immigrants) == ([1, 2], [0, 1])
     assert (m.repeats_earlier, m.repeats_same, m.redundant) == ([0, 1], [2, 2], 3)
     assert m.repeat_cost_s == pytest.approx([2.0, 5.0])
 
@@ -234,7 +237,8 @@ def _metrics(ranks: int, seed: int, time_s: float, busy: list[float]) -> RunMetr
         measured=[10] * n, busy_s=[b * 10 for b in busy], busy_fraction=busy, wait_s=[1.0] * n,
         recorded_wait_s=[0.0] * n, sent=[4] * n, received=[2 * (n > 1)] * n,
         received_known=[1 * (n > 1)] * n, taken=[2 * (n > 1)] * n,
-        taken_held=[1 * (n > 1)] * n, repeats_earlier=[2] * n, repeats_same=[0] * n,
+        taken_held=[1 * (n > 1)] * n, top_copies=[4] * n, top_from_immigrants=[n - 1] * n,
+        repeats_earlier=[2] * n, repeats_same=[0] * n,
         repeat_cost_s=[1.0] * n, redundant=n)
 
 
@@ -252,6 +256,7 @@ def test_study_table_medians_spread_and_speedup():
     assert four["measured_per_gpu"]["median"] == 10.0
     assert four["repeats_fraction"]["median"] == pytest.approx(8 / 40)
     assert four["taken_held_fraction"]["median"] == 0.5
+    assert four["stop_top_from_immigrants"]["median"] == 0.75
 
 
 # --- the command ---------------------------------------------------------------------------
