@@ -191,22 +191,26 @@ def analyse(work: Path, args: argparse.Namespace) -> tuple[dict, bool]:
                       f"{m.generations:4d} {m.stop_reason:<15} {m.final_best_ms:8.5f} "
                       f"{m.wall_s:7.1f} {meas / m.ranks:8.1f} {min(m.busy_fraction):8.1%} "
                       f"{rep:5.1%}")
-        header = (f"{'R':>2} {'seeds':>5} {'hit':>4} {'T5% s':>19} {'x':>5} {'slowest-island s':>19} "
-                  f"{'final best ms':>27} {'gens':>11} {'meas/GPU':>17} {'busy min %':>17} "
-                  f"{'wait/GPU s':>15} {'sent/recv':>9} {'imm known %':>15} "
-                  f"{'imm held %':>15} {'rep %':>15} {'redund %':>15}")
-        print(header)
+        print(f"{'R':>2} {'seeds':>5} {'hit':>4} {'T5% s':>19} {'x':>5} "
+              f"{'slowest-island s':>19} {'final best ms':>27} {'gens':>11} {'meas/GPU':>14}")
         for row in table:
             print(f"{row['ranks']:>2} {row['runs']:>5} {row['reached']:>4} "
                   f"{fmt(row['time_to_target_s']):>19} {row['speedup']:5.2f} "
                   f"{fmt(row['slowest_clock_s']):>19} {fmt(row['final_best_ms'], 1, 5):>27} "
-                  f"{fmt(row['generations'], 1, 0):>11} {fmt(row['measured_per_gpu'], 1, 0):>17} "
-                  f"{fmt(row['busy_min'], 100, 0):>17} {fmt(row['wait_per_gpu_s'], 1, 2):>15} "
+                  f"{fmt(row['generations'], 1, 0):>11} {fmt(row['measured_per_gpu'], 1, 0):>14}")
+        print(f"{'R':>2} {'busy min %':>14} {'busy mean %':>14} {'wait/GPU % wall':>15} "
+              f"{'sent/recv':>9} {'imm known %':>14} {'imm held %':>14} {'top by imm %':>14} "
+              f"{'repeats %':>14} {'repeat s %':>14} {'redund %':>14}")
+        for row in table:
+            print(f"{row['ranks']:>2} {fmt(row['busy_min'], 100, 0):>14} "
+                  f"{fmt(row['busy_mean'], 100, 0):>14} {fmt(row['wait_fraction'], 100, 0):>15} "
                   f"{row['sent_per_gpu']['median']:4.0f}/{row['received_per_gpu']['median']:<4.0f} "
-                  f"{fmt(row['received_known_fraction'], 100, 0):>15} "
-                  f"{fmt(row['taken_held_fraction'], 100, 0):>15} "
-                  f"{fmt(row['repeats_fraction'], 100, 0):>15} "
-                  f"{fmt(row['redundant_fraction'], 100, 0):>15}")
+                  f"{fmt(row['received_known_fraction'], 100, 0):>14} "
+                  f"{fmt(row['taken_held_fraction'], 100, 0):>14} "
+                  f"{fmt(row['stop_top_from_immigrants'], 100, 0):>14} "
+                  f"{fmt(row['repeats_fraction'], 100, 0):>14} "
+                  f"{fmt(row['repeat_cost_fraction'], 100, 0):>14} "
+                  f"{fmt(row['redundant_fraction'], 100, 0):>14}")
         stops = {}
         for m in metrics:
             stops.setdefault(m.ranks, {}).setdefault(m.stop_reason, 0)

@@ -289,7 +289,11 @@ class RunMetrics:
     measured: list[int]
     busy_s: list[float]
     busy_fraction: list[float]
-    wait_s: list[float]  # on the run's clock: modelled (simulated) or recorded (recorded)
+    # Waiting on the other islands, on the run's clock: per generation (modelled for the
+    # simulated clock, the recorded `wait_s` else) plus `drain_s`, the time between the
+    # rank's last vote and the end of the run (the last rank's last vote).
+    wait_s: list[float]
+    drain_s: list[float]
     recorded_wait_s: list[float]
     sent: list[int]  # emigrant rows (each goes to both ring neighbours)
     received: list[int]
@@ -329,7 +333,7 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         slowest = float(own_clock[:, column[hit_gen]].max())
     wall = sched.wall_s
     repeats = cross_island_repeats(trace)
-    measured, busy, frac, wait, rec_wait = [], [], [], [], []
+    measured, busy, frac, wait, rec_wait, drain = [], [], [], [], [], []
     sent, received, known, taken, held, top, top_imm = [], [], [], [], [], [], []
     for i, r in enumerate(trace.ranks):
         e = r.evaluations
@@ -338,8 +342,10 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         b = float(sched.busy[i].sum()) if kind == "simulated" else float(measured_cost_s(e[m]).sum())
         busy.append(b)
         frac.append(b / wall if wall > 0 else math.nan)
-        wait.append(float(sched.wait[i].sum()) if kind == "simulated"
-                    else float(np.nansum(r.generations["wait_s"])))
+        tail = wall - float(sched.end[i, -1]) if sched.end.size else 0.0
+        drain.append(tail)
+        wait.append(tail + (float(sched.wait[i].sum()) if kind == "simulated"
+                            else float(np.nansum(r.generations["wait_s"]))))
         rec_wait.append(float(np.nansum(r.generations["wait_s"])))
         mig = r.migrations
         sent.append(int(np.count_nonzero(mig["direction"] > 0)))
@@ -359,7 +365,7 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         stop_reason=str(result.get("stop_reason", "")), final_best_ms=final_best_ms(trace),
         target_ms=target_ms, hit_generation=hit_gen, time_to_target_s=hit_time,
         slowest_clock_s=slowest, wall_s=wall, measured=measured, busy_s=busy,
-        busy_fraction=frac, wait_s=wait, recorded_wait_s=rec_wait, sent=sent,
+        busy_fraction=frac, wait_s=wait, drain_s=drain, recorded_wait_s=rec_wait, sent=sent,
         received=received, received_known=known, taken=taken, taken_held=held,
         top_copies=top, top_from_immigrants=top_imm,
         repeats_earlier=repeats.earlier, repeats_same=repeats.same,

@@ -65,7 +65,8 @@ def test_lockstep_vote_waits_for_an_island_that_is_no_neighbour():
 #                                                    cell 0 holds C
 # Busy per generation: rank 0 [2 1 2], rank 1 [3 4 1]. Lockstep (2 ranks):
 #  done [[2 3 5] [3 7 8]], end [[2 3 7] [3 7 8]]: rank 0 waits 2 s in g2 for rank
-#  1's vote of its slow g1. Wall 8 s; busy 5/8 and 8/8.
+#  1's vote of its slow g1, and 1 s at the end for rank 1's last vote. Wall 8 s; busy
+#  5/8 and 8/8.
 # Target 0.55 ms: first met by C in g1 on rank 0 (done at 3 s); the slowest island's own
 # clock at g1 is rank 1's 7 s. Final best F 0.45 ms.
 # Repeats: rank 0: A (same generation as rank 1), C (same) -> 0 earlier, 2 same, 2 s;
@@ -146,7 +147,9 @@ def test_run_metrics_of_the_hand_run(hand_run):
     assert m.measured == [5, 5]
     assert m.busy_s == pytest.approx([5.0, 8.0])
     assert m.busy_fraction == pytest.approx([5 / 8, 1.0])
-    assert m.wait_s == pytest.approx([2.0, 0.0])
+    # Rank 0 waits 2 s in g2 and 1 s after its last vote for rank 1's (8 s): 3 s.
+    assert m.drain_s == pytest.approx([1.0, 0.0])
+    assert m.wait_s == pytest.approx([3.0, 0.0])
     assert (m.sent, m.received, m.received_known, m.taken, m.taken_held) == \
         ([3, 3], [1, 1], [0, 1], [1, 1], [0, 1])
     # Final populations: rank 0 [C, F] (F, fitter, bred over the immigrant D), rank 1
@@ -234,7 +237,7 @@ def _metrics(ranks: int, seed: int, time_s: float, busy: list[float]) -> RunMetr
         path="x", ranks=ranks, seed=seed, clock="simulated", generations=5, stop_reason="mcr",
         final_best_ms=1.0 + seed / 10, target_ms=1.0, hit_generation=None if math.isinf(time_s)
         else 1, time_to_target_s=time_s, slowest_clock_s=time_s, wall_s=10.0,
-        measured=[10] * n, busy_s=[b * 10 for b in busy], busy_fraction=busy, wait_s=[1.0] * n,
+        measured=[10] * n, busy_s=[b * 10 for b in busy], busy_fraction=busy, wait_s=[1.0] * n, drain_s=[0.0] * n,
         recorded_wait_s=[0.0] * n, sent=[4] * n, received=[2 * (n > 1)] * n,
         received_known=[1 * (n > 1)] * n, taken=[2 * (n > 1)] * n,
         taken_held=[1 * (n > 1)] * n, top_copies=[4] * n, top_from_immigrants=[n - 1] * n,
@@ -274,8 +277,12 @@ def test_bench_analyzes_runs_laid_out_by_rank_count_and_seed(tmp_path):
     proc = _bench("--analyze", str(tmp_path), "--runs", "--json", str(tmp_path / "f.json"))
     assert proc.returncode == 0, proc.stderr
     assert "== toy: 4 runs, clock simulated" in proc.stdout
-    table = [line.split() for line in proc.stdout.splitlines() if line[:3] in (" 1 ", " 2 ")]
+    lines = proc.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.split()[:2] == ["R", "seeds"])
+    table = [line.split() for line in lines[first + 1:first + 3]]
     assert [(row[0], row[1]) for row in table] == [("1", "2"), ("2", "2")]
+    busy = [line.split() for line in lines[first + 4:first + 6]]
+    assert [row[0] for row in busy] == ["1", "2"] and busy[0][1] == "100"
     assert "all targets met:" in proc.stdout
 
 
