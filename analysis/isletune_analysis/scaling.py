@@ -117,8 +117,32 @@ def measured_cost_s(evals: np.ndarray) -> np.ndarray:
     return np.nansum(np.vstack(parts), axis=0) * 1e-3
 
 
-def schedule(trace: Trace, clock: str = "auto") -> Schedule:
-    """The run's per-rank, per-generation busy, done and end times on the chosen clock."""
+def compile_makespan(compile_ms: Sequence[float], threads: int) -> float:
+    """Seconds to compile a batch on `threads` threads that each take the next kernel
+    when free, in batch order (the CUDA worker's pool, src/eval/cuda/worker_main.cpp)."""
+    free = [0.0] * max(1, threads)
+    for ms in compile_ms:
+        i = free.index(min(free))
+        free[i] += (ms if ms == ms else 0.0) * 1e-3
+    return max(free)
+
+
+def batch_seconds(evals: np.ndarray, threads: int) -> float:
+    """A batch's time on the CUDA worker: its kernels compiled in parallel, then verified
+    and timed one after another (measured rows only)."""
+    rows = evals[measured_mask(evals)]
+    gpu = np.nansum(rows["verify_ms"]) + np.nansum(rows["run_ms"])
+    return compile_makespan(rows["compile_ms"].tolist(), threads) + float(gpu) * 1e-3
+
+
+def schedule(trace: Trace, clock: str = "auto", compile_threads: int | None = None) -> Schedule:
+    """The run's per-rank, per-generation busy, done and end times on the chosen clock.
+
+    Simulated clock: each island's busy time per generation is the step of its recorded
+    clock (replay: the sum of the batch's compile + verify + run costs, as if compiled
+    one kernel after another), or, with `compile_threads`, the batch's time on the CUDA
+    worker (`batch_seconds`: compiles in parallel, then the GPU work in sequence).
+    """
     kind = clock_kind(trace, clock)
     gens = _common_generations(trace)
     ranks = len(trace.ranks)
@@ -127,28 +151,32 @@ def schedule(trace: Trace, clock: str = "auto") -> Schedule:
     if kind == "simulated":
         for i, r in enumerate(trace.ranks):
             table = r.generations
+            e = r.evaluations
+            if compile_threads:
+                busy[i] = [batch_seconds(e[e["generation"] == g], compile_threads) for g in gens]
+                continue
             if len(table):
                 clock_at = dict(zip(table["generation"].tolist(), table["wall_s"].tolist()))
                 series = np.asarray([clock_at[int(g)] for g in gens])
             else:  # no generations table: the evaluation rows' clock per generation
-                e = r.evaluations
                 series = np.asarray([np.nanmax(e["wall_s"][e["generation"] == g]) for g in gens])
             busy[i] = np.diff(series, prepend=0.0)
         done, end = lockstep_schedule(busy)
         return Schedule(gens, busy, done, end)
+    # Recorded clock: a batch keeps the evaluator busy from the rank's previous vote until
+    # its last result (compiles overlap, so the summed costs would exceed the wall time).
     done = np.zeros_like(busy)
     end = np.zeros_like(busy)
     for i, r in enumerate(trace.ranks):
         e = r.evaluations
         meas = measured_mask(e)
-        cost = measured_cost_s(e)
         ends = dict(zip(r.generations["generation"].tolist(), r.generations["wall_s"].tolist()))
         previous = 0.0
         for g in gens:
             j = index[int(g)]
             rows = meas & (e["generation"] == g)
-            busy[i, j] = float(cost[rows].sum())
             done[i, j] = float(np.nanmax(e["wall_s"][rows])) if np.any(rows) else previous
+            busy[i, j] = done[i, j] - previous
             end[i, j] = ends.get(int(g), done[i, j])
             previous = end[i, j]
     return Schedule(gens, busy, done, end)
@@ -287,8 +315,10 @@ class RunMetrics:
     slowest_clock_s: float  # slowest island's own clock at hit_generation (inf if never)
     wall_s: float
     measured: list[int]
-    busy_s: list[float]
-    busy_fraction: list[float]
+    busy_s: list[float]  # time the rank's evaluator spent on its batches (Schedule.busy)
+    busy_fraction: list[float]  # busy_s / wall_s
+    cost_s: list[float]  # compile + verify + run summed over the rank's measurements
+    gpu_fraction: list[float]  # (verify + run) / wall_s: the GPU itself at work
     # Waiting on the other islands, on the run's clock: per generation (modelled for the
     # simulated clock, the recorded `wait_s` else) plus `drain_s`, the time between the
     # rank's last vote and the end of the run (the last rank's last vote).
@@ -309,12 +339,13 @@ class RunMetrics:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetrics:
+def run_metrics(trace: Trace, target_ms: float, clock: str = "auto",
+                compile_threads: int | None = None) -> RunMetrics:
     """The scaling figures of one run for a target time (ms per step, already including
     the tolerance): the run reaches it when some island measures a setting at most that
     fast."""
     kind = clock_kind(trace, clock)
-    sched = schedule(trace, kind)
+    sched = schedule(trace, kind, compile_threads)
     column = {int(g): j for j, g in enumerate(sched.generations)}
     hit_time, hit_gen = math.inf, None
     for i, r in enumerate(trace.ranks):
@@ -333,15 +364,18 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         slowest = float(own_clock[:, column[hit_gen]].max())
     wall = sched.wall_s
     repeats = cross_island_repeats(trace)
-    measured, busy, frac, wait, rec_wait, drain = [], [], [], [], [], []
+    measured, busy, frac, wait, rec_wait, drain, gpu, cost = [], [], [], [], [], [], [], []
     sent, received, known, taken, held, top, top_imm = [], [], [], [], [], [], []
     for i, r in enumerate(trace.ranks):
         e = r.evaluations
         m = measured_mask(e)
         measured.append(int(np.count_nonzero(m)))
-        b = float(sched.busy[i].sum()) if kind == "simulated" else float(measured_cost_s(e[m]).sum())
+        b = float(sched.busy[i].sum())
         busy.append(b)
+        cost.append(float(measured_cost_s(e[m]).sum()))
         frac.append(b / wall if wall > 0 else math.nan)
+        gpu_s = float(np.nansum(e["verify_ms"][m]) + np.nansum(e["run_ms"][m])) * 1e-3
+        gpu.append(gpu_s / wall if wall > 0 else math.nan)
         tail = wall - float(sched.end[i, -1]) if sched.end.size else 0.0
         drain.append(tail)
         wait.append(tail + (float(sched.wait[i].sum()) if kind == "simulated"
@@ -365,7 +399,7 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto") -> RunMetri
         stop_reason=str(result.get("stop_reason", "")), final_best_ms=final_best_ms(trace),
         target_ms=target_ms, hit_generation=hit_gen, time_to_target_s=hit_time,
         slowest_clock_s=slowest, wall_s=wall, measured=measured, busy_s=busy,
-        busy_fraction=frac, wait_s=wait, drain_s=drain, recorded_wait_s=rec_wait, sent=sent,
+        busy_fraction=frac, cost_s=cost, gpu_fraction=gpu, wait_s=wait, drain_s=drain, recorded_wait_s=rec_wait, sent=sent,
         received=received, received_known=known, taken=taken, taken_held=held,
         top_copies=top, top_from_immigrants=top_imm,
         repeats_earlier=repeats.earlier, repeats_same=repeats.same,
@@ -416,6 +450,7 @@ def study_table(runs: Sequence[RunMetrics]) -> list[dict[str, Any]]:
             "measured_per_gpu": spread([float(np.mean(r.measured)) for r in mine]),
             "busy_min": spread([min(r.busy_fraction) for r in mine]),
             "busy_mean": spread([float(np.mean(r.busy_fraction)) for r in mine]),
+            "gpu_min": spread([min(r.gpu_fraction) for r in mine]),
             "wait_per_gpu_s": spread([float(np.mean(r.wait_s)) for r in mine]),
             "wait_fraction": spread([float(np.mean(r.wait_s)) / r.wall_s if r.wall_s > 0
                                      else math.nan for r in mine]),
@@ -435,8 +470,8 @@ def study_table(runs: Sequence[RunMetrics]) -> list[dict[str, Any]]:
                                         if m else 0.0 for r, m in zip(mine, measured)]),
             "redundant_fraction": spread([r.redundant / m if m else 0.0
                                           for r, m in zip(mine, measured)]),
-            "repeat_cost_fraction": spread([sum(r.repeat_cost_s) / sum(r.busy_s)
-                                            if sum(r.busy_s) > 0 else 0.0 for r in mine]),
+            "repeat_cost_fraction": spread([sum(r.repeat_cost_s) / sum(r.cost_s)
+                                            if sum(r.cost_s) > 0 else 0.0 for r in mine]),
         }
         rows.append(row)
     if rows:

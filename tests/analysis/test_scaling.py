@@ -20,7 +20,7 @@ from conftest import ROOT, isletune_binary
 from isletune_analysis import load_trace
 from isletune_analysis.trace import parse_key
 from isletune_analysis.scaling import (
-    RunMetrics, cross_island_repeats, immigrants_already_held, lockstep_schedule, run_metrics,
+    RunMetrics, compile_makespan, cross_island_repeats, immigrants_already_held, lockstep_schedule, run_metrics,
     schedule, study_table, target_ms)
 
 BENCH = ROOT / "bench" / "scaling.py"
@@ -137,6 +137,23 @@ def test_schedule_of_the_hand_run(hand_run):
     assert sched.wall_s == 8.0
 
 
+def test_compile_makespan_takes_the_next_kernel_on_the_first_free_thread():
+    assert compile_makespan([3.0, 1, 1, 1], 2) == pytest.approx(0.003)
+    assert compile_makespan([3.0, 1, 1, 1], 1) == pytest.approx(0.006)
+    assert compile_makespan([2.0, 2, 2], 16) == pytest.approx(0.002)
+
+
+def test_parallel_compile_schedule_of_the_hand_run(tmp_path):
+    trace = load_trace(write_hand_run(tmp_path / "r", "replay"))
+    # One thread: the replay clock itself (compile 0.6 s + GPU 0.4 s per cost second).
+    assert np.allclose(schedule(trace, compile_threads=1).busy, [[2, 1, 2], [3, 4, 1]])
+    # 16 threads: the batch's longest compile, then all its GPU work.
+    # rank 0: g0 0.6 + 0.8, g1 0.6 + 0.4, g2 0.6 + 0.8 (E's failed compile still costs)
+    # rank 1: g0 1.2 + 1.2, g1 1.8 + 1.6, g2 0.6 + 0.4
+    assert np.allclose(schedule(trace, compile_threads=16).busy,
+                       [[1.4, 1.0, 1.4], [2.4, 3.4, 1.0]])
+
+
 def test_run_metrics_of_the_hand_run(hand_run):
     backend, trace = hand_run
     m = run_metrics(trace, 0.55)
@@ -147,6 +164,8 @@ def test_run_metrics_of_the_hand_run(hand_run):
     assert m.measured == [5, 5]
     assert m.busy_s == pytest.approx([5.0, 8.0])
     assert m.busy_fraction == pytest.approx([5 / 8, 1.0])
+    # Verify + run are 0.4 s of each cost second: 5 and 8 cost seconds measured.
+    assert m.gpu_fraction == pytest.approx([2.0 / 8, 3.2 / 8])
     # Rank 0 waits 2 s in g2 and 1 s after its last vote for rank 1's (8 s): 3 s.
     assert m.drain_s == pytest.approx([1.0, 0.0])
     assert m.wait_s == pytest.approx([3.0, 0.0])
@@ -157,6 +176,7 @@ def test_run_metrics_of_the_hand_run(hand_run):
     assert (m.top_copies, m.top_from_immigrants) == ([1, 2], [0, 1])
     assert (m.repeats_earlier, m.repeats_same, m.redundant) == ([0, 1], [2, 2], 3)
     assert m.repeat_cost_s == pytest.approx([2.0, 5.0])
+    assert m.cost_s == pytest.approx([5.0, 8.0])  # the cache hits' 9 s are no measurement
 
 
 def test_target_never_reached_is_infinite(hand_run):
@@ -237,7 +257,7 @@ def _metrics(ranks: int, seed: int, time_s: float, busy: list[float]) -> RunMetr
         path="x", ranks=ranks, seed=seed, clock="simulated", generations=5, stop_reason="mcr",
         final_best_ms=1.0 + seed / 10, target_ms=1.0, hit_generation=None if math.isinf(time_s)
         else 1, time_to_target_s=time_s, slowest_clock_s=time_s, wall_s=10.0,
-        measured=[10] * n, busy_s=[b * 10 for b in busy], busy_fraction=busy, wait_s=[1.0] * n, drain_s=[0.0] * n,
+        measured=[10] * n, busy_s=[b * 10 for b in busy], busy_fraction=busy, cost_s=[b * 10 for b in busy], gpu_fraction=[0.1] * n, wait_s=[1.0] * n, drain_s=[0.0] * n,
         recorded_wait_s=[0.0] * n, sent=[4] * n, received=[2 * (n > 1)] * n,
         received_known=[1 * (n > 1)] * n, taken=[2 * (n > 1)] * n,
         taken_held=[1 * (n > 1)] * n, top_copies=[4] * n, top_from_immigrants=[n - 1] * n,
@@ -286,9 +306,12 @@ def test_bench_analyzes_runs_laid_out_by_rank_count_and_seed(tmp_path):
     assert "all targets met:" in proc.stdout
 
 
-def test_bench_says_so_when_the_folder_is_missing(tmp_path):
+def test_bench_says_so_when_the_folder_is_missing_or_holds_no_runs(tmp_path):
     proc = _bench("--analyze", str(tmp_path / "nowhere"))
     assert proc.returncode != 0 and "no such directory" in proc.stderr
+    (tmp_path / "toy" / "not-a-run").mkdir(parents=True)
+    proc = _bench("--analyze", str(tmp_path))
+    assert proc.returncode != 0 and "no runs found" in proc.stderr
 
 
 def test_bench_on_real_replay_runs(tmp_path):
