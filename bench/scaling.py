@@ -19,7 +19,9 @@ counts and how the replay clock is built.
   bench/scaling.py --analyze runs/scaling
 
 Runs land in WORK/PROBLEM/npR-seedS (a temporary folder, removed at the end, unless
---work is given). Exit status 1 when a run fails (its log is printed).
+--work is given); a run whose trace exists is not run again (--rerun), so a study cut by
+--stop-after continues where it stopped. CUDA runs get a cold cubin cache each. Exit
+status 1 when a run fails (its log is printed).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,18 +136,32 @@ def run_all(args: argparse.Namespace, problems: dict[str, Path], work: Path) -> 
         sys.exit(f"bench/scaling.py: {binary} does not exist; build the isletune target "
                  "or pass --build DIR")
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    start = time.monotonic()
     for problem, config in problems.items():
         for ranks in args.ranks:
             for seed in args.seeds:
                 out = work / problem / f"np{ranks}-seed{seed}"
                 if (out / "trace.h5").exists() and not args.rerun:
                     continue
+                if args.stop_after and time.monotonic() - start > args.stop_after:
+                    print(f"# --stop-after {args.stop_after} s: {out} and later runs not "
+                          "started; run the same command again to continue", file=sys.stderr)
+                    return
+                env = dict(os.environ)
+                if args.backend == "cuda" and not args.warm_cubins:
+                    # A cold cubin cache per run: a cache warmed by earlier runs would make
+                    # later rank counts and seeds compile faster.
+                    cubins = work / problem / f"np{ranks}-seed{seed}.cubins"
+                    shutil.rmtree(cubins, ignore_errors=True)
+                    env["ISLETUNE_CACHE_DIR"] = str(cubins)
                 run_config = variant_config(config, ranks, args, work, problem)
                 cmd = nice + mpirun(ranks) + [str(binary), "run", str(run_config), "--backend",
                                               args.backend, "--out", str(out), "--seed",
                                               str(seed), "--overwrite"]
                 print(f"# {' '.join(cmd)}", file=sys.stderr, flush=True)
-                proc = subprocess.run(cmd, capture_output=True, text=True)
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if args.backend == "cuda" and not args.warm_cubins:
+                    shutil.rmtree(env["ISLETUNE_CACHE_DIR"], ignore_errors=True)
                 (work / problem).mkdir(parents=True, exist_ok=True)
                 (work / problem / f"np{ranks}-seed{seed}.log").write_text(proc.stdout + proc.stderr)
                 if proc.returncode != 0:
@@ -267,6 +284,12 @@ def main() -> int:
     parser.add_argument("--mcr-threshold", type=float, metavar="X",
                         help="ga.mcr_threshold of every run (0: no MCR stop; then give a "
                              "budget with --set)")
+    parser.add_argument("--stop-after", type=float, metavar="S",
+                        help="start no new run after S seconds (runs with a trace are "
+                             "skipped next time, so the same command continues)")
+    parser.add_argument("--warm-cubins", action="store_true",
+                        help="cuda: share the user's cubin cache between runs (default: a "
+                             "cold cache per run)")
     parser.add_argument("--rerun", action="store_true", help="redo runs whose trace exists")
     parser.add_argument("--tolerance", type=float, default=0.05)
     parser.add_argument("--clock", choices=("auto", "simulated", "recorded"), default="auto")
