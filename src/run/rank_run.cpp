@@ -28,6 +28,7 @@
 #include "run/recording.hpp"
 #include "run/setup.hpp"
 #include "run/signals.hpp"
+#include "space/values_taken.hpp"
 #include "stencil/features.hpp"
 #include "trace/reader.hpp"
 #include "trace/run_directory.hpp"
@@ -502,7 +503,7 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
     s.run_writer->write_config(to_yaml(s.config));
     s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
-    s.run_writer->write_space(s.space->all_values());
+    s.run_writer->write_space(values_taken(*s.stencil, *s.space));
     if (!s.sampled.empty())
       s.run_writer->write_sample(to_sample_data(s.sampled));
     s.run_writer->link_ranks(world.size());
