@@ -263,13 +263,9 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
       const std::string id = std::to_string(i - next);
       const KernelSource& k = kernels[i];
       b.set("source" + id, k.source).set("entry" + id, k.entry);
-      b.set("bx" + id, k.launch.block[0])
-          .set("by" + id, k.launch.block[1])
-          .set("bz" + id, k.launch.block[2]);
-      b.set("gx" + id, k.launch.grid[0])
-          .set("gy" + id, k.launch.grid[1])
-          .set("gz" + id, k.launch.grid[2]);
-      b.set("smem" + id, k.launch.shared_bytes);
+      b.set("launch" + id, launch_text(k.launch));
+      if (!k.tail_entry.empty())
+        b.set("tail_entry" + id, k.tail_entry).set("tail_launch" + id, launch_text(k.tail_launch));
     }
     Message reply;
     const bool sent = channel_->send(b);

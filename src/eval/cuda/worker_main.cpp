@@ -6,11 +6,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,8 +67,20 @@ struct Problem {
 struct Launch {
   dim3 block{1, 1, 1};
   dim3 grid{1, 1, 1};
-  long long gx = 1, gy = 1, gz = 1;
   int smem = 0;
+};
+
+// One loaded kernel entry and how it is launched (steps = time steps one launch advances).
+struct Entry {
+  const void* fn = nullptr;
+  Launch launch;
+  int steps = 1;
+};
+
+// How T steps run: T / main.steps launches of main, then T % main.steps launches of tail.
+struct Schedule {
+  Entry main;
+  Entry tail;  // fn == nullptr when main.steps == 1
 };
 
 class Worker {
@@ -98,6 +112,10 @@ class Worker {
     cudaGetDeviceProperties(&p, device);
     arch_ = p.major * 10 + p.minor;
     max_threads_per_sm_ = p.maxThreadsPerMultiProcessor;
+    for (int d = 0; d < 3; ++d) {
+      max_block_[d] = p.maxThreadsDim[d];
+      max_grid_[d] = p.maxGridSize[d];
+    }
     const char* cache = std::getenv("ISLETUNE_NO_CUBIN_CACHE");
     compiler_ = std::make_unique<CubinCompiler>(
         arch_, cache && *cache ? "" : (cache_dir_.empty() ? default_cache_dir() : cache_dir_));
@@ -126,6 +144,12 @@ class Worker {
         .set("sm_count", p.multiProcessorCount)
         .set("warp_size", p.warpSize)
         .set("max_threads_per_block", p.maxThreadsPerBlock)
+        .set("max_block_dim", std::to_string(p.maxThreadsDim[0]) + " " +
+                                  std::to_string(p.maxThreadsDim[1]) + " " +
+                                  std::to_string(p.maxThreadsDim[2]))
+        .set("max_grid_dim", std::to_string(p.maxGridSize[0]) + " " +
+                                 std::to_string(p.maxGridSize[1]) + " " +
+                                 std::to_string(p.maxGridSize[2]))
         .set("max_threads_per_sm", p.maxThreadsPerMultiProcessor)
         .set("max_blocks_per_sm", p.maxBlocksPerMultiProcessor)
         .set("registers_per_sm", p.regsPerMultiprocessor)
@@ -285,20 +309,35 @@ class Worker {
     return l;
   }
 
-  // Runs `steps` steps of fn from in0 into the NaN-poisoned ping-pong buffers; returns the
-  // buffer holding the result. Each output buffer is NaN until the kernel writes it.
-  cudaError_t run_steps(const void* fn, const Launch& l, int steps, double*& result) {
+  // Enqueues T steps following the schedule: T / steps main launches, then T % steps tail
+  // launches. Each launch reads src and writes dst (a_ or b_); then src becomes the written
+  // buffer and dst the other one, so src ends on the result and the input (in0 or a_/b_) is
+  // read by the first launch only.
+  cudaError_t enqueue_steps(const Schedule& s, long long steps, const double*& src, double*& dst) {
+    const long long per = std::max(1, s.main.steps);
+    const long long mains = steps / per;
+    const long long launches = mains + steps % per;
+    cudaError_t e = cudaSuccess;
+    for (long long i = 0; i < launches && e == cudaSuccess; ++i) {
+      const Entry& k = i < mains ? s.main : s.tail;
+      e = launch(k.fn, k.launch, {&src, &dst});
+      src = dst;
+      dst = dst == a_ ? b_ : a_;
+    }
+    return e;
+  }
+
+  // Runs `steps` steps of the schedule from in0 into the NaN-poisoned ping-pong buffers;
+  // returns the buffer holding the result. Each output buffer is NaN until a kernel writes it.
+  cudaError_t run_steps(const Schedule& s, int steps, double*& result) {
     const Launch fill = linear(2048);
     cudaError_t e = launch(fill_nan_, fill, {&a_});
     if (e == cudaSuccess)
       e = launch(fill_nan_, fill, {&b_});
     const double* src = in0_;
     double* dst = a_;
-    for (int t = 0; t < steps && e == cudaSuccess; ++t) {
-      e = launch(fn, l, {&src, &dst});
-      src = dst;
-      dst = dst == a_ ? b_ : a_;
-    }
+    if (e == cudaSuccess)
+      e = enqueue_steps(s, steps, src, dst);
     result = const_cast<double*>(src);
     return e;
   }
@@ -307,14 +346,15 @@ class Worker {
   cudaError_t prepare_reference(unsigned long long seed) {
     unsigned long long s = seed;
     cudaError_t e = launch(fill_random_, linear(2048), {&in0_, &s});
-    const Launch ref = linear((cells_ + 255) / 256);
+    Schedule ref;
+    ref.main = Entry{ref_step_, linear((cells_ + 255) / 256), 1};
     double* r = nullptr;
     if (e == cudaSuccess)
-      e = run_steps(ref_step_, ref, problem_.steps, r);
+      e = run_steps(ref, problem_.steps, r);
     if (e == cudaSuccess)
       e = cudaMemcpyAsync(ref_long_, r, cells_ * 8, cudaMemcpyDeviceToDevice, stream_);
     if (e == cudaSuccess)
-      e = run_steps(ref_step_, ref, problem_.short_steps, r);
+      e = run_steps(ref, problem_.short_steps, r);
     if (e == cudaSuccess)
       e = cudaMemcpyAsync(ref_short_, r, cells_ * 8, cudaMemcpyDeviceToDevice, stream_);
     if (e == cudaSuccess)
@@ -350,14 +390,17 @@ class Worker {
     return cudaSuccess;
   }
 
-  // Reports a CUDA error for item i; a sticky one ends the worker after reporting.
-  void report_cuda_error(Message& r, cudaError_t e, const std::string& during) {
-    const bool sticky = is_sticky(e);
-    r.set("status", sticky ? "crashed" : "launch_error");
+  // A CUDA error while evaluating one kernel: a sticky one is reported as crashed and ends
+  // the worker; any other sets the message and returns "launch_error" for the caller to send.
+  std::string cuda_failure(Message& r, cudaError_t e, const std::string& during) {
     r.set("message", during + ": " + err_text(e));
-    ch_.send(r);
-    if (sticky)
+    if (is_sticky(e)) {
+      r.set("status", "crashed");
+      ch_.send(r);
       std::_Exit(3);
+    }
+    cudaGetLastError();
+    return "launch_error";
   }
 
   // Measures a batch: fresh inputs and references, parallel compile, then each kernel.
@@ -395,20 +438,31 @@ class Worker {
       Message r{"result", {}};
       r.set("index", i);
       const std::string id = std::to_string(i);
-      Launch l;
-      l.gx = static_cast<long long>(m.number("gx" + id, 1));
-      l.gy = static_cast<long long>(m.number("gy" + id, 1));
-      l.gz = static_cast<long long>(m.number("gz" + id, 1));
-      l.block = dim3(static_cast<unsigned>(m.number("bx" + id, 1)),
-                     static_cast<unsigned>(m.number("by" + id, 1)),
-                     static_cast<unsigned>(m.number("bz" + id, 1)));
-      l.smem = static_cast<int>(m.number("smem" + id, 0));
-      evaluate(compiled[i], m.get("entry" + id), l, r);
+      Kernel k;
+      k.entry = m.get("entry" + id);
+      k.tail_entry = m.get("tail_entry" + id);
+      const auto main_launch = parse_launch(m.get("launch" + id));
+      const auto tail_launch = parse_launch(m.get("tail_launch" + id));
+      if (!main_launch || (!k.tail_entry.empty() && !tail_launch)) {
+        r.set("status", "launch_error").set("message", "the parent sent no valid launch");
+        ch_.send(r);
+        continue;
+      }
+      k.launch = *main_launch;
+      if (tail_launch)
+        k.tail_launch = *tail_launch;
+      evaluate(compiled[i], k, r);
     }
   }
 
+  // What the parent asks to run for one kernel (the codegen ABI without the source).
+  struct Kernel {
+    std::string entry, tail_entry;
+    LaunchConfig launch, tail_launch;
+  };
+
   // Load, check resources, verify, time one kernel; sends its result message.
-  void evaluate(const CompileResult& cr, const std::string& entry, Launch l, Message& r) {
+  void evaluate(const CompileResult& cr, const Kernel& k, Message& r) {
     r.set("compile_ms", cr.ms).set("cached", cr.cached ? 1 : 0);
     if (!cr.ok) {
       r.set("status", "compile_error").set("message", "NVRTC: " + cr.log);
@@ -416,88 +470,111 @@ class Worker {
       return;
     }
     cudaLibrary_t lib = nullptr;
-    const void* fn = nullptr;
+    Schedule s;
     const auto t_load = Clock::now();
-    cudaError_t e = load(cr.cubin, entry, lib, fn);
+    cudaError_t e = load(cr.cubin, k.entry, lib, s.main.fn);
+    if (e == cudaSuccess && !k.tail_entry.empty())
+      e = get_kernel(lib, k.tail_entry.c_str(), s.tail.fn);
     r.set("load_ms", ms_since(t_load));
     if (e != cudaSuccess) {
       if (lib)
         cudaLibraryUnload(lib);
       cudaGetLastError();
       if (is_sticky(e))
-        return report_cuda_error(r, e, "loading the module");
+        cuda_failure(r, e, "loading the module");
       r.set("status", "compile_error").set("message", "loading the cubin failed: " + err_text(e));
       ch_.send(r);
       return;
     }
-    const std::string verdict = check_and_run(fn, l, r);
+    std::optional<std::string> verdict = prepare_entry(s.main, k.launch, r, true);
+    if (!verdict && s.tail.fn)
+      verdict = prepare_entry(s.tail, k.tail_launch, r, false);
+    const std::string status = verdict ? *verdict : check_and_run(s, r);
     cudaLibraryUnload(lib);
-    if (!verdict.empty())
-      r.set("status", verdict);
+    r.set("status", status);
     ch_.send(r);
   }
 
-  // Returns the status name; sticky failures do not return.
-  std::string check_and_run(const void* fn, Launch l, Message& r) {
-    cudaFuncAttributes attr{};
-    cudaError_t e = cudaFuncGetAttributes(&attr, fn);
-    if (e != cudaSuccess) {
-      report_cuda_error(r, e, "reading kernel attributes");
-      return {};
-    }
-    const int threads = static_cast<int>(l.block.x * l.block.y * l.block.z);
-    r.set("registers", attr.numRegs)
-        .set("shared_bytes", static_cast<long long>(attr.sharedSizeBytes) + l.smem)
-        .set("local_bytes", static_cast<long long>(attr.localSizeBytes));
+  // Checks one entry against the device and its own limits and sets its dynamic shared
+  // memory attribute; returns "launch_error" (message set) when it cannot launch. The main
+  // entry also reports registers, shared and local memory and occupancy.
+  std::optional<std::string> prepare_entry(Entry& en, const LaunchConfig& lc, Message& r,
+                                           bool is_main) {
+    const std::string which = is_main ? "" : "the tail kernel: ";
     auto fail = [&](const std::string& msg) {
-      r.set("message", msg);
-      return std::string("launch_error");
+      r.set("message", which + msg);
+      return std::optional<std::string>("launch_error");
     };
+    en.steps = std::max(1, lc.steps);
+    cudaFuncAttributes attr{};
+    cudaError_t e = cudaFuncGetAttributes(&attr, en.fn);
+    if (e != cudaSuccess)
+      return cuda_failure(r, e, which + "reading kernel attributes");
+    const long long threads = 1LL * lc.block[0] * lc.block[1] * lc.block[2];
+    if (is_main) {
+      r.set("registers", attr.numRegs)
+          .set("shared_bytes", static_cast<long long>(attr.sharedSizeBytes) + lc.shared_bytes)
+          .set("local_bytes", static_cast<long long>(attr.localSizeBytes));
+    }
+    for (int d = 0; d < 3; ++d) {
+      if (lc.block[d] < 1 || lc.block[d] > max_block_[d]) {
+        return fail("block " + std::string(1, "xyz"[d]) + " = " + std::to_string(lc.block[d]) +
+                    " is outside the device's limit of " + std::to_string(max_block_[d]));
+      }
+      if (lc.grid[d] < 1 || lc.grid[d] > max_grid_[d]) {
+        return fail("grid " + std::string(1, "xyz"[d]) + " = " + std::to_string(lc.grid[d]) +
+                    " is outside the device's limit of " + std::to_string(max_grid_[d]));
+      }
+    }
     if (threads > attr.maxThreadsPerBlock) {
       return fail("a block of " + std::to_string(threads) +
                   " threads exceeds the kernel's limit of " +
                   std::to_string(attr.maxThreadsPerBlock) + " (" + std::to_string(attr.numRegs) +
                   " registers per thread)");
     }
-    if (l.gy > 65535 || l.gz > 65535 || l.gx > 2147483647LL) {
-      return fail("the launch grid exceeds the device's grid limits");
-    }
-    l.grid =
-        dim3(static_cast<unsigned>(l.gx), static_cast<unsigned>(l.gy), static_cast<unsigned>(l.gz));
-    if (l.smem > 48 * 1024) {
-      e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem);
-      if (e != cudaSuccess) {
-        cudaGetLastError();
-        return fail(std::to_string(l.smem) +
-                    " B of dynamic shared memory rejected: " + err_text(e));
-      }
+    en.launch.block = dim3(static_cast<unsigned>(lc.block[0]), static_cast<unsigned>(lc.block[1]),
+                           static_cast<unsigned>(lc.block[2]));
+    en.launch.grid = dim3(static_cast<unsigned>(lc.grid[0]), static_cast<unsigned>(lc.grid[1]),
+                          static_cast<unsigned>(lc.grid[2]));
+    en.launch.smem = lc.shared_bytes;
+    e = cudaFuncSetAttribute(en.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, lc.shared_bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return fail(std::to_string(lc.shared_bytes) +
+                  " B of dynamic shared memory rejected: " + err_text(e));
     }
     int blocks_per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, fn, threads,
-                                                      static_cast<std::size_t>(l.smem));
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, en.fn,
+                                                      static_cast<int>(threads),
+                                                      static_cast<std::size_t>(lc.shared_bytes));
     if (e != cudaSuccess || blocks_per_sm == 0) {
       cudaGetLastError();
       return fail("the kernel cannot be resident on an SM (" + std::to_string(attr.numRegs) +
-                  " registers, " + std::to_string(l.smem) + " B dynamic shared)");
+                  " registers, " + std::to_string(lc.shared_bytes) + " B dynamic shared)");
     }
-    r.set("occupancy", static_cast<double>(blocks_per_sm * threads) / max_threads_per_sm_);
+    if (is_main)
+      r.set("occupancy", static_cast<double>(blocks_per_sm * threads) / max_threads_per_sm_);
+    return std::nullopt;
+  }
 
+  // Verifies and times a prepared schedule; returns the status name (sticky failures do not
+  // return).
+  std::string check_and_run(const Schedule& s, Message& r) {
+    cudaError_t e = cudaSuccess;
     // Verification: a long and a short run against the reference.
     const auto t_verify = Clock::now();
     double worst_l2 = 0, worst_max = 0, bad = 0;
     for (int which = 0; which < 2; ++which) {
       const int steps = which == 0 ? problem_.steps : problem_.short_steps;
       double* out = nullptr;
-      e = run_steps(fn, l, steps, out);
+      e = run_steps(s, steps, out);
       if (e == cudaSuccess)
         e = cudaStreamSynchronize(stream_);
       Errors err;
       if (e == cudaSuccess)
         e = compare(out, which == 0 ? ref_long_ : ref_short_, err);
-      if (e != cudaSuccess) {
-        report_cuda_error(r, e, "running the kernel");
-        return {};
-      }
+      if (e != cudaSuccess)
+        return cuda_failure(r, e, "running the kernel");
       worst_l2 = std::max(worst_l2, err.l2);
       worst_max = std::max(worst_max, err.max);
       bad += err.bad;
@@ -510,20 +587,19 @@ class Worker {
       return "wrong_result";
     }
 
-    // Timing: warm-up, then `repeats` runs of K back-to-back steps each, K chosen so a run
-    // lasts at least min_rep_ms; the median per step is reported.
+    // Timing: warm-up, then `repeats` runs of K back-to-back steps each (K a multiple of the
+    // steps per launch, chosen so a run lasts at least min_rep_ms); the median per step is
+    // reported.
     const auto t_run = Clock::now();
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
-    double* src = a_;
+    const double* src = a_;
     double* dst = b_;
-    auto steps_timed = [&](int k, float& ms) {
+    auto steps_timed = [&](long long k, float& ms) {
       cudaError_t err = cudaEventRecord(e0, stream_);
-      for (int t = 0; t < k && err == cudaSuccess; ++t) {
-        err = launch(fn, l, {&src, &dst});
-        std::swap(src, dst);
-      }
+      if (err == cudaSuccess)
+        err = enqueue_steps(s, k, src, dst);
       if (err == cudaSuccess)
         err = cudaEventRecord(e1, stream_);
       if (err == cudaSuccess)
@@ -532,22 +608,23 @@ class Worker {
         err = cudaEventElapsedTime(&ms, e0, e1);
       return err;
     };
+    const long long per = std::max(1, s.main.steps);
     float ms = 0;
     for (int w = 0; w < std::max(1, problem_.warmup) && e == cudaSuccess; ++w)
-      e = steps_timed(1, ms);
-    const int k = std::clamp(static_cast<int>(std::ceil(problem_.min_rep_ms / std::max(ms, 1e-3f))),
-                             1, std::max(1, problem_.steps));
+      e = steps_timed(per, ms);
+    const double per_step = std::max(static_cast<double>(ms) / per, 1e-6);
+    const long long most = std::max(per, (problem_.steps + per - 1) / per * per);
+    long long k = static_cast<long long>(std::ceil(problem_.min_rep_ms / per_step));
+    k = std::clamp((k + per - 1) / per * per, per, most);
     std::vector<double> times;
     for (int rep = 0; rep < problem_.repeats && e == cudaSuccess; ++rep) {
       e = steps_timed(k, ms);
-      times.push_back(ms / k);
+      times.push_back(ms / static_cast<double>(k));
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    if (e != cudaSuccess) {
-      report_cuda_error(r, e, "timing the kernel");
-      return {};
-    }
+    if (e != cudaSuccess)
+      return cuda_failure(r, e, "timing the kernel");
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t h = sorted.size();
@@ -573,6 +650,8 @@ class Worker {
   int device_ = 0;
   int arch_ = 90;
   int max_threads_per_sm_ = 2048;
+  std::array<long long, 3> max_block_{1024, 1024, 64};
+  std::array<long long, 3> max_grid_{2147483647LL, 65535, 65535};
   std::unique_ptr<CubinCompiler> compiler_;
   cudaStream_t stream_ = nullptr;
   Problem problem_;
