@@ -179,6 +179,54 @@ TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
   EXPECT_EQ(again[0].status, Status::ok) << again[0].message;
 }
 
+// The kernel ABI: a launch advances launch.steps steps, T steps run as T / steps main launches
+// then T % steps tail launches, and every entry gets its dynamic shared memory (above 48 KB
+// here). The stencil is the single point 0.5 * in, so s steps are an exact multiplication by
+// 2^-s and any miscounted step or swapped entry changes the result by a power of two.
+TEST(CudaEvaluatorGpu, MultiStepLaunchesFollowTheSchedule) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  START_OR_SKIP(e, half, g, 30.0);
+  // An entry that advances `s` steps: out = in / 2^s, staged through dynamic shared memory.
+  auto entry = [&](const std::string& name, int s) {
+    return "extern \"C\" __global__ void " + name +
+           "(const double* in, double* out) {\n"
+           "  extern __shared__ double scratch[];\n"
+           "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
+           "  if (i < " +
+           std::to_string(g.cells()) +
+           "LL) {\n"
+           "    scratch[threadIdx.x] = in[i];\n"
+           "    out[i] = scratch[threadIdx.x] / (double)(1LL << " +
+           std::to_string(s) + ");\n  }\n}\n";
+  };
+  // A kernel whose main entry advances `real` steps while claiming `steps`.
+  auto scaling = [&](int steps, int smem, int real = 0) {
+    const LaunchConfig l{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, smem, steps};
+    KernelSource k;
+    k.entry = "isl_main";
+    k.source = entry("isl_main", real > 0 ? real : steps);
+    k.launch = l;
+    if (steps > 1) {
+      k.source += entry("isl_tail", 1);
+      k.tail_entry = "isl_tail";
+      k.tail_launch = l;
+      k.tail_launch.steps = 1;
+    }
+    return k;
+  };
+  // 48 = 9*5 + 3 and 7 = 1*5 + 2: both verification runs need the tail.
+  const std::vector<KernelSource> batch{scaling(1, 1024), scaling(5, 1024), scaling(5, 96 * 1024),
+                                        scaling(16, 1024), scaling(5, 1024, 4)};
+  const auto got = e.evaluate_raw(batch);
+  ASSERT_EQ(got.size(), batch.size());
+  for (std::size_t i = 0; i + 1 < got.size(); ++i) {
+    EXPECT_EQ(got[i].status, Status::ok) << "kernel " << i << ": " << got[i].message;
+    EXPECT_GT(got[i].median_ms, 0);
+  }
+  EXPECT_EQ(got.back().status, Status::wrong_result) << got.back().message;
+}
+
 TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
   START_OR_SKIP(e, typical_stencil("star3d1r"), Grid{64, 64, 64});
   EXPECT_FALSE(e.environment().name.empty());
