@@ -2,21 +2,13 @@
 // socket pair, watchdog, restart) and decoding of the worker's results.
 #include "eval/cuda/cuda_evaluator.hpp"
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
 #include "common/error.hpp"
-
-extern char** environ;
 
 namespace isletune::cuda {
 namespace {
@@ -80,7 +72,7 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaOptions options)
 }
 
 CudaEvaluator::~CudaEvaluator() {
-  if (pid_ > 0 && channel_)
+  if (process_.running() && channel_)
     channel_->send(Message{"quit", {}});
   stop_worker(false);
 }
@@ -90,69 +82,25 @@ double CudaEvaluator::clock_s() const {
 }
 
 void CudaEvaluator::stop_worker(bool kill) {
-  if (pid_ > 0) {
-    int status = 0;
-    // A worker asked to quit gets a moment; anything else is ended at once.
-    for (int i = 0; !kill && i < 200; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      ::usleep(10000);
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-  pid_ = -1;
   channel_.reset();
-  if (fd_ >= 0)
-    ::close(fd_);
-  fd_ = -1;
+  process_.stop(kill);
 }
 
 void CudaEvaluator::start_worker() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw InputError(std::string("cannot create the socket to the CUDA worker: ") +
-                     std::strerror(errno));
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
   std::vector<std::string> words{worker_path_, "--device", std::to_string(options_.device),
                                  "--compile-threads", std::to_string(options_.compile_threads)};
   if (!options_.cache_dir.empty()) {
     words.push_back("--cache-dir");
     words.push_back(options_.cache_dir);
   }
-  std::vector<char*> argv;
-  for (std::string& w : words)
-    argv.push_back(w.data());
-  argv.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, worker_path_.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(sv[1]);
-  if (rc != 0) {
-    ::close(sv[0]);
-    pid_ = -1;
-    throw InputError("the CUDA backend needs its worker program '" + worker_path_ +
-                     "', which could not be started: " + std::strerror(rc));
-  }
-  fd_ = sv[0];
-  channel_ = std::make_unique<Channel>(fd_, fd_);
+  process_ = WorkerProcess(words);
+  channel_ = std::make_unique<Channel>(process_.fd(), process_.fd());
 
   Message hello;
   const auto got = channel_->receive(hello, 120);
   if (got != Channel::Read::ok || (hello.kind != "hello" && hello.kind != "nodevice")) {
-    int status = 0;
-    if (got != Channel::Read::ok)
-      ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    stop_worker(true);
+    channel_.reset();
+    const int status = process_.stop(got != Channel::Read::ok);
     throw InputError(
         "the CUDA backend's worker '" + worker_path_ + "' ended before reporting a GPU (" +
         exit_text(status) +
@@ -251,7 +199,7 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
   std::size_t next = 0;
   int failed_starts = 0;
   while (next < n) {
-    if (pid_ < 0) {
+    if (!process_.running()) {
       start_worker();
       ++restarts_;
     }

@@ -5,8 +5,6 @@
 // (watchdog) costs only that setting: it is restarted and the batch goes on.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <memory>
 #include <span>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "eval/cuda/codegen.hpp"
+#include "eval/cuda/worker_process.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 #include "eval/evaluator.hpp"
 
@@ -78,9 +77,8 @@ class CudaEvaluator : public Evaluator {
   DeviceLimits limits_;
   GpuEnvironment environment_;
   std::string worker_path_;
-  pid_t pid_ = -1;
+  WorkerProcess process_;
   std::unique_ptr<Channel> channel_;
-  int fd_ = -1;
   int restarts_ = 0;
   std::uint64_t batches_ = 0;
   std::chrono::steady_clock::time_point started_;

@@ -4,6 +4,7 @@
 // A sticky CUDA error (illegal address, trap, assert) ends this process after it reports
 // the setting as crashed; the parent starts a fresh worker. A hang is ended by the parent.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -671,6 +672,8 @@ class Worker {
 // Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]; speaks the
 // protocol on stdin/stdout (the parent's socket).
 int main(int argc, char** argv) {
+  // Nothing but the socket (0, 1) and stderr is ours, even if a parent leaked descriptors.
+  ::close_range(3, ~0U, 0);
   int device = -1;
   int threads = 0;
   std::string cache_dir;

@@ -1,0 +1,142 @@
+// The CUDA worker's process hygiene (issue 14.1), without a GPU: the worker is spawned the
+// way CudaEvaluator spawns it, but the program is this test binary acting as a stand-in
+// (ISLETUNE_FD_STANDIN=1 in its environment) that writes the list of its open descriptors to
+// its socket and waits for the parent to close it. The child must hold nothing but the
+// socket (fds 0 and 1) and stderr, so no lock of a file open in the parent (the rank file)
+// outlives the parent's close, and an HDF5 file can be reopened read-write during a
+// worker's life.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eval/cuda/worker_process.hpp"
+#include "eval/cuda/worker_protocol.hpp"
+
+namespace {
+
+// The stand-in: runs before gtest's main when ISLETUNE_FD_STANDIN is set, writes
+// "fds 0 1 2\n" (its open descriptors, the listing's own excluded) to fd 1, then blocks on
+// fd 0 until the parent closes the socket.
+const bool standin = [] {
+  const char* on = std::getenv("ISLETUNE_FD_STANDIN");
+  if (!on || std::strcmp(on, "1") != 0)
+    return false;
+  std::string line = "fds";
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    const int own = ::dirfd(d);
+    std::vector<int> fds;
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.' && std::atoi(e->d_name) != own)
+        fds.push_back(std::atoi(e->d_name));
+    }
+    ::closedir(d);
+    std::sort(fds.begin(), fds.end());
+    for (int fd : fds)
+      line += " " + std::to_string(fd);
+  }
+  line += "\n";
+  if (::write(1, line.data(), line.size()) < 0)
+    ::_exit(2);
+  char c;
+  while (::read(0, &c, 1) > 0) {
+  }
+  ::_exit(0);
+}();
+
+std::string self_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe").string();
+}
+
+// Spawns the stand-in and returns it with the descriptor list it reported.
+isletune::cuda::WorkerProcess spawn_standin(std::string& fds) {
+  ::setenv("ISLETUNE_FD_STANDIN", "1", 1);
+  isletune::cuda::WorkerProcess child({self_exe(), "--stand-in"});
+  ::unsetenv("ISLETUNE_FD_STANDIN");
+  fds.clear();
+  char c;
+  while (::read(child.fd(), &c, 1) == 1 && c != '\n')
+    fds += c;
+  return child;
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("isletune-spawn-" + std::to_string(::getpid()) + "-" + name);
+}
+
+TEST(WorkerSpawn, OnlyTheSocketAndStderrCrossIntoTheWorker) {
+  // A file held open and flock-locked by the parent, opened without O_CLOEXEC as HDF5 does.
+  const auto path = temp_file("locked");
+  const int held = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  std::string fds;
+  isletune::cuda::WorkerProcess child = spawn_standin(fds);
+  EXPECT_EQ(fds, "fds 0 1 2");
+  // The parent's close releases the lock: nothing in the child still holds it.
+  ::close(held);
+  const int again = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(again, 0);
+  EXPECT_EQ(::flock(again, LOCK_EX | LOCK_NB), 0) << std::strerror(errno);
+  ::close(again);
+  child.stop(true);
+  std::filesystem::remove(path);
+}
+
+TEST(WorkerSpawn, AnHdf5FileReopensReadWriteWhileAWorkerRestartedDuringItsLifeRuns) {
+  const auto path = temp_file("trace.h5");
+  // Generation k: the file is open (created) when the worker is (re)started.
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::string fds;
+  isletune::cuda::WorkerProcess first = spawn_standin(fds);
+  EXPECT_EQ(fds, "fds 0 1 2");
+  ASSERT_GE(H5Fclose(f), 0);
+  // Between batches: reopen read-write, restart the worker with the file open, close again.
+  f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << "the worker holds the file's lock";
+  first = spawn_standin(fds);  // the restart: the old child is killed, a new one spawned
+  EXPECT_EQ(fds, "fds 0 1 2");
+  ASSERT_GE(H5Fclose(f), 0);
+  // Next generation: the file reopens read-write while the restarted worker lives.
+  f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  EXPECT_GE(f, 0) << "the restarted worker holds the file's lock";
+  if (f >= 0)
+    H5Fclose(f);
+  first.stop(true);
+  std::filesystem::remove(path);
+}
+
+TEST(WorkerSpawn, AMissingProgramIsOneSentence) {
+  try {
+    isletune::cuda::WorkerProcess child({"/nonexistent/isletune-worker"});
+    FAIL() << "spawned a missing program";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/isletune-worker"), std::string::npos);
+  }
+}
+
+TEST(WorkerProtocol, LaunchesRoundTripAndBadTextIsRejected) {
+  const isletune::cuda::LaunchConfig l{{32, 4, 2}, {3000000000LL, 7, 5}, 98304, 8};
+  const auto back = isletune::cuda::parse_launch(isletune::cuda::launch_text(l));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->block, l.block);
+  EXPECT_EQ(back->grid, l.grid);
+  EXPECT_EQ(back->shared_bytes, l.shared_bytes);
+  EXPECT_EQ(back->steps, l.steps);
+  EXPECT_FALSE(isletune::cuda::parse_launch("").has_value());
+  EXPECT_FALSE(isletune::cuda::parse_launch("1 2 3 4 5 6 7").has_value());
+  EXPECT_FALSE(isletune::cuda::parse_launch("1 2 3 4 5 6 7 8 9").has_value());
+}
+
+}  // namespace
