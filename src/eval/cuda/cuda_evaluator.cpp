@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -33,6 +34,13 @@ Measurement decode_result(const Message& r) {
   if (m.message.size() > 4000)
     m.message = m.message.substr(0, 4000) + " ...";
   return m;
+}
+
+// Seconds for messages: "120", "0.5".
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 Measurement failure(Status s, std::string message) {
@@ -148,10 +156,11 @@ void CudaEvaluator::start_worker() {
   p.set("nx", problem_.grid.nx).set("ny", problem_.grid.ny).set("nz", problem_.grid.nz);
   p.set("steps", problem_.steps).set("short_steps", 7).set("warmup", problem_.warmup);
   p.set("repeats", problem_.repeats).set("min_rep_ms", options_.min_rep_ms);
+  p.set("compile_timeout_s", options_.compile_timeout_s);
   p.set("reference", generate_reference(problem_.stencil, problem_.grid));
   Message ready;
   if (!channel_->send(p) ||
-      channel_->receive(ready, options_.compile_timeout_s) != Channel::Read::ok) {
+      channel_->receive(ready, options_.setup_timeout_s) != Channel::Read::ok) {
     stop_worker(true);
     throw InputError("the CUDA worker died while setting up the problem " +
                      problem_.stencil.name() + " on the GPU");
@@ -218,12 +227,13 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
     Message reply;
     const bool sent = channel_->send(b);
     const auto got =
-        sent ? channel_->receive(reply, options_.compile_timeout_s) : Channel::Read::closed;
-    if (got != Channel::Read::ok || reply.kind != "compiled") {
+        sent ? channel_->receive(reply, options_.setup_timeout_s) : Channel::Read::closed;
+    if (got != Channel::Read::ok || reply.kind != "reference") {
       // The batch never reached evaluation: blame nothing yet, retry once on a fresh worker.
-      const std::string why = got == Channel::Read::timeout ? "timed out compiling the batch"
-                              : reply.kind == "error"       ? reply.get("message")
-                                                            : "the worker died before evaluating";
+      const std::string why = got == Channel::Read::timeout
+                                  ? "timed out preparing the batch's reference run"
+                              : reply.kind == "error" ? reply.get("message")
+                                                      : "the worker died before evaluating";
       stop_worker(true);
       if (++failed_starts >= 2) {
         for (std::size_t i = next; i < n; ++i) {
@@ -234,29 +244,35 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
       }
       continue;
     }
+    // A result may wait for its own compile (bounded by compile_timeout_s in the worker).
+    const double wait_s = options_.timeout_s + options_.compile_timeout_s;
     std::size_t j = next;
     for (; j < n; ++j) {
       Message r;
-      const auto status = channel_->receive(r, options_.timeout_s);
+      const auto status = channel_->receive(r, wait_s);
       if (status == Channel::Read::ok && r.kind == "result") {
         results[j] = decode_result(r);
         if (results[j].status == Status::crashed)
           break;  // the worker is exiting
         continue;
       }
-      results[j] =
-          status == Channel::Read::timeout
-              ? failure(Status::timeout, "no result within " + std::to_string(options_.timeout_s) +
-                                             " s: the watchdog ended the worker")
-              : failure(Status::crashed, "the worker died while running this kernel");
+      results[j] = status == Channel::Read::timeout
+                       ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
+                                                      " s: the watchdog ended the worker")
+                       : failure(Status::crashed, "the worker died while running this kernel");
       break;
     }
     if (j < n) {
       stop_worker(true);
       next = j + 1;
-    } else {
-      next = n;
+      continue;
     }
+    next = n;
+    // "done" closes the batch; restart = 1: a compile is stuck and the worker is exiting.
+    Message done;
+    if (channel_->receive(done, options_.timeout_s) != Channel::Read::ok || done.kind != "done" ||
+        done.number("restart") != 0)
+      stop_worker(true);
   }
   return results;
 }

@@ -35,10 +35,12 @@ struct GpuEnvironment {
 struct CudaOptions {
   std::string worker_path;  // "" = isletune-worker next to this executable, or $ISLETUNE_WORKER
   int device = -1;          // CUDA device index; -1 = the worker's default (0)
-  double timeout_s = 120;   // watchdog per setting (verify + time)
-  double compile_timeout_s = 900;  // watchdog for compiling a batch and the reference run
-  std::uint64_t seed = 1;          // seeds the random inputs of each batch
-  double min_rep_ms = 2.0;         // a timed repetition runs enough steps to last this long
+  double timeout_s = 120;   // watchdog per setting (load, verify, time)
+  double compile_timeout_s = 60;  // NVRTC time per setting; longer: timeout, batch goes on
+  double setup_timeout_s = 900;   // watchdog for the reference module and each batch's
+                                  // reference run
+  std::uint64_t seed = 1;         // seeds the random inputs of each batch
+  double min_rep_ms = 2.0;        // a timed repetition runs enough steps to last this long
   std::string cache_dir;    // cubin cache; "" = $ISLETUNE_CACHE_DIR or ~/.cache/isletune/cubins
   int compile_threads = 0;  // NVRTC threads per batch; 0 = one per core, at most 16
 };
