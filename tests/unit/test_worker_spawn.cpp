@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
+#include "eval/cuda/cuda_evaluator.hpp"
 #include "eval/cuda/worker_process.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 
@@ -137,6 +140,34 @@ TEST(WorkerProtocol, LaunchesRoundTripAndBadTextIsRejected) {
   EXPECT_FALSE(isletune::cuda::parse_launch("").has_value());
   EXPECT_FALSE(isletune::cuda::parse_launch("1 2 3 4 5 6 7").has_value());
   EXPECT_FALSE(isletune::cuda::parse_launch("1 2 3 4 5 6 7 8 9").has_value());
+}
+
+TEST(PlantedFaults, TheTestOnlySpecParsesAndBadTextIsOneSentence) {
+  using isletune::cuda::PlantedFault;
+  const auto got = isletune::cuda::parse_planted_faults("crash=3,trap=5,hang=7,launch=9");
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got.at(3), PlantedFault::crash);
+  EXPECT_EQ(got.at(5), PlantedFault::trap);
+  EXPECT_EQ(got.at(7), PlantedFault::hang);
+  EXPECT_EQ(got.at(9), PlantedFault::launch);
+  for (const char* bad : {"", "crash", "crash=0", "crash=x", "boom=2", "crash=2,", "hang=-1"}) {
+    EXPECT_THROW((void)isletune::cuda::parse_planted_faults(bad), isletune::InputError) << bad;
+  }
+}
+
+TEST(PlantedFaults, APlantedKernelKeepsTheGeometryAndCannotLaunchWhenAskedTo) {
+  isletune::cuda::KernelSource real;
+  real.launch = {{32, 4, 1}, {10, 20, 1}, 4096, 4};
+  real.tail_entry = "isl_tail";
+  const auto k = isletune::cuda::planted_kernel(isletune::cuda::PlantedFault::launch, real);
+  EXPECT_EQ(k.launch.block, real.launch.block);
+  EXPECT_EQ(k.launch.grid, real.launch.grid);
+  EXPECT_EQ(k.launch.steps, 1);
+  EXPECT_TRUE(k.tail_entry.empty());
+  EXPECT_GT(k.launch.shared_bytes, 1 << 29);  // beyond any GPU's opt-in shared memory
+  EXPECT_NE(k.source.find(k.entry), std::string::npos);
+  const auto hang = isletune::cuda::planted_kernel(isletune::cuda::PlantedFault::hang, real);
+  EXPECT_NE(hang.source.find("for (;;)"), std::string::npos);
 }
 
 }  // namespace

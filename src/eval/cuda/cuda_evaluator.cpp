@@ -76,6 +76,8 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaOptions options)
       options_(std::move(options)),
       started_(std::chrono::steady_clock::now()) {
   worker_path_ = options_.worker_path.empty() ? default_worker_path() : options_.worker_path;
+  if (const char* plant = std::getenv("ISLETUNE_PLANT_FAULTS"); plant && *plant)
+    planted_ = parse_planted_faults(plant);
   start_worker();
 }
 
@@ -191,11 +193,88 @@ std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch)
     }
     kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i]));
     where.push_back(i);
+    if (const auto fault = planted_fault(batch[i]))
+      kernels.back() = planted_kernel(*fault, kernels.back());
   }
   std::vector<Measurement> measured = run_batch(kernels);
-  for (std::size_t j = 0; j < where.size(); ++j)
+  for (std::size_t j = 0; j < where.size(); ++j) {
+    if (kernels[j].entry == "isl_planted")
+      measured[j].message = "planted fault (ISLETUNE_PLANT_FAULTS): " + measured[j].message;
     out[where[j]] = std::move(measured[j]);
+  }
   return out;
+}
+
+std::map<long long, PlantedFault> parse_planted_faults(const std::string& text) {
+  const std::string expected =
+      "ISLETUNE_PLANT_FAULTS: expected FAULT=N[,FAULT=N...] with FAULT one of crash, trap, "
+      "hang, launch and N a setting ordinal >= 1, got '" +
+      text.substr(0, 200) + "'";
+  std::map<long long, PlantedFault> out;
+  if (text.empty() || text.back() == ',')
+    throw InputError(expected);
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError(expected);
+    const std::string name = item.substr(0, eq);
+    const std::string number = item.substr(eq + 1);
+    char* end = nullptr;
+    const long long n = std::strtoll(number.c_str(), &end, 10);
+    if (number.empty() || *end != '\0' || n < 1)
+      throw InputError(expected);
+    if (name == "crash")
+      out[n] = PlantedFault::crash;
+    else if (name == "trap")
+      out[n] = PlantedFault::trap;
+    else if (name == "hang")
+      out[n] = PlantedFault::hang;
+    else if (name == "launch")
+      out[n] = PlantedFault::launch;
+    else
+      throw InputError(expected);
+  }
+  if (out.empty())
+    throw InputError(expected);
+  return out;
+}
+
+KernelSource planted_kernel(PlantedFault fault, const KernelSource& real) {
+  KernelSource k;
+  k.entry = "isl_planted";
+  k.launch = real.launch;
+  k.launch.steps = 1;
+  std::string body;
+  switch (fault) {
+    case PlantedFault::crash:  // an illegal address: sticky, the worker exits
+      body = "out[(1LL << 40) + threadIdx.x] = in[0];";
+      break;
+    case PlantedFault::trap:
+      body = "if (threadIdx.x == 0) __trap();\n  out[0] = in[0];";
+      break;
+    case PlantedFault::hang:  // the watchdog ends the worker
+      body = "for (;;) __nanosleep(1000);";
+      break;
+    case PlantedFault::launch:  // more dynamic shared memory than any GPU has
+      body = "out[0] = in[0];";
+      k.launch.shared_bytes = 1 << 30;
+      break;
+  }
+  k.source = "extern \"C\" __global__ void isl_planted(const double* in, double* out) {\n  " +
+             body + "\n}\n";
+  return k;
+}
+
+std::optional<PlantedFault> CudaEvaluator::planted_fault(const Setting& s) {
+  if (planted_.empty())
+    return std::nullopt;
+  const auto [it, added] =
+      seen_.emplace(canonical_key(s), static_cast<long long>(seen_.size()) + 1);
+  const auto fault = planted_.find(it->second);
+  if (fault == planted_.end())
+    return std::nullopt;
+  return fault->second;
 }
 
 std::vector<Measurement> CudaEvaluator::evaluate_raw(std::span<const KernelSource> kernels) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +33,17 @@ struct GpuEnvironment {
   long long global_mem_bytes = 0;
   double copy_bandwidth_gbs = 0;  // measured device-to-device copy, read + write
 };
+
+// Test-only planted faults (ISLETUNE_PLANT_FAULTS, docs/kernels.md): the kernel of a chosen
+// setting is replaced by one that crashes (illegal address), traps, hangs or cannot launch.
+enum class PlantedFault { crash, trap, hang, launch };
+
+// Parses "crash=3,trap=5,hang=7,launch=9": the N-th distinct setting (from 1, in the order
+// this evaluator first measures them) gets that fault. Throws InputError (one sentence).
+[[nodiscard]] std::map<long long, PlantedFault> parse_planted_faults(const std::string& text);
+
+// The planted kernel standing in for `real` (same launch geometry, one step per launch).
+[[nodiscard]] KernelSource planted_kernel(PlantedFault fault, const KernelSource& real);
 
 struct CudaOptions {
   std::string worker_path;  // "" = isletune-worker next to this executable, or $ISLETUNE_WORKER
@@ -73,6 +86,8 @@ class CudaEvaluator : public Evaluator {
   void start_worker();
   void stop_worker(bool kill);
   std::vector<Measurement> run_batch(std::span<const KernelSource> kernels);
+  // The planted fault of this setting (counting it when first seen), if any.
+  std::optional<PlantedFault> planted_fault(const Setting& s);
 
   Problem problem_;
   CudaOptions options_;
@@ -83,6 +98,8 @@ class CudaEvaluator : public Evaluator {
   std::unique_ptr<Channel> channel_;
   int restarts_ = 0;
   std::uint64_t batches_ = 0;
+  std::map<long long, PlantedFault> planted_;  // ordinal of a distinct setting -> fault
+  std::map<std::string, long long> seen_;      // canonical key -> ordinal (only when planting)
   std::chrono::steady_clock::time_point started_;
 };
 
