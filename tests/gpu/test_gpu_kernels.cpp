@@ -21,10 +21,12 @@ struct Started {
   std::string why;
 };
 
-Started start(const Stencil& st, const Grid& g, double timeout_s = 120) {
+Started start(const Stencil& st, const Grid& g, double timeout_s = 120,
+              double compile_timeout_s = 60) {
   CudaOptions o;
   o.worker_path = ISLETUNE_WORKER_PATH;
   o.timeout_s = timeout_s;
+  o.compile_timeout_s = compile_timeout_s;
   o.min_rep_ms = 0.2;
   Problem p{st, g, 48, 1, 3};
   try {
@@ -225,6 +227,35 @@ TEST(CudaEvaluatorGpu, MultiStepLaunchesFollowTheSchedule) {
     EXPECT_GT(got[i].median_ms, 0);
   }
   EXPECT_EQ(got.back().status, Status::wrong_result) << got.back().message;
+}
+
+// A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it
+// are still measured and the evaluator goes on (issue 14.3).
+TEST(CudaEvaluatorGpu, ASlowCompileIsATimeoutAndTheBatchGoesOn) {
+  const Stencil st = typical_stencil("star2d1r");
+  const Grid g{130, 70, 1};
+  START_OR_SKIP(e, st, g, 30.0, 3.0);
+  const KernelSource good = generate_kernel(st, g, naive_setting(2));
+  // Tens of thousands of dependent statements: NVRTC needs far longer than 3 s.
+  KernelSource slow = good;
+  slow.source =
+      "extern \"C\" __global__ void isl_kernel(const double* in, double* out) {\n"
+      "  double s = in[threadIdx.x];\n";
+  for (int i = 0; i < 30000; ++i) {
+    slow.source +=
+        "  s = s * in[(threadIdx.x + " + std::to_string(i * 7 % 1021) + ") & 1023] + 1.0;\n";
+  }
+  slow.source += "  out[threadIdx.x] = s;\n}\n";
+  const auto got = e.evaluate_raw(std::vector<KernelSource>{good, slow, good});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].status, Status::ok) << got[0].message;
+  EXPECT_EQ(got[1].status, Status::timeout) << got[1].message;
+  EXPECT_NE(got[1].message.find("compile exceeded 3 s"), std::string::npos) << got[1].message;
+  EXPECT_GE(got[1].compile_ms, 3000);
+  EXPECT_EQ(got[2].status, Status::ok) << got[2].message;
+  EXPECT_GT(got[0].compile_ms, 0);
+  const auto again = e.evaluate(std::vector<Setting>{naive_setting(2)});
+  EXPECT_EQ(again[0].status, Status::ok) << again[0].message;
 }
 
 TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
