@@ -323,12 +323,17 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
       }
       continue;
     }
-    // A result may wait for its own compile (bounded by compile_timeout_s in the worker).
-    const double wait_s = options_.timeout_s + options_.compile_timeout_s;
     std::size_t j = next;
     for (; j < n; ++j) {
+      // A kernel may first wait for its own compile (bounded by compile_timeout_s in the
+      // worker); once the worker says "running", it has timeout_s on the GPU.
       Message r;
-      const auto status = channel_->receive(r, wait_s);
+      double wait_s = options_.timeout_s + options_.compile_timeout_s;
+      auto status = channel_->receive(r, wait_s);
+      if (status == Channel::Read::ok && r.kind == "running") {
+        wait_s = options_.timeout_s;
+        status = channel_->receive(r, wait_s);
+      }
       if (status == Channel::Read::ok && r.kind == "result") {
         results[j] = decode_result(r);
         if (results[j].status == Status::crashed)

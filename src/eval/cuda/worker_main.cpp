@@ -2,9 +2,10 @@
 // (CudaEvaluator) over the socket on fds 0/1 (worker_protocol.hpp): "problem" sets up the
 // reference module and buffers (worker_verify), "batch" compiles the batch's kernels with
 // NVRTC on a pool of threads (each compile bounded by the problem's compile_timeout_s),
-// then verifies and times each one (worker_verify, worker_timing) and sends one "result" per
-// kernel as it is done, then "done". A sticky CUDA error (illegal address, trap, assert)
-// ends this process after it reports the kernel as crashed; a hang is ended by the parent.
+// then verifies and times each one (worker_verify, worker_timing) and sends "running" when a
+// compiled kernel starts on the GPU, one "result" per kernel as it is done, then "done". A sticky
+// CUDA error (illegal address, trap, assert) ends this process after it reports the kernel as
+// crashed; a hang is ended by the parent.
 #include <unistd.h>
 
 #include <algorithm>
@@ -314,6 +315,8 @@ class Worker {
         } else {
           k.launch = *main_launch;
           k.tail_launch = tail_launch.value_or(LaunchConfig{});
+          // From here the parent's watchdog allows timeout_s (the compile is over).
+          ch_.send(Message{"running", {}}.set("index", static_cast<long long>(i)));
           r.set("status", measure(*cr, k, r));
         }
       }
