@@ -347,6 +347,11 @@ class Worker {
       r.set("message", "NVRTC: " + cr.log);
       return "compile_error";
     }
+    if (k.launch.steps > 1 && (k.tail_entry.empty() || k.tail_launch.steps != 1)) {
+      r.set("message", "a kernel advancing " + std::to_string(k.launch.steps) +
+                           " steps per launch needs a one-step tail entry");
+      return "launch_error";
+    }
     const auto t_load = Clock::now();
     std::unique_ptr<Library> lib;
     Schedule s;
