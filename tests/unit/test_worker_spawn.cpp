@@ -13,15 +13,20 @@
 
 #include <dirent.h>
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
 #include "eval/cuda/cuda_evaluator.hpp"
+#include "eval/cuda/worker_compile.hpp"
 #include "eval/cuda/worker_process.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 
@@ -168,6 +173,54 @@ TEST(PlantedFaults, APlantedKernelKeepsTheGeometryAndCannotLaunchWhenAskedTo) {
   EXPECT_NE(k.source.find(k.entry), std::string::npos);
   const auto hang = isletune::cuda::planted_kernel(isletune::cuda::PlantedFault::hang, real);
   EXPECT_NE(hang.source.find("for (;;)"), std::string::npos);
+}
+
+// The compile pool with a stand-in compiler: "slow" blocks until the test releases it. The
+// slow item comes back as a timeout after the (50 ms) bound, the items around it with their
+// results, and the pool reports the abandoned compile until it ends (issue 14.3).
+TEST(CompilePool, ACompileOverTheBoundIsAbandonedAndTheOthersComeBack) {
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto compiled = std::make_shared<std::atomic<int>>(0);
+  auto compile = [gate, compiled](const std::string& src) {
+    if (src == "slow") {
+      std::unique_lock lock(gate->m);
+      gate->cv.wait(lock, [&] { return gate->open; });
+    }
+    ++*compiled;
+    isletune::cuda::CompileResult r;
+    r.ok = true;
+    r.cubin = "cubin of " + src;
+    return r;
+  };
+  // One thread only: without a replacement thread, items after "slow" would never compile.
+  isletune::cuda::CompilePool pool(compile, {"a", "slow", "b", "c"}, 1, 0.05);
+  double ms = 0;
+  auto first = pool.take(0, ms);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->cubin, "cubin of a");
+  EXPECT_FALSE(pool.take(1, ms).has_value());
+  EXPECT_GE(ms, 50);
+  EXPECT_LT(ms, 5000);
+  for (std::size_t i : {2u, 3u}) {
+    auto r = pool.take(i, ms);
+    ASSERT_TRUE(r.has_value()) << i;
+    EXPECT_EQ(r->cubin, std::string("cubin of ") + (i == 2 ? "b" : "c"));
+  }
+  EXPECT_TRUE(pool.stuck());
+  {
+    std::lock_guard lock(gate->m);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  for (int i = 0; i < 5000 && pool.stuck(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(pool.stuck());
+  EXPECT_EQ(compiled->load(), 4);
 }
 
 }  // namespace

@@ -10,17 +10,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "eval/cuda/nvrtc_compiler.hpp"
+#include "eval/cuda/worker_compile.hpp"
 #include "eval/cuda/worker_device.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 #include "eval/cuda/worker_timing.hpp"
@@ -34,93 +33,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
-
-// The batch's NVRTC compiles on detached threads, taken in index order. A compile that runs
-// longer than the timeout is abandoned (NVRTC cannot be interrupted) and its thread replaced,
-// so the others go on; the process must then end after the batch (stuck()).
-class CompilePool {
- public:
-  CompilePool(const CubinCompiler& compiler, std::vector<std::string> sources, int threads,
-              double timeout_s)
-      : state_(std::make_shared<State>()), timeout_s_(timeout_s) {
-    state_->compiler = &compiler;
-    const std::size_t n = sources.size();
-    state_->sources = std::move(sources);
-    state_->results.resize(n);
-    state_->phase.assign(n, Phase::queued);
-    state_->started.resize(n);
-    for (int t = 0; t < std::max(1, std::min(static_cast<int>(n), threads)); ++t)
-      add_thread();
-  }
-
-  // Item i's compile result; nullopt when it ran longer than the timeout (`ms` is then the
-  // time it ran).
-  std::optional<CompileResult> take(std::size_t i, double& ms) {
-    std::unique_lock lock(state_->m);
-    for (;;) {
-      if (state_->phase[i] == Phase::done)
-        return std::move(state_->results[i]);
-      if (state_->phase[i] == Phase::queued) {
-        state_->cv.wait(lock);
-        continue;
-      }
-      const auto deadline = state_->started[i] + std::chrono::duration_cast<Clock::duration>(
-                                                     std::chrono::duration<double>(timeout_s_));
-      if (Clock::now() >= deadline) {
-        ms = ms_since(state_->started[i]);
-        lock.unlock();
-        add_thread();  // the abandoned thread stays in NVRTC; keep the pool's width
-        return std::nullopt;
-      }
-      state_->cv.wait_until(lock, deadline);
-    }
-  }
-
-  // Whether a compile is still running (an abandoned one).
-  [[nodiscard]] bool stuck() const {
-    std::lock_guard lock(state_->m);
-    return std::find(state_->phase.begin(), state_->phase.end(), Phase::running) !=
-           state_->phase.end();
-  }
-
- private:
-  enum class Phase { queued, running, done };
-  // Shared with the threads, which may outlive the pool.
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    const CubinCompiler* compiler = nullptr;
-    std::vector<std::string> sources;
-    std::vector<CompileResult> results;
-    std::vector<Phase> phase;
-    std::vector<Clock::time_point> started;
-    std::size_t next = 0;
-  };
-
-  // One more thread compiling queued items until none is left.
-  void add_thread() {
-    std::thread([st = state_] {
-      for (;;) {
-        std::unique_lock lock(st->m);
-        if (st->next >= st->sources.size())
-          return;
-        const std::size_t i = st->next++;
-        st->phase[i] = Phase::running;
-        st->started[i] = Clock::now();
-        st->cv.notify_all();
-        lock.unlock();
-        CompileResult r = st->compiler->compile(st->sources[i]);
-        lock.lock();
-        st->results[i] = std::move(r);
-        st->phase[i] = Phase::done;
-        st->cv.notify_all();
-      }
-    }).detach();
-  }
-
-  std::shared_ptr<State> state_;
-  double timeout_s_;
-};
 
 // What the parent asks to run for one kernel (the codegen ABI without the source).
 struct KernelRequest {
@@ -292,7 +204,9 @@ class Worker {
       sources[i] = m.get("source" + std::to_string(i));
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     const int threads = compile_threads_ > 0 ? compile_threads_ : std::min(16, std::max(1, cores));
-    CompilePool pool(*compiler_, std::move(sources), threads, compile_timeout_s_);
+    // The compiler outlives every compile thread (it lives as long as the process).
+    CompilePool pool([c = compiler_.get()](const std::string& src) { return c->compile(src); },
+                     std::move(sources), threads, compile_timeout_s_);
 
     for (std::size_t i = 0; i < n; ++i) {
       Message r{"result", {}};
