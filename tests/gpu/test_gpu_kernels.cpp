@@ -266,6 +266,9 @@ TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
   EXPECT_GT(e.environment().copy_bandwidth_gbs, 100);
   EXPECT_GT(e.limits().sm_count, 0);
   EXPECT_GE(e.limits().shared_per_block_optin, e.limits().shared_per_block);
+  EXPECT_EQ(e.limits().max_block_dim[2], 64);  // every GPU since sm_30
+  EXPECT_GE(e.limits().max_grid_dim[0], 2147483647LL);
+  EXPECT_EQ(e.limits().max_grid_dim[1], 65535);
   std::cout << "GPU " << e.environment().name << " " << e.environment().uuid << ", driver "
             << e.environment().driver_version << ", runtime " << e.environment().runtime_version
             << ", NVRTC " << e.environment().nvrtc_version << ", SM clock "

@@ -128,6 +128,15 @@ void CudaEvaluator::start_worker() {
   d.max_threads_per_block =
       static_cast<int>(hello.number("max_threads_per_block", d.max_threads_per_block));
   d.max_threads_per_sm = static_cast<int>(hello.number("max_threads_per_sm", d.max_threads_per_sm));
+  {
+    std::istringstream block(hello.get("max_block_dim")), grid(hello.get("max_grid_dim"));
+    std::array<int, 3> b{};
+    std::array<long long, 3> g{};
+    if (block >> b[0] >> b[1] >> b[2])
+      d.max_block_dim = b;
+    if (grid >> g[0] >> g[1] >> g[2])
+      d.max_grid_dim = g;
+  }
   d.max_blocks_per_sm = static_cast<int>(hello.number("max_blocks_per_sm", d.max_blocks_per_sm));
   d.registers_per_sm = static_cast<int>(hello.number("registers_per_sm", d.registers_per_sm));
   d.registers_per_block =
