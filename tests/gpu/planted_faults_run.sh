@@ -11,7 +11,8 @@ bin=$1
 shift
 mpi=("$@")
 py=/usr/bin/python3
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+# Without nvidia-smi the run itself tells (the CUDA backend's "needs an NVIDIA GPU" sentence).
+if command -v nvidia-smi >/dev/null && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   echo "SKIPPED: no NVIDIA GPU on this machine"
   exit 77
 fi
