@@ -10,7 +10,6 @@ set -uo pipefail
 bin=$1
 shift
 mpi=("$@")
-py=/usr/bin/python3
 # Without nvidia-smi the run itself tells (the CUDA backend's "needs an NVIDIA GPU" sentence).
 if command -v nvidia-smi >/dev/null && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   echo "SKIPPED: no NVIDIA GPU on this machine"
@@ -34,8 +33,8 @@ space:
   tby: {values: [1, 2, 4, 8]}
   mfx: {values: [1, 2]}
   mfy: {values: [1, 2]}
-ga: {population: 16, rows: 4, cols: 4}
-budget: {max_generations: 4}
+ga: {population: 16, rows: 4, cols: 4, mutation_rate: 0.05, mcr_threshold: 1.0}
+budget: {max_generations: 6}
 evaluator: {backend: cuda, timeout_s: 4, compile_timeout_s: 20}
 seed: 5
 output: out
@@ -52,43 +51,50 @@ if grep -q 'needs an NVIDIA GPU' run.log; then
 fi
 ((rc == 0)) || fail "the run with planted faults exited $rc"
 grep -q '^best: ' run.log || fail "no best setting printed"
-$py - run/trace.h5 <<'PY' || fail "the trace lacks a planted fault's status"
-import sys
-import h5py
-import numpy as np
-names = ["ok", "invalid", "compile_error", "launch_error", "wrong_result", "crashed", "timeout"]
-with h5py.File(sys.argv[1], "r") as f:
-    assert "result" in f, "no /result: the run did not finish"
-    ev = np.concatenate([f[f"ranks/{r:04d}"]["evaluations"][...]
-                         for r in range(int(f["ranks"].attrs["count"]))])
-counts = {n: int((ev["status"] == i).sum()) for i, n in enumerate(names)}
-print("statuses in the trace:", counts)
-missing = [n for n in ("crashed", "timeout", "launch_error", "ok") if counts[n] == 0]
-assert not missing, f"no {missing} row"
-assert counts["crashed"] >= 2, "crash and trap: two crashed rows expected"
-PY
+# The trace's evaluations by status, as `isletune report` counts them (no h5py needed).
+"$bin" report run >report.txt || fail "report of the run"
+cat report.txt
+count() { awk -v s="$1" '$1 == s && NF == 2 { print $2 }' report.txt; }
+grep -q '^result: ' report.txt || fail "no /result: the run did not finish"
+for status in ok crashed timeout launch_error; do
+  (($(count $status) >= 1)) || fail "no $status row in the trace"
+done
+(($(count crashed) >= 2)) || fail "crash and trap: two crashed rows expected"
 
-# 2. SIGKILL mid-run (faults again, no hang to keep it short), then resume a copy.
-ISLETUNE_PLANT_FAULTS="crash=2,launch=4" \
-  "${mpi[@]}" -np 1 "$bin" run faults.yaml --out killed >killed.log 2>&1 &
+# 2. SIGKILL mid-run, then resume a copy. The hang of the 16th distinct setting (after
+# generation 0's 14 or so) holds generation 1 for timeout_s, so the kill lands mid-run.
+export ISLETUNE_PLANT_FAULTS="crash=2,launch=4,hang=16"
+"${mpi[@]}" -np 1 "$bin" run faults.yaml --out killed >killed.log 2>&1 &
 launcher=$!
 for ((i = 0; i < 1200; ++i)); do
-  grep -q '^gen *1 ' killed.log 2>/dev/null && break
+  grep -q '^gen *0 ' killed.log 2>/dev/null && break
   sleep 0.1
 done
-grep -q '^gen *1 ' killed.log || fail "generation 1 never appeared: $(cat killed.log)"
-for p in /proc/[0-9]*; do
-  stat=$(cat "$p/stat" 2>/dev/null) || continue
-  rest=${stat##*) }
-  read -r _ ppid _ <<<"$rest"
-  [[ $ppid == "$launcher" ]] && kill -9 "${p#/proc/}" 2>/dev/null
-done
+grep -q '^gen *0 ' killed.log || fail "generation 0 never appeared: $(cat killed.log)"
+sleep 0.3
+# SIGKILL the rank and its worker (a worker left in the planted hang would spin on the GPU).
+descendants() {
+  local p stat rest ppid
+  for p in /proc/[0-9]*; do
+    stat=$(cat "$p/stat" 2>/dev/null) || continue
+    rest=${stat##*) }
+    read -r _ ppid _ <<<"$rest"
+    if [[ $ppid == "$1" ]]; then
+      echo "${p#/proc/}"
+      descendants "${p#/proc/}"
+    fi
+  done
+}
+pids=$(descendants "$launcher")
+for pid in $pids; do kill -9 "$pid" 2>/dev/null; done
 wait "$launcher"
+cat killed.log
+"$bin" report killed >killed.txt 2>&1
+grep -q '^result: ' killed.txt && fail "the run finished before the kill; the test needs a longer run"
 cp -a killed copy
-ISLETUNE_PLANT_FAULTS="crash=2,launch=4" "${mpi[@]}" -np 1 "$bin" resume copy >resume.log 2>&1 ||
+"${mpi[@]}" -np 1 "$bin" resume copy >resume.log 2>&1 ||
   fail "resume after SIGKILL: $(cat resume.log)"
 cat resume.log
-$py -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r"); assert "result" in f' copy/trace.h5 ||
-  fail "the resumed run has no /result"
-"$bin" report copy >report.txt || fail "report of the resumed run"
+"$bin" report copy >resumed.txt || fail "report of the resumed run"
+grep -q '^result: ' resumed.txt || fail "the resumed run has no /result"
 echo "planted faults inside a real run, then kill and resume: passed"
