@@ -6,7 +6,10 @@
 // compiled kernel starts on the GPU, one "result" per kernel as it is done, then "done". A sticky
 // CUDA error (illegal address, trap, assert) ends this process after it reports the kernel as
 // crashed; a hang is ended by the parent.
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <chrono>
@@ -352,6 +355,11 @@ class Worker {
 int main(int argc, char** argv) {
   // Nothing but the socket (0, 1) and stderr is ours, even if a parent leaked descriptors.
   ::close_range(3, ~0U, 0);
+  // A rank killed with SIGKILL takes its worker with it (a worker inside a hanging kernel
+  // would otherwise hold the GPU forever).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1)
+    return 0;  // the parent is already gone
   int device = -1;
   int threads = 0;
   std::string cache_dir;
