@@ -356,7 +356,8 @@ int main(int argc, char** argv) {
   // Nothing but the socket (0, 1) and stderr is ours, even if a parent leaked descriptors.
   ::close_range(3, ~0U, 0);
   // A rank killed with SIGKILL takes its worker with it (a worker inside a hanging kernel
-  // would otherwise hold the GPU forever).
+  // would otherwise hold the GPU forever). The signal follows the spawning *thread*: the
+  // evaluator lives on the rank's main thread.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1)
     return 0;  // the parent is already gone
