@@ -501,7 +501,8 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
   p.check_keys(node, "evaluator",
-               {"backend", "dataset", "timeout_s", "compile_threads", "cache_dir"});
+               {"backend", "dataset", "timeout_s", "compile_timeout_s", "compile_threads",
+                "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -517,6 +518,10 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
   if (node["timeout_s"]) {
     e.timeout_s =
         p.real(node["timeout_s"], "evaluator.timeout_s", 0, 86400, true, "seconds in (0, 86400]");
+  }
+  if (node["compile_timeout_s"]) {
+    e.compile_timeout_s = p.real(node["compile_timeout_s"], "evaluator.compile_timeout_s", 0, 86400,
+                                 true, "seconds in (0, 86400]");
   }
   if (node["compile_threads"]) {
     e.compile_threads =
@@ -804,6 +809,7 @@ std::string to_yaml(const Config& c) {
   if (!e.dataset.empty())
     out << YAML::Key << "dataset" << YAML::Value << e.dataset.string();
   out << YAML::Key << "timeout_s" << YAML::Value << real_text(e.timeout_s);
+  out << YAML::Key << "compile_timeout_s" << YAML::Value << real_text(e.compile_timeout_s);
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
   if (!e.cache_dir.empty())
     out << YAML::Key << "cache_dir" << YAML::Value << e.cache_dir;

@@ -38,6 +38,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   cuda::CudaOptions options;
   options.device = gpu;
   options.timeout_s = config.evaluator.timeout_s;
+  options.compile_timeout_s = config.evaluator.compile_timeout_s;
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;
   options.compile_threads = config.evaluator.compile_threads;

@@ -21,10 +21,14 @@ struct Started {
   std::string why;
 };
 
-Started start(const Stencil& st, const Grid& g, double timeout_s = 120) {
+// Correctness tests allow long compiles (the largest part-1 kernels of box3d4r took over 60 s
+// on a loaded 16-core host); the compile bound has its own test.
+Started start(const Stencil& st, const Grid& g, double timeout_s = 120,
+              double compile_timeout_s = 600) {
   CudaOptions o;
   o.worker_path = ISLETUNE_WORKER_PATH;
   o.timeout_s = timeout_s;
+  o.compile_timeout_s = compile_timeout_s;
   o.min_rep_ms = 0.2;
   Problem p{st, g, 48, 1, 3};
   try {
@@ -179,6 +183,83 @@ TEST(CudaEvaluatorGpu, PlantedFaultsGetTheirStatusAndTheBatchGoesOn) {
   EXPECT_EQ(again[0].status, Status::ok) << again[0].message;
 }
 
+// The kernel ABI: a launch advances launch.steps steps, T steps run as T / steps main launches
+// then T % steps tail launches, and every entry gets its dynamic shared memory (above 48 KB
+// here). The stencil is the single point 0.5 * in, so s steps are an exact multiplication by
+// 2^-s and any miscounted step or swapped entry changes the result by a power of two.
+TEST(CudaEvaluatorGpu, MultiStepLaunchesFollowTheSchedule) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  START_OR_SKIP(e, half, g, 30.0);
+  // An entry that advances `s` steps: out = in / 2^s, staged through dynamic shared memory.
+  auto entry = [&](const std::string& name, int s) {
+    return "extern \"C\" __global__ void " + name +
+           "(const double* in, double* out) {\n"
+           "  extern __shared__ double scratch[];\n"
+           "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
+           "  if (i < " +
+           std::to_string(g.cells()) +
+           "LL) {\n"
+           "    scratch[threadIdx.x] = in[i];\n"
+           "    out[i] = scratch[threadIdx.x] / (double)(1LL << " +
+           std::to_string(s) + ");\n  }\n}\n";
+  };
+  // A kernel whose main entry advances `real` steps while claiming `steps`.
+  auto scaling = [&](int steps, int smem, int real = 0) {
+    const LaunchConfig l{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, smem, steps};
+    KernelSource k;
+    k.entry = "isl_main";
+    k.source = entry("isl_main", real > 0 ? real : steps);
+    k.launch = l;
+    if (steps > 1) {
+      k.source += entry("isl_tail", 1);
+      k.tail_entry = "isl_tail";
+      k.tail_launch = l;
+      k.tail_launch.steps = 1;
+    }
+    return k;
+  };
+  // 48 = 9*5 + 3 and 7 = 1*5 + 2: both verification runs need the tail.
+  const std::vector<KernelSource> batch{scaling(1, 1024), scaling(5, 1024), scaling(5, 96 * 1024),
+                                        scaling(16, 1024), scaling(5, 1024, 4)};
+  const auto got = e.evaluate_raw(batch);
+  ASSERT_EQ(got.size(), batch.size());
+  for (std::size_t i = 0; i + 1 < got.size(); ++i) {
+    EXPECT_EQ(got[i].status, Status::ok) << "kernel " << i << ": " << got[i].message;
+    EXPECT_GT(got[i].median_ms, 0);
+  }
+  EXPECT_EQ(got.back().status, Status::wrong_result) << got.back().message;
+}
+
+// A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it
+// are still measured and the evaluator goes on (issue 14.3).
+TEST(CudaEvaluatorGpu, ASlowCompileIsATimeoutAndTheBatchGoesOn) {
+  const Stencil st = typical_stencil("star2d1r");
+  const Grid g{130, 70, 1};
+  START_OR_SKIP(e, st, g, 30.0, 3.0);
+  const KernelSource good = generate_kernel(st, g, naive_setting(2));
+  // Tens of thousands of dependent statements: NVRTC needs far longer than 3 s.
+  KernelSource slow = good;
+  slow.source =
+      "extern \"C\" __global__ void isl_kernel(const double* in, double* out) {\n"
+      "  double s = in[threadIdx.x];\n";
+  for (int i = 0; i < 30000; ++i) {
+    slow.source +=
+        "  s = s * in[(threadIdx.x + " + std::to_string(i * 7 % 1021) + ") & 1023] + 1.0;\n";
+  }
+  slow.source += "  out[threadIdx.x] = s;\n}\n";
+  const auto got = e.evaluate_raw(std::vector<KernelSource>{good, slow, good});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].status, Status::ok) << got[0].message;
+  EXPECT_EQ(got[1].status, Status::timeout) << got[1].message;
+  EXPECT_NE(got[1].message.find("compile exceeded 3 s"), std::string::npos) << got[1].message;
+  EXPECT_GE(got[1].compile_ms, 3000);
+  EXPECT_EQ(got[2].status, Status::ok) << got[2].message;
+  EXPECT_GT(got[0].compile_ms, 0);
+  const auto again = e.evaluate(std::vector<Setting>{naive_setting(2)});
+  EXPECT_EQ(again[0].status, Status::ok) << again[0].message;
+}
+
 TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
   START_OR_SKIP(e, typical_stencil("star3d1r"), Grid{64, 64, 64});
   EXPECT_FALSE(e.environment().name.empty());
@@ -187,6 +268,9 @@ TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
   EXPECT_GT(e.environment().copy_bandwidth_gbs, 100);
   EXPECT_GT(e.limits().sm_count, 0);
   EXPECT_GE(e.limits().shared_per_block_optin, e.limits().shared_per_block);
+  EXPECT_EQ(e.limits().max_block_dim[2], 64);  // every GPU since sm_30
+  EXPECT_GE(e.limits().max_grid_dim[0], 2147483647LL);
+  EXPECT_EQ(e.limits().max_grid_dim[1], 65535);
   std::cout << "GPU " << e.environment().name << " " << e.environment().uuid << ", driver "
             << e.environment().driver_version << ", runtime " << e.environment().runtime_version
             << ", NVRTC " << e.environment().nvrtc_version << ", SM clock "

@@ -64,7 +64,8 @@ std::string everything_yaml() {
          "     mcr_threshold: 0.75}\n"
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
-         "            timeout_s: 30, compile_threads: 4, cache_dir: /tmp/cubins}\n"
+         "            timeout_s: 30, compile_timeout_s: 7.5, compile_threads: 4,\n"
+         "            cache_dir: /tmp/cubins}\n"
          "seed: 18446744073709551615\n"
          "output: out/dir\n";
 }
@@ -99,6 +100,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.backend, Backend::replay);
   EXPECT_EQ(c.evaluator.dataset, kDataset.lexically_normal());  // resolved against the base
   EXPECT_EQ(c.evaluator.compile_threads, 4);
+  EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
   EXPECT_EQ(c.evaluator.cache_dir, "/tmp/cubins");
   EXPECT_EQ(c.seed, 18446744073709551615ULL);
   EXPECT_EQ(c.output, "out/dir");
@@ -136,6 +138,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.sampler.floor, 0.1);
   EXPECT_EQ(c.sampler.max_samples, 4096);
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
+  EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
   EXPECT_EQ(c.problem().stencil.size(), 27);
   EXPECT_EQ(space_values(c), Space::default_values(3, c.grid));
   // rows x cols alone set the population.

@@ -15,20 +15,26 @@
 
 namespace isletune::cuda {
 
-// How a generated kernel is launched for one time step.
+// How one entry of a generated kernel is launched; one launch advances `steps` time steps.
 struct LaunchConfig {
   std::array<int, 3> block{1, 1, 1};
   std::array<long long, 3> grid{1, 1, 1};
   int shared_bytes = 0;  // dynamic shared memory per block
+  int steps = 1;         // time steps one launch advances
 };
 
-// A complete kernel ready for NVRTC: source, entry name, launch. The entry has the
-// signature `extern "C" __global__ void entry(const double* in, double* out)` and performs
-// one time step. Tests plant raw kernels (wrong, crashing, hanging) through the same type.
+// A complete kernel ready for NVRTC: source, entry names, launches. Every entry has the
+// signature `extern "C" __global__ void entry(const double* in, double* out)`; a launch reads
+// `in`, writes every point of `out`, and the caller swaps the buffers after each launch.
+// T steps run as T / launch.steps launches of `entry`, then T % launch.steps launches of
+// `tail_entry` (a one-step kernel in the same source; empty when launch.steps == 1).
+// Tests plant raw kernels (wrong, crashing, hanging) through the same type.
 struct KernelSource {
   std::string source;
-  std::string entry = "isl_kernel";
+  std::string entry = "isl_kernel";  // advances launch.steps time steps
   LaunchConfig launch;
+  std::string tail_entry;    // empty when launch.steps == 1
+  LaunchConfig tail_launch;  // steps == 1
 };
 
 // Why codegen cannot build this setting (part-2 parameters not implemented yet, values out

@@ -2,21 +2,14 @@
 // socket pair, watchdog, restart) and decoding of the worker's results.
 #include "eval/cuda/cuda_evaluator.hpp"
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
 #include "common/error.hpp"
-
-extern char** environ;
 
 namespace isletune::cuda {
 namespace {
@@ -41,6 +34,13 @@ Measurement decode_result(const Message& r) {
   if (m.message.size() > 4000)
     m.message = m.message.substr(0, 4000) + " ...";
   return m;
+}
+
+// Seconds for messages: "120", "0.5".
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 Measurement failure(Status s, std::string message) {
@@ -76,11 +76,13 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaOptions options)
       options_(std::move(options)),
       started_(std::chrono::steady_clock::now()) {
   worker_path_ = options_.worker_path.empty() ? default_worker_path() : options_.worker_path;
+  if (const char* plant = std::getenv("ISLETUNE_PLANT_FAULTS"); plant && *plant)
+    planted_ = parse_planted_faults(plant);
   start_worker();
 }
 
 CudaEvaluator::~CudaEvaluator() {
-  if (pid_ > 0 && channel_)
+  if (process_.running() && channel_)
     channel_->send(Message{"quit", {}});
   stop_worker(false);
 }
@@ -90,69 +92,25 @@ double CudaEvaluator::clock_s() const {
 }
 
 void CudaEvaluator::stop_worker(bool kill) {
-  if (pid_ > 0) {
-    int status = 0;
-    // A worker asked to quit gets a moment; anything else is ended at once.
-    for (int i = 0; !kill && i < 200; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      ::usleep(10000);
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-  pid_ = -1;
   channel_.reset();
-  if (fd_ >= 0)
-    ::close(fd_);
-  fd_ = -1;
+  process_.stop(kill);
 }
 
 void CudaEvaluator::start_worker() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw InputError(std::string("cannot create the socket to the CUDA worker: ") +
-                     std::strerror(errno));
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
   std::vector<std::string> words{worker_path_, "--device", std::to_string(options_.device),
                                  "--compile-threads", std::to_string(options_.compile_threads)};
   if (!options_.cache_dir.empty()) {
     words.push_back("--cache-dir");
     words.push_back(options_.cache_dir);
   }
-  std::vector<char*> argv;
-  for (std::string& w : words)
-    argv.push_back(w.data());
-  argv.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, worker_path_.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(sv[1]);
-  if (rc != 0) {
-    ::close(sv[0]);
-    pid_ = -1;
-    throw InputError("the CUDA backend needs its worker program '" + worker_path_ +
-                     "', which could not be started: " + std::strerror(rc));
-  }
-  fd_ = sv[0];
-  channel_ = std::make_unique<Channel>(fd_, fd_);
+  process_ = WorkerProcess(words);
+  channel_ = std::make_unique<Channel>(process_.fd(), process_.fd());
 
   Message hello;
   const auto got = channel_->receive(hello, 120);
   if (got != Channel::Read::ok || (hello.kind != "hello" && hello.kind != "nodevice")) {
-    int status = 0;
-    if (got != Channel::Read::ok)
-      ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    stop_worker(true);
+    channel_.reset();
+    const int status = process_.stop(got != Channel::Read::ok);
     throw InputError(
         "the CUDA backend's worker '" + worker_path_ + "' ended before reporting a GPU (" +
         exit_text(status) +
@@ -170,6 +128,15 @@ void CudaEvaluator::start_worker() {
   d.max_threads_per_block =
       static_cast<int>(hello.number("max_threads_per_block", d.max_threads_per_block));
   d.max_threads_per_sm = static_cast<int>(hello.number("max_threads_per_sm", d.max_threads_per_sm));
+  {
+    std::istringstream block(hello.get("max_block_dim")), grid(hello.get("max_grid_dim"));
+    std::array<int, 3> b{};
+    std::array<long long, 3> g{};
+    if (block >> b[0] >> b[1] >> b[2])
+      d.max_block_dim = b;
+    if (grid >> g[0] >> g[1] >> g[2])
+      d.max_grid_dim = g;
+  }
   d.max_blocks_per_sm = static_cast<int>(hello.number("max_blocks_per_sm", d.max_blocks_per_sm));
   d.registers_per_sm = static_cast<int>(hello.number("registers_per_sm", d.registers_per_sm));
   d.registers_per_block =
@@ -200,10 +167,11 @@ void CudaEvaluator::start_worker() {
   p.set("nx", problem_.grid.nx).set("ny", problem_.grid.ny).set("nz", problem_.grid.nz);
   p.set("steps", problem_.steps).set("short_steps", 7).set("warmup", problem_.warmup);
   p.set("repeats", problem_.repeats).set("min_rep_ms", options_.min_rep_ms);
+  p.set("compile_timeout_s", options_.compile_timeout_s);
   p.set("reference", generate_reference(problem_.stencil, problem_.grid));
   Message ready;
   if (!channel_->send(p) ||
-      channel_->receive(ready, options_.compile_timeout_s) != Channel::Read::ok) {
+      channel_->receive(ready, options_.setup_timeout_s) != Channel::Read::ok) {
     stop_worker(true);
     throw InputError("the CUDA worker died while setting up the problem " +
                      problem_.stencil.name() + " on the GPU");
@@ -234,11 +202,88 @@ std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch)
     }
     kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i]));
     where.push_back(i);
+    if (const auto fault = planted_fault(batch[i]))
+      kernels.back() = planted_kernel(*fault, kernels.back());
   }
   std::vector<Measurement> measured = run_batch(kernels);
-  for (std::size_t j = 0; j < where.size(); ++j)
+  for (std::size_t j = 0; j < where.size(); ++j) {
+    if (kernels[j].entry == "isl_planted")
+      measured[j].message = "planted fault (ISLETUNE_PLANT_FAULTS): " + measured[j].message;
     out[where[j]] = std::move(measured[j]);
+  }
   return out;
+}
+
+std::map<long long, PlantedFault> parse_planted_faults(const std::string& text) {
+  const std::string expected =
+      "ISLETUNE_PLANT_FAULTS: expected FAULT=N[,FAULT=N...] with FAULT one of crash, trap, "
+      "hang, launch and N a setting ordinal >= 1, got '" +
+      text.substr(0, 200) + "'";
+  std::map<long long, PlantedFault> out;
+  if (text.empty() || text.back() == ',')
+    throw InputError(expected);
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError(expected);
+    const std::string name = item.substr(0, eq);
+    const std::string number = item.substr(eq + 1);
+    char* end = nullptr;
+    const long long n = std::strtoll(number.c_str(), &end, 10);
+    if (number.empty() || *end != '\0' || n < 1)
+      throw InputError(expected);
+    if (name == "crash")
+      out[n] = PlantedFault::crash;
+    else if (name == "trap")
+      out[n] = PlantedFault::trap;
+    else if (name == "hang")
+      out[n] = PlantedFault::hang;
+    else if (name == "launch")
+      out[n] = PlantedFault::launch;
+    else
+      throw InputError(expected);
+  }
+  if (out.empty())
+    throw InputError(expected);
+  return out;
+}
+
+KernelSource planted_kernel(PlantedFault fault, const KernelSource& real) {
+  KernelSource k;
+  k.entry = "isl_planted";
+  k.launch = real.launch;
+  k.launch.steps = 1;
+  std::string body;
+  switch (fault) {
+    case PlantedFault::crash:  // an illegal address: sticky, the worker exits
+      body = "out[(1LL << 40) + threadIdx.x] = in[0];";
+      break;
+    case PlantedFault::trap:
+      body = "if (threadIdx.x == 0) __trap();\n  out[0] = in[0];";
+      break;
+    case PlantedFault::hang:  // the watchdog ends the worker
+      body = "for (;;) __nanosleep(1000);";
+      break;
+    case PlantedFault::launch:  // more dynamic shared memory than any GPU has
+      body = "out[0] = in[0];";
+      k.launch.shared_bytes = 1 << 30;
+      break;
+  }
+  k.source = "extern \"C\" __global__ void isl_planted(const double* in, double* out) {\n  " +
+             body + "\n}\n";
+  return k;
+}
+
+std::optional<PlantedFault> CudaEvaluator::planted_fault(const Setting& s) {
+  if (planted_.empty())
+    return std::nullopt;
+  const auto [it, added] =
+      seen_.emplace(canonical_key(s), static_cast<long long>(seen_.size()) + 1);
+  const auto fault = planted_.find(it->second);
+  if (fault == planted_.end())
+    return std::nullopt;
+  return fault->second;
 }
 
 std::vector<Measurement> CudaEvaluator::evaluate_raw(std::span<const KernelSource> kernels) {
@@ -251,7 +296,7 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
   std::size_t next = 0;
   int failed_starts = 0;
   while (next < n) {
-    if (pid_ < 0) {
+    if (!process_.running()) {
       start_worker();
       ++restarts_;
     }
@@ -263,23 +308,20 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
       const std::string id = std::to_string(i - next);
       const KernelSource& k = kernels[i];
       b.set("source" + id, k.source).set("entry" + id, k.entry);
-      b.set("bx" + id, k.launch.block[0])
-          .set("by" + id, k.launch.block[1])
-          .set("bz" + id, k.launch.block[2]);
-      b.set("gx" + id, k.launch.grid[0])
-          .set("gy" + id, k.launch.grid[1])
-          .set("gz" + id, k.launch.grid[2]);
-      b.set("smem" + id, k.launch.shared_bytes);
+      b.set("launch" + id, launch_text(k.launch));
+      if (!k.tail_entry.empty())
+        b.set("tail_entry" + id, k.tail_entry).set("tail_launch" + id, launch_text(k.tail_launch));
     }
     Message reply;
     const bool sent = channel_->send(b);
     const auto got =
-        sent ? channel_->receive(reply, options_.compile_timeout_s) : Channel::Read::closed;
-    if (got != Channel::Read::ok || reply.kind != "compiled") {
+        sent ? channel_->receive(reply, options_.setup_timeout_s) : Channel::Read::closed;
+    if (got != Channel::Read::ok || reply.kind != "reference") {
       // The batch never reached evaluation: blame nothing yet, retry once on a fresh worker.
-      const std::string why = got == Channel::Read::timeout ? "timed out compiling the batch"
-                              : reply.kind == "error"       ? reply.get("message")
-                                                            : "the worker died before evaluating";
+      const std::string why = got == Channel::Read::timeout
+                                  ? "timed out preparing the batch's reference run"
+                              : reply.kind == "error" ? reply.get("message")
+                                                      : "the worker died before evaluating";
       stop_worker(true);
       if (++failed_starts >= 2) {
         for (std::size_t i = next; i < n; ++i) {
@@ -292,27 +334,38 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
     }
     std::size_t j = next;
     for (; j < n; ++j) {
+      // A kernel may first wait for its own compile (bounded by compile_timeout_s in the
+      // worker); once the worker says "running", it has timeout_s on the GPU.
       Message r;
-      const auto status = channel_->receive(r, options_.timeout_s);
+      double wait_s = options_.timeout_s + options_.compile_timeout_s;
+      auto status = channel_->receive(r, wait_s);
+      if (status == Channel::Read::ok && r.kind == "running") {
+        wait_s = options_.timeout_s;
+        status = channel_->receive(r, wait_s);
+      }
       if (status == Channel::Read::ok && r.kind == "result") {
         results[j] = decode_result(r);
         if (results[j].status == Status::crashed)
           break;  // the worker is exiting
         continue;
       }
-      results[j] =
-          status == Channel::Read::timeout
-              ? failure(Status::timeout, "no result within " + std::to_string(options_.timeout_s) +
-                                             " s: the watchdog ended the worker")
-              : failure(Status::crashed, "the worker died while running this kernel");
+      results[j] = status == Channel::Read::timeout
+                       ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
+                                                      " s: the watchdog ended the worker")
+                       : failure(Status::crashed, "the worker died while running this kernel");
       break;
     }
     if (j < n) {
       stop_worker(true);
       next = j + 1;
-    } else {
-      next = n;
+      continue;
     }
+    next = n;
+    // "done" closes the batch; restart = 1: a compile is stuck and the worker is exiting.
+    Message done;
+    if (channel_->receive(done, options_.timeout_s) != Channel::Read::ok || done.kind != "done" ||
+        done.number("restart") != 0)
+      stop_worker(true);
   }
   return results;
 }

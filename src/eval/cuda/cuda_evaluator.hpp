@@ -5,15 +5,16 @@
 // (watchdog) costs only that setting: it is restarted and the batch goes on.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "eval/cuda/codegen.hpp"
+#include "eval/cuda/worker_process.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 #include "eval/evaluator.hpp"
 
@@ -33,13 +34,26 @@ struct GpuEnvironment {
   double copy_bandwidth_gbs = 0;  // measured device-to-device copy, read + write
 };
 
+// Test-only planted faults (ISLETUNE_PLANT_FAULTS, docs/kernels.md): the kernel of a chosen
+// setting is replaced by one that crashes (illegal address), traps, hangs or cannot launch.
+enum class PlantedFault { crash, trap, hang, launch };
+
+// Parses "crash=3,trap=5,hang=7,launch=9": the N-th distinct setting (from 1, in the order
+// this evaluator first measures them) gets that fault. Throws InputError (one sentence).
+[[nodiscard]] std::map<long long, PlantedFault> parse_planted_faults(const std::string& text);
+
+// The planted kernel standing in for `real` (same launch geometry, one step per launch).
+[[nodiscard]] KernelSource planted_kernel(PlantedFault fault, const KernelSource& real);
+
 struct CudaOptions {
   std::string worker_path;  // "" = isletune-worker next to this executable, or $ISLETUNE_WORKER
   int device = -1;          // CUDA device index; -1 = the worker's default (0)
-  double timeout_s = 120;   // watchdog per setting (verify + time)
-  double compile_timeout_s = 900;  // watchdog for compiling a batch and the reference run
-  std::uint64_t seed = 1;          // seeds the random inputs of each batch
-  double min_rep_ms = 2.0;         // a timed repetition runs enough steps to last this long
+  double timeout_s = 120;   // watchdog per setting (load, verify, time)
+  double compile_timeout_s = 60;  // NVRTC time per setting; longer: timeout, batch goes on
+  double setup_timeout_s = 900;   // watchdog for the reference module and each batch's
+                                  // reference run
+  std::uint64_t seed = 1;         // seeds the random inputs of each batch
+  double min_rep_ms = 2.0;        // a timed repetition runs enough steps to last this long
   std::string cache_dir;    // cubin cache; "" = $ISLETUNE_CACHE_DIR or ~/.cache/isletune/cubins
   int compile_threads = 0;  // NVRTC threads per batch; 0 = one per core, at most 16
 };
@@ -72,17 +86,20 @@ class CudaEvaluator : public Evaluator {
   void start_worker();
   void stop_worker(bool kill);
   std::vector<Measurement> run_batch(std::span<const KernelSource> kernels);
+  // The planted fault of this setting (counting it when first seen), if any.
+  std::optional<PlantedFault> planted_fault(const Setting& s);
 
   Problem problem_;
   CudaOptions options_;
   DeviceLimits limits_;
   GpuEnvironment environment_;
   std::string worker_path_;
-  pid_t pid_ = -1;
+  WorkerProcess process_;
   std::unique_ptr<Channel> channel_;
-  int fd_ = -1;
   int restarts_ = 0;
   std::uint64_t batches_ = 0;
+  std::map<long long, PlantedFault> planted_;  // ordinal of a distinct setting -> fault
+  std::map<std::string, long long> seen_;      // canonical key -> ordinal (only when planting)
   std::chrono::steady_clock::time_point started_;
 };
 

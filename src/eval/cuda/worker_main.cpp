@@ -1,22 +1,32 @@
-// isletune-worker: the process that owns the CUDA context. It compiles generated kernels
-// with NVRTC (cubin cache on disk), loads them, verifies them against the reference kernel
-// and times them, answering the parent (CudaEvaluator) over the socket on fds 0/1.
-// A sticky CUDA error (illegal address, trap, assert) ends this process after it reports
-// the setting as crashed; the parent starts a fresh worker. A hang is ended by the parent.
-#include <cuda_runtime.h>
+// isletune-worker: the process that owns the CUDA context. It answers the parent
+// (CudaEvaluator) over the socket on fds 0/1 (worker_protocol.hpp): "problem" sets up the
+// reference module and buffers (worker_verify), "batch" compiles the batch's kernels with
+// NVRTC on a pool of threads (each compile bounded by the problem's compile_timeout_s),
+// then verifies and times each one (worker_verify, worker_timing) and sends "running" when a
+// compiled kernel starts on the GPU, one "result" per kernel as it is done, then "done". A sticky
+// CUDA error (illegal address, trap, assert) ends this process after it reports the kernel as
+// crashed; a hang is ended by the parent.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "eval/cuda/nvrtc_compiler.hpp"
+#include "eval/cuda/worker_compile.hpp"
+#include "eval/cuda/worker_device.hpp"
 #include "eval/cuda/worker_protocol.hpp"
+#include "eval/cuda/worker_timing.hpp"
+#include "eval/cuda/worker_verify.hpp"
 
 namespace isletune::cuda {
 namespace {
@@ -27,46 +37,10 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Errors after which the context is unusable.
-bool is_sticky(cudaError_t e) {
-  switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string err_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
-}
-
-// A failed evaluation step: status name plus message.
-struct Failure {
-  std::string status;
-  std::string message;
-};
-
-struct Problem {
-  long long nx = 1, ny = 1, nz = 1;
-  int steps = 48, short_steps = 7, warmup = 2, repeats = 10;
-  double min_rep_ms = 2.0;
-};
-
-struct Launch {
-  dim3 block{1, 1, 1};
-  dim3 grid{1, 1, 1};
-  long long gx = 1, gy = 1, gz = 1;
-  int smem = 0;
+// What the parent asks to run for one kernel (the codegen ABI without the source).
+struct KernelRequest {
+  std::string entry, tail_entry;
+  LaunchConfig launch, tail_launch;
 };
 
 class Worker {
@@ -75,14 +49,15 @@ class Worker {
   Worker(Channel& ch, std::string cache_dir, int compile_threads)
       : ch_(ch), cache_dir_(std::move(cache_dir)), compile_threads_(compile_threads) {}
 
-  // Initialises the device; false (after telling the parent) when there is none.
+  // Initialises the device and says hello; false (after telling the parent) when there is
+  // no usable device.
   bool start(int device) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
       const std::string why =
           e == cudaSuccess ? "no CUDA device is visible"
-                           : "the CUDA runtime found no usable driver or device: " + err_text(e);
+                           : "the CUDA runtime found no usable driver or device: " + error_text(e);
       ch_.send(Message{"nodevice", {}}.set("message", why));
       return false;
     }
@@ -90,55 +65,22 @@ class Worker {
       device = 0;
     if ((e = cudaSetDevice(device)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
       ch_.send(Message{"nodevice", {}}.set(
-          "message", "cannot open CUDA device " + std::to_string(device) + ": " + err_text(e)));
+          "message", "cannot open CUDA device " + std::to_string(device) + ": " + error_text(e)));
       return false;
     }
-    device_ = device;
     cudaDeviceProp p{};
-    cudaGetDeviceProperties(&p, device);
-    arch_ = p.major * 10 + p.minor;
-    max_threads_per_sm_ = p.maxThreadsPerMultiProcessor;
-    const char* cache = std::getenv("ISLETUNE_NO_CUBIN_CACHE");
+    CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    caps_.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    for (int d = 0; d < 3; ++d) {
+      caps_.max_block[d] = p.maxThreadsDim[d];
+      caps_.max_grid[d] = p.maxGridSize[d];
+    }
+    const char* no_cache = std::getenv("ISLETUNE_NO_CUBIN_CACHE");
     compiler_ = std::make_unique<CubinCompiler>(
-        arch_, cache && *cache ? "" : (cache_dir_.empty() ? default_cache_dir() : cache_dir_));
-    cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-
-    Message hello{"hello", {}};
-    char uuid[64];
-    const unsigned char* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
-    std::snprintf(uuid, sizeof uuid,
-                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                  u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                  u[14], u[15]);
-    int driver = 0, runtime = 0, clock_khz = 0, mem_khz = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device);
-    cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device);
-    hello.set("name", std::string(p.name))
-        .set("uuid", std::string(uuid))
-        .set("device", device)
-        .set("driver_version", driver)
-        .set("runtime_version", runtime)
-        .set("nvrtc_version", nvrtc_version())
-        .set("sm_clock_mhz", clock_khz / 1000)
-        .set("mem_clock_mhz", mem_khz / 1000)
-        .set("sm_count", p.multiProcessorCount)
-        .set("warp_size", p.warpSize)
-        .set("max_threads_per_block", p.maxThreadsPerBlock)
-        .set("max_threads_per_sm", p.maxThreadsPerMultiProcessor)
-        .set("max_blocks_per_sm", p.maxBlocksPerMultiProcessor)
-        .set("registers_per_sm", p.regsPerMultiprocessor)
-        .set("registers_per_block", p.regsPerBlock)
-        .set("shared_per_block", static_cast<long long>(p.sharedMemPerBlock))
-        .set("shared_per_block_optin", static_cast<long long>(p.sharedMemPerBlockOptin))
-        .set("shared_per_sm", static_cast<long long>(p.sharedMemPerMultiprocessor))
-        .set("l2_bytes", p.l2CacheSize)
-        .set("compute_major", p.major)
-        .set("compute_minor", p.minor)
-        .set("global_mem_bytes", static_cast<long long>(p.totalGlobalMem))
-        .set("copy_bandwidth_gbs", measure_copy_bandwidth());
-    ch_.send(hello);
+        p.major * 10 + p.minor,
+        no_cache && *no_cache ? "" : (cache_dir_.empty() ? default_cache_dir() : cache_dir_));
+    stream_ = std::make_unique<Stream>();
+    ch_.send(hello(p, device));
     return true;
   }
 
@@ -153,83 +95,61 @@ class Worker {
       } else if (m.kind == "batch") {
         on_batch(m);
       } else if (m.kind == "bandwidth") {
-        ch_.send(Message{"bandwidth", {}}.set("copy_bandwidth_gbs", measure_copy_bandwidth()));
+        ch_.send(Message{"bandwidth", {}}.set("copy_bandwidth_gbs",
+                                              measure_copy_bandwidth(stream_->get())));
       }
     }
   }
 
  private:
-  // Device-to-device copy of 1 GiB (or less on small devices): GB/s of read + write.
-  double measure_copy_bandwidth() {
-    std::size_t bytes = 1ULL << 30;
-    std::size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    while (bytes > (1u << 20) && 2 * bytes > free_b / 2)
-      bytes /= 2;
-    void *a = nullptr, *b = nullptr;
-    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
-      cudaFree(a);
-      cudaGetLastError();
-      return 0;
-    }
-    cudaMemsetAsync(a, 1, bytes, stream_);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> t;
-    for (int i = 0; i < 7; ++i) {
-      cudaEventRecord(e0, stream_);
-      cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream_);
-      cudaEventRecord(e1, stream_);
-      cudaEventSynchronize(e1);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (i > 0)
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaFree(a);
-    cudaFree(b);
-    const double ms = t[t.size() / 2];
-    return ms > 0 ? 2.0 * bytes / (ms * 1e-3) / 1e9 : 0;
-  }
-
-  // Frees the problem's buffers and the reference module.
-  void release_buffers() {
-    for (double** p : {&in0_, &a_, &b_, &ref_long_, &ref_short_, &partial_}) {
-      if (*p)
-        cudaFree(*p);
-      *p = nullptr;
-    }
-    if (ref_lib_)
-      cudaLibraryUnload(ref_lib_);
-    ref_lib_ = nullptr;
-  }
-
-  // Loads a cubin; the kernel handle doubles as a function pointer for the runtime API.
-  cudaError_t load(const std::string& cubin, const std::string& entry, cudaLibrary_t& lib,
-                   const void*& fn) {
-    lib = nullptr;
-    cudaError_t e =
-        cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (e != cudaSuccess)
-      return e;
-    return get_kernel(lib, entry.c_str(), fn);
-  }
-
-  // A kernel of a loaded library as a runtime-API function handle.
-  static cudaError_t get_kernel(cudaLibrary_t lib, const char* name, const void*& fn) {
-    cudaKernel_t k = nullptr;
-    const cudaError_t e = cudaLibraryGetKernel(&k, lib, name);
-    fn = reinterpret_cast<const void*>(k);
-    return e;
+  // The "hello" message: device limits and the environment of the measurements.
+  Message hello(const cudaDeviceProp& p, int device) {
+    Message h{"hello", {}};
+    char uuid[64];
+    const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+    std::snprintf(uuid, sizeof uuid,
+                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                  u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                  u[14], u[15]);
+    int driver = 0, runtime = 0, clock_khz = 0, mem_khz = 0;
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device));
+    auto triple = [](const int* v) {
+      return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
+    };
+    h.set("name", std::string(p.name))
+        .set("uuid", std::string(uuid))
+        .set("device", device)
+        .set("driver_version", driver)
+        .set("runtime_version", runtime)
+        .set("nvrtc_version", nvrtc_version())
+        .set("sm_clock_mhz", clock_khz / 1000)
+        .set("mem_clock_mhz", mem_khz / 1000)
+        .set("sm_count", p.multiProcessorCount)
+        .set("warp_size", p.warpSize)
+        .set("max_threads_per_block", p.maxThreadsPerBlock)
+        .set("max_block_dim", triple(p.maxThreadsDim))
+        .set("max_grid_dim", triple(p.maxGridSize))
+        .set("max_threads_per_sm", p.maxThreadsPerMultiProcessor)
+        .set("max_blocks_per_sm", p.maxBlocksPerMultiProcessor)
+        .set("registers_per_sm", p.regsPerMultiprocessor)
+        .set("registers_per_block", p.regsPerBlock)
+        .set("shared_per_block", static_cast<long long>(p.sharedMemPerBlock))
+        .set("shared_per_block_optin", static_cast<long long>(p.sharedMemPerBlockOptin))
+        .set("shared_per_sm", static_cast<long long>(p.sharedMemPerMultiprocessor))
+        .set("l2_bytes", p.l2CacheSize)
+        .set("compute_major", p.major)
+        .set("compute_minor", p.minor)
+        .set("global_mem_bytes", static_cast<long long>(p.totalGlobalMem))
+        .set("copy_bandwidth_gbs", measure_copy_bandwidth(stream_->get()));
+    return h;
   }
 
   // Sets up a problem: grid, step counts, the reference module, the device buffers.
   void on_problem(const Message& m) {
-    release_buffers();
+    verifier_.reset();
     problem_.nx = static_cast<long long>(m.number("nx", 1));
     problem_.ny = static_cast<long long>(m.number("ny", 1));
     problem_.nz = static_cast<long long>(m.number("nz", 1));
@@ -238,7 +158,7 @@ class Worker {
     problem_.warmup = static_cast<int>(m.number("warmup", 2));
     problem_.repeats = std::max(1, static_cast<int>(m.number("repeats", 10)));
     problem_.min_rep_ms = m.number("min_rep_ms", 2.0);
-    cells_ = problem_.nx * problem_.ny * problem_.nz;
+    compile_timeout_s_ = m.number("compile_timeout_s", 60);
 
     const auto t0 = Clock::now();
     const CompileResult cr = compiler_->compile(m.get("reference"));
@@ -247,343 +167,184 @@ class Worker {
           Message{"error", {}}.set("message", "the reference kernel does not compile: " + cr.log));
       return;
     }
-    cudaError_t e = load(cr.cubin, "isl_reference_step", ref_lib_, ref_step_);
-    if (e == cudaSuccess)
-      e = get_kernel(ref_lib_, "isl_fill_random", fill_random_);
-    if (e == cudaSuccess)
-      e = get_kernel(ref_lib_, "isl_fill_nan", fill_nan_);
-    if (e == cudaSuccess)
-      e = get_kernel(ref_lib_, "isl_compare", compare_);
-    const std::size_t bytes = static_cast<std::size_t>(cells_) * sizeof(double);
-    for (double** p : {&in0_, &a_, &b_, &ref_long_, &ref_short_}) {
-      if (e == cudaSuccess)
-        e = cudaMalloc(p, bytes);
-    }
-    if (e == cudaSuccess)
-      e = cudaMalloc(&partial_, kCompareBlocks * 4 * sizeof(double));
-    if (e != cudaSuccess) {
-      const std::string msg = "the worker cannot set up the problem (" +
-                              std::to_string(5 * bytes >> 20) + " MiB of buffers): " + err_text(e);
-      release_buffers();
-      ch_.send(Message{"error", {}}.set("message", msg));
+    try {
+      verifier_ = std::make_unique<Verifier>(cr.cubin, problem_, stream_->get());
+    } catch (const CudaError& e) {
+      const long long mib = 5 * problem_.cells() * static_cast<long long>(sizeof(double)) >> 20;
+      ch_.send(Message{"error", {}}.set("message", "the worker cannot set up the problem (" +
+                                                       std::to_string(mib) +
+                                                       " MiB of buffers): " + e.what()));
+      if (e.sticky())
+        std::_Exit(3);
       return;
     }
     ch_.send(Message{"ready", {}}.set("ms", ms_since(t0)));
   }
 
-  // Launches one kernel over ptrs; returns the launch error (not synchronised).
-  cudaError_t launch(const void* fn, const Launch& l, std::vector<void*> args) {
-    return cudaLaunchKernel(fn, l.grid, l.block, args.data(), static_cast<std::size_t>(l.smem),
-                            stream_);
-  }
-
-  // A 1-D launch of 256-thread blocks (the reference helpers).
-  Launch linear(long long blocks) {
-    Launch l;
-    l.block = dim3(256);
-    l.grid = dim3(static_cast<unsigned>(blocks));
-    return l;
-  }
-
-  // Runs `steps` steps of fn from in0 into the NaN-poisoned ping-pong buffers; returns the
-  // buffer holding the result. Each output buffer is NaN until the kernel writes it.
-  cudaError_t run_steps(const void* fn, const Launch& l, int steps, double*& result) {
-    const Launch fill = linear(2048);
-    cudaError_t e = launch(fill_nan_, fill, {&a_});
-    if (e == cudaSuccess)
-      e = launch(fill_nan_, fill, {&b_});
-    const double* src = in0_;
-    double* dst = a_;
-    for (int t = 0; t < steps && e == cudaSuccess; ++t) {
-      e = launch(fn, l, {&src, &dst});
-      src = dst;
-      dst = dst == a_ ? b_ : a_;
-    }
-    result = const_cast<double*>(src);
-    return e;
-  }
-
-  // Fresh random inputs and the reference results for this batch.
-  cudaError_t prepare_reference(unsigned long long seed) {
-    unsigned long long s = seed;
-    cudaError_t e = launch(fill_random_, linear(2048), {&in0_, &s});
-    const Launch ref = linear((cells_ + 255) / 256);
-    double* r = nullptr;
-    if (e == cudaSuccess)
-      e = run_steps(ref_step_, ref, problem_.steps, r);
-    if (e == cudaSuccess)
-      e = cudaMemcpyAsync(ref_long_, r, cells_ * 8, cudaMemcpyDeviceToDevice, stream_);
-    if (e == cudaSuccess)
-      e = run_steps(ref_step_, ref, problem_.short_steps, r);
-    if (e == cudaSuccess)
-      e = cudaMemcpyAsync(ref_short_, r, cells_ * 8, cudaMemcpyDeviceToDevice, stream_);
-    if (e == cudaSuccess)
-      e = cudaStreamSynchronize(stream_);
-    return e;
-  }
-
-  struct Errors {
-    double l2 = NAN, max = NAN, bad = 0;
-  };
-
-  // Verification metrics of out against ref, reduced on the device.
-  cudaError_t compare(double* out, double* ref, Errors& err) {
-    cudaError_t e = launch(compare_, linear(kCompareBlocks), {&out, &ref, &partial_});
-    std::vector<double> h(kCompareBlocks * 4);
-    if (e == cudaSuccess) {
-      e = cudaMemcpyAsync(h.data(), partial_, h.size() * 8, cudaMemcpyDeviceToHost, stream_);
-    }
-    if (e == cudaSuccess)
-      e = cudaStreamSynchronize(stream_);
-    if (e != cudaSuccess)
-      return e;
-    double d2 = 0, r2 = 0, mx = 0, bad = 0;
-    for (int b = 0; b < kCompareBlocks; ++b) {
-      d2 += h[4 * b];
-      r2 += h[4 * b + 1];
-      mx = std::max(mx, h[4 * b + 2]);
-      bad += h[4 * b + 3];
-    }
-    err.l2 = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
-    err.max = mx;
-    err.bad = bad;
-    return cudaSuccess;
-  }
-
-  // Reports a CUDA error for item i; a sticky one ends the worker after reporting.
-  void report_cuda_error(Message& r, cudaError_t e, const std::string& during) {
-    const bool sticky = is_sticky(e);
-    r.set("status", sticky ? "crashed" : "launch_error");
-    r.set("message", during + ": " + err_text(e));
-    ch_.send(r);
-    if (sticky)
-      std::_Exit(3);
-  }
-
-  // Measures a batch: fresh inputs and references, parallel compile, then each kernel.
+  // Measures a batch: fresh inputs and references, bounded parallel compiles, then each
+  // kernel in order, one "result" each, then "done" (restart = 1 when a compile is stuck
+  // and this process ends).
   void on_batch(const Message& m) {
-    const int n = static_cast<int>(m.number("count", 0));
-    const auto seed = static_cast<unsigned long long>(m.number("seed", 1));
+    const auto n = static_cast<std::size_t>(std::max(0.0, m.number("count", 0)));
+    if (!verifier_) {
+      ch_.send(Message{"error", {}}.set("message", "a batch arrived before a problem"));
+      return;
+    }
     const auto t_ref = Clock::now();
-    if (cudaError_t e = prepare_reference(seed); e != cudaSuccess) {
-      ch_.send(Message{"error", {}}.set("message", "the reference run failed: " + err_text(e)));
-      if (is_sticky(e))
+    try {
+      verifier_->prepare(static_cast<unsigned long long>(m.number("seed", 1)));
+    } catch (const CudaError& e) {
+      ch_.send(Message{"error", {}}.set("message",
+                                        std::string("the reference run failed: ") + e.what()));
+      if (e.sticky())
         std::_Exit(3);
       return;
     }
-    const double ref_ms = ms_since(t_ref);
+    ch_.send(Message{"reference", {}}.set("reference_ms", ms_since(t_ref)));
 
-    // Compile the whole batch in parallel threads (cache hits cost a file read).
-    std::vector<CompileResult> compiled(n);
-    std::atomic<int> next{0};
+    std::vector<std::string> sources(n);
+    for (std::size_t i = 0; i < n; ++i)
+      sources[i] = m.get("source" + std::to_string(i));
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    const int wanted = compile_threads_ > 0 ? compile_threads_ : std::min(16, std::max(1, cores));
-    const int threads = std::max(1, std::min(n, wanted));
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
-        for (int i = next++; i < n; i = next++) {
-          compiled[i] = compiler_->compile(m.get("source" + std::to_string(i)));
-        }
-      });
-    }
-    for (auto& t : pool)
-      t.join();
-    ch_.send(Message{"compiled", {}}.set("reference_ms", ref_ms));
+    const int threads = compile_threads_ > 0 ? compile_threads_ : std::min(16, std::max(1, cores));
+    // The compiler outlives every compile thread (it lives as long as the process).
+    CompilePool pool([c = compiler_.get()](const std::string& src) { return c->compile(src); },
+                     std::move(sources), threads, compile_timeout_s_);
 
-    for (int i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       Message r{"result", {}};
-      r.set("index", i);
-      const std::string id = std::to_string(i);
-      Launch l;
-      l.gx = static_cast<long long>(m.number("gx" + id, 1));
-      l.gy = static_cast<long long>(m.number("gy" + id, 1));
-      l.gz = static_cast<long long>(m.number("gz" + id, 1));
-      l.block = dim3(static_cast<unsigned>(m.number("bx" + id, 1)),
-                     static_cast<unsigned>(m.number("by" + id, 1)),
-                     static_cast<unsigned>(m.number("bz" + id, 1)));
-      l.smem = static_cast<int>(m.number("smem" + id, 0));
-      evaluate(compiled[i], m.get("entry" + id), l, r);
+      r.set("index", static_cast<long long>(i));
+      double ms = 0;
+      std::optional<CompileResult> cr = pool.take(i, ms);
+      if (!cr) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", compile_timeout_s_);
+        r.set("compile_ms", ms)
+            .set("status", "timeout")
+            .set("message", std::string("compile exceeded ") + limit + " s (NVRTC)");
+      } else {
+        const std::string id = std::to_string(i);
+        const auto main_launch = parse_launch(m.get("launch" + id));
+        const auto tail_launch = parse_launch(m.get("tail_launch" + id));
+        KernelRequest k{m.get("entry" + id), m.get("tail_entry" + id), {}, {}};
+        if (!main_launch || (!k.tail_entry.empty() && !tail_launch)) {
+          r.set("status", "launch_error").set("message", "the parent sent no valid launch");
+        } else {
+          k.launch = *main_launch;
+          k.tail_launch = tail_launch.value_or(LaunchConfig{});
+          // From here the parent's watchdog allows timeout_s (the compile is over).
+          ch_.send(Message{"running", {}}.set("index", static_cast<long long>(i)));
+          r.set("status", measure(*cr, k, r));
+        }
+      }
+      ch_.send(r);
     }
+    const bool stuck = pool.stuck();
+    ch_.send(Message{"done", {}}.set("restart", stuck ? 1 : 0));
+    if (stuck)
+      std::_Exit(0);  // an NVRTC thread cannot be stopped: the parent starts a fresh worker
   }
 
-  // Load, check resources, verify, time one kernel; sends its result message.
-  void evaluate(const CompileResult& cr, const std::string& entry, Launch l, Message& r) {
+  // A CUDA error while measuring one kernel: a sticky one is reported as crashed and ends the
+  // worker; any other is this kernel's launch_error.
+  std::string cuda_failure(Message& r, const CudaError& e, const std::string& during) {
+    r.set("message", during + ": " + e.what());
+    if (e.sticky()) {
+      r.set("status", "crashed");
+      ch_.send(r);
+      std::_Exit(3);
+    }
+    return "launch_error";
+  }
+
+  // Loads, prepares, verifies and times one compiled kernel; fills r and returns its status.
+  std::string measure(const CompileResult& cr, const KernelRequest& k, Message& r) {
     r.set("compile_ms", cr.ms).set("cached", cr.cached ? 1 : 0);
     if (!cr.ok) {
-      r.set("status", "compile_error").set("message", "NVRTC: " + cr.log);
-      ch_.send(r);
-      return;
+      r.set("message", "NVRTC: " + cr.log);
+      return "compile_error";
     }
-    cudaLibrary_t lib = nullptr;
-    const void* fn = nullptr;
+    if (k.launch.steps > 1 && (k.tail_entry.empty() || k.tail_launch.steps != 1)) {
+      r.set("message", "a kernel advancing " + std::to_string(k.launch.steps) +
+                           " steps per launch needs a one-step tail entry");
+      return "launch_error";
+    }
     const auto t_load = Clock::now();
-    cudaError_t e = load(cr.cubin, entry, lib, fn);
+    std::unique_ptr<Library> lib;
+    Schedule s;
+    try {
+      lib = std::make_unique<Library>(cr.cubin);
+      s.main.fn = lib->kernel(k.entry);
+      if (!k.tail_entry.empty())
+        s.tail.fn = lib->kernel(k.tail_entry);
+    } catch (const CudaError& e) {
+      r.set("load_ms", ms_since(t_load));
+      if (e.sticky())
+        return cuda_failure(r, e, "loading the module");
+      r.set("message", std::string("loading the cubin failed: ") + e.what());
+      return "compile_error";
+    }
     r.set("load_ms", ms_since(t_load));
-    if (e != cudaSuccess) {
-      if (lib)
-        cudaLibraryUnload(lib);
-      cudaGetLastError();
-      if (is_sticky(e))
-        return report_cuda_error(r, e, "loading the module");
-      r.set("status", "compile_error").set("message", "loading the cubin failed: " + err_text(e));
-      ch_.send(r);
-      return;
-    }
-    const std::string verdict = check_and_run(fn, l, r);
-    cudaLibraryUnload(lib);
-    if (!verdict.empty())
-      r.set("status", verdict);
-    ch_.send(r);
-  }
-
-  // Returns the status name; sticky failures do not return.
-  std::string check_and_run(const void* fn, Launch l, Message& r) {
-    cudaFuncAttributes attr{};
-    cudaError_t e = cudaFuncGetAttributes(&attr, fn);
-    if (e != cudaSuccess) {
-      report_cuda_error(r, e, "reading kernel attributes");
-      return {};
-    }
-    const int threads = static_cast<int>(l.block.x * l.block.y * l.block.z);
-    r.set("registers", attr.numRegs)
-        .set("shared_bytes", static_cast<long long>(attr.sharedSizeBytes) + l.smem)
-        .set("local_bytes", static_cast<long long>(attr.localSizeBytes));
-    auto fail = [&](const std::string& msg) {
-      r.set("message", msg);
-      return std::string("launch_error");
-    };
-    if (threads > attr.maxThreadsPerBlock) {
-      return fail("a block of " + std::to_string(threads) +
-                  " threads exceeds the kernel's limit of " +
-                  std::to_string(attr.maxThreadsPerBlock) + " (" + std::to_string(attr.numRegs) +
-                  " registers per thread)");
-    }
-    if (l.gy > 65535 || l.gz > 65535 || l.gx > 2147483647LL) {
-      return fail("the launch grid exceeds the device's grid limits");
-    }
-    l.grid =
-        dim3(static_cast<unsigned>(l.gx), static_cast<unsigned>(l.gy), static_cast<unsigned>(l.gz));
-    if (l.smem > 48 * 1024) {
-      e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem);
-      if (e != cudaSuccess) {
-        cudaGetLastError();
-        return fail(std::to_string(l.smem) +
-                    " B of dynamic shared memory rejected: " + err_text(e));
+    try {
+      EntryInfo info;
+      if (auto why = prepare_entry(s.main, k.launch, caps_, info)) {
+        r.set("message", *why);
+        return "launch_error";
       }
+      r.set("registers", info.registers)
+          .set("shared_bytes", info.shared_bytes)
+          .set("local_bytes", info.local_bytes)
+          .set("occupancy", info.occupancy);
+      if (s.tail.fn) {
+        EntryInfo tail_info;
+        if (auto why = prepare_entry(s.tail, k.tail_launch, caps_, tail_info)) {
+          r.set("message", "the tail kernel: " + *why);
+          return "launch_error";
+        }
+      }
+    } catch (const CudaError& e) {
+      return cuda_failure(r, e, "preparing the launch");
     }
-    int blocks_per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, fn, threads,
-                                                      static_cast<std::size_t>(l.smem));
-    if (e != cudaSuccess || blocks_per_sm == 0) {
-      cudaGetLastError();
-      return fail("the kernel cannot be resident on an SM (" + std::to_string(attr.numRegs) +
-                  " registers, " + std::to_string(l.smem) + " B dynamic shared)");
-    }
-    r.set("occupancy", static_cast<double>(blocks_per_sm * threads) / max_threads_per_sm_);
 
-    // Verification: a long and a short run against the reference.
     const auto t_verify = Clock::now();
-    double worst_l2 = 0, worst_max = 0, bad = 0;
-    for (int which = 0; which < 2; ++which) {
-      const int steps = which == 0 ? problem_.steps : problem_.short_steps;
-      double* out = nullptr;
-      e = run_steps(fn, l, steps, out);
-      if (e == cudaSuccess)
-        e = cudaStreamSynchronize(stream_);
-      Errors err;
-      if (e == cudaSuccess)
-        e = compare(out, which == 0 ? ref_long_ : ref_short_, err);
-      if (e != cudaSuccess) {
-        report_cuda_error(r, e, "running the kernel");
-        return {};
-      }
-      worst_l2 = std::max(worst_l2, err.l2);
-      worst_max = std::max(worst_max, err.max);
-      bad += err.bad;
+    VerifyResult v;
+    try {
+      v = verifier_->verify(s);
+    } catch (const CudaError& e) {
+      return cuda_failure(r, e, "running the kernel");
     }
-    r.set("verify_ms", ms_since(t_verify)).set("error_l2", worst_l2).set("error_max", worst_max);
-    if (bad > 0 || !(worst_l2 <= 1e-12) || !(worst_max <= 1e-10)) {
-      r.set("message", "output differs from the reference: l2 " + std::to_string(worst_l2) +
-                           ", max relative " + std::to_string(worst_max) + ", " +
-                           std::to_string(static_cast<long long>(bad)) + " non-finite points");
+    r.set("verify_ms", ms_since(t_verify))
+        .set("error_l2", v.error_l2)
+        .set("error_max", v.error_max);
+    if (!v.passed()) {
+      r.set("message", v.message());
       return "wrong_result";
     }
 
-    // Timing: warm-up, then `repeats` runs of K back-to-back steps each, K chosen so a run
-    // lasts at least min_rep_ms; the median per step is reported.
     const auto t_run = Clock::now();
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    double* src = a_;
-    double* dst = b_;
-    auto steps_timed = [&](int k, float& ms) {
-      cudaError_t err = cudaEventRecord(e0, stream_);
-      for (int t = 0; t < k && err == cudaSuccess; ++t) {
-        err = launch(fn, l, {&src, &dst});
-        std::swap(src, dst);
-      }
-      if (err == cudaSuccess)
-        err = cudaEventRecord(e1, stream_);
-      if (err == cudaSuccess)
-        err = cudaEventSynchronize(e1);
-      if (err == cudaSuccess)
-        err = cudaEventElapsedTime(&ms, e0, e1);
-      return err;
-    };
-    float ms = 0;
-    for (int w = 0; w < std::max(1, problem_.warmup) && e == cudaSuccess; ++w)
-      e = steps_timed(1, ms);
-    const int k = std::clamp(static_cast<int>(std::ceil(problem_.min_rep_ms / std::max(ms, 1e-3f))),
-                             1, std::max(1, problem_.steps));
-    std::vector<double> times;
-    for (int rep = 0; rep < problem_.repeats && e == cudaSuccess; ++rep) {
-      e = steps_timed(k, ms);
-      times.push_back(ms / k);
+    const TimingPlan plan{problem_.warmup, problem_.repeats, problem_.min_rep_ms, problem_.steps};
+    Timing t;
+    try {
+      t = time_schedule(stream_->get(), s, verifier_->buffers(), plan);
+    } catch (const CudaError& e) {
+      return cuda_failure(r, e, "timing the kernel");
     }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    if (e != cudaSuccess) {
-      report_cuda_error(r, e, "timing the kernel");
-      return {};
-    }
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t h = sorted.size();
-    const double median = h % 2 ? sorted[h / 2] : 0.5 * (sorted[h / 2 - 1] + sorted[h / 2]);
-    std::string list;
-    for (double t : times) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.9g", list.empty() ? "" : " ", t);
-      list += buf;
-    }
-    r.set("median_ms", median)
-        .set("times_ms", list)
-        .set("steps_per_rep", k)
+    r.set("median_ms", t.median_ms)
+        .set("times_ms", t.times_text())
+        .set("steps_per_rep", t.steps_per_rep)
         .set("run_ms", ms_since(t_run));
     return "ok";
   }
 
-  static constexpr int kCompareBlocks = 1024;
-
   Channel& ch_;
   std::string cache_dir_;
   int compile_threads_ = 0;
-  int device_ = 0;
-  int arch_ = 90;
-  int max_threads_per_sm_ = 2048;
+  double compile_timeout_s_ = 60;
+  DeviceCaps caps_;
   std::unique_ptr<CubinCompiler> compiler_;
-  cudaStream_t stream_ = nullptr;
-  Problem problem_;
-  long long cells_ = 0;
-  cudaLibrary_t ref_lib_ = nullptr;
-  const void* ref_step_ = nullptr;
-  const void* fill_random_ = nullptr;
-  const void* fill_nan_ = nullptr;
-  const void* compare_ = nullptr;
-  double *in0_ = nullptr, *a_ = nullptr, *b_ = nullptr, *ref_long_ = nullptr, *ref_short_ = nullptr,
-         *partial_ = nullptr;
+  std::unique_ptr<Stream> stream_;
+  ProblemSize problem_;
+  std::unique_ptr<Verifier> verifier_;
 };
 
 }  // namespace
@@ -592,6 +353,14 @@ class Worker {
 // Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]; speaks the
 // protocol on stdin/stdout (the parent's socket).
 int main(int argc, char** argv) {
+  // Nothing but the socket (0, 1) and stderr is ours, even if a parent leaked descriptors.
+  ::close_range(3, ~0U, 0);
+  // A rank killed with SIGKILL takes its worker with it (a worker inside a hanging kernel
+  // would otherwise hold the GPU forever). The signal follows the spawning *thread*: the
+  // evaluator lives on the rank's main thread.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1)
+    return 0;  // the parent is already gone
   int device = -1;
   int threads = 0;
   std::string cache_dir;
@@ -605,9 +374,15 @@ int main(int argc, char** argv) {
       cache_dir = argv[i + 1];
   }
   isletune::cuda::Channel channel(0, 1);
-  isletune::cuda::Worker worker(channel, cache_dir, threads);
-  if (!worker.start(device))
-    return 0;
-  worker.serve();
+  try {
+    isletune::cuda::Worker worker(channel, cache_dir, threads);
+    if (!worker.start(device))
+      return 0;
+    worker.serve();
+  } catch (const isletune::cuda::CudaError& e) {
+    // Outside any one kernel (device setup): the parent sees the worker end and the message.
+    std::fprintf(stderr, "isletune-worker: %s\n", e.what());
+    std::_Exit(3);
+  }
   return 0;
 }

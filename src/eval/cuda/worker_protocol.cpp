@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 namespace isletune::cuda {
 namespace {
@@ -58,6 +59,25 @@ bool Message::has(const std::string& key) const {
       return true;
   }
   return false;
+}
+
+std::string launch_text(const LaunchConfig& l) {
+  std::ostringstream o;
+  o << l.block[0] << ' ' << l.block[1] << ' ' << l.block[2] << ' ' << l.grid[0] << ' ' << l.grid[1]
+    << ' ' << l.grid[2] << ' ' << l.shared_bytes << ' ' << l.steps;
+  return o.str();
+}
+
+std::optional<LaunchConfig> parse_launch(const std::string& text) {
+  std::istringstream in(text);
+  LaunchConfig l;
+  if (!(in >> l.block[0] >> l.block[1] >> l.block[2] >> l.grid[0] >> l.grid[1] >> l.grid[2] >>
+        l.shared_bytes >> l.steps))
+    return std::nullopt;
+  std::string rest;
+  if (in >> rest)
+    return std::nullopt;
+  return l;
 }
 
 std::string encode(const Message& m) {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "eval/cuda/codegen.hpp"
+
 namespace isletune::cuda {
 
 struct Message {
@@ -27,6 +29,11 @@ struct Message {
   [[nodiscard]] double number(const std::string& key, double fallback = 0) const;
   [[nodiscard]] bool has(const std::string& key) const;
 };
+
+// A launch as one field value: "bx by bz gx gy gz shared_bytes steps".
+[[nodiscard]] std::string launch_text(const LaunchConfig& l);
+// The inverse of launch_text; nullopt when the text is not eight integers.
+[[nodiscard]] std::optional<LaunchConfig> parse_launch(const std::string& text);
 
 // Serialises a message.
 [[nodiscard]] std::string encode(const Message& m);

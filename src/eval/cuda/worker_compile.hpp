@@ -1,0 +1,59 @@
+// The worker's bounded compile pool: a batch's sources compiled on detached threads, taken in
+// index order. A compile that runs longer than the timeout is abandoned (NVRTC cannot be
+// interrupted) and its thread replaced, so the rest of the batch goes on; a process with an
+// abandoned compile still running must end after the batch (stuck()). Pure C++ (the compile
+// function is given), so it is tested without NVRTC.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/cuda/nvrtc_compiler.hpp"
+
+namespace isletune::cuda {
+
+class CompilePool {
+ public:
+  using Compile = std::function<CompileResult(const std::string&)>;
+
+  // Starts `threads` threads (at least 1, at most one per source) compiling `sources` with
+  // `compile`, each compile allowed `timeout_s` seconds. `compile` must stay callable for as
+  // long as an abandoned compile may run.
+  CompilePool(Compile compile, std::vector<std::string> sources, int threads, double timeout_s);
+
+  // Item i's compile result; nullopt when it ran longer than the timeout (`ms` is then the
+  // time it had run).
+  [[nodiscard]] std::optional<CompileResult> take(std::size_t i, double& ms);
+
+  // Whether a compile is still running (an abandoned one).
+  [[nodiscard]] bool stuck() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Phase { queued, running, done };
+  // Shared with the threads, which may outlive the pool.
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    Compile compile;
+    std::vector<std::string> sources;
+    std::vector<CompileResult> results;
+    std::vector<Phase> phase;
+    std::vector<Clock::time_point> started;
+    std::size_t next = 0;
+  };
+
+  // One more thread compiling queued items until none is left.
+  void add_thread();
+
+  std::shared_ptr<State> state_;
+  double timeout_s_;
+};
+
+}  // namespace isletune::cuda

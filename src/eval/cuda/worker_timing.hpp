@@ -1,0 +1,34 @@
+// Timing in isletune-worker: warm-up, then `repeats` timed runs of K back-to-back steps each
+// (K a multiple of the steps per main launch, so each run is whole main launches, chosen so a
+// run lasts at least min_rep_ms and at most about T steps), CUDA events around each run; the
+// time per step of every run and their median.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "eval/cuda/worker_device.hpp"
+
+namespace isletune::cuda {
+
+struct TimingPlan {
+  int warmup = 2;    // untimed runs of one main launch
+  int repeats = 10;  // timed runs
+  double min_rep_ms = 2.0;
+  long long max_steps = 48;  // K's upper bound (rounded up to whole main launches)
+};
+
+struct Timing {
+  double median_ms = 0;          // median time per step
+  std::vector<double> times_ms;  // every run, per step
+  long long steps_per_rep = 1;   // K
+  // The per-step times as "t0 t1 ..." (the protocol's field).
+  [[nodiscard]] std::string times_text() const;
+};
+
+// Times the schedule in the ping-pong buffers (their contents are overwritten); throws
+// CudaError when a launch fails.
+[[nodiscard]] Timing time_schedule(cudaStream_t stream, const Schedule& s, PingPong buffers,
+                                   const TimingPlan& plan);
+
+}  // namespace isletune::cuda

@@ -1,0 +1,100 @@
+// Verification of a kernel's schedule against the reference module.
+#include "eval/cuda/worker_verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace isletune::cuda {
+
+bool VerifyResult::passed() const {
+  return non_finite == 0 && error_l2 <= 1e-12 && error_max <= 1e-10;
+}
+
+std::string VerifyResult::message() const {
+  return "output differs from the reference: l2 " + std::to_string(error_l2) + ", max relative " +
+         std::to_string(error_max) + ", " + std::to_string(non_finite) + " non-finite points";
+}
+
+Verifier::Verifier(const std::string& reference_cubin, const ProblemSize& problem,
+                   cudaStream_t stream)
+    : problem_(problem),
+      stream_(stream),
+      reference_(reference_cubin),
+      fill_random_(reference_.kernel("isl_fill_random")),
+      fill_nan_(reference_.kernel("isl_fill_nan")),
+      compare_(reference_.kernel("isl_compare")) {
+  reference_schedule_.main.fn = reference_.kernel("isl_reference_step");
+  reference_schedule_.main.launch = linear_launch((problem_.cells() + 255) / 256);
+  const auto n = static_cast<std::size_t>(problem_.cells());
+  input_ = DeviceBuffer(n);
+  a_ = DeviceBuffer(n);
+  b_ = DeviceBuffer(n);
+  ref_long_ = DeviceBuffer(n);
+  ref_short_ = DeviceBuffer(n);
+  partial_ = DeviceBuffer(kCompareBlocks * 4);
+}
+
+const double* Verifier::run(const Schedule& s, long long steps) {
+  for (double* p : {a_.get(), b_.get()}) {
+    void* args[] = {&p};
+    launch(stream_, fill_nan_, linear_launch(2048), args);
+  }
+  const double* src = input_.get();
+  double* dst = a_.get();
+  enqueue_steps(stream_, s, steps, buffers(), src, dst);
+  return src;
+}
+
+void Verifier::prepare(unsigned long long seed) {
+  double* in = input_.get();
+  void* args[] = {&in, &seed};
+  launch(stream_, fill_random_, linear_launch(2048), args);
+  const std::size_t bytes = input_.bytes();
+  CUDA_CHECK(cudaMemcpyAsync(ref_long_.get(), run(reference_schedule_, problem_.steps), bytes,
+                             cudaMemcpyDeviceToDevice, stream_));
+  CUDA_CHECK(cudaMemcpyAsync(ref_short_.get(), run(reference_schedule_, problem_.short_steps),
+                             bytes, cudaMemcpyDeviceToDevice, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+VerifyResult Verifier::compare(const double* out, const double* ref) {
+  double* partial = partial_.get();
+  void* args[] = {&out, &ref, &partial};
+  launch(stream_, compare_, linear_launch(kCompareBlocks), args);
+  std::vector<double> h(kCompareBlocks * 4);
+  CUDA_CHECK(cudaMemcpyAsync(h.data(), partial, h.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                             stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  double d2 = 0, r2 = 0, mx = 0, bad = 0;
+  for (int b = 0; b < kCompareBlocks; ++b) {
+    d2 += h[4 * b];
+    r2 += h[4 * b + 1];
+    mx = std::max(mx, h[4 * b + 2]);
+    bad += h[4 * b + 3];
+  }
+  VerifyResult r;
+  r.error_l2 = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
+  r.error_max = mx;
+  r.non_finite = static_cast<long long>(bad);
+  return r;
+}
+
+VerifyResult Verifier::verify(const Schedule& s) {
+  VerifyResult worst;
+  for (const long long steps :
+       {static_cast<long long>(problem_.steps), static_cast<long long>(problem_.short_steps)}) {
+    const double* out = run(s, steps);
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const VerifyResult r =
+        compare(out, steps == problem_.steps ? ref_long_.get() : ref_short_.get());
+    // NaN errors (NaN outputs) must stay visible: std::max would drop them.
+    worst.error_l2 = std::isnan(r.error_l2) ? r.error_l2 : std::max(worst.error_l2, r.error_l2);
+    worst.error_max =
+        std::isnan(r.error_max) ? r.error_max : std::max(worst.error_max, r.error_max);
+    worst.non_finite += r.non_finite;
+  }
+  return worst;
+}
+
+}  // namespace isletune::cuda

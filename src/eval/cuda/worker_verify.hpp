@@ -1,0 +1,69 @@
+// Verification in isletune-worker: the reference module (isl_reference_step, isl_fill_random,
+// isl_fill_nan, isl_compare from generate_reference), the problem's device buffers, fresh
+// random inputs and reference results per batch, and the check of a kernel's schedule: a
+// long (T) and a short run from the same input into NaN-poisoned buffers, compared over the
+// whole domain. A kernel passes with relative L2 error <= 1e-12, maximum relative error
+// <= 1e-10 and no non-finite point.
+#pragma once
+
+#include <string>
+
+#include "eval/cuda/worker_device.hpp"
+
+namespace isletune::cuda {
+
+// The problem the worker solves and how it measures.
+struct ProblemSize {
+  long long nx = 1, ny = 1, nz = 1;
+  int steps = 48;       // T of the long verification run
+  int short_steps = 7;  // the short run (catches schedules right only for T)
+  int warmup = 2;
+  int repeats = 10;
+  double min_rep_ms = 2.0;
+  [[nodiscard]] long long cells() const { return nx * ny * nz; }
+};
+
+// How far a kernel's output is from the reference (worst of the long and short runs).
+struct VerifyResult {
+  double error_l2 = 0;   // ||out - ref||2 / ||ref||2
+  double error_max = 0;  // max relative error
+  long long non_finite = 0;
+  [[nodiscard]] bool passed() const;
+  // "output differs from the reference: ..." for a failed check.
+  [[nodiscard]] std::string message() const;
+};
+
+class Verifier {
+ public:
+  // Loads the reference cubin and allocates the buffers; throws CudaError.
+  Verifier(const std::string& reference_cubin, const ProblemSize& problem, cudaStream_t stream);
+
+  // New random input from `seed` and the reference results after T and the short run steps;
+  // synchronises.
+  void prepare(unsigned long long seed);
+  // Runs the schedule for T and for the short run from the input, compares with the
+  // reference; synchronises. Throws CudaError when a launch fails.
+  [[nodiscard]] VerifyResult verify(const Schedule& s);
+  // The ping-pong buffers (free between verifications; timing runs in them).
+  [[nodiscard]] PingPong buffers() const { return {a_.get(), b_.get()}; }
+
+ private:
+  // Runs `steps` steps of s from the input into freshly NaN-filled buffers; returns the
+  // buffer with the result.
+  const double* run(const Schedule& s, long long steps);
+  // Reduces the difference of out and ref on the device.
+  VerifyResult compare(const double* out, const double* ref);
+
+  static constexpr int kCompareBlocks = 1024;
+
+  ProblemSize problem_;
+  cudaStream_t stream_;
+  Library reference_;
+  Schedule reference_schedule_;
+  const void* fill_random_;
+  const void* fill_nan_;
+  const void* compare_;
+  DeviceBuffer input_, a_, b_, ref_long_, ref_short_, partial_;
+};
+
+}  // namespace isletune::cuda

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# gpu.run.PlantedFaults: a real `mpirun -np 1 isletune run` on the GPU whose evaluator plants
+# faults (ISLETUNE_PLANT_FAULTS, test-only): the 3rd distinct setting's kernel crashes
+# (illegal address), the 5th traps, the 7th hangs, the 9th cannot launch. The run must finish
+# with exit 0 and its trace must hold a crashed, a timeout and a launch_error row (each fault
+# restarts the worker while the trace is open: issue 14.1). Then a second run is SIGKILLed
+# mid-run, and `isletune resume` on a copy of its directory finishes it.
+# Usage: planted_faults_run.sh ISLETUNE MPIEXEC [MPI FLAGS...]; exit 77 (skipped) without a GPU.
+set -uo pipefail
+bin=$1
+shift
+mpi=("$@")
+# Without nvidia-smi the run itself tells (the CUDA backend's "needs an NVIDIA GPU" sentence).
+if command -v nvidia-smi >/dev/null && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  echo "SKIPPED: no NVIDIA GPU on this machine"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+cat >faults.yaml <<'YAML'
+stencil: star2d1r
+grid: [509, 263]
+space:
+  streaming: {values: [0]}
+  tdeg: {values: [1]}
+  tbx: {values: [32, 64, 128]}
+  tby: {values: [1, 2, 4, 8]}
+  mfx: {values: [1, 2]}
+  mfy: {values: [1, 2]}
+ga: {population: 16, rows: 4, cols: 4, mutation_rate: 0.05, mcr_threshold: 1.0}
+budget: {max_generations: 6}
+evaluator: {backend: cuda, timeout_s: 4, compile_timeout_s: 20}
+seed: 5
+output: out
+YAML
+
+# 1. Every fault inside one run: the run finishes and records each.
+ISLETUNE_PLANT_FAULTS="crash=3,trap=5,hang=7,launch=9" \
+  "${mpi[@]}" -np 1 "$bin" run faults.yaml --out run >run.log 2>&1
+rc=$?
+cat run.log
+if grep -q 'needs an NVIDIA GPU' run.log; then
+  echo "SKIPPED: the CUDA backend found no usable GPU"
+  exit 77
+fi
+((rc == 0)) || fail "the run with planted faults exited $rc"
+grep -q '^best: ' run.log || fail "no best setting printed"
+# The trace's evaluations by status, as `isletune report` counts them (no h5py needed).
+"$bin" report run >report.txt || fail "report of the run"
+cat report.txt
+count() { awk -v s="$1" '$1 == s && NF == 2 { print $2 }' report.txt; }
+grep -q '^result: ' report.txt || fail "no /result: the run did not finish"
+for status in ok crashed timeout launch_error; do
+  (($(count $status) >= 1)) || fail "no $status row in the trace"
+done
+(($(count crashed) >= 2)) || fail "crash and trap: two crashed rows expected"
+
+# 2. SIGKILL mid-run, then resume a copy. The hang of the 16th distinct setting (after
+# generation 0's 14 or so) holds generation 1 for timeout_s, so the kill lands mid-run.
+export ISLETUNE_PLANT_FAULTS="crash=2,launch=4,hang=16"
+"${mpi[@]}" -np 1 "$bin" run faults.yaml --out killed >killed.log 2>&1 &
+launcher=$!
+for ((i = 0; i < 1200; ++i)); do
+  grep -q '^gen *0 ' killed.log 2>/dev/null && break
+  sleep 0.1
+done
+grep -q '^gen *0 ' killed.log || fail "generation 0 never appeared: $(cat killed.log)"
+sleep 0.3
+# SIGKILL the rank and its worker (a worker left in the planted hang would spin on the GPU).
+descendants() {
+  local p stat rest ppid
+  for p in /proc/[0-9]*; do
+    stat=$(cat "$p/stat" 2>/dev/null) || continue
+    rest=${stat##*) }
+    read -r _ ppid _ <<<"$rest"
+    if [[ $ppid == "$1" ]]; then
+      echo "${p#/proc/}"
+      descendants "${p#/proc/}"
+    fi
+  done
+}
+pids=$(descendants "$launcher")
+for pid in $pids; do kill -9 "$pid" 2>/dev/null; done
+wait "$launcher"
+cat killed.log
+"$bin" report killed >killed.txt 2>&1
+grep -q '^result: ' killed.txt && fail "the run finished before the kill; the test needs a longer run"
+cp -a killed copy
+"${mpi[@]}" -np 1 "$bin" resume copy >resume.log 2>&1 ||
+  fail "resume after SIGKILL: $(cat resume.log)"
+cat resume.log
+"$bin" report copy >resumed.txt || fail "report of the resumed run"
+grep -q '^result: ' resumed.txt || fail "the resumed run has no /result"
+echo "planted faults inside a real run, then kill and resume: passed"
