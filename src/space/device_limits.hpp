@@ -3,6 +3,7 @@
 // dataset; tests make their own. Defaults are an H100 SXM5 80 GB.
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace isletune {
@@ -12,6 +13,8 @@ struct DeviceLimits {
   int sm_count = 132;
   int warp_size = 32;
   int max_threads_per_block = 1024;
+  std::array<int, 3> max_block_dim{1024, 1024, 64};                   // threads per axis
+  std::array<long long, 3> max_grid_dim{2147483647LL, 65535, 65535};  // blocks per axis
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
   int registers_per_sm = 65536;
