@@ -3,7 +3,7 @@
 // shared-memory bytes, steps per launch and how leftover steps run, plus per-cell cost inputs
 // for the predictor. The space's launch and shared-memory constraints, codegen, the worker,
 // export, the benchmark and the predictor all read it; nothing recomputes these numbers.
-// The agreed interface is /work/kernel-plan-spec.md (docs/kernel-plan.md in the repository).
+// The agreed interface and the families as implemented: docs/kernel-plan.md.
 #pragma once
 
 #include <array>
