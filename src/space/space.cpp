@@ -16,9 +16,6 @@ constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
 constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
 constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
 
-// Most points one thread computes in one unrolled chunk (product of uf over tiled axes).
-constexpr int kMaxUnrollChunk = 8;
-
 bool is_pow2(int v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
@@ -86,7 +83,6 @@ enum Rule : int {
   kTileCoversHalo,
   kUnrollDividesMerge,
   kStreamUnroll,
-  kUnrollChunk,
   kTemporalNeedsStaging,
   kKernelPlan,
   kRuleCount
@@ -122,8 +118,6 @@ constexpr Param stage_of(Rule r) {
     case kUnrollDividesMerge:
       return Param::ufz;
     case kStreamUnroll:
-      return Param::ufz;
-    case kUnrollChunk:
       return Param::ufz;
     case kTemporalNeedsStaging:
       return Param::use_shared;
@@ -330,24 +324,6 @@ struct SpaceRules {
           });
         }
         return true;
-      case kUnrollChunk: {
-        // The register-blocked chunk (Apply::block) holds one accumulator per unrolled point
-        // plus the inputs they share; past 8 points it no longer fits 255 registers (Artemis
-        // bounds the product the same way) and NVRTC time grows with points x stencil size.
-        int chunk = 1;
-        for (int d = 0; d < dims; ++d) {
-          if (!(streaming && d == sd))
-            chunk *= s[kUf[static_cast<std::size_t>(d)]];
-        }
-        if (chunk > kMaxUnrollChunk) {
-          return fail([&] {
-            return std::string("the unrolled chunk ufx*ufy*ufz (tiled axes) has " +
-                               std::to_string(chunk) + " points; at most " +
-                               std::to_string(kMaxUnrollChunk) + " fit in registers.");
-          });
-        }
-        return true;
-      }
       case kTemporalNeedsStaging:
         if (s[Param::tdeg] > 1 && s[Param::use_shared] == 0 && !streaming) {
           return fail([&] {

@@ -14,8 +14,6 @@
 //    while streaming) where the stencil has radius_d > 0.
 //  - unrolling along a tiled dimension applies to the per-thread loop over the mf_d
 //    merged points, so uf_d must divide mf_d (without merging: uf_d = 1).
-//  - the unrolled chunk (product of uf over the tiled axes) has at most 8 points: it lives
-//    in registers (Artemis bounds the product the same way).
 //  - tdeg > 1 (temporal blocking) keeps intermediate steps on chip, so it needs
 //    use_shared = 1 or streaming = 1.
 //  - the kernel plan (kernel_plan.hpp) can launch: blocks per axis within max_grid_dim and
