@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -146,7 +147,8 @@ int run_kernels(const Options& o) {
       std::printf("# CSV: %s\n", path.c_str());
     }
     const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
-    const auto candidates = random_settings(space, n, o.seed);
+    // A seed per stencil, so stencils of the same dimension do not share one sample.
+    const auto candidates = random_settings(space, n, o.seed ^ std::hash<std::string>{}(name));
     const auto t0 = std::chrono::steady_clock::now();
     const Measurement naive_m = e.evaluate(std::vector<Setting>{naive_setting(st.dims())})[0];
     const double naive = gcells(g, naive_m);
