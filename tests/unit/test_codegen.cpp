@@ -85,7 +85,10 @@ TEST(Codegen, EveryTypicalStencilAndPart1OcCompilesWithNvrtc) {
     jobs.push_back({name + " " + canonical_key(s), generate_kernel(st, grid_for(st.dims()), s)});
   }
   const Stencil s3 = typical_stencil("box3d2r");
-  jobs.push_back({"reference", KernelSource{generate_reference(s3, grid_for(3)), "", {}}});
+  KernelSource reference;
+  reference.source = generate_reference(s3, grid_for(3));
+  reference.entry = "";
+  jobs.push_back({"reference", reference});
   expect_all_compile(jobs);
 }
 
