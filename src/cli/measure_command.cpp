@@ -1,9 +1,8 @@
 // `isletune measure CONFIG (--random N | --exhaustive) -o FILE`: measures settings of the
 // configured space with the configured evaluator and records every measurement in one
 // dataset file (format "isletune-dataset", docs/trace.md) that `--backend replay` reads.
-// Only settings the backend can measure are drawn: the CUDA evaluator's codegen implements
-// no part-2 parameter (streaming, retiming, prefetch, tdeg > 1), replay answers only the
-// settings it recorded.
+// Only valid settings of the space are drawn (the CUDA evaluator's codegen builds every one);
+// replay answers only the settings it recorded.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,7 +17,6 @@
 #include "common/error.hpp"
 #include "common/rng.hpp"
 #include "config/config.hpp"
-#include "eval/cuda/codegen.hpp"
 #include "ga/records.hpp"
 #include "run/setup.hpp"
 #include "trace/rank_writer.hpp"
@@ -61,59 +59,13 @@ struct Measurable {
 };
 
 // The OC-flag parameters whose values the CUDA code generator may refuse (part 2).
-constexpr Param kFlagParams[] = {Param::streaming, Param::retiming, Param::prefetch, Param::tdeg};
 
-// cuda: drops from the space every value of a part-2 flag parameter the code generator
-// refuses (probed on the naive setting), with a note on stderr, or refuses with one sentence
-// when nothing measurable is left. replay: the recorded settings inside the space.
-Measurable measurable_space(const Config& config, const Stencil& stencil,
-                            const Evaluator& evaluator, const Space& space) {
+// cuda: the configured space as it is (codegen builds every valid setting: no probing).
+// replay: the recorded settings inside the space.
+Measurable measurable_space(const Evaluator& evaluator, const Space& space) {
   if (evaluator.name() != "cuda")
     return {space, recorded_candidates(evaluator, space)};
-  Space::Values values = space.all_values();
-  std::string dropped, narrow;
-  for (const Param p : kFlagParams) {
-    const std::string name(param_name(p));
-    std::vector<int>& list = values[index_of(p)];
-    std::vector<int> kept;
-    std::string refused, reason;
-    for (const int v : list) {
-      Setting probe = cuda::naive_setting(stencil.dims());
-      probe[p] = v;
-      if (const auto why = cuda::unsupported_reason(stencil, config.grid, probe)) {
-        refused += (refused.empty() ? "" : ", ") + std::to_string(v);
-        reason = *why;
-      } else {
-        kept.push_back(v);
-      }
-    }
-    if (kept.empty()) {
-      throw InputError(config.origin + ": the cuda backend can measure no value of space." + name +
-                       " (" + reason + "); change space." + name + " to values it implements.");
-    }
-    if (!refused.empty()) {
-      dropped += (dropped.empty() ? "" : "; ") + name + " = " + refused;
-      std::string kept_text;
-      for (const int v : kept)
-        kept_text += (kept_text.empty() ? "" : ", ") + std::to_string(v);
-      narrow += (narrow.empty() ? "" : ", ") + name + ": [" + kept_text + "]";
-    }
-    list = kept;
-  }
-  if (dropped.empty())
-    return {space, std::nullopt};
-  Space narrowed(stencil, config.grid, space.limits(), values);
-  if (narrowed.size(config.seed) <= 0) {
-    throw InputError(config.origin +
-                     ": every setting of the configured space uses a parameter "
-                     "the cuda backend does not implement yet (" +
-                     dropped + "); narrow the space to " + narrow + ".");
-  }
-  std::fprintf(stderr,
-               "isletune measure: the cuda backend does not implement %s (part 2) yet; measuring "
-               "only settings with %s.\n",
-               dropped.c_str(), narrow.c_str());
-  return {std::move(narrowed), std::nullopt};
+  return {space, std::nullopt};
 }
 
 // The settings to measure, in measurement order.
@@ -208,8 +160,8 @@ int measure_command(const Args& args) {
   EnvironmentInfo env;
   std::unique_ptr<Evaluator> evaluator = make_evaluator(config, 0, env);
   env.limits = evaluator->limits();
-  const Measurable m = measurable_space(config, stencil, *evaluator,
-                                        make_space(config, stencil, evaluator->limits()));
+  const Measurable m =
+      measurable_space(*evaluator, make_space(config, stencil, evaluator->limits()));
   const Space& space = m.space;
   const std::vector<Setting> settings = choose_settings(m, parsed, config.seed);
 

@@ -27,17 +27,17 @@ bool contains(const std::vector<int>& list, int v) {
 // Powers of two from `lo` to `hi` inclusive.
 std::vector<int> powers_of_two(int lo, int hi) {
   std::vector<int> out;
-  for (int v = lo; v <= hi; v *= 2)
-    out.push_back(v);
+  for (long long v = lo; v <= hi; v *= 2)
+    out.push_back(static_cast<int>(v));
   return out;
 }
 
-// Largest power of two <= n (n >= 1).
-int floor_pow2(int n) {
-  int p = 1;
+// Largest power of two <= n (n >= 1); 64-bit so extents near 2^31 cannot overflow.
+int floor_pow2(long long n) {
+  long long p = 1;
   while (p * 2 <= n)
     p *= 2;
-  return p;
+  return static_cast<int>(p);
 }
 
 std::string join(const std::vector<int>& list) {
@@ -76,6 +76,7 @@ enum Rule : int {
   kStreamBlockFitsGrid,
   kStreamBlockExtent,
   kThreads,
+  kBlockLimits,
   kMergeNoneFactors,
   kMergeNeedsFactor,
   kStreamNoMerge,
@@ -83,7 +84,7 @@ enum Rule : int {
   kUnrollDividesMerge,
   kStreamUnroll,
   kTemporalNeedsStaging,
-  kSharedMemory,
+  kKernelPlan,
   kRuleCount
 };
 
@@ -104,6 +105,8 @@ constexpr Param stage_of(Rule r) {
       return Param::tbz;
     case kThreads:
       return Param::tbz;
+    case kBlockLimits:
+      return Param::tbz;
     case kMergeNoneFactors:
       return Param::mfz;
     case kMergeNeedsFactor:
@@ -118,7 +121,7 @@ constexpr Param stage_of(Rule r) {
       return Param::ufz;
     case kTemporalNeedsStaging:
       return Param::use_shared;
-    case kSharedMemory:
+    case kKernelPlan:
       return Param::use_shared;
     default:
       return Param::use_constant;
@@ -230,13 +233,18 @@ struct SpaceRules {
         return true;
       case kThreads: {
         const long long threads = 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz];
-        if (threads < 32 || threads > sp.limits_.max_threads_per_block) {
+        if (threads < 32) {
           return fail([&] {
             return std::string("the block has tbx*tby*tbz = " + std::to_string(threads) +
-                               " threads; expected between 32 and " +
-                               std::to_string(sp.limits_.max_threads_per_block) + ".");
+                               " threads; expected at least 32 (one warp).");
           });
         }
+        return true;
+      }
+      case kBlockLimits: {
+        const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+        if (!block_fits(block, sp.limits_))
+          return fail([&] { return *block_violation(block, sp.limits_); });
         return true;
       }
       case kMergeNoneFactors:
@@ -325,17 +333,8 @@ struct SpaceRules {
           });
         }
         return true;
-      case kSharedMemory: {
-        const long long bytes = sp.shared_bytes(s);
-        if (bytes > sp.limits_.shared_per_block_optin) {
-          return fail([&] {
-            return std::string("the estimated shared memory " + std::to_string(bytes) +
-                               " B exceeds the device opt-in limit of " +
-                               std::to_string(sp.limits_.shared_per_block_optin) + " B per block.");
-          });
-        }
-        return true;
-      }
+      case kKernelPlan:
+        return plan_ok(sp.reach_, dims, sp.flops_per_cell_, sp.grid_, s, sp.limits_, why);
       default:
         return true;
     }
@@ -530,7 +529,7 @@ Space::Values Space::default_values(int dims, const Grid& grid) {
   set(Param::tdeg, {1, 2, 3, 4, 6, 8, 12, 16});
   set(Param::sd, dims == 3 ? std::vector<int>{1, 2} : std::vector<int>{1});
   const int extent = std::max(1, dims == 3 ? std::max(grid.ny, grid.nz) : grid.ny);
-  const int top = floor_pow2(extent);
+  const int top = std::min(floor_pow2(extent), 1 << 20);  // sb's allowed range ends at 2^20
   set(Param::sb, powers_of_two(std::min(8, top), top));
   const std::vector<int> tb = powers_of_two(1, 1024);
   const std::vector<int> factors = {1, 2, 4, 8};
@@ -554,6 +553,8 @@ Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limit
     : dims_(stencil.dims()),
       order_(stencil.order()),
       radius_{stencil.radius(0), stencil.radius(1), stencil.radius(2)},
+      reach_(reach_of(stencil)),
+      flops_per_cell_(stencil.flops_per_cell()),
       grid_(grid),
       limits_(limits),
       values_(std::move(values)) {
@@ -603,25 +604,6 @@ std::optional<std::string> Space::violation(const Setting& s) const {
     }
   }
   return std::nullopt;
-}
-
-long long Space::shared_bytes(const Setting& s) const {
-  if (s[Param::use_shared] == 0)
-    return 0;
-  const bool streaming = s[Param::streaming] != 0;
-  const int sd = s[Param::sd];
-  long long plane = 1;
-  for (int d = 0; d < dims_; ++d) {
-    if (streaming && d == sd)
-      continue;
-    const auto i = static_cast<std::size_t>(d);
-    plane *= 1LL * s[kTb[i]] * s[kMf[i]] + 2LL * radius_[i];
-  }
-  long long planes = 1;
-  if (streaming && (sd == 1 || sd == 2)) {
-    planes = s[Param::retiming] != 0 ? 1 : 2LL * radius_[static_cast<std::size_t>(sd)] + 1;
-  }
-  return plane * planes * static_cast<long long>(sizeof(double)) * std::max(1, s[Param::tdeg]);
 }
 
 int Space::oc_of(const Setting& s) {

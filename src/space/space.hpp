@@ -7,7 +7,8 @@
 //  - every other value is in its allowed list (sd/sb lists apply while streaming).
 //  - streaming: sb <= grid extent along sd; block extent along sd is 1; mf_sd = 1;
 //    uf_sd <= sb (the streaming loop is unrolled by uf_sd).
-//  - threads tbx*tby*tbz in [32, max_threads_per_block].
+//  - at least 32 threads per block (tbx*tby*tbz); the block fits the device's per-axis
+//    limits (block z <= 64 on H100) and max_threads_per_block (kernel_plan.hpp).
 //  - merge none => every mf = 1; merge block/cyclic => some mf > 1.
 //  - tile: tb_d * mf_d > 2 * radius_d along every tiled dimension d (all dims, minus sd
 //    while streaming) where the stencil has radius_d > 0.
@@ -15,7 +16,8 @@
 //    merged points, so uf_d must divide mf_d (without merging: uf_d = 1).
 //  - tdeg > 1 (temporal blocking) keeps intermediate steps on chip, so it needs
 //    use_shared = 1 or streaming = 1.
-//  - shared_bytes() <= DeviceLimits::shared_per_block_optin.
+//  - the kernel plan (kernel_plan.hpp) can launch: blocks per axis within max_grid_dim and
+//    the plan's shared memory within shared_per_block_optin.
 #pragma once
 
 #include <array>
@@ -27,6 +29,7 @@
 
 #include "common/rng.hpp"
 #include "space/device_limits.hpp"
+#include "space/kernel_plan.hpp"
 #include "space/setting.hpp"
 #include "stencil/stencil.hpp"
 
@@ -72,9 +75,6 @@ class Space {
   [[nodiscard]] std::optional<std::string> violation(const Setting& s) const;
   [[nodiscard]] bool valid(const Setting& s) const { return !violation(s).has_value(); }
 
-  // Estimated shared memory bytes of the kernel for a setting (tile with halo, doubles).
-  [[nodiscard]] long long shared_bytes(const Setting& s) const;
-
   [[nodiscard]] static int oc_of(const Setting& s);
   [[nodiscard]] static std::string oc_name(int oc);  // e.g. "stream+cyclic+retime+prefetch+tb"
 
@@ -107,6 +107,8 @@ class Space {
   int dims_;
   int order_;
   std::array<int, 3> radius_;
+  StencilReach reach_;
+  int flops_per_cell_;
   Grid grid_;
   DeviceLimits limits_;
   Values values_;

@@ -278,14 +278,15 @@ TEST(CudaEvaluatorGpu, EnvironmentAndLimitsComeFromTheDevice) {
             << " GB/s\n";
 }
 
-TEST(CudaEvaluatorGpu, Part2SettingsAreInvalidWithAMessage) {
+TEST(CudaEvaluatorGpu, SettingsThatCannotLaunchAreInvalidWithAMessage) {
   START_OR_SKIP(e, typical_stencil("star3d1r"), Grid{64, 64, 64});
   Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
+  s[Param::tbx] = 2;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 128;  // block z over the device limit of 64
   const auto got = e.evaluate(std::vector<Setting>{s});
   EXPECT_EQ(got[0].status, Status::invalid);
-  EXPECT_NE(got[0].message.find("streaming"), std::string::npos);
+  EXPECT_NE(got[0].message.find("along z is 128"), std::string::npos) << got[0].message;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Codegen and NVRTC tests that run without a GPU: generated sources for every typical
-// stencil and every part-1 OC compile to sm_90 cubins; the cubin cache key follows the
+// stencil, and for a random valid setting of every OC of 2-D/3-D star, box, cross, order-6
+// and asymmetric user stencils, compile to sm_90 cubins; the cubin cache key follows the
 // source; the worker protocol round-trips; the CUDA evaluator on a machine without a
 // driver fails with one clear sentence.
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "eval/cuda/cuda_evaluator.hpp"
 #include "eval/cuda/nvrtc_compiler.hpp"
 #include "eval/cuda/worker_protocol.hpp"
+#include "space/space.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune::cuda {
@@ -47,22 +49,13 @@ Setting variant(int dims, int v) {
   return s;
 }
 
-TEST(Codegen, EveryTypicalStencilAndPart1OcCompilesWithNvrtc) {
-  struct Job {
-    std::string name;
-    KernelSource kernel;
-  };
-  std::vector<Job> jobs;
-  int v = 0;
-  for (const std::string& name : typical_names()) {
-    const Stencil st = typical_stencil(name);
-    const Setting s = variant(st.dims(), v++ % 12);
-    ASSERT_FALSE(unsupported_reason(st, grid_for(st.dims()), s).has_value()) << name;
-    jobs.push_back({name + " " + canonical_key(s), generate_kernel(st, grid_for(st.dims()), s)});
-  }
-  const Stencil s3 = typical_stencil("box3d2r");
-  jobs.push_back({"reference", KernelSource{generate_reference(s3, grid_for(3)), "", {}}});
+struct Job {
+  std::string name;
+  KernelSource kernel;
+};
 
+// Compiles every job to an sm_90 cubin on two threads; each must compile.
+void expect_all_compile(const std::vector<Job>& jobs) {
   const CubinCompiler compiler(90, "");
   std::vector<CompileResult> results(jobs.size());
   std::atomic<std::size_t> next{0};
@@ -80,6 +73,75 @@ TEST(Codegen, EveryTypicalStencilAndPart1OcCompilesWithNvrtc) {
     EXPECT_TRUE(results[i].ok) << jobs[i].name << "\n" << results[i].log;
     EXPECT_GT(results[i].cubin.size(), 1000u) << jobs[i].name;
   }
+}
+
+TEST(Codegen, EveryTypicalStencilAndPart1OcCompilesWithNvrtc) {
+  std::vector<Job> jobs;
+  int v = 0;
+  for (const std::string& name : typical_names()) {
+    const Stencil st = typical_stencil(name);
+    const Setting s = variant(st.dims(), v++ % 12);
+    ASSERT_FALSE(unsupported_reason(st, grid_for(st.dims()), s).has_value()) << name;
+    jobs.push_back({name + " " + canonical_key(s), generate_kernel(st, grid_for(st.dims()), s)});
+  }
+  const Stencil s3 = typical_stencil("box3d2r");
+  KernelSource reference;
+  reference.source = generate_reference(s3, grid_for(3));
+  reference.entry = "";
+  jobs.push_back({"reference", reference});
+  expect_all_compile(jobs);
+}
+
+// Asymmetric offsets on every axis (3-D) and an order-6 2-D star with random coefficients.
+Stencil asymmetric3d() {
+  return Stencil::make(
+      "asym3d", 3, {{0, 0, 0}, {-1, 0, 0}, {2, 0, 0}, {0, -2, 0}, {0, 1, 0}, {0, 0, 3}, {1, 1, -1}},
+      {0.3, 0.1, 0.15, 0.1, 0.1, 0.15, 0.1});
+}
+Stencil order6_2d() {
+  std::vector<Offset> off{{0, 0, 0}};
+  std::vector<double> coef{0.2};
+  for (int r = 1; r <= 6; ++r) {
+    for (const Offset o : {Offset{r, 0, 0}, Offset{-r, 0, 0}, Offset{0, r, 0}, Offset{0, -r, 0}}) {
+      off.push_back(o);
+      coef.push_back(0.8 / 24 * (1.0 + 0.1 * r) / 1.35 * (o.x + o.y > 0 ? 1.1 : 0.9));
+    }
+  }
+  return Stencil::make("star2d6r", 2, off, coef);
+}
+
+// Every OC that has valid settings, across stencils (one OC per stencil in turn, so a few
+// dozen kernels): the setting drawn from the default space is supported and compiles.
+TEST(Codegen, EveryOcOfTheDefaultSpaceCompilesWithNvrtc) {
+  const std::vector<Stencil> stencils{typical_stencil("star2d1r"),
+                                      typical_stencil("box3d1r"),
+                                      typical_stencil("cross2d2r"),
+                                      asymmetric3d(),
+                                      order6_2d(),
+                                      typical_stencil("star3d2r")};
+  std::vector<Job> jobs;
+  Rng rng(7, 11);
+  int covered = 0;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    for (std::size_t k = 0; k < stencils.size(); ++k) {
+      const Stencil& st = stencils[(static_cast<std::size_t>(oc) + k) % stencils.size()];
+      const Grid g = grid_for(st.dims());
+      const Space space(st, g, DeviceLimits{}, Space::default_values(st.dims(), g));
+      const auto s = space.random_in_oc(oc, rng, 20000);
+      if (!s)
+        continue;
+      const auto why = unsupported_reason(st, g, *s);
+      ASSERT_FALSE(why.has_value()) << st.name() << " " << canonical_key(*s) << ": " << *why;
+      const KernelSource kernel = generate_kernel(st, g, *s);
+      EXPECT_EQ(kernel.launch.steps, (*s)[Param::tdeg]);
+      EXPECT_EQ(kernel.tail_entry.empty(), (*s)[Param::tdeg] == 1);
+      jobs.push_back({st.name() + " oc " + Space::oc_name(oc) + " " + canonical_key(*s), kernel});
+      ++covered;
+      break;
+    }
+  }
+  EXPECT_EQ(covered, 30);  // 48 OCs minus the 18 of retiming/prefetch without streaming
+  expect_all_compile(jobs);
 }
 
 TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
@@ -115,11 +177,12 @@ TEST(Codegen, AsymmetricStencilUsesExactHaloPerSide) {
   s[Param::use_shared] = 1;
   const KernelSource k = generate_kernel(st, Grid{40, 40, 1}, s);
   EXPECT_EQ(k.launch.shared_bytes, 8 * (32 + 3) * (8 + 2));
-  // Template arguments XLO, XHI, YLO, YHI, ZLO, ZHI follow the grid extents.
-  EXPECT_NE(k.source.find("40, 40, 1, 0, 3, 2, 0, 0, 0, IslApply"), std::string::npos);
+  // The config struct carries the exact reach per side.
+  for (const char* c : {"XLO = 0;", "XHI = 3;", "YLO = 2;", "YHI = 0;", "NX = 40;"})
+    EXPECT_NE(k.source.find(std::string("static constexpr int ") + c), std::string::npos) << c;
 }
 
-TEST(Codegen, Part2ParametersAndBadValuesAreReportedNotGenerated) {
+TEST(Codegen, UnbuildableSettingsAreReportedNotGenerated) {
   const Stencil st = typical_stencil("star3d1r");
   Setting s = naive_setting(3);
   s[Param::streaming] = 1;
@@ -136,6 +199,35 @@ TEST(Codegen, Part2ParametersAndBadValuesAreReportedNotGenerated) {
   EXPECT_TRUE(unsupported_reason(st, grid_for(3), s).has_value());
   s[Param::ufx] = 2;
   EXPECT_FALSE(unsupported_reason(st, grid_for(3), s).has_value());
+  s = naive_setting(3);  // block z over the device's per-axis limit of 64
+  s[Param::tbx] = 2;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 128;
+  why = unsupported_reason(st, Grid{64, 64, 512}, s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("along z is 128"), std::string::npos) << *why;
+}
+
+TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
+  const Stencil st = typical_stencil("star3d1r");
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 8;
+  s[Param::tbz] = 1;
+  s[Param::tby] = 8;
+  s[Param::tdeg] = 4;
+  ASSERT_FALSE(unsupported_reason(st, grid_for(3), s).has_value());
+  const KernelSource k = generate_kernel(st, grid_for(3), s);
+  EXPECT_EQ(k.launch.steps, 4);
+  EXPECT_EQ(k.tail_launch.steps, 1);
+  EXPECT_EQ(k.tail_entry, "isl_tail");
+  EXPECT_EQ(k.launch.grid, (std::array<long long, 3>{3, 5, 3}));  // 67/32, 35/8, 19/8
+  // Four levels of three planes of (32+8)x(8+8) vs one level for the tail.
+  EXPECT_EQ(k.launch.shared_bytes, 4 * 3 * 40 * 16 * 8);
+  EXPECT_EQ(k.tail_launch.shared_bytes, 1 * 3 * 34 * 10 * 8);
+  EXPECT_NE(k.source.find("isl::stream_step<IslMain, IslApply>"), std::string::npos);
+  EXPECT_NE(k.source.find("isl::stream_step<IslTail, IslApply>"), std::string::npos);
 }
 
 TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {

@@ -123,21 +123,6 @@ TEST(SpaceOc, IdsAreStableAndNamed) {
   EXPECT_EQ(Space::oc_name(9), "tile+block+tb");
 }
 
-TEST(SpaceSharedBytes, TileWithHaloPlanesAndTemporalLevels) {
-  const Space space = space3d();
-  Setting s = tiled();
-  EXPECT_EQ(space.shared_bytes(s), 0);  // no staging without use_shared
-  s[Param::use_shared] = 1;
-  EXPECT_EQ(space.shared_bytes(s), 18LL * 6 * 6 * 8);
-  s[Param::tdeg] = 3;
-  EXPECT_EQ(space.shared_bytes(s), 18LL * 6 * 6 * 8 * 3);
-  Setting t = streamed();
-  t[Param::use_shared] = 1;
-  EXPECT_EQ(space.shared_bytes(t), 34LL * 6 * 3 * 8);  // (2r+1) planes of the xy tile
-  t[Param::retiming] = 1;
-  EXPECT_EQ(space.shared_bytes(t), 34LL * 6 * 1 * 8);  // one plane with retiming
-}
-
 TEST(SpaceConstraints, BaseSettingsAreValid) {
   const Space space = space3d();
   EXPECT_EQ(space.violation(tiled()), std::nullopt);
@@ -215,14 +200,40 @@ TEST(SpaceConstraints, ThreadsPerBlockWithinLimits) {
   s[Param::tbz] = 4;
   for (const Param p : {Param::mfx, Param::mfy, Param::mfz})
     s[p] = 2;
-  expect_rejected(space3d(), s, "tbx*tby*tbz = 16 threads; expected between 32 and 1024");
+  expect_rejected(space3d(), s, "tbx*tby*tbz = 16 threads; expected at least 32");
   s = tiled();
   s[Param::tbx] = 64;
   s[Param::tby] = 8;
-  expect_rejected(space3d(), s, "= 2048 threads");
+  expect_rejected(space3d(), s, "has 2048 threads; the device allows at most 1024");
   DeviceLimits small;
   small.max_threads_per_block = 128;
-  expect_rejected(space3d(small), tiled(), "expected between 32 and 128");
+  expect_rejected(space3d(small), tiled(), "the device allows at most 128");
+}
+
+// Found on H100/H200: 2x1x256 passed the thread-count check and failed at launch.
+TEST(SpaceConstraints, BlockZWithinThePerAxisLimit) {
+  const Grid grid{64, 64, 2048};
+  const Space space(typical_stencil("star3d1r"), grid, DeviceLimits{},
+                    Space::default_values(3, grid));
+  Setting s = tiled();
+  s[Param::tbx] = 2;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 256;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  s[Param::mfy] = 4;
+  expect_rejected(space, s, "block extent along z is 256 threads; the device allows at most 64");
+  s[Param::tbz] = 64;
+  s[Param::tbx] = 8;
+  EXPECT_EQ(space.violation(s), std::nullopt);
+}
+
+// Default lists for grids near 2^31 points per axis (floor_pow2 overflowed and hung).
+TEST(SpaceDefaults, HugeExtentsDoNotOverflow) {
+  const auto v = Space::default_values(2, Grid{4, (1 << 30) + 5, 1});
+  EXPECT_EQ(v[index_of(Param::sb)].back(), 1 << 20);
+  const auto w = Space::default_values(2, Grid{4, 2147483647, 1});
+  EXPECT_EQ(w[index_of(Param::sb)].back(), 1 << 20);
 }
 
 TEST(SpaceConstraints, MergeNoneHasUnitFactors) {
@@ -300,10 +311,11 @@ TEST(SpaceConstraints, TemporalBlockingNeedsSharedOrStreaming) {
 
 TEST(SpaceConstraints, SharedMemoryWithinTheOptInLimit) {
   DeviceLimits limits;
+  // star3d1r reach is 1 on each side: the 16x4x4 tile stages 18x6x6 doubles.
   limits.shared_per_block_optin = 18 * 6 * 6 * 8 - 1;
   Setting s = tiled();
   s[Param::use_shared] = 1;
-  expect_rejected(space3d(limits), s, "exceeds the device opt-in limit");
+  expect_rejected(space3d(limits), s, "needs 5184 B of shared memory per block");
   limits.shared_per_block_optin = 18 * 6 * 6 * 8;
   EXPECT_TRUE(space3d(limits).valid(s));
 }

@@ -1,4 +1,5 @@
-// Code generation for the CUDA evaluator: setting → NVRTC source and launch configuration.
+// Code generation for the CUDA evaluator: setting → kernel plan → family → NVRTC source with
+// main and tail entries and their launch configurations.
 #include "eval/cuda/codegen.hpp"
 
 #include <algorithm>
@@ -6,6 +7,9 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+
+#include "eval/cuda/codegen_family.hpp"
+#include "space/kernel_plan.hpp"
 
 namespace isletune::cuda {
 namespace detail {
@@ -16,27 +20,14 @@ struct EmbeddedFile {
 };
 extern const EmbeddedFile kEmbeddedKernels[];
 extern const int kEmbeddedKernelCount;
+
+std::string constant(std::string_view name, long long value, std::string_view type) {
+  return "  static constexpr " + std::string(type) + " " + std::string(name) + " = " +
+         std::to_string(value) + (type == "long long" ? "LL" : "") + ";\n";
+}
 }  // namespace detail
 
 namespace {
-
-// Largest negative and positive offsets per axis (both >= 0): the exact halo.
-struct Halo {
-  std::array<int, 3> lo{};
-  std::array<int, 3> hi{};
-};
-
-Halo halo_of(const Stencil& stencil) {
-  Halo h;
-  for (const Offset& o : stencil.offsets()) {
-    const std::array<int, 3> v{o.x, o.y, o.z};
-    for (int a = 0; a < 3; ++a) {
-      h.lo[a] = std::max(h.lo[a], -v[a]);
-      h.hi[a] = std::max(h.hi[a], v[a]);
-    }
-  }
-  return h;
-}
 
 // A double as an exact hexadecimal literal (round-trips bit for bit).
 std::string exact_literal(double v) {
@@ -102,7 +93,43 @@ std::string block_function(const Stencil& stencil, const Setting& s, bool use_co
 
 // The Apply struct of the kernel templates: the stencil's weighted sum, unrolled, per point
 // (edge path) and per chunk of merged points (fast path).
-std::string apply_struct(const Stencil& stencil, const Setting& setting, bool use_constant) {
+// Apply::ring<LA>(pl, i) of the streaming family: the weighted sum at in-plane index i of a
+// ring of planes (pl[k] = plane at streaming offset k - slo), offsets mapped to the in-plane
+// axes (x, b) and the streaming axis. With retiming the sum is split into per-plane partial
+// sums, added plane by plane along the stream.
+std::string ring_function(const Stencil& stencil, const Setting& setting, bool use_constant,
+                          int slo) {
+  const int sd = setting[Param::sd];
+  const bool retime = setting[Param::retiming] != 0;
+  std::map<int, std::vector<int>> by_plane;  // streaming offset -> stencil points
+  for (int k = 0; k < stencil.size(); ++k) {
+    const Offset& o = stencil.offsets()[k];
+    by_plane[sd == 2 ? o.z : o.y].push_back(k);
+  }
+  std::ostringstream r;
+  r << "  template <int LA>\n"
+    << "  static __device__ __forceinline__ double ring(const double* const* pl, int i) {\n"
+    << "    double s = 0.0;\n";
+  for (const auto& [ds, points] : by_plane) {
+    if (retime)
+      r << "    {\n      double part = 0.0;\n";
+    for (const int k : points) {
+      const Offset& o = stencil.offsets()[k];
+      const int db = sd == 2 ? o.y : o.z;
+      const std::string c = use_constant ? "isl_coef[" + std::to_string(k) + "]"
+                                         : exact_literal(stencil.coefficients()[k]);
+      r << (retime ? "      part += " : "    s += ") << c << " * pl[" << ds + slo << "][i + ("
+        << o.x << ") + (" << db << ") * LA];\n";
+    }
+    if (retime)
+      r << "      s += part;\n    }\n";
+  }
+  r << "    return s;\n  }\n";
+  return r.str();
+}
+
+std::string apply_struct(const Stencil& stencil, const Setting& setting, bool use_constant,
+                         const KernelPlan& plan) {
   std::ostringstream s;
   const auto& off = stencil.offsets();
   const auto& coef = stencil.coefficients();
@@ -122,12 +149,42 @@ std::string apply_struct(const Stencil& stencil, const Setting& setting, bool us
     s << "    s += " << c << " * p[(" << off[k].x << ") + (" << off[k].y << ") * SY + (" << off[k].z
       << ") * SZ];\n";
   }
-  s << "    return s;\n  }\n" << block_function(stencil, setting, use_constant) << "};\n";
+  s << "    return s;\n  }\n";
+  if (plan.family == KernelFamily::tiled) {
+    s << block_function(stencil, setting, use_constant);
+  } else {
+    s << ring_function(stencil, setting, use_constant,
+                       plan.halo_lo[static_cast<std::size_t>(plan.stream_axis)]);
+  }
+  s << "};\n";
   return s.str();
 }
 
-long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
+detail::FamilyCode family_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
+                               std::string_view name) {
+  return plan.family == KernelFamily::tiled ? detail::tiled_code(plan, s, grid, name)
+                                            : detail::streaming_code(plan, s, grid, name);
+}
+
+LaunchConfig launch_of(const KernelPlan& plan) {
+  LaunchConfig l;
+  l.block = plan.block;
+  l.grid = plan.grid;
+  l.shared_bytes = static_cast<int>(plan.shared_bytes);
+  l.steps = plan.steps_per_launch;
+  return l;
+}
+
+// extern "C" entry calling the family's device function with one config struct.
+std::string entry(std::string_view name, const KernelPlan& plan, const detail::FamilyCode& code,
+                  std::string_view config) {
+  std::ostringstream e;
+  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block << ")\n"
+    << name << "(const double* __restrict__ in, double* __restrict__ out) {\n"
+    << "  extern __shared__ double isl_smem[];\n"
+    << "  isl::" << code.function << "<" << config << ", IslApply>(in, out, isl_smem);\n"
+    << "}\n";
+  return e.str();
 }
 
 }  // namespace
@@ -141,100 +198,80 @@ std::string_view kernel_template(std::string_view name) {
 }
 
 std::optional<std::string> unsupported_reason(const Stencil& stencil, const Grid& grid,
-                                              const Setting& s) {
-  const std::pair<Param, int> part2[] = {{Param::streaming, 0}, {Param::retiming, 0},
-                                         {Param::prefetch, 0},  {Param::tdeg, 1},
-                                         {Param::sd, 0},        {Param::sb, 0}};
-  for (const auto& [p, neutral] : part2) {
-    if (s[p] != neutral) {
-      return "parameter " + std::string(param_name(p)) + " = " + std::to_string(s[p]) +
-             " is not implemented by the CUDA evaluator yet (part 2)";
-    }
-  }
+                                              const Setting& s, const DeviceLimits& limits) {
   if (grid.nx < 1 || grid.ny < 1 || grid.nz < 1 || grid.cells() > (1LL << 40) ||
       1LL * grid.nx * grid.ny > (1LL << 31) - 1) {
-    return "grid is empty or too large for the part-1 kernels";
+    return "the grid is empty or too large for 32-bit plane strides";
   }
   if (stencil.dims() == 2 && grid.nz != 1)
     return "a 2-D stencil needs nz = 1";
   const Param positive[] = {Param::tbx, Param::tby, Param::tbz, Param::mfx, Param::mfy,
-                            Param::mfz, Param::ufx, Param::ufy, Param::ufz};
+                            Param::mfz, Param::ufx, Param::ufy, Param::ufz, Param::tdeg};
   for (Param p : positive) {
     if (s[p] < 1)
       return "parameter " + std::string(param_name(p)) + " must be >= 1";
   }
-  const std::array<std::pair<Param, Param>, 3> uf_mf{
-      {{Param::ufx, Param::mfx}, {Param::ufy, Param::mfy}, {Param::ufz, Param::mfz}}};
-  for (const auto& [uf, mf] : uf_mf) {
-    if (s[uf] > s[mf]) {
-      return "unroll factor " + std::string(param_name(uf)) + " exceeds merge factor " +
-             std::string(param_name(mf));
-    }
-  }
-  for (const auto& [uf, mf] : uf_mf) {
-    if (s[mf] % s[uf] != 0) {
-      return "merge factor " + std::string(param_name(mf)) +
-             " is not a multiple of unroll factor " + std::string(param_name(uf));
-    }
+  if (stencil.dims() == 2 &&
+      (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1 || s[Param::sd] == 2)) {
+    return "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
   }
   const int merge = s[Param::merge];
   if (merge < 0 || merge > 2)
     return "merge must be none, block or cyclic";
-  if (merge == 0 && (s[Param::mfx] * s[Param::mfy] * s[Param::mfz] != 1)) {
-    return "merge = none needs every merge factor to be 1";
+  // Along a tiled axis the unroll covers the merged points; along the streaming axis it
+  // unrolls the plane loop instead.
+  const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
+  const std::array<Param, 3> mf{Param::mfx, Param::mfy, Param::mfz};
+  for (int d = 0; d < 3; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (s[Param::streaming] != 0 && d == s[Param::sd])
+      continue;
+    if (s[mf[i]] % s[uf[i]] != 0) {
+      return "merge factor " + std::string(param_name(mf[i])) +
+             " is not a multiple of unroll factor " + std::string(param_name(uf[i]));
+    }
   }
-  if (s[Param::use_shared] < 0 || s[Param::use_shared] > 1 || s[Param::use_constant] < 0 ||
-      s[Param::use_constant] > 1) {
-    return "use_shared and use_constant must be 0 or 1";
-  }
-  if (stencil.dims() == 2 && (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1)) {
-    return "tbz, mfz and ufz must be 1 for a 2-D stencil";
-  }
-  return std::nullopt;
+  if (const auto why = plan_violation(stencil, grid, s, limits))
+    return *why;
+  return s[Param::streaming] != 0 ? detail::streaming_unsupported(s) : detail::tiled_unsupported(s);
 }
 
-KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& s) {
-  const Halo h = halo_of(stencil);
-  const int tbx = s[Param::tbx], tby = s[Param::tby], tbz = s[Param::tbz];
-  const int mfx = s[Param::mfx], mfy = s[Param::mfy], mfz = s[Param::mfz];
-  const bool shared = s[Param::use_shared] == 1;
-
+KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& s,
+                             const DeviceLimits& limits) {
+  const KernelPlan plan = make_plan(stencil, grid, s, limits);
+  const detail::FamilyCode main = family_code(plan, s, grid, "IslMain");
   KernelSource k;
   k.entry = "isl_kernel";
-  k.launch.block = {tbx, tby, tbz};
-  k.launch.grid = {ceil_div(grid.nx, 1LL * tbx * mfx), ceil_div(grid.ny, 1LL * tby * mfy),
-                   ceil_div(grid.nz, 1LL * tbz * mfz)};
-  if (shared) {
-    k.launch.shared_bytes =
-        static_cast<int>(8LL * (tbx * mfx + h.lo[0] + h.hi[0]) * (tby * mfy + h.lo[1] + h.hi[1]) *
-                         (tbz * mfz + h.lo[2] + h.hi[2]));
-  }
+  k.launch = launch_of(plan);
 
   std::ostringstream src;
   src << "// isletune generated kernel\n"
       << "// stencil " << stencil.name() << " (" << stencil.dims() << "-D, " << stencil.size()
       << " points), grid " << grid.nx << "x" << grid.ny << "x" << grid.nz << "\n"
       << "// setting " << canonical_key(s) << "\n"
-      << "// launch: block " << tbx << "x" << tby << "x" << tbz << ", grid " << k.launch.grid[0]
-      << "x" << k.launch.grid[1] << "x" << k.launch.grid[2] << ", dynamic shared "
-      << k.launch.shared_bytes << " B\n\n"
-      << kernel_template("stencil_part1.cuh") << "\n"
-      << apply_struct(stencil, s, s[Param::use_constant] == 1) << "\n"
-      << "extern \"C\" __global__ void __launch_bounds__(" << tbx * tby * tbz << ")\n"
-      << k.entry << "(const double* __restrict__ in, double* __restrict__ out) {\n"
-      << "  extern __shared__ double isl_smem[];\n"
-      << "  isl::part1_step<" << tbx << ", " << tby << ", " << tbz << ", " << mfx << ", " << mfy
-      << ", " << mfz << ", " << s[Param::ufx] << ", " << s[Param::ufy] << ", " << s[Param::ufz]
-      << ", " << s[Param::merge] << ", " << (shared ? 1 : 0) << ", " << grid.nx << ", " << grid.ny
-      << ", " << grid.nz << ", " << h.lo[0] << ", " << h.hi[0] << ", " << h.lo[1] << ", " << h.hi[1]
-      << ", " << h.lo[2] << ", " << h.hi[2] << ", IslApply>(in, out, isl_smem);\n"
-      << "}\n";
+      << "// main: block " << plan.block[0] << "x" << plan.block[1] << "x" << plan.block[2]
+      << ", grid " << plan.grid[0] << "x" << plan.grid[1] << "x" << plan.grid[2]
+      << ", dynamic shared " << plan.shared_bytes << " B, " << plan.tdeg << " steps per launch\n\n"
+      << kernel_template(main.template_file) << "\n"
+      << apply_struct(stencil, s, s[Param::use_constant] == 1, plan) << "\n"
+      << main.config << "\n"
+      << entry(k.entry, plan, main, "IslMain");
+  if (plan.tdeg > 1) {
+    // The one-step tail kernel of the same family for the T % tdeg leftover steps.
+    Setting one = s;
+    one[Param::tdeg] = 1;
+    const KernelPlan tail_plan = make_plan(stencil, grid, one, limits);
+    const detail::FamilyCode tail = family_code(tail_plan, one, grid, "IslTail");
+    k.tail_entry = "isl_tail";
+    k.tail_launch = launch_of(tail_plan);
+    src << "\n" << tail.config << "\n" << entry(k.tail_entry, tail_plan, tail, "IslTail");
+  }
   k.source = src.str();
   return k;
 }
 
 std::string generate_reference(const Stencil& stencil, const Grid& grid) {
-  const Halo h = halo_of(stencil);
+  const StencilReach h = reach_of(stencil);
   std::ostringstream s;
   s << "// isletune reference module: stencil " << stencil.name() << ", grid " << grid.nx << "x"
     << grid.ny << "x" << grid.nz << "\n"

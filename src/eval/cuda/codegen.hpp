@@ -1,8 +1,11 @@
 // CUDA code generation for the CUDA evaluator (pure C++, no CUDA headers): from a Stencil,
-// a Grid and a Setting it emits a self-contained NVRTC source (the kernel templates of
-// kernels/*.cuh inlined, setting values as template arguments, the stencil's weighted sum
-// unrolled with literal or __constant__ coefficients, an extern "C" entry) and its launch
-// configuration. Also emits the reference module used for verification.
+// a Grid and a Setting it emits a self-contained NVRTC source (the kernel family's template of
+// kernels/*.cuh inlined, one config struct per entry built from the kernel plan
+// (space/kernel_plan.hpp), the stencil's weighted sum unrolled with literal or __constant__
+// coefficients, extern "C" main and tail entries) and their launch configurations. Families:
+// tiled (kernels/tiled.cuh, codegen_tiled.cpp) and streaming (kernels/streaming.cuh,
+// codegen_streaming.cpp), each with temporal blocking for tdeg > 1. Also emits the reference
+// module used for verification.
 #pragma once
 
 #include <array>
@@ -10,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "space/device_limits.hpp"
 #include "space/setting.hpp"
 #include "stencil/stencil.hpp"
 
@@ -37,20 +41,23 @@ struct KernelSource {
   LaunchConfig tail_launch;  // steps == 1
 };
 
-// Why codegen cannot build this setting (part-2 parameters not implemented yet, values out
-// of range, grid too large for 32-bit strides); nullopt when it can.
+// Why codegen cannot build this setting (the kernel plan cannot launch on `limits`, no family
+// supports it, values out of range, a grid too large for 32-bit coordinates); nullopt when it
+// can. Every valid setting of the space is supported.
 [[nodiscard]] std::optional<std::string> unsupported_reason(const Stencil& stencil,
                                                             const Grid& grid,
-                                                            const Setting& setting);
+                                                            const Setting& setting,
+                                                            const DeviceLimits& limits = {});
 
-// The kernel for one setting. Precondition: unsupported_reason(...) is nullopt.
+// The kernel for one setting: main entry (tdeg steps per launch) and, when tdeg > 1, a
+// one-step tail entry of the same family. Precondition: unsupported_reason(...) is nullopt.
 [[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
-                                           const Setting& setting);
+                                           const Setting& setting, const DeviceLimits& limits = {});
 
 // The reference module (isl_reference_step, isl_fill_random, isl_fill_nan, isl_compare).
 [[nodiscard]] std::string generate_reference(const Stencil& stencil, const Grid& grid);
 
-// The embedded text of kernels/<name> (e.g. "stencil_part1.cuh"); throws if unknown.
+// The embedded text of kernels/<name> (e.g. "tiled.cuh"); throws if unknown.
 [[nodiscard]] std::string_view kernel_template(std::string_view name);
 
 // The lowest-register "naive" setting: one point per thread, no shared or constant

@@ -1,6 +1,7 @@
 // Standalone .cu generation for `isletune export`.
 #include "eval/cuda/standalone.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace isletune::cuda {
@@ -38,17 +39,31 @@ constexpr const char* kMain = R"MAIN(
 
 static double *g_in0, *g_a, *g_b, *g_partial;
 
-// Runs `steps` steps from the input into the NaN-poisoned ping-pong buffers.
+// One launch of the tuned kernel: the main entry (ISL_S steps) or the one-step tail entry.
+static void launch_tuned(bool tail, const double* src, double* dst) {
+#if ISL_HAS_TAIL
+  if (tail) {
+    isl_tail<<<dim3(ISL_TGX, ISL_TGY, ISL_TGZ), dim3(ISL_TBX, ISL_TBY, ISL_TBZ), ISL_TSMEM>>>(src, dst);
+    return;
+  }
+#endif
+  (void)tail;
+  isl_kernel<<<dim3(ISL_GX, ISL_GY, ISL_GZ), dim3(ISL_BX, ISL_BY, ISL_BZ), ISL_SMEM>>>(src, dst);
+}
+
+// Runs `steps` steps from the input into the NaN-poisoned ping-pong buffers; the tuned
+// kernel runs steps / ISL_S main launches, then steps % ISL_S one-step tail launches.
 static double* run(bool reference, int steps) {
   isl_fill_nan<<<2048, 256>>>(g_a);
   isl_fill_nan<<<2048, 256>>>(g_b);
   const double* src = g_in0;
   double* dst = g_a;
-  for (int t = 0; t < steps; ++t) {
+  const int launches = reference ? steps : steps / ISL_S + steps % ISL_S;
+  for (int t = 0; t < launches; ++t) {
     if (reference) {
       isl_reference_step<<<(unsigned)((isl::kCells + 255) / 256), 256>>>(src, dst);
     } else {
-      isl_kernel<<<dim3(ISL_GX, ISL_GY, ISL_GZ), dim3(ISL_BX, ISL_BY, ISL_BZ), ISL_SMEM>>>(src, dst);
+      launch_tuned(t >= steps / ISL_S, src, dst);
     }
     CHECK(cudaGetLastError());
     src = dst;
@@ -82,6 +97,11 @@ int main(int argc, char** argv) {
   double *ref_long, *ref_short;
   for (double** p : {&g_in0, &g_a, &g_b, &ref_long, &ref_short}) CHECK(cudaMalloc(p, bytes));
   CHECK(cudaMalloc(&g_partial, 4 * 1024 * sizeof(double)));
+#if ISL_HAS_TAIL
+  if (ISL_TSMEM > 48 * 1024) {
+    CHECK(cudaFuncSetAttribute(isl_tail, cudaFuncAttributeMaxDynamicSharedMemorySize, ISL_TSMEM));
+  }
+#endif
   if (ISL_SMEM > 48 * 1024) {
     CHECK(cudaFuncSetAttribute(isl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ISL_SMEM));
   }
@@ -104,8 +124,9 @@ int main(int argc, char** argv) {
   const dim3 grid(ISL_GX, ISL_GY, ISL_GZ), block(ISL_BX, ISL_BY, ISL_BZ);
   for (int t = 0; t < 2; ++t) isl_kernel<<<grid, block, ISL_SMEM>>>(src, dst);
   CHECK(cudaEventRecord(e0));
-  for (int t = 0; t < steps; ++t) {
-    isl_kernel<<<grid, block, ISL_SMEM>>>(src, dst);
+  const int launches = steps / ISL_S + steps % ISL_S;  // per-step time over the whole schedule
+  for (int t = 0; t < launches; ++t) {
+    launch_tuned(t >= steps / ISL_S, src, dst);
     double* tmp = src;
     src = dst;
     dst = tmp;
@@ -143,6 +164,12 @@ std::string write_standalone_cu(const Stencil& stencil, const Grid& grid,
     << "\n#define ISL_BZ " << kernel.launch.block[2] << "\n#define ISL_GX " << kernel.launch.grid[0]
     << "\n#define ISL_GY " << kernel.launch.grid[1] << "\n#define ISL_GZ " << kernel.launch.grid[2]
     << "\n#define ISL_SMEM " << kernel.launch.shared_bytes << "\n#define ISL_STEPS " << steps
+    << "\n#define ISL_S " << std::max(1, kernel.launch.steps) << "\n#define ISL_HAS_TAIL "
+    << (kernel.tail_entry.empty() ? 0 : 1) << "\n#define ISL_TBX " << kernel.tail_launch.block[0]
+    << "\n#define ISL_TBY " << kernel.tail_launch.block[1] << "\n#define ISL_TBZ "
+    << kernel.tail_launch.block[2] << "\n#define ISL_TGX " << kernel.tail_launch.grid[0]
+    << "\n#define ISL_TGY " << kernel.tail_launch.grid[1] << "\n#define ISL_TGZ "
+    << kernel.tail_launch.grid[2] << "\n#define ISL_TSMEM " << kernel.tail_launch.shared_bytes
     << "\n\n// ---- the tuned kernel ----\n"
     << without_pragma_once(kernel.source) << "\n// ---- the naive reference ----\n"
     << without_pragma_once(generate_reference(stencil, grid)) << kMain;

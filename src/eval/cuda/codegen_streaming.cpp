@@ -1,0 +1,43 @@
+// Streaming kernel family (kernels/streaming.cuh): 2.5-D along sd with concurrent stream
+// blocks of sb planes, a ring of shared planes per time level (tdeg >= 1), prefetching of the
+// next plane into registers, and the plane loop unrolled uf_sd ways. The in-plane axes are x
+// and the remaining non-streamed axis (z of extent 1 in 2-D).
+#include <sstream>
+
+#include "eval/cuda/codegen_family.hpp"
+
+namespace isletune::cuda::detail {
+
+std::optional<std::string> streaming_unsupported(const Setting& s) {
+  if (s[Param::streaming] == 0)
+    return "the streaming family needs streaming = 1";
+  if (s[Param::sd] != 1 && s[Param::sd] != 2)
+    return "the streaming axis sd must be 1 (y) or 2 (z)";
+  return std::nullopt;
+}
+
+FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
+                          std::string_view name) {
+  const int sd = plan.stream_axis;
+  const int b = sd == 2 ? 1 : 2;  // the other in-plane axis
+  const std::array<long long, 3> stride{1, grid.nx, 1LL * grid.nx * grid.ny};
+  const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
+  const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
+  const auto bi = static_cast<std::size_t>(b), si = static_cast<std::size_t>(sd);
+  std::ostringstream c;
+  c << "struct " << name << " {\n"
+    << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
+    << constant("TBZ", plan.block[2]) << constant("NA", grid.nx) << constant("NB", extent[bi])
+    << constant("NS", extent[si]) << constant("ALO", plan.halo_lo[0])
+    << constant("AHI", plan.halo_hi[0]) << constant("BLO", plan.halo_lo[bi])
+    << constant("BHI", plan.halo_hi[bi]) << constant("SLO", plan.halo_lo[si])
+    << constant("SHI", plan.halo_hi[si]) << constant("GSB", stride[bi], "long long")
+    << constant("GSS", stride[si], "long long") << constant("BAXIS", b) << constant("SAXIS", sd)
+    << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
+    << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
+    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg) << constant("UFSD", s[uf[si]])
+    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0) << "};\n";
+  return {"streaming.cuh", "stream_step", c.str()};
+}
+
+}  // namespace isletune::cuda::detail

@@ -1,0 +1,171 @@
+// The kernel plan: tile, halo, launch geometry, shared memory and per-cell costs of a setting.
+#include "space/kernel_plan.hpp"
+
+#include <algorithm>
+
+namespace isletune {
+namespace {
+
+constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
+constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
+constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
+
+long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+StencilReach reach_of(const Stencil& stencil) {
+  StencilReach r;
+  for (const Offset& o : stencil.offsets()) {
+    const std::array<int, 3> v{o.x, o.y, o.z};
+    for (std::size_t a = 0; a < 3; ++a) {
+      r.lo[a] = std::max(r.lo[a], -v[a]);
+      r.hi[a] = std::max(r.hi[a], v[a]);
+    }
+  }
+  return r;
+}
+
+KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, const Grid& grid,
+                     const Setting& s) {
+  KernelPlan p;
+  const bool streaming = s[Param::streaming] != 0;
+  p.family = streaming ? KernelFamily::streaming : KernelFamily::tiled;
+  p.dims = dims;
+  p.tdeg = std::max(1, s[Param::tdeg]);
+  p.steps_per_launch = p.tdeg;
+  p.stream_axis = streaming ? s[Param::sd] : -1;
+  p.halo_lo = reach.lo;
+  p.halo_hi = reach.hi;
+  const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
+  for (std::size_t d = 0; d < 3; ++d) {
+    p.block[d] = s[kTb[d]];
+    if (static_cast<int>(d) >= dims) {
+      p.tile[d] = 1;
+      p.loaded[d] = 1;
+      p.grid[d] = 1;
+      continue;
+    }
+    if (static_cast<int>(d) == p.stream_axis) {
+      p.stream_len = std::min<long long>(std::max(1, s[Param::sb]), extent[d]);
+      p.tile[d] = static_cast<int>(p.stream_len);
+    } else {
+      p.tile[d] = s[kTb[d]] * s[kMf[d]];
+    }
+    p.loaded[d] = p.tile[d] + (reach.lo[d] + reach.hi[d]) * p.tdeg;
+    p.grid[d] = ceil_div(extent[d], p.tile[d]);
+  }
+  p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
+  p.flops_per_cell = flops_per_cell;
+
+  // Shared memory: the one home of this number (codegen sizes its buffers from the same
+  // loaded extents). Tiled: the staged tile (tdeg = 1, use_shared) or two ping-pong
+  // buffers of the tile for fused steps. Streaming: per time level below tdeg one ring of
+  // (lo + hi + 1) planes along sd, each plane the loaded in-plane extent.
+  double tile_cells = 1, loaded_cells = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    tile_cells *= p.tile[d];
+    loaded_cells *= p.loaded[d];
+  }
+  if (p.family == KernelFamily::tiled) {
+    const long long cells = 1LL * p.loaded[0] * p.loaded[1] * p.loaded[2];
+    if (p.tdeg > 1)
+      p.shared_bytes = 2 * cells * 8;
+    else
+      p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
+  } else {
+    const auto a = static_cast<std::size_t>(p.stream_axis);
+    long long plane = 1;
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (d != a)
+        plane *= p.loaded[d];
+    }
+    const long long ring = reach.lo[a] + reach.hi[a] + 1;
+    p.shared_bytes = p.tdeg * ring * plane * 8;
+  }
+
+  // Costs per useful cell-step: each block reads its loaded region once per launch and
+  // writes its tile once; level L of a fused launch computes the region shrunk by L halos.
+  p.global_read_doubles = loaded_cells / tile_cells / p.tdeg;
+  p.global_write_doubles = 1.0 / p.tdeg;
+  double computed = 0;
+  for (int level = 1; level <= p.tdeg; ++level) {
+    double cells = 1;
+    for (std::size_t d = 0; d < 3; ++d)
+      cells *= p.tile[d] + (reach.lo[d] + reach.hi[d]) * (p.tdeg - level);
+    computed += cells;
+  }
+  p.redundancy = computed / (tile_cells * p.tdeg);
+  return p;
+}
+
+KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
+                     const DeviceLimits&) {
+  return make_plan(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting);
+}
+
+bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
+  return block[0] <= limits.max_block_dim[0] && block[1] <= limits.max_block_dim[1] &&
+         block[2] <= limits.max_block_dim[2] &&
+         1LL * block[0] * block[1] * block[2] <= limits.max_threads_per_block;
+}
+
+std::optional<std::string> block_violation(const std::array<int, 3>& block,
+                                           const DeviceLimits& limits) {
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (block[d] > limits.max_block_dim[d]) {
+      return "the block extent along " + std::string(1, kAxis[d]) + " is " +
+             std::to_string(block[d]) + " threads; the device allows at most " +
+             std::to_string(limits.max_block_dim[d]) + ".";
+    }
+  }
+  const long long threads = 1LL * block[0] * block[1] * block[2];
+  if (threads > limits.max_threads_per_block) {
+    return "the block has " + std::to_string(threads) + " threads; the device allows at most " +
+           std::to_string(limits.max_threads_per_block) + ".";
+  }
+  return std::nullopt;
+}
+
+bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid& grid,
+             const Setting& s, const DeviceLimits& limits, std::string* why) {
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits)) {
+    if (why)
+      *why = *block_violation(block, limits);
+    return false;
+  }
+  const KernelPlan p = make_plan(reach, dims, flops_per_cell, grid, s);
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (p.grid[d] > limits.max_grid_dim[d]) {
+      if (why) {
+        *why = "the launch needs " + std::to_string(p.grid[d]) + " blocks along " +
+               std::string(1, kAxis[d]) + "; the device allows at most " +
+               std::to_string(limits.max_grid_dim[d]) + ".";
+      }
+      return false;
+    }
+  }
+  if (p.shared_bytes > limits.shared_per_block_optin) {
+    if (why) {
+      *why = "the kernel plan needs " + std::to_string(p.shared_bytes) +
+             " B of shared memory per block; the device opt-in limit is " +
+             std::to_string(limits.shared_per_block_optin) + " B.";
+    }
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> plan_violation(const Stencil& stencil, const Grid& grid,
+                                          const Setting& setting, const DeviceLimits& limits) {
+  std::string why;
+  if (plan_ok(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting, limits,
+              &why))
+    return std::nullopt;
+  return why;
+}
+
+}  // namespace isletune

@@ -1,0 +1,162 @@
+// GPU correctness of the kernel families (tiled, streaming, temporal blocking on either):
+// every typical stencil x every OC with valid settings x random settings of the default space
+// on odd grids (not tile multiples) and grids smaller than one tile, verified by the worker
+// against the naive reference after T = 48 and T = 7 steps (whole domain, NaN-poisoned output,
+// rel L2 <= 1e-12, max rel <= 1e-10); user stencils with asymmetric offsets and order 6 with
+// random coefficients. Without a GPU every test reports itself SKIPPED.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "common/error.hpp"
+#include "common/rng.hpp"
+#include "eval/cuda/codegen.hpp"
+#include "eval/cuda/cuda_evaluator.hpp"
+#include "space/space.hpp"
+#include "stencil/typical.hpp"
+
+namespace isletune::cuda {
+namespace {
+
+struct Started {
+  std::unique_ptr<CudaEvaluator> evaluator;
+  std::string why;
+};
+
+Started start(const Stencil& st, const Grid& g) {
+  CudaOptions o;
+  o.worker_path = ISLETUNE_WORKER_PATH;
+  o.timeout_s = 120;
+  o.min_rep_ms = 0.05;
+  Problem p{st, g, 48, 1, 1};
+  try {
+    return {std::make_unique<CudaEvaluator>(p, o), {}};
+  } catch (const InputError& e) {
+    return {nullptr, e.what()};
+  }
+}
+
+#define START_OR_SKIP(var, ...)               \
+  Started var##_started = start(__VA_ARGS__); \
+  if (!var##_started.evaluator)               \
+    GTEST_SKIP() << var##_started.why;        \
+  CudaEvaluator& var = *var##_started.evaluator
+
+// `per_oc` random valid settings of every OC of the default space (seeded per stencil); with
+// stride 2 only the OCs of one temporal flag (oc % 2 == phase), to bound device time.
+std::vector<Setting> every_oc(const Stencil& st, const Grid& g, int per_oc, std::uint64_t seed,
+                              int stride = 1, int phase = 0) {
+  const Space space(st, g, DeviceLimits{}, Space::default_values(st.dims(), g));
+  Rng rng(seed, 3);
+  std::vector<Setting> out;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    if (oc % stride != phase)
+      continue;
+    for (int k = 0; k < per_oc; ++k) {
+      if (const auto s = space.random_in_oc(oc, rng, 20000))
+        out.push_back(*s);
+    }
+  }
+  return out;
+}
+
+// Every measurement verifies; failures are listed with their setting and OC.
+void expect_all_verify(const std::vector<Setting>& batch, const std::vector<Measurement>& got,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), batch.size());
+  std::map<std::string, int> by_status;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ++by_status[std::string(status_name(got[i].status))];
+    EXPECT_EQ(got[i].status, Status::ok)
+        << what << " [" << Space::oc_name(Space::oc_of(batch[i])) << "] " << canonical_key(batch[i])
+        << ": " << status_name(got[i].status) << " " << got[i].message;
+    if (got[i].ok()) {
+      EXPECT_LE(got[i].error_l2, 1e-12);
+      EXPECT_GT(got[i].median_ms, 0);
+    }
+  }
+  std::cout << what << ": " << got.size() << " settings;";
+  for (const auto& [name, n] : by_status)
+    std::cout << " " << name << " " << n;
+  std::cout << "\n";
+}
+
+class FamiliesOnEveryTypicalStencil : public testing::TestWithParam<std::string> {};
+
+TEST_P(FamiliesOnEveryTypicalStencil, EveryOcVerifiesOnAnOddGrid) {
+  const Stencil st = typical_stencil(GetParam());
+  const Grid g = st.dims() == 2 ? Grid{157, 83, 1} : Grid{45, 29, 23};
+  START_OR_SKIP(e, st, g);
+  // Two settings per OC in 2-D, one in 3-D (3-D kernels of order >= 3 compile slowly).
+  const auto batch = every_oc(st, g, st.dims() == 2 ? 2 : 1, std::hash<std::string>{}(GetParam()));
+  expect_all_verify(batch, e.evaluate(batch), GetParam() + " odd grid");
+}
+
+TEST_P(FamiliesOnEveryTypicalStencil, EveryOcVerifiesOnAGridSmallerThanOneTile) {
+  const Stencil st = typical_stencil(GetParam());
+  const Grid g = st.dims() == 2 ? Grid{19, 13, 1} : Grid{11, 10, 9};
+  START_OR_SKIP(e, st, g);
+  // One setting per OC; the OCs with and without temporal blocking alternate by stencil.
+  const std::size_t seed = 99 + std::hash<std::string>{}(GetParam());
+  const auto batch = every_oc(st, g, 1, seed, 2, static_cast<int>(GetParam().size() + seed) % 2);
+  expect_all_verify(batch, e.evaluate(batch), GetParam() + " tiny grid");
+}
+
+INSTANTIATE_TEST_SUITE_P(Typical, FamiliesOnEveryTypicalStencil, testing::ValuesIn(typical_names()),
+                         [](const auto& info) { return info.param; });
+
+// Random coefficients normalised to sum |w| = 1, signs mixed.
+std::vector<double> random_coefficients(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed, 5);
+  std::vector<double> c(n);
+  double sum = 0;
+  for (auto& v : c) {
+    v = (rng.uniform() - 0.3) * 2;
+    sum += std::abs(v);
+  }
+  for (auto& v : c)
+    v /= sum;
+  return c;
+}
+
+TEST(FamiliesUserStencils, AsymmetricAndOrderSixVerifyInEveryOc) {
+  const std::vector<Offset> asym3{{0, 0, 0}, {-1, 0, 0}, {2, 0, 0},  {0, -2, 0},
+                                  {0, 1, 0}, {0, 0, 3},  {1, 1, -1}, {-1, 0, 1}};
+  std::vector<Offset> star6{{0, 0, 0}};
+  for (int r = 1; r <= 6; ++r) {
+    for (const Offset o : {Offset{r, 0, 0}, Offset{-r, 0, 0}, Offset{0, r, 0}, Offset{0, -r, 0}})
+      star6.push_back(o);
+  }
+  const std::vector<Offset> asym2{{0, 0, 0}, {3, 0, 0}, {0, -2, 0}, {-1, 1, 0}, {0, 4, 0}};
+  const std::vector<std::pair<Stencil, Grid>> cases{
+      {Stencil::make("asym3d", 3, asym3, random_coefficients(asym3.size(), 1)), Grid{37, 26, 21}},
+      {Stencil::make("star2d6r", 2, star6, random_coefficients(star6.size(), 2)), Grid{141, 77, 1}},
+      {Stencil::make("asym2d", 2, asym2, random_coefficients(asym2.size(), 3)), Grid{97, 61, 1}}};
+  for (const auto& [st, g] : cases) {
+    START_OR_SKIP(e, st, g);
+    const auto batch = every_oc(st, g, 2, 17);
+    expect_all_verify(batch, e.evaluate(batch), st.name());
+  }
+}
+
+// A uniform sample of the whole default space: nothing the space admits is invalid or fails
+// to launch (and everything verifies).
+TEST(FamiliesDefaultSpace, RandomSampleHasNoInvalidAndNoLaunchError) {
+  for (const std::string name : {"star2d1r", "box2d2r", "star3d2r", "box3d1r", "cross3d3r"}) {
+    const Stencil st = typical_stencil(name);
+    const Grid g = st.dims() == 2 ? Grid{301, 203, 1} : Grid{61, 47, 39};
+    START_OR_SKIP(e, st, g);
+    const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
+    Rng rng(2026, 1);
+    std::vector<Setting> batch;
+    for (int i = 0; i < 24; ++i) {
+      if (const auto s = space.random_setting(rng))
+        batch.push_back(*s);
+    }
+    expect_all_verify(batch, e.evaluate(batch), name + " default-space sample");
+  }
+}
+
+}  // namespace
+}  // namespace isletune::cuda

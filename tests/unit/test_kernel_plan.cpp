@@ -1,0 +1,168 @@
+// The kernel plan: tile and halo x tdeg for asymmetric stencils, launch geometry covering the
+// grid exactly once, shared bytes against hand counts, leftover steps, device limits, costs.
+#include <gtest/gtest.h>
+
+#include "space/kernel_plan.hpp"
+#include "space/space.hpp"
+#include "stencil/typical.hpp"
+
+namespace isletune {
+namespace {
+
+// 2-D, reach x: lo 2 hi 1, y: lo 1 hi 3.
+Stencil asym2d() {
+  return Stencil::make("asym2d", 2, {{0, 0, 0}, {-2, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 3, 0}},
+                       {0.3, 0.2, 0.2, 0.1, 0.2});
+}
+
+// 3-D, reach x: 1/0, y: 0/2, z: 2/1.
+Stencil asym3d() {
+  return Stencil::make("asym3d", 3, {{0, 0, 0}, {-1, 0, 0}, {0, 2, 0}, {0, 0, -2}, {0, 0, 1}},
+                       {0.4, 0.1, 0.2, 0.2, 0.1});
+}
+
+Setting base(int tbx, int tby, int tbz) {
+  Setting s;
+  s[Param::tdeg] = 1;
+  s[Param::tbx] = tbx;
+  s[Param::tby] = tby;
+  s[Param::tbz] = tbz;
+  for (const Param p : {Param::mfx, Param::mfy, Param::mfz, Param::ufx, Param::ufy, Param::ufz})
+    s[p] = 1;
+  return s;
+}
+
+TEST(KernelPlan, ReachIsExactPerSide) {
+  const StencilReach r = reach_of(asym3d());
+  EXPECT_EQ(r.lo, (std::array<int, 3>{1, 0, 2}));
+  EXPECT_EQ(r.hi, (std::array<int, 3>{0, 2, 1}));
+}
+
+TEST(KernelPlan, TiledTemporalLoadsHaloTimesTdeg) {
+  Setting s = base(32, 4, 1);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfy] = 2;
+  s[Param::tdeg] = 3;
+  s[Param::use_shared] = 1;
+  const KernelPlan p = make_plan(asym2d(), Grid{100, 50, 1}, s, DeviceLimits{});
+  EXPECT_EQ(p.family, KernelFamily::tiled);
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32, 8, 1}));
+  EXPECT_EQ(p.halo_lo, (std::array<int, 3>{2, 1, 0}));
+  EXPECT_EQ(p.halo_hi, (std::array<int, 3>{1, 3, 0}));
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 3 * 3, 8 + 4 * 3, 1}));
+  EXPECT_EQ(p.shared_bytes, 2LL * 41 * 20 * 8);  // two ping-pong buffers
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{4, 7, 1}));
+  EXPECT_EQ(p.steps_per_launch, 3);
+  EXPECT_EQ(p.stream_axis, -1);
+  EXPECT_DOUBLE_EQ(p.global_write_doubles, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(p.global_read_doubles, 41.0 * 20 / (32 * 8) / 3);
+  // Levels compute (32+3*2)(8+4*2), (32+3)(8+4), 32*8 cells for 3*32*8 useful ones.
+  EXPECT_DOUBLE_EQ(p.redundancy, (38.0 * 16 + 35.0 * 12 + 32.0 * 8) / (3 * 32 * 8));
+  EXPECT_DOUBLE_EQ(p.flops_per_cell, 9);
+}
+
+TEST(KernelPlan, SingleStepTiledNeedsSharedOnlyWhenStaging) {
+  Setting s = base(16, 8, 1);
+  const Grid g{64, 64, 1};
+  EXPECT_EQ(make_plan(asym2d(), g, s, DeviceLimits{}).shared_bytes, 0);
+  s[Param::use_shared] = 1;
+  const KernelPlan p = make_plan(asym2d(), g, s, DeviceLimits{});
+  EXPECT_EQ(p.shared_bytes, (16LL + 3) * (8 + 4) * 8);
+  EXPECT_DOUBLE_EQ(p.redundancy, 1.0);
+  EXPECT_DOUBLE_EQ(p.global_write_doubles, 1.0);
+}
+
+TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
+  Setting s = base(32, 4, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 64;
+  s[Param::tdeg] = 2;
+  const Grid g{70, 9, 40};
+  const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
+  EXPECT_EQ(p.family, KernelFamily::streaming);
+  EXPECT_EQ(p.stream_axis, 2);
+  EXPECT_EQ(p.stream_len, 40);  // sb clipped to the extent
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32, 4, 40}));
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1 * 2, 4 + 2 * 2, 40 + 3 * 2}));
+  // tdeg levels x (lo_z + hi_z + 1) planes x in-plane loaded extent.
+  EXPECT_EQ(p.shared_bytes, 2LL * 4 * (34 * 8) * 8);
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));
+  EXPECT_EQ(p.block, (std::array<int, 3>{32, 4, 1}));
+}
+
+// Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
+// the grid and reaches its end.
+TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
+  const Stencil st = typical_stencil("box3d2r");
+  for (const Grid g : {Grid{1, 1, 1}, Grid{7, 5, 3}, Grid{513, 130, 67}}) {
+    for (const int streaming : {0, 1}) {
+      Setting s = base(32, streaming ? 1 : 4, 2);
+      s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+      s[Param::mfx] = 2;
+      s[Param::streaming] = streaming;
+      s[Param::sd] = streaming ? 1 : 0;
+      s[Param::sb] = streaming ? 16 : 0;
+      s[Param::tdeg] = 2;
+      const KernelPlan p = make_plan(st, g, s, DeviceLimits{});
+      const std::array<long long, 3> ext{g.nx, g.ny, g.nz};
+      for (std::size_t d = 0; d < 3; ++d) {
+        EXPECT_GE(p.grid[d] * p.tile[d], ext[d]) << d;
+        EXPECT_LT((p.grid[d] - 1) * p.tile[d], ext[d]) << d;
+      }
+    }
+  }
+}
+
+TEST(KernelPlan, LeftoverStepsRunAsTailLaunches) {
+  Setting s = base(32, 8, 1);
+  s[Param::tdeg] = 4;
+  s[Param::use_shared] = 1;
+  const KernelPlan p = make_plan(asym2d(), Grid{64, 64, 1}, s, DeviceLimits{});
+  EXPECT_EQ(p.main_launches(7), 1);
+  EXPECT_EQ(p.tail_launches(7), 3);
+  EXPECT_EQ(p.main_launches(48), 12);
+  EXPECT_EQ(p.tail_launches(48), 0);
+  EXPECT_EQ(p.main_launches(3), 0);
+  EXPECT_EQ(p.tail_launches(3), 3);
+}
+
+TEST(KernelPlan, ViolationsNameTheLimit) {
+  const DeviceLimits h100;
+  Setting s = base(2, 1, 256);
+  auto why = plan_violation(typical_stencil("star3d1r"), Grid{64, 64, 1024}, s, h100);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("along z is 256"), std::string::npos) << *why;
+  s = base(32, 1, 1);  // 70000 rows of one-row tiles: over the 65535 blocks of grid y
+  why = plan_violation(typical_stencil("star2d1r"), Grid{64, 70000, 1}, s, h100);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("70000 blocks along y"), std::string::npos) << *why;
+  s = base(1024, 1, 1);
+  s[Param::use_shared] = 1;
+  s[Param::tdeg] = 16;  // 2 x (1024 + 8*16) x (1 + 8*16) doubles: far over 227 KB
+  why = plan_violation(typical_stencil("star2d4r"), Grid{4096, 4096, 1}, s, h100);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("B of shared memory per block"), std::string::npos) << *why;
+  s = base(32, 8, 1);
+  EXPECT_EQ(plan_violation(typical_stencil("star2d4r"), Grid{4096, 4096, 1}, s, h100),
+            std::nullopt);
+}
+
+// The space's shared-memory constraint is the plan's: a setting is admitted exactly when
+// the plan's bytes fit.
+TEST(KernelPlan, SpaceUsesThePlansSharedBytes) {
+  const Stencil st = asym2d();
+  const Grid g{256, 256, 1};
+  Setting s = base(64, 8, 1);
+  s[Param::tdeg] = 2;
+  s[Param::use_shared] = 1;
+  const long long bytes = make_plan(st, g, s, DeviceLimits{}).shared_bytes;
+  DeviceLimits tight;
+  tight.shared_per_block_optin = static_cast<int>(bytes);
+  EXPECT_TRUE(Space(st, g, tight, Space::default_values(2, g)).valid(s));
+  tight.shared_per_block_optin = static_cast<int>(bytes) - 1;
+  EXPECT_FALSE(Space(st, g, tight, Space::default_values(2, g)).valid(s));
+}
+
+}  // namespace
+}  // namespace isletune
