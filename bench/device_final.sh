@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Device-machine checks that need real GPUs, in as few calls as possible.
-#   bench/device_final.sh integrate   build; 2-rank CUDA search with jobs/mpirun/tune.sh
-#                                     (distinct GPUs, migrants crossing); 1-rank end-to-end
-#                                     run; export of the best kernel, built with nvcc and run
-#   bench/device_final.sh datasets S  record replay datasets (config/datasets/*.yaml) for
-#                                     S seconds, one stencil per GPU at a time
-#   bench/device_final.sh single      one GPU: 1-rank end-to-end run, export built with nvcc
-#                                     and run, then the whole gpu.* test set
+# Device-machine checks that need a real GPU, in as few calls as possible (one H100).
+#   bench/device_final.sh check   build; GPU tests (kernel families on every OC, planted
+#                                 faults, the worker); end-to-end user runs (star2d1r 8192^2,
+#                                 box3d1r 512^3, an asymmetric user stencil: default space,
+#                                 only a stencil, a grid and a budget) with the exported
+#                                 best.cu built by nvcc alone and timed
+#   bench/device_final.sh tune S  build; bench/tune_all.py: every typical stencil tuned by
+#                                 isletune run (island GA, default space) for S seconds each,
+#                                 next to naive and copy from isletune-bench-kernels
 # Logs and files land in $OUT (at most 8 files come back).
 set -u
 OUT=${OUT:-/tmp/isletune-out}
@@ -14,69 +15,54 @@ mkdir -p "$OUT"
 B=$PWD/build-device
 log=$OUT/$1.log
 exec > >(tee -a "$log") 2>&1
-export NCCL_NVLS_ENABLE=0
 export ISLETUNE_CACHE_DIR=$PWD/build-device/cubins
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 
 cmake -S . -B $B -DISLETUNE_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
-cmake --build $B -j"$(nproc)" --target isletune isletune-worker test_gpu_kernels >$OUT/build.txt 2>&1 ||
+cmake --build $B -j"$(nproc)" >$OUT/build.txt 2>&1 ||
   { grep -E "error" -A3 $OUT/build.txt | head -40; exit 1; }
 echo "built in $(elapsed) s"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 export PATH=$B/bin:$PATH
+MPI="mpirun --allow-run-as-root --oversubscribe -np 1"
+MPIX="mpirun --allow-run-as-root --oversubscribe"
 
-# 1-rank CUDA search, then its best kernel exported, built with nvcc alone and run.
-end_to_end() {
-  echo "== 1 rank, cuda, mpirun -np 1 isletune run (t=$(elapsed) s)"
-  mpirun --allow-run-as-root -np 1 isletune run config/examples/cuda-star2d2r-small.yaml \
-    --backend cuda --out runs-device/np1 --seed 5
-  echo "rc=$?"
-  echo "== export (t=$(elapsed) s)"
-  isletune export runs-device/np1 --best -o $OUT/best.cu &&
-    nvcc -arch=sm_90 -O3 -o runs-device/best $OUT/best.cu && runs-device/best
+# A user's run: default space, then the best kernel exported, built with nvcc alone and run;
+# its time per step next to the recorded one.
+user_run() {  # config name
+  echo "== e2e $2: isletune run $1 (t=$(elapsed) s)"
+  $MPI isletune run "$1" --backend cuda --out runs-device/$2 --overwrite | tail -4
+  echo "run rc=${PIPESTATUS[0]}"
+  isletune report runs-device/$2 | head -30
+  isletune export runs-device/$2 --best -o runs-device/$2-best.cu &&
+    nvcc -arch=sm_90 -O3 -o runs-device/$2-best runs-device/$2-best.cu &&
+    runs-device/$2-best
   echo "best.cu rc=$? (t=$(elapsed) s)"
 }
 
 case "$1" in
-integrate)
+check)
   rm -rf runs-device && mkdir -p runs-device
-  echo "== 2 ranks, cuda, jobs/mpirun/tune.sh (t=$(elapsed) s)"
-  jobs/mpirun/tune.sh -b cuda config/examples/cuda-star2d2r-small.yaml runs-device/x2
-  echo "rc=$?"
-  python3 - <<'PY'
-import h5py
-f = h5py.File("runs-device/x2/trace.h5", "r")
-for r in ("0000", "0001"):
-    env = f[f"environment/rank_{r}"].attrs
-    m = f[f"ranks/{r}/migrations"][()]
-    e = f[f"ranks/{r}/evaluations"][()]
-    print(f"rank {r}: gpu {env['gpu_uuid']} {env['gpu_name']}, {len(e)} evaluations, "
-          f"migrations sent {int((m['direction'] == 1).sum())}, received "
-          f"{int((m['direction'] == -1).sum())}, migrant rows {int(e['migrant'].sum())}")
-PY
-  isletune report runs-device/x2 | head -40
-  end_to_end
-  tar czf $OUT/runs-device.tar.gz runs-device/x2 runs-device/np1
+  for t in test_gpu_families test_gpu_kernels; do
+    (cd $B/tests && find . -name $t -type f -executable -exec {} --gtest_brief=1 \; > $OUT/$t.log 2>&1;
+     echo "$t rc=$?")
+    grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/$t.log | head -12
+    echo "(t=$(elapsed) s)"
+  done
+  tests/gpu/planted_faults_run.sh $B/bin/isletune $MPIX > $OUT/planted.log 2>&1
+  echo "planted faults run rc=$? (t=$(elapsed) s)"; tail -15 $OUT/planted.log
+  for c in star2d1r-8192 box3d1r-512 user-asym2d-8192; do
+    sed -i 's/time_budget_s: [0-9]*/time_budget_s: '"${E2E_BUDGET:-45}"'/' config/e2e/$c.yaml
+    user_run config/e2e/$c.yaml $c
+  done
+  tar czf $OUT/runs-device.tar.gz runs-device/*/trace.h5 runs-device/*/rank-*.h5 runs-device/*.cu 2>/dev/null
   echo "done at t=$(elapsed) s"
   ;;
-single)
-  rm -rf runs-device && mkdir -p runs-device
-  end_to_end
-  (cd $B/tests/gpu && ./test_gpu_kernels --gtest_brief=1 > $OUT/gpu-tests.log 2>&1; echo "gpu tests rc=$?")
-  grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/gpu-tests.log | head -20
-  echo "done at t=$(elapsed) s"
-  ;;
-datasets)
-  budget=${2:-300}
-  left=$(( budget - $(elapsed) ))
-  (CUDA_VISIBLE_DEVICES=0 timeout $left isletune measure config/datasets/star2d1r.yaml --random 4000 -o $OUT/star2d1r.h5 > $OUT/measure-star2d1r.txt 2>&1; echo "star2d1r rc=$?") &
-  p1=$!
-  (CUDA_VISIBLE_DEVICES=1 timeout $left isletune measure config/datasets/box2d2r.yaml --random 4000 -o $OUT/box2d2r.h5 > $OUT/measure-box2d2r.txt 2>&1; echo "box2d2r rc=$?") &
-  p2=$!
-  wait $p1 $p2  # a bare `wait` would also wait for the tee behind the log
-  tail -3 $OUT/measure-*.txt
-  ls -la $OUT
+tune)
+  python3 bench/tune_all.py --bin $B/bin --budget-s "${2:-15}" --out runs-device/tune \
+    --csv $OUT/kernels-h100.csv
+  tar czf $OUT/tune-traces.tar.gz runs-device/tune 2>/dev/null
   echo "done at t=$(elapsed) s"
   ;;
 esac

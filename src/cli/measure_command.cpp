@@ -19,6 +19,7 @@
 #include "config/config.hpp"
 #include "ga/records.hpp"
 #include "run/setup.hpp"
+#include "space/values_taken.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
 
@@ -169,7 +170,7 @@ int measure_command(const Args& args) {
       *out_file, RunInfo{command_line(args), config.seed, "", ISLETUNE_VERSION});
   dataset.write_config(to_yaml(config));
   dataset.write_stencil(stencil);
-  dataset.write_space(space.all_values());
+  dataset.write_space(values_taken(stencil, space));
   dataset.write_environment(env);
   RankTraceWriter rank = dataset.inline_rank(0);
 

@@ -186,9 +186,9 @@ void CudaEvaluator::start_worker() {
 }
 
 std::string CudaEvaluator::source(const Setting& s) const {
-  if (unsupported_reason(problem_.stencil, problem_.grid, s))
+  if (unsupported_reason(problem_.stencil, problem_.grid, s, limits_))
     return {};
-  return generate_kernel(problem_.stencil, problem_.grid, s).source;
+  return generate_kernel(problem_.stencil, problem_.grid, s, limits_).source;
 }
 
 std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch) {
@@ -196,11 +196,11 @@ std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch)
   std::vector<KernelSource> kernels;
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (auto why = unsupported_reason(problem_.stencil, problem_.grid, batch[i])) {
+    if (auto why = unsupported_reason(problem_.stencil, problem_.grid, batch[i], limits_)) {
       out[i] = failure(Status::invalid, *why);
       continue;
     }
-    kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i]));
+    kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i], limits_));
     where.push_back(i);
     if (const auto fault = planted_fault(batch[i]))
       kernels.back() = planted_kernel(*fault, kernels.back());
