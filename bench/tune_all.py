@@ -32,7 +32,7 @@ MERGE = ["none", "block", "cyclic"]
 
 
 def points_of(name: str) -> int:
-    dims, r = int(name[-3]), int(name[-2])
+    dims, r = int(name[-4]), int(name[-2])
     kind = name[:-4]
     if kind == "star":
         return 2 * dims * r + 1
@@ -145,7 +145,7 @@ def main() -> int:
     print(f"# budget {a.budget_s} s (evaluator clock) per stencil; GCells/s per time step", flush=True)
     print(hdr, flush=True)
     for st in a.stencils:
-        dims = int(st[-3])
+        dims = int(st[-4])
         grid = [a.n2d] * 2 if dims == 2 else [a.n3d] * 3
         cells = math.prod(grid)
         naive, copy = base.get(st, (math.nan, math.nan))
