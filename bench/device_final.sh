@@ -47,9 +47,10 @@ case "$1" in
 check)
   rm -rf runs-device && mkdir -p runs-device
   for t in test_gpu_families test_gpu_kernels; do
-    (cd $B/tests/gpu && timeout ${GPU_TEST_S:-200} ./$t --gtest_brief=1 > $OUT/$t.log 2>&1;
+    # Unbuffered, every test named: a run cut by the timeout still shows what passed.
+    (cd $B/tests/gpu && timeout ${GPU_TEST_S:-200} stdbuf -oL ./$t > $OUT/$t.log 2>&1;
      echo "$t rc=$? (124: cut at ${GPU_TEST_S:-200} s)")
-    grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/$t.log | head -12
+    grep -cE "^\[       OK \]" $OUT/$t.log; grep -E "FAILED|PASSED|SKIPPED \]|tests ran" $OUT/$t.log | head -12
     echo "(t=$(elapsed) s)"
   done
   tests/gpu/planted_faults_run.sh $B/bin/isletune $MPIX > $OUT/planted.log 2>&1

@@ -139,6 +139,11 @@ def main() -> int:
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows = []
+    sink = None
+    if a.csv:
+        os.makedirs(os.path.dirname(a.csv) or ".", exist_ok=True)
+        sink = open(a.csv, "w", newline="")
+    writer = None
     base = naive_and_copy(a.bin, a.stencils, a.n2d, a.n3d, a.out)
     hdr = (f"{'stencil':10} {'naive':>7} {'tuned':>7} {'copy':>7} {'fp64':>7} {'x naive':>7} "
            f"{'%copy':>6} {'%fp64':>6} {'ok/meas':>9} {'OC x':>6} best setting")
@@ -163,6 +168,12 @@ def main() -> int:
                    best_vs_worst_oc=f"{oc_ratio:.3f}", wall_s=f"{t['wall']:.1f}",
                    setting=t["best_key"])
         rows.append(row)
+        if sink:  # row by row: a run cut short keeps every finished stencil
+            if writer is None:
+                writer = csv.DictWriter(sink, fieldnames=list(row.keys()))
+                writer.writeheader()
+            writer.writerow(row)
+            sink.flush()
         print(f"{st:10} {naive:7.1f} {tuned:7.1f} {copy:7.1f} {roof:7.1f} "
               f"{(tuned / naive if naive > 0 else math.nan):7.2f} {100 * tuned / copy if copy > 0 else math.nan:6.1f} "
               f"{100 * tuned / roof:6.1f} {t['ok']:4d}/{t['measured']:<4d} {oc_ratio:6.2f} {t['best_key']}",
@@ -177,12 +188,6 @@ def main() -> int:
     meas = sum(r["measured"] for r in rows)
     ver = sum(r["verified"] for r in rows)
     print(f"# measurements verified: {ver}/{meas}")
-    if a.csv:
-        os.makedirs(os.path.dirname(a.csv) or ".", exist_ok=True)
-        with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
     return 0
 
 
