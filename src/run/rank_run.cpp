@@ -493,11 +493,14 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   });
   if (phases.failed(command))
     return failure(world, s);
-  // Rank 0 first creates trace.h5; then every rank its own file.
+  // Rank 0 first creates trace.h5; then every rank its own file, stamped with trace.h5's
+  // creation time so a reader can tell a rank file of another run.
+  const std::string created = world.broadcast(world.rank() == 0 ? utc_now_iso() : std::string());
   phases.attempt([&] {
     if (world.rank() != 0)
       return;
     RunInfo info;
+    info.created = created;
     info.command = s.command_line;
     info.seed = s.config.seed;
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
@@ -510,7 +513,8 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   });
   if (phases.failed(command))
     return failure(world, s);
-  phases.attempt([&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank())); });
+  phases.attempt(
+      [&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank(), created)); });
   const auto envs = world.gather(pack(s.env));
   phases.attempt([&] {
     if (world.rank() != 0)

@@ -15,10 +15,14 @@ namespace isletune {
 namespace {
 
 // Writes the root attributes that identify a rank file.
-void describe_rank_file(hid_t root, int rank) {
+// `run_created` is the `created` stamp of the run's trace.h5: a reader refuses a rank file
+// whose stamp differs (a rank file copied in from another run).
+void describe_rank_file(hid_t root, int rank, const std::string& run_created) {
   h5::write_attr(root, "format", std::string_view(kRankFormat));
   h5::write_attr(root, "version", static_cast<std::int32_t>(kTraceVersion));
   h5::write_attr(root, "rank", static_cast<std::int32_t>(rank));
+  if (!run_created.empty())
+    h5::write_attr(root, "run_created", std::string_view(run_created));
 }
 
 }  // namespace
@@ -55,12 +59,14 @@ std::string RankTraceWriter::file_name(int rank) {
   return name;
 }
 
-RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank) {
-  return create(dir, rank, dir / file_name(rank), true);
+RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank,
+                                        const std::string& run_created) {
+  return create(dir, rank, dir / file_name(rank), true, run_created);
 }
 
 RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int rank,
-                                        const std::filesystem::path& path, bool exclusive) {
+                                        const std::filesystem::path& path, bool exclusive,
+                                        const std::string& run_created) {
   (void)dir;
   h5::quiet_errors();
   // A run's rank file is created exclusively: two writers never share one file.
@@ -78,7 +84,7 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
                      "; expected a writable output directory.");
   }
   h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
-  describe_rank_file(root.get(), rank);
+  describe_rank_file(root.get(), rank, run_created);
   auto tables = trace_detail::RankTables::create(std::move(root), true);
   return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
                                                      std::move(tables), path}),
@@ -94,6 +100,7 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   std::vector<GenerationRecord> generations;
   std::vector<MigrationRecord> migrations;
   std::optional<Checkpoint> checkpoint;
+  std::string run_created;  // carried into the fresh file
   {
     h5::File old(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
     if (!old.valid()) {
@@ -105,6 +112,8 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
     generations = trace_detail::read_generations(root.get());
     migrations = trace_detail::read_migrations(root.get());
     checkpoint = trace_detail::read_checkpoint(root.get());
+    if (h5::has_attr(root.get(), "run_created"))
+      run_created = h5::read_attr_string(root.get(), "run_created");
   }
   // ... and write it into a fresh file that replaces the old one (rename is atomic): a
   // kill during an interrupted commit may have left metadata past the file's end that
@@ -123,7 +132,7 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   };
   std::optional<RankTraceWriter> copy;
   try {
-    copy.emplace(create(dir, rank, fresh, false));
+    copy.emplace(create(dir, rank, fresh, false, run_created));
     for (const auto& r : evaluations)
       if (r.generation <= keep_through)
         copy->evaluation(r);

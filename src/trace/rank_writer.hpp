@@ -37,8 +37,10 @@ class TraceWriteError : public std::runtime_error {
 class RankTraceWriter final : public TraceSink {
  public:
   // Creates DIR/rank-NNNN.h5 with empty tables; throws InputError when it already exists
-  // (exclusive create: two runs never write one file).
-  static RankTraceWriter create(const std::filesystem::path& dir, int rank);
+  // (exclusive create: two runs never write one file). `run_created` is the `created` stamp
+  // of the run's trace.h5, recorded so a reader can refuse a rank file of another run.
+  static RankTraceWriter create(const std::filesystem::path& dir, int rank,
+                                const std::string& run_created = {});
   // Reopens DIR/rank-NNNN.h5 to continue a run (resume): its committed rows through
   // keep_through and its checkpoint are copied into a fresh file that replaces it, so
   // replaying later generations does not duplicate them and a commit cut short by a
@@ -77,7 +79,8 @@ class RankTraceWriter final : public TraceSink {
   explicit RankTraceWriter(std::unique_ptr<Impl> impl, int rank);
   // Creates a rank file of `rank` at `path` (failing if it exists when `exclusive`).
   static RankTraceWriter create(const std::filesystem::path& dir, int rank,
-                                const std::filesystem::path& path, bool exclusive);
+                                const std::filesystem::path& path, bool exclusive,
+                                const std::string& run_created);
   // Writes the buffered rows (and the checkpoint, if any) as one commit, then reopens the
   // file so the next commit never rewrites committed data.
   // A write error abandons the file (see TraceWriteError).

@@ -21,10 +21,8 @@ struct RunTraceWriter::Impl {
   bool dataset = false;
 };
 
-namespace {
-
 // Current UTC time as ISO 8601.
-std::string now_utc() {
+std::string utc_now_iso() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -32,6 +30,8 @@ std::string now_utc() {
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
 }
+
+namespace {
 
 // Creates a file with the root attributes of a trace or dataset (a trace exclusively: it
 // fails when the file exists, so two runs never write one trace).
@@ -51,7 +51,7 @@ h5::File create_file(const std::filesystem::path& path, const char* format, cons
   h5::write_attr(root.get(), "format", std::string_view(format));
   h5::write_attr(root.get(), "version", static_cast<std::int32_t>(kTraceVersion));
   h5::write_attr(root.get(), "created",
-                 std::string_view(info.created.empty() ? now_utc() : info.created));
+                 std::string_view(info.created.empty() ? utc_now_iso() : info.created));
   h5::write_attr(root.get(), "command", std::string_view(info.command));
   h5::write_attr(root.get(), "isletune_version", std::string_view(info.isletune_version));
   h5::write_attr(root.get(), "seed", info.seed);

@@ -21,6 +21,9 @@ inline constexpr const char* kDatasetFormat = "isletune-dataset";
 inline constexpr const char* kRankFormat = "isletune-rank";
 
 // Root attributes of a run.
+// Current UTC time as ISO 8601 (the `created` stamp of a trace and of its rank files).
+[[nodiscard]] std::string utc_now_iso();
+
 struct RunInfo {
   std::string command;  // the command line
   std::uint64_t seed = 0;

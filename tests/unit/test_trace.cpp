@@ -537,4 +537,35 @@ TEST(Trace, SigkilledWriterKeepsEveryFlushedGeneration) {
 }
 
 }  // namespace
+
+// A rank file carries its run's trace.h5 `created` stamp, also across a resume's reopen; a
+// rank file of another run (copied in) is refused by name instead of read as this run's.
+TEST(Trace, RankFileOfAnotherRunIsRefusedByItsCreatedStamp) {
+  const fs::path dir = fresh_dir("other-run");
+  const fs::path other = fresh_dir("other-run-2");
+  RunInfo mine;
+  mine.created = "2026-11-23T10:00:00Z";
+  RunTraceWriter::create_trace(dir, mine).link_ranks(1);
+  {
+    RankTraceWriter rank = RankTraceWriter::create(dir, 0, mine.created);
+    rank.evaluation(sample_evaluation(0, 0, true));
+    rank.flush();
+  }
+  EXPECT_EQ(TraceReader(dir).evaluations(0).size(), 1u);
+  { (void)RankTraceWriter::reopen(dir, 0, 0); }  // resume keeps the stamp
+  EXPECT_EQ(TraceReader(dir).evaluations(0).size(), 1u);
+  {
+    RankTraceWriter rank = RankTraceWriter::create(other, 0, "2026-11-23T11:00:00Z");
+    rank.evaluation(sample_evaluation(0, 0, true));
+    rank.flush();
+  }
+  fs::copy_file(other / "rank-0000.h5", dir / "rank-0000.h5", fs::copy_options::overwrite_existing);
+  const TraceReader reader(dir);
+  const std::string msg = input_error([&] { (void)reader.evaluations(0); });
+  EXPECT_NE(msg.find("rank-0000.h5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("belongs to a run created"), std::string::npos) << msg;
+  fs::remove_all(dir);
+  fs::remove_all(other);
+}
+
 }  // namespace isletune
