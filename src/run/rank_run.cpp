@@ -351,17 +351,21 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
   RunOutcome outcome;
   outcome.dir = s.dir;
   outcome.reporter = world.rank() == 0;
-  // A rank that could not write its trace: every rank exits 3, rank 0 says why once; the
-  // committed generations stay readable and resumable (no /result is written).
-  if (const std::string error = world.first_error(s.write_error); !error.empty()) {
-    if (world.rank() == 0 && printer.error) {
-      printer.error(
-          format("isletune %s: %s; stopped, the trace keeps every generation "
-                 "committed before it: free space, then `isletune resume %s`.",
-                 command, error.c_str(), s.dir.c_str()));
+  // A trace that could not be written ends the run with exit 3 and one sentence that says
+  // what the trace still holds and how to go on.
+  const auto write_failed = [&](const std::string& error, const char* kept, bool say) {
+    if (say && printer.error) {
+      printer.error(format("isletune %s: %s; %s: free space, then `isletune resume %s`.", command,
+                           error.c_str(), kept, s.dir.c_str()));
     }
     outcome.exit_code = 3;
     return outcome;
+  };
+  // A rank that could not write its trace: every rank exits 3, rank 0 says why once; the
+  // committed generations stay readable and resumable (no /result is written).
+  if (const std::string error = world.first_error(s.write_error); !error.empty()) {
+    return write_failed(error, "stopped, the trace keeps every generation committed before it",
+                        world.rank() == 0);
   }
   const double best = result.best ? result.best_measurement.median_ms : std::nan("");
   const std::vector<double> mine = {
@@ -415,14 +419,8 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
   try {
     s.run_writer->write_result(info);
   } catch (const TraceWriteError& e) {
-    if (printer.error) {
-      printer.error(
-          format("isletune %s: %s; the result was not recorded, the trace keeps every "
-                 "generation: free space, then `isletune resume %s`.",
-                 command, e.what(), s.dir.c_str()));
-    }
-    outcome.exit_code = 3;
-    return outcome;
+    return write_failed(e.what(), "the result was not recorded, the trace keeps every generation",
+                        true);
   }
   outcome.result = info;
   outcome.found = winner >= 0;
