@@ -21,14 +21,21 @@ struct RunTraceWriter::Impl {
   bool dataset = false;
 };
 
-// Current UTC time as ISO 8601.
+// Current UTC time as ISO 8601 with microseconds: two runs started in the same second still
+// get different stamps (a rank file names its run by it).
 std::string utc_now_iso() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const long long us =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
   std::tm tm{};
   gmtime_r(&t, &tm);
   char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  char full[48];
+  std::snprintf(full, sizeof full, "%s.%06lldZ", text, us);
+  return full;
 }
 
 namespace {

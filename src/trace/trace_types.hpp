@@ -22,12 +22,12 @@ inline constexpr const char* kRankFormat = "isletune-rank";
 
 // Root attributes of a run.
 // Current UTC time as ISO 8601 (the `created` stamp of a trace and of its rank files).
-[[nodiscard]] std::string utc_now_iso();
+[[nodiscard]] std::string utc_now_iso();  // e.g. "2026-11-23T12:26:25.123456Z"
 
 struct RunInfo {
   std::string command;  // the command line
   std::uint64_t seed = 0;
-  std::string created;  // ISO 8601 UTC; empty: filled with "now"
+  std::string created;  // ISO 8601 UTC (microseconds); empty: filled with "now"
   std::string isletune_version = ISLETUNE_VERSION;
 };
 

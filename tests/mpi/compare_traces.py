@@ -2,7 +2,7 @@
 """Compares two isletune traces table by table, value by value (NaN equals NaN).
 
 Ignored, because they are timestamps or real-time measurements: the root attributes
-`created` and `command`, the `output` line of the stored config (the run directory),
+`created`, a rank file's `run_created` and `command`, the `output` line of the stored config (the run directory),
 the `wait_s` column of generations, and the checkpoint slots
 (which slot holds the newest blob depends on how often a run was restarted).
 
@@ -14,7 +14,7 @@ import sys
 import h5py
 import numpy as np
 
-IGNORED_ATTRS = {"created", "command"}
+IGNORED_ATTRS = {"created", "run_created", "command"}
 IGNORED_FIELDS = {"wait_s"}
 
 

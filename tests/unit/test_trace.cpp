@@ -192,7 +192,7 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   const RunInfo info = reader.run_info();
   EXPECT_EQ(info.command, "isletune run x.yaml");
   EXPECT_EQ(info.seed, 42u);
-  EXPECT_EQ(info.created.size(), 20u);  // 2026-11-21T16:04:05Z
+  EXPECT_EQ(info.created.size(), 27u);  // 2026-11-21T16:04:05.123456Z
   EXPECT_EQ(reader.config_yaml(), "stencil: star2d1r\ngrid: [64, 64]\n");
 
   const StencilInfo s = reader.stencil();
