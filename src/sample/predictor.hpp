@@ -2,35 +2,39 @@
 // rewards the OC whose draw holds the best predicted setting. `uniform` scores every
 // setting the same (pure stratified sampling); `roofline` is an analytic time per step.
 //
-// Roofline model (per time step, double precision; the geometry comes from
-// plan_cost_until_make_plan, the stand-in for the kernel plan's cost fields):
-//   read     = plan.global_read_doubles (halo-inclusive tile load per useful cell-step,
-//              temporal redundancy included); without shared memory the halo part of it
-//              is re-read through L1/L2 and counts half: read = 1/tdeg + (read - 1/tdeg)/2.
+// Roofline model (per time step, double precision). Every geometry and cost input comes from
+// the kernel plan (make_plan, src/space/kernel_plan.hpp, the one home of these numbers); a
+// setting with a plan_violation, or a block that cannot be resident, predicts kUnfit.
+//   read     = plan.global_read_doubles: the block's whole loaded region (tile + halo x tdeg)
+//              per useful cell-step, i.e. halo and temporal redundancy included; its useful
+//              part is 1/tdeg. Without a shared-memory stage (plan.shared_bytes == 0: tiled,
+//              tdeg 1, use_shared off) the halo part is re-read through L1/L2 and counts half:
+//              read = 1/tdeg + (read - 1/tdeg)/2.
 //   coalesce = min(mfx, 4) for block merging along x (each thread owns mfx adjacent x
 //              points, so one warp load spreads over mfx 32-byte sectors), else 1.
-//   segment  = 1 + (32 / min(tbx, 32) - 1) / 4: a warp narrower than 32 x points reads
-//              several short row segments.
+//   segment  = 1 + (32 / min(plan.block.x, 32) - 1) / 4: a warp narrower than 32 x points
+//              reads several short row segments.
 //   bytes    = 8 (read + plan.global_write_doubles) * coalesce * segment     per cell-step
-//   staging  = 1.1 with use_shared (the extra pass through shared memory and a barrier)
-//   occupancy: blocks/SM = min(max_blocks_per_sm, max_threads_per_sm / threads,
+//   staging  = 1.1 with a shared-memory stage (the extra pass through shared memory, barriers)
+//   occupancy: blocks/SM = min(max_blocks_per_sm, max_threads_per_sm / plan.threads_per_block,
 //              shared_per_sm / plan.shared_bytes); occ = blocks * threads / max_threads_per_sm;
 //              efficiency = min(1, occ / 0.5) (bandwidth saturates near half occupancy).
-//              A block that does not fit (threads or shared) predicts kUnfit. Registers
-//              are not known before compilation and are left out.
-//   parallel = min(1, threads in the grid / (4 * resident threads)): with fewer than four
-//              waves of threads (many merged points per thread, long streams) latency is
+//              Registers are not known before compilation and are left out.
+//   parallel = min(1, threads in the plan's grid / (4 * resident threads)): with fewer than
+//              four waves of threads (many merged points per thread, long streams) latency is
 //              not hidden.
-//   t_mem    = cells * bytes / bandwidth;  t_flop = cells * flops * redundancy / fp64_peak
+//   t_mem    = cells * bytes / bandwidth;  t_flop = cells * plan.flops_per_cell *
+//              plan.redundancy / fp64_peak
 //   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
-//              f_stream = 0.95 for retiming and 0.95 for prefetch (multiplied), else 1;
-//              launches = 0.005 ms / tdeg.
-// Measured rank correlation with real H200 times (docs/benchmarks.md, `bench/sweep
-// --rank`): 0.84 on star2d1r and 0.62 on box2d2r (the previous model: 0.05 and 0.005).
+//              f_stream = 0.95 for retiming and 0.95 for prefetch (multiplied) on the streaming
+//              family, else 1; launches = 0.005 ms / tdeg.
+// Temporal blocking therefore pays through the plan: DRAM traffic per step falls roughly as
+// 1/tdeg while redundancy (flops) and shared memory (occupancy) grow.
+// Measured rank correlation with real H200 times: printed by
+// unit.RooflineOnRecordedData.RanksSettingsLikeTheGpu for every dataset in tests/data.
 // Only the ordering matters to the sampler; the absolute figures are rough.
 #pragma once
 
-#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,24 +45,6 @@
 #include "stencil/stencil.hpp"
 
 namespace isletune {
-
-// The cost fields of the kernel plan (/work/kernel-plan-spec.md, same names and meaning),
-// computed here until `make_plan` (src/space/kernel_plan.hpp) lands: replace
-// plan_cost_until_make_plan by make_plan and this struct by KernelPlan.
-struct PlanCost {
-  std::array<int, 3> tile{1, 1, 1};  // output points per block per axis
-  int stream_axis = -1;              // -1 tiled, else the streamed axis
-  long long stream_len = 1;          // points along stream_axis per block
-  long long shared_bytes = 0;        // dynamic shared memory per block
-  double global_read_doubles = 1;    // per useful cell-step, halo and redundancy included
-  double global_write_doubles = 1;   // per useful cell-step
-  double redundancy = 1;             // computed / useful cell-updates
-  double flops_per_cell = 1;
-  int threads_per_block = 1;
-};
-
-// Stand-in for make_plan's cost fields (see PlanCost).
-[[nodiscard]] PlanCost plan_cost_until_make_plan(const Stencil& stencil, const Setting& s);
 
 class Predictor {
  public:

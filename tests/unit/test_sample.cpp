@@ -10,6 +10,8 @@
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
+#include "space/kernel_plan.hpp"
+#include "stencil/typical.hpp"
 
 namespace isletune {
 namespace {
@@ -210,6 +212,54 @@ TEST(Sampler, SettingsValidationNamesTheKey) {
   s = {};
   s.max_samples = 0;
   EXPECT_NE(message(s).find("sample.max_samples"), std::string::npos);
+}
+
+// A tiled 2-D setting with a 32 x 32 output tile staged in shared memory.
+Setting tiled_2d(int tbx, int tby, int mfy, int tdeg) {
+  Setting s;
+  s[Param::tbx] = tbx;
+  s[Param::tby] = tby;
+  s[Param::tbz] = 1;
+  s[Param::mfx] = s[Param::mfz] = 1;
+  s[Param::mfy] = mfy;
+  s[Param::ufx] = s[Param::ufy] = s[Param::ufz] = 1;
+  s[Param::use_shared] = 1;
+  s[Param::tdeg] = tdeg;
+  return s;
+}
+
+// A typical 2-D stencil by shape and order.
+Stencil typical_2d(TypicalShape shape, int order) {
+  std::vector<Offset> offsets = typical_offsets(shape, 2, order);
+  std::vector<double> coefficients = typical_coefficients(offsets);
+  return Stencil::make("typical", 2, std::move(offsets), std::move(coefficients));
+}
+
+TEST(Predictor, RooflineFollowsThePlansTrafficPerStepAcrossTdeg) {
+  const Grid grid{8192, 8192, 1};
+  const DeviceLimits limits;
+  // star2d1r is memory bound: four fused steps on a 32 x 32 tile read the 40 x 40 region
+  // once per launch (plan: 1600 / 1024 / 4 doubles per cell-step instead of 1156 / 1024),
+  // with little redundancy, so the predicted time per step falls.
+  const Stencil star = typical_2d(TypicalShape::star, 1);
+  const RooflinePredictor star_model(star, grid, limits);
+  const Setting one = tiled_2d(32, 8, 4, 1), four = tiled_2d(32, 8, 4, 4);
+  const KernelPlan p1 = make_plan(star, grid, one, limits),
+                   p4 = make_plan(star, grid, four, limits);
+  ASSERT_LT(p4.global_read_doubles + p4.global_write_doubles,
+            0.5 * (p1.global_read_doubles + p1.global_write_doubles));
+  EXPECT_LT(star_model.predict_ms(four), 0.7 * star_model.predict_ms(one));
+  // box2d4r on an 8 x 8 tile: four fused steps compute 7.5x the useful updates of 161 flops
+  // each; the redundancy outweighs the saved traffic and tdeg 4 predicts slower.
+  const Stencil box = typical_2d(TypicalShape::box, 4);
+  const RooflinePredictor box_model(box, grid, limits);
+  const Setting small_one = tiled_2d(8, 8, 1, 1), small_four = tiled_2d(8, 8, 1, 4);
+  ASSERT_DOUBLE_EQ(make_plan(box, grid, small_four, limits).redundancy, 7.5);
+  EXPECT_GT(box_model.predict_ms(small_four), box_model.predict_ms(small_one));
+  // A setting the plan rejects (shared memory over the opt-in limit) predicts the worst.
+  const Setting huge = tiled_2d(32, 32, 32, 8);
+  ASSERT_TRUE(plan_violation(star, grid, huge, limits).has_value());
+  EXPECT_EQ(star_model.predict_ms(huge), RooflinePredictor::kUnfit);
 }
 
 TEST(Predictor, RooflinePrefersBigTilesAndTemporalBlocking) {
