@@ -93,7 +93,17 @@ class CheckpointingSink final : public TraceSink {
  public:
   CheckpointingSink(RankTraceWriter& writer, std::string& write_error)
       : writer_(writer), write_error_(write_error) {}
-  void evaluation(const EvaluationRecord& r) override { writer_.evaluation(r); }
+  void evaluation(const EvaluationRecord& r) override {
+    if (!r.migrant)
+      compile_ms_ += r.measurement.compile_ms;
+    writer_.evaluation(r);
+  }
+  // Compile time (s) of the measurements recorded since the last call, for the progress line.
+  [[nodiscard]] double take_compile_s() {
+    const double s = compile_ms_ * 1e-3;
+    compile_ms_ = 0;
+    return s;
+  }
   void generation(const GenerationRecord& r) override { writer_.generation(r); }
   void migration(const MigrationRecord& r) override { writer_.migration(r); }
   // A write error (full disk) is kept, not thrown: the search then stops every rank at
@@ -121,6 +131,7 @@ class CheckpointingSink final : public TraceSink {
   int pending_generation_ = 0;
   std::optional<std::vector<std::uint8_t>> pending_;
   std::string& write_error_;  // the first TraceWriteError of this rank
+  double compile_ms_ = 0;     // of the rows recorded since take_compile_s
 };
 
 // Everything one rank builds before the search.
@@ -195,19 +206,25 @@ class Progress {
 
   // Every strategy records one GenerationRecord per generation on every rank, so the
   // gather below is matched on all ranks. `evaluations` counts measurements so far.
-  void generation(const GenerationRecord& g) {
+  // `compile_s`: this rank's compile time for the generation's new measurements.
+  void generation(const GenerationRecord& g, double compile_s) {
     evaluations_ += g.evaluations;
     const std::vector<double> mine = {static_cast<double>(g.generation),
-                                      static_cast<double>(evaluations_), g.best_ms, g.mcr,
-                                      g.wall_s};
+                                      static_cast<double>(evaluations_),
+                                      g.best_ms,
+                                      g.mcr,
+                                      g.wall_s,
+                                      compile_s};
     const std::vector<double> all = world_.gather(mine);
     if (world_.rank() != 0)
       return;
     double best_all = std::numeric_limits<double>::infinity();
+    double compile_all = 0;  // summed over the ranks
     double evals = 0, min_evals_left = std::numeric_limits<double>::infinity(), elapsed = 0;
     std::string mcrs;
     for (int r = 0; r < world_.size(); ++r) {
-      const double* v = &all[static_cast<std::size_t>(r) * 5];
+      const double* v = &all[static_cast<std::size_t>(r) * 6];
+      compile_all += v[5];
       if (!std::isnan(v[2]))
         best_all = std::min(best_all, v[2]);
       evals += v[1];
@@ -238,14 +255,15 @@ class Progress {
     if (std::isinf(best_all)) {
       line = (format(
           "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
-          "left:%s",
-          g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, left.c_str()));
+          "compile %.1f s | left:%s",
+          g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all,
+          left.c_str()));
     } else {
       line = (format(
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
-          "left:%s",
+          "compile %.1f s | left:%s",
           g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
-          elapsed, now_s() - start_s_, left.c_str()));
+          elapsed, now_s() - start_s_, compile_all, left.c_str()));
     }
     if (printer_.line)
       printer_.line(line);
@@ -293,7 +311,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   hooks.wall_clock = now_s;
   hooks.on_generation = [&](const GenerationRecord& g) {
     elapsed_s = g.wall_s;
-    progress.generation(g);
+    progress.generation(g, sink.take_compile_s());
   };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
