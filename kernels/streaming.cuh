@@ -37,8 +37,8 @@ __device__ __forceinline__ void stream_load(const double* __restrict__ in, doubl
 }
 
 template <class C, class Apply>
-__device__ __forceinline__ void stream_step(const double* __restrict__ in,
-                                            double* __restrict__ out, double* smem) {
+__device__ __forceinline__ void stream_step(const double* __restrict__ in, double* __restrict__ out,
+                                            double* smem) {
   constexpr int LA = C::LA, LB = C::LB, PA = LA * LB, R = C::SLO + C::SHI + 1, T = C::TDEG;
   constexpr int THREADS = C::TBX * C::TBY * C::TBZ;
   constexpr int PER = (PA + THREADS - 1) / THREADS;  // prefetch registers per thread
@@ -61,8 +61,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in,
       for (int k = 0; k < PER; ++k) {
         const int i = tid + k * THREADS;
         const int ga = a0 + i % LA, gb = b0 + i / LA, np = p + 1;
-        const bool inside = i < PA && np < C::NS && np >= 0 && ga >= 0 && ga < C::NA &&
-                            gb >= 0 && gb < C::NB;
+        const bool inside =
+            i < PA && np < C::NS && np >= 0 && ga >= 0 && ga < C::NA && gb >= 0 && gb < C::NB;
         pre[k] = inside ? in[np * C::GSS + gb * C::GSB + ga] : 0.0;
       }
     } else {
@@ -89,8 +89,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in,
           if (ga < 0 || ga >= C::NA || gb < 0 || gb >= C::NB)
             continue;  // outside the grid: never read by a point inside
           const int at = ib * LA + ia;
-          const bool interior = q_in && ga >= C::ALO && ga < C::NA - C::AHI && gb >= C::BLO &&
-                                gb < C::NB - C::BHI;
+          const bool interior =
+              q_in && ga >= C::ALO && ga < C::NA - C::AHI && gb >= C::BLO && gb < C::NB - C::BHI;
           const double v = interior ? Apply::template ring<LA>(pl, at) : pl[C::SLO][at];
           if (level == T)
             out[1LL * q * C::GSS + 1LL * gb * C::GSB + ga] = v;

@@ -31,10 +31,10 @@ __device__ __forceinline__ int merged_index(int t, int u) {
 template <class C, class Apply>
 __device__ __forceinline__ void tiled_step(const double* __restrict__ in, double* __restrict__ out,
                                            double* smem) {
-  constexpr int TBX = C::TBX, TBY = C::TBY, TBZ = C::TBZ, MFX = C::MFX, MFY = C::MFY,
-                MFZ = C::MFZ, UFX = C::UFX, UFY = C::UFY, UFZ = C::UFZ, MERGE = C::MERGE,
-                SHARED = C::SHARED, NX = C::NX, NY = C::NY, NZ = C::NZ, XLO = C::XLO,
-                XHI = C::XHI, YLO = C::YLO, YHI = C::YHI, ZLO = C::ZLO, ZHI = C::ZHI;
+  constexpr int TBX = C::TBX, TBY = C::TBY, TBZ = C::TBZ, MFX = C::MFX, MFY = C::MFY, MFZ = C::MFZ,
+                UFX = C::UFX, UFY = C::UFY, UFZ = C::UFZ, MERGE = C::MERGE, SHARED = C::SHARED,
+                NX = C::NX, NY = C::NY, NZ = C::NZ, XLO = C::XLO, XHI = C::XHI, YLO = C::YLO,
+                YHI = C::YHI, ZLO = C::ZLO, ZHI = C::ZHI;
   constexpr int TX = TBX * MFX, TY = TBY * MFY, TZ = TBZ * MFZ;
   constexpr int SXD = TX + XLO + XHI, SYD = TY + YLO + YHI, SZD = TZ + ZLO + ZHI;
   constexpr long long PLANE = 1LL * NX * NY;
@@ -172,8 +172,8 @@ __device__ __forceinline__ void tiled_temporal(const double* __restrict__ in,
       if (gx < 0 || gx >= NX || gy < 0 || gy >= NY || gz < 0 || gz >= NZ)
         continue;  // outside the grid: never read by a point that is inside
       const int at = (iz * LY + iy) * LX + ix;
-      const bool interior = gx >= C::XLO && gx < NX - C::XHI && gy >= C::YLO &&
-                            gy < NY - C::YHI && gz >= C::ZLO && gz < NZ - C::ZHI;
+      const bool interior = gx >= C::XLO && gx < NX - C::XHI && gy >= C::YLO && gy < NY - C::YHI &&
+                            gz >= C::ZLO && gz < NZ - C::ZHI;
       b[at] = interior ? Apply::template at<LX, LX * LY>(a + at) : a[at];
     }
     __syncthreads();

@@ -500,9 +500,9 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 }
 
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
-  p.check_keys(node, "evaluator",
-               {"backend", "dataset", "timeout_s", "compile_timeout_s", "compile_threads",
-                "cache_dir"});
+  p.check_keys(
+      node, "evaluator",
+      {"backend", "dataset", "timeout_s", "compile_timeout_s", "compile_threads", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
