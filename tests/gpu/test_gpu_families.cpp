@@ -13,35 +13,19 @@
 #include "common/rng.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/cuda_evaluator.hpp"
+#include "gpu_start.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune::cuda {
 namespace {
 
-struct Started {
-  std::unique_ptr<CudaEvaluator> evaluator;
-  std::string why;
-};
-
-Started start(const Stencil& st, const Grid& g) {
+gpu_test::Started start(const Stencil& st, const Grid& g) {
   CudaOptions o;
-  o.worker_path = ISLETUNE_WORKER_PATH;
   o.timeout_s = 120;
   o.min_rep_ms = 0.05;
-  Problem p{st, g, 48, 1, 1};
-  try {
-    return {std::make_unique<CudaEvaluator>(p, o), {}};
-  } catch (const InputError& e) {
-    return {nullptr, e.what()};
-  }
+  return gpu_test::start_evaluator(Problem{st, g, 48, 1, 1}, o);
 }
-
-#define START_OR_SKIP(var, ...)               \
-  Started var##_started = start(__VA_ARGS__); \
-  if (!var##_started.evaluator)               \
-    GTEST_SKIP() << var##_started.why;        \
-  CudaEvaluator& var = *var##_started.evaluator
 
 // `per_oc` random valid settings of every OC of the default space (seeded per stencil); with
 // stride 2 only the OCs of one temporal flag (oc % 2 == phase), to bound device time.

@@ -10,39 +10,22 @@
 #include "common/error.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/cuda_evaluator.hpp"
+#include "gpu_start.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune::cuda {
 namespace {
 
-// A started evaluator, or the sentence explaining why there is no GPU.
-struct Started {
-  std::unique_ptr<CudaEvaluator> evaluator;
-  std::string why;
-};
-
 // Correctness tests allow long compiles (the largest part-1 kernels of box3d4r took over 60 s
 // on a loaded 16-core host); the compile bound has its own test.
-Started start(const Stencil& st, const Grid& g, double timeout_s = 120,
-              double compile_timeout_s = 600) {
+gpu_test::Started start(const Stencil& st, const Grid& g, double timeout_s = 120,
+                        double compile_timeout_s = 600) {
   CudaOptions o;
-  o.worker_path = ISLETUNE_WORKER_PATH;
   o.timeout_s = timeout_s;
   o.compile_timeout_s = compile_timeout_s;
   o.min_rep_ms = 0.2;
-  Problem p{st, g, 48, 1, 3};
-  try {
-    return {std::make_unique<CudaEvaluator>(p, o), {}};
-  } catch (const InputError& e) {
-    return {nullptr, e.what()};
-  }
+  return gpu_test::start_evaluator(Problem{st, g, 48, 1, 3}, o);
 }
-
-#define START_OR_SKIP(var, ...)               \
-  Started var##_started = start(__VA_ARGS__); \
-  if (!var##_started.evaluator)               \
-    GTEST_SKIP() << var##_started.why;        \
-  CudaEvaluator& var = *var##_started.evaluator
 
 // Part-1 settings: every merge kind × shared × constant, in two block shapes.
 std::vector<Setting> part1_settings(int dims) {
