@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
 
 namespace isletune {
 

@@ -3,7 +3,7 @@
 // setting the same (pure stratified sampling); `roofline` is an analytic time per step.
 //
 // Roofline model (per time step, double precision). Every geometry and cost input comes from
-// the kernel plan (make_plan, src/space/kernel_plan.hpp, the one home of these numbers); a
+// the kernel plan (make_plan, src/kernel/kernel_plan.hpp, the one home of these numbers); a
 // setting with a plan_violation, or a block that cannot be resident, predicts kUnfit.
 //   read     = plan.global_read_doubles: the block's whole loaded region (tile + halo x tdeg)
 //              per useful cell-step, i.e. halo and temporal redundancy included; its useful
@@ -40,8 +40,8 @@
 #include <string>
 #include <string_view>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {

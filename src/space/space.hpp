@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "common/rng.hpp"
-#include "space/device_limits.hpp"
-#include "space/kernel_plan.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {

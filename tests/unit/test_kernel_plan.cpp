@@ -2,7 +2,7 @@
 // grid exactly once, shared bytes against hand counts, leftover steps, device limits, costs.
 #include <gtest/gtest.h>
 
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "eval/cuda/codegen_family.hpp"
-#include "space/kernel_plan.hpp"
+#include "kernel/family.hpp"
+#include "kernel/kernel_plan.hpp"
 
 namespace isletune::cuda {
 namespace detail {

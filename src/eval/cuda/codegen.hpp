@@ -1,7 +1,7 @@
 // CUDA code generation for the CUDA evaluator (pure C++, no CUDA headers): from a Stencil,
 // a Grid and a Setting it emits a self-contained NVRTC source (the kernel family's template of
 // kernels/*.cuh inlined, one config struct per entry built from the kernel plan
-// (space/kernel_plan.hpp), the stencil's weighted sum unrolled with literal or __constant__
+// (kernel/kernel_plan.hpp), the stencil's weighted sum unrolled with literal or __constant__
 // coefficients, extern "C" main and tail entries) and their launch configurations. Families:
 // tiled (kernels/tiled.cuh, codegen_tiled.cpp) and streaming (kernels/streaming.cuh,
 // codegen_streaming.cpp), each with temporal blocking for tdeg > 1. Also emits the reference
@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune::cuda {

@@ -3,7 +3,7 @@
 // ping-pong shared buffers (tiled_temporal).
 #include <sstream>
 
-#include "eval/cuda/codegen_family.hpp"
+#include "kernel/family.hpp"
 
 namespace isletune::cuda::detail {
 

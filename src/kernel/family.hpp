@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "space/kernel_plan.hpp"
-#include "space/setting.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune::cuda::detail {

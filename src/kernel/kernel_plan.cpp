@@ -1,5 +1,5 @@
 // The kernel plan: tile, halo, launch geometry, shared memory and per-cell costs of a setting.
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
 
 #include <algorithm>
 

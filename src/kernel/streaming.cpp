@@ -4,7 +4,7 @@
 // and the remaining non-streamed axis (z of extent 1 in 2-D).
 #include <sstream>
 
-#include "eval/cuda/codegen_family.hpp"
+#include "kernel/family.hpp"
 
 namespace isletune::cuda::detail {
 
