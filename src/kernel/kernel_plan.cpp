@@ -1,14 +1,16 @@
-// The kernel plan: tile, halo, launch geometry, shared memory and per-cell costs of a setting.
+// The kernel plan: the generic part (block, halo, steps), the family's part (KernelFamily::plan),
+// the launch limits, and the helpers the families' plan arithmetic shares.
 #include "kernel/kernel_plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "kernel/registry.hpp"
 
 namespace isletune {
 namespace {
 
 constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
-constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
-constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
 
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
@@ -28,82 +30,78 @@ StencilReach reach_of(const Stencil& stencil) {
   return r;
 }
 
-KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, const Grid& grid,
-                     const Setting& s) {
-  KernelPlan p;
-  const bool streaming = s[Param::streaming] != 0;
-  p.family = streaming ? KernelFamily::streaming : KernelFamily::tiled;
-  p.dims = dims;
-  p.tdeg = std::max(1, s[Param::tdeg]);
-  p.steps_per_launch = p.tdeg;
-  p.stream_axis = streaming ? s[Param::sd] : -1;
-  p.halo_lo = reach.lo;
-  p.halo_hi = reach.hi;
-  const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
+int ProblemShape::radius(std::size_t axis) const {
+  return std::max(reach.lo[axis], reach.hi[axis]);
+}
+
+ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
+  return ProblemShape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
+}
+
+Setting KernelFamily::one_step(const Setting& s) const {
+  Setting one = s;
+  one[Param::tdeg] = 1;
+  return one;
+}
+
+void plan_tiles(KernelPlan& p, const ProblemShape& shape, const std::array<int, 3>& tile) {
+  const std::array<long long, 3> extent{shape.grid.nx, shape.grid.ny, shape.grid.nz};
   for (std::size_t d = 0; d < 3; ++d) {
-    p.block[d] = s[kTb[d]];
-    if (static_cast<int>(d) >= dims) {
+    if (static_cast<int>(d) >= shape.dims) {
       p.tile[d] = 1;
       p.loaded[d] = 1;
       p.grid[d] = 1;
       continue;
     }
-    if (static_cast<int>(d) == p.stream_axis) {
-      p.stream_len = std::min<long long>(std::max(1, s[Param::sb]), extent[d]);
-      p.tile[d] = static_cast<int>(p.stream_len);
-    } else {
-      p.tile[d] = s[kTb[d]] * s[kMf[d]];
-    }
-    p.loaded[d] = p.tile[d] + (reach.lo[d] + reach.hi[d]) * p.tdeg;
-    p.grid[d] = ceil_div(extent[d], p.tile[d]);
+    p.tile[d] = tile[d];
+    p.loaded[d] = tile[d] + (shape.reach.lo[d] + shape.reach.hi[d]) * p.tdeg;
+    p.grid[d] = ceil_div(extent[d], tile[d]);
   }
-  p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
-  p.flops_per_cell = flops_per_cell;
+}
 
-  // Shared memory: the one home of this number (codegen sizes its buffers from the same
-  // loaded extents). Tiled: the staged tile (tdeg = 1, use_shared) or two ping-pong
-  // buffers of the tile for fused steps. Streaming: per time level below tdeg one ring of
-  // (lo + hi + 1) planes along sd, each plane the loaded in-plane extent.
+void plan_costs(KernelPlan& p) {
   double tile_cells = 1, loaded_cells = 1;
   for (std::size_t d = 0; d < 3; ++d) {
     tile_cells *= p.tile[d];
     loaded_cells *= p.loaded[d];
   }
-  if (p.family == KernelFamily::tiled) {
-    const long long cells = 1LL * p.loaded[0] * p.loaded[1] * p.loaded[2];
-    if (p.tdeg > 1)
-      p.shared_bytes = 2 * cells * 8;
-    else
-      p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
-  } else {
-    const auto a = static_cast<std::size_t>(p.stream_axis);
-    long long plane = 1;
-    for (std::size_t d = 0; d < 3; ++d) {
-      if (d != a)
-        plane *= p.loaded[d];
-    }
-    const long long ring = reach.lo[a] + reach.hi[a] + 1;
-    p.shared_bytes = p.tdeg * ring * plane * 8;
-  }
-
-  // Costs per useful cell-step: each block reads its loaded region once per launch and
-  // writes its tile once; level L of a fused launch computes the region shrunk by L halos.
   p.global_read_doubles = loaded_cells / tile_cells / p.tdeg;
   p.global_write_doubles = 1.0 / p.tdeg;
   double computed = 0;
   for (int level = 1; level <= p.tdeg; ++level) {
     double cells = 1;
     for (std::size_t d = 0; d < 3; ++d)
-      cells *= p.tile[d] + (reach.lo[d] + reach.hi[d]) * (p.tdeg - level);
+      cells *= p.tile[d] + (p.halo_lo[d] + p.halo_hi[d]) * (p.tdeg - level);
     computed += cells;
   }
   p.redundancy = computed / (tile_cells * p.tdeg);
+}
+
+KernelPlan make_plan(const KernelFamily& family, const ProblemShape& shape, const Setting& s) {
+  KernelPlan p;
+  p.family = &family;
+  p.dims = shape.dims;
+  p.tdeg = std::max(1, s[Param::tdeg]);
+  p.steps_per_launch = p.tdeg;
+  p.halo_lo = shape.reach.lo;
+  p.halo_hi = shape.reach.hi;
+  p.block = {s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
+  p.flops_per_cell = shape.flops_per_cell;
+  family.plan(shape, s, p);
   return p;
+}
+
+KernelPlan make_plan(const ProblemShape& shape, const Setting& s) {
+  const KernelFamily* family = find_family(s);
+  if (!family)
+    throw std::logic_error("make_plan: no kernel family builds " + canonical_key(s));
+  return make_plan(*family, shape, s);
 }
 
 KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
                      const DeviceLimits&) {
-  return make_plan(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting);
+  return make_plan(shape_of(stencil, grid), setting);
 }
 
 bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
@@ -129,15 +127,10 @@ std::optional<std::string> block_violation(const std::array<int, 3>& block,
   return std::nullopt;
 }
 
-bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid& grid,
-             const Setting& s, const DeviceLimits& limits, std::string* why) {
-  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
-  if (!block_fits(block, limits)) {
-    if (why)
-      *why = *block_violation(block, limits);
-    return false;
-  }
-  const KernelPlan p = make_plan(reach, dims, flops_per_cell, grid, s);
+namespace {
+
+// plan_ok's checks on a built plan (the block is checked before the plan is built).
+bool launch_ok(const KernelPlan& p, const DeviceLimits& limits, std::string* why) {
   for (std::size_t d = 0; d < 3; ++d) {
     if (p.grid[d] > limits.max_grid_dim[d]) {
       if (why) {
@@ -159,11 +152,60 @@ bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid
   return true;
 }
 
+// The family, or why none builds s.
+const KernelFamily* family_or_why(const Setting& s, std::string* why) {
+  const KernelFamily* f = find_family(s);
+  if (!f && why)
+    *why = "no kernel family builds this setting (" + canonical_key(s) + ").";
+  return f;
+}
+
+}  // namespace
+
+bool plan_ok(const ProblemShape& shape, const Setting& s, const DeviceLimits& limits,
+             std::string* why) {
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits)) {
+    if (why)
+      *why = *block_violation(block, limits);
+    return false;
+  }
+  const KernelFamily* family = family_or_why(s, why);
+  if (!family)
+    return false;
+  return launch_ok(make_plan(*family, shape, s), limits, why);
+}
+
+bool plan_ok(const KernelFamily& family, const ProblemShape& shape, const Setting& s,
+             const DeviceLimits& limits, std::string* why) {
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits)) {
+    if (why)
+      *why = *block_violation(block, limits);
+    return false;
+  }
+  return launch_ok(make_plan(family, shape, s), limits, why);
+}
+
+std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shape, const Setting& s,
+                                                        const DeviceLimits& limits) {
+  std::string why;
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits))
+    return *block_violation(block, limits);
+  const KernelFamily* family = family_or_why(s, &why);
+  if (!family)
+    return why;
+  KernelPlan p = make_plan(*family, shape, s);
+  if (!launch_ok(p, limits, &why))
+    return why;
+  return p;
+}
+
 std::optional<std::string> plan_violation(const Stencil& stencil, const Grid& grid,
                                           const Setting& setting, const DeviceLimits& limits) {
   std::string why;
-  if (plan_ok(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting, limits,
-              &why))
+  if (plan_ok(shape_of(stencil, grid), setting, limits, &why))
     return std::nullopt;
   return why;
 }

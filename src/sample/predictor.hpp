@@ -26,8 +26,8 @@
 //   t_mem    = cells * bytes / bandwidth;  t_flop = cells * plan.flops_per_cell *
 //              plan.redundancy / fp64_peak
 //   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
-//              f_stream = 0.95 for retiming and 0.95 for prefetch (multiplied) on the streaming
-//              family, else 1; launches = 0.005 ms / tdeg.
+//              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
+//              for prefetch, multiplied; tiled: 1); launches = 0.005 ms / tdeg.
 // Temporal blocking therefore pays through the plan: DRAM traffic per step falls roughly as
 // 1/tdeg while redundancy (flops) and shared memory (occupancy) grow.
 // Measured rank correlation with real H200 times: printed by
