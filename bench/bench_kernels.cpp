@@ -48,6 +48,7 @@ struct Options {
   bool throughput = false;
   bool families = false;   // --families: hand-picked settings per family x tdeg
   int family_case = -1;    // --case I: only hand-picked case I (and naive)
+  std::string family;      // --family NAME: only the cases of that family (and naive)
   std::string source_key;  // --source KEY: print the generated kernel (no GPU)
   bool dry_run = false;    // sample settings only (no GPU)
   std::string throughput_stencil = "star3d2r";
@@ -276,6 +277,43 @@ std::vector<FamilyCase> family_cases(int dims) {
   };
 }
 
+// Register-tile cases of the tiled family for stencils with >= 25 points (boxes of radius >= 2
+// in 2-D and >= 1 in 3-D, where the multiply-adds, not DRAM, bind): block merging along y
+// (and z) so that each thread computes a column chunk of points and every loaded input feeds
+// the chunk's FMAs (Apply::block), x unmerged for coalesced rows, staged tile or not. The
+// last case of each list is the best setting found by random search before the register
+// tile (docs/benchmarks.md, "Kernel benchmark").
+std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
+  if (st.size() < 25)
+    return {};
+  if (st.dims() == 2) {
+    return {
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=1"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=128 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=32 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=1 use_constant=1"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=4 ufy=4 use_shared=1"},
+    };
+  }
+  return {
+      {"tiled", 1, "tbx=32 tby=4 tbz=1 merge=block mfy=4 ufy=4 mfz=8 ufz=8 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=1 merge=block mfy=4 ufy=4 mfz=8 ufz=8 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=8 tbz=1 merge=block mfy=2 ufy=2 mfz=8 ufz=8 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=8 tbz=1 merge=block mfy=2 ufy=2 mfz=8 ufz=8 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=block mfy=2 ufy=2 mfz=2 ufz=2 use_shared=1"},
+      {"tiled", 1,
+       "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1 "
+       "use_constant=1"},
+      {"tiled", 1,
+       "tbx=32 tby=2 tbz=8 merge=block mfx=2 ufx=2 mfy=4 ufy=1 mfz=4 ufz=4 "
+       "use_shared=0"},
+  };
+}
+
 // EBISU on an H100 (docs/benchmarks.md, stencil-perf-anchors): only at 8192^2 / 512^3.
 double ebisu_figure(const std::string& stencil, const Grid& g) {
   static const std::map<std::string, double> k2 = {
@@ -325,9 +363,13 @@ int run_families(const Options& o) {
       batch.push_back(naive_setting(st.dims()));
       cases.push_back({"naive", 1, ""});
     }
-    const auto all = family_cases(st.dims());
+    auto all = family_cases(st.dims());
+    for (const FamilyCase& c : register_tile_cases(st))
+      all.push_back(c);
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (o.family_case >= 0 && static_cast<int>(i) != o.family_case)
+        continue;
+      if (!o.family.empty() && all[i].family != o.family)
         continue;
       const FamilyCase& c = all[i];
       cases.push_back(c);
@@ -449,6 +491,7 @@ constexpr const char* kUsage =
     "star2d1r box2d1r star2d2r star3d1r box3d1r), verified and timed, next to naive, copy and\n"
     "EBISU; rows go to docs/bench/families-<gpu>.csv (--csv).\n"
     "--case I: only the I-th hand-picked setting (from 0), without naive.\n"
+    "--family NAME: only the hand-picked settings of that family (tiled, streaming).\n"
     "--source FIELDS: print the generated kernel of one setting for the first stencil.\n";
 int main(int argc, char** argv) {
   using namespace isletune::cuda;
@@ -494,6 +537,8 @@ int main(int argc, char** argv) {
         o.families = true;
       else if (a == "--case")
         o.family_case = std::stoi(next());
+      else if (a == "--family")
+        o.family = next();
       else if (a == "--source")
         o.source_key = next();
       else if (a == "--no-kernels")

@@ -20,6 +20,12 @@
 
 namespace isletune {
 
+// Upper bound on the weighted-sum terms (multiply-adds) of one unrolled chunk of the tiled
+// family. NVRTC time grows faster than linearly with the straight-line code (H100 host,
+// 2026-11-24, 12 settings compiled at once: 2000 terms 2 s, 4000 terms 5 s, 5500 terms
+// 8-15 s, 11000 terms 20-60 s), while chunks past a few thousand terms add little reuse.
+inline constexpr long long kMaxUnrolledTerms = 6144;
+
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting
   int dims = 2;
@@ -30,9 +36,13 @@ struct KernelPlan {
   std::array<int, 3> tile{1, 1, 1};         // OUTPUT points per block per axis
   std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
   std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
-  int stream_axis = -1;                     // -1 tiled, 1 = y, 2 = z
-  long long stream_len = 0;                 // points along stream_axis per block
-  long long shared_bytes = 0;               // dynamic shared memory per block
+  // Merged points per unrolled chunk per axis (tiled: the setting's uf, halved, x first, then
+  // the larger of y and z, while chunk points x stencil points > kMaxUnrolledTerms; the same
+  // for the main and the one-step tail kernel). {1, 1, 1} for families without chunks.
+  std::array<int, 3> unroll{1, 1, 1};
+  int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
+  long long stream_len = 0;    // points along stream_axis per block
+  long long shared_bytes = 0;  // dynamic shared memory per block
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy
   double global_write_doubles = 1;  // 1/tdeg
