@@ -100,12 +100,15 @@ def summary(trace: Trace) -> dict[str, Any]:
             "measured": int(np.count_nonzero(m)),
             "ok": int(np.count_nonzero(m & o)),
             "failed": int(np.count_nonzero(m & ~o)),
-            # cache hits: rows of older traces, per-generation counts of newer ones
-            "cached": int(np.count_nonzero(e["cached"])) + (
+            # cache hits: rows of older traces (migrants aside), per-generation counts of
+            # newer ones; the same count as `isletune report`
+            "cached": int(np.count_nonzero(e["cached"] & ~e["migrant"])) + (
                 int(np.sum(g["cache_hits"])) if len(g) else 0),
             "migrants": int(np.count_nonzero(e["migrant"])),
             "best_ms": island_best,
-            "generations": int(g["generation"].max()) + 1 if len(g) else 0,
+            # generations after the initial population (generation 0), as /result counts
+            # them and `isletune report` prints them
+            "generations": int(g["generation"].max()) if len(g) else 0,
             "wall_s": float(np.nanmax(e["wall_s"])) if len(e) else math.nan,
             "wait_s": float(np.sum(g["wait_s"])) if len(g) else 0.0,
             "final_mcr": float(g["mcr"][-1]) if len(g) else math.nan,

@@ -453,8 +453,7 @@ void export_kernel_tuner_cache(const TraceReader& reader, const std::filesystem:
 int export_command(const Args& args) {
   const ParsedArgs parsed = parse_args("export", args, {"-o", "--kernel-tuner-cache"}, {"--best"});
   if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
+    return print_help(kHelp);
   }
   expect_positional(parsed, 1, kUsage);
   const bool best = parsed.has("--best");

@@ -50,7 +50,7 @@ struct RunPrinter {
 
 // How a run ended, for the CLI to print (rank 0 has `result`).
 struct RunOutcome {
-  int exit_code = 0;
+  int exit_code = 0;  // common/exit_codes.hpp
   bool reporter = false;  // rank 0: the rank that prints
   std::filesystem::path dir;
   std::optional<ResultInfo> result;  // rank 0, once a search ended
