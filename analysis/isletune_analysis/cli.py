@@ -218,9 +218,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export_kt(args: argparse.Namespace) -> int:
     """Writes a Kernel Tuner cache file from a trace."""
-    t = load_trace(args.trace)
+    t = load_trace(args.trace)  # the same one-sentence errors as every subcommand
     _warn([t])
-    doc = kt.write_cache(t, args.output)
+    doc = kt.write_cache(args.trace, args.output)
     ok = sum(1 for e in doc["cache"].values() if not isinstance(e["time"], str))
     rows = [{"file": args.output, "entries": len(doc["cache"]), "ok": ok,
              "failed": len(doc["cache"]) - ok, "device": doc["device_name"],

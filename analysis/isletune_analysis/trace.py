@@ -22,7 +22,11 @@ from typing import Any, Iterable
 # Traces are read while a run may still be writing them; do not take HDF5 file locks.
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 
-import h5py  # noqa: E402
+try:
+    import h5py  # noqa: E402
+except ImportError as _exc:  # one sentence for the command line (__main__.py prints it)
+    raise ImportError("reading isletune traces needs h5py, which is not installed: install "
+                      "python3-h5py (Debian/Ubuntu) or `pip install h5py`") from _exc
 import numpy as np  # noqa: E402
 
 from .errors import TraceError  # noqa: E402

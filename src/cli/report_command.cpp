@@ -134,7 +134,8 @@ std::vector<Fast> top(const Report& rep, std::size_t k) {
 // The most frequent messages of one status, most frequent first.
 std::vector<std::pair<std::string, long long>> frequent(const std::map<std::string, long long>& m) {
   std::vector<std::pair<std::string, long long>> v(m.begin(), m.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   v.resize(std::min(kMessagesPerStatus, v.size()));
   return v;
 }

@@ -2,8 +2,8 @@
 // values, the explicit constraints, the OCs with their valid-setting counts, the size.
 #include <cstdio>
 #include <iterator>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -74,7 +74,9 @@ void print_json(const Config& config, const Stencil& stencil, const Space& space
   double total = 0;
   bool exact = true;
   for (const OcCount& c : counts) {
-    ocs.push_back({{"oc", c.oc}, {"name", Space::oc_name(c.oc)}, {"valid_settings", c.count},
+    ocs.push_back({{"oc", c.oc},
+                   {"name", Space::oc_name(c.oc)},
+                   {"valid_settings", c.count},
                    {"exact", c.exact}});
     total += c.count;
     exact = exact && c.exact;

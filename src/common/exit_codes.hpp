@@ -23,8 +23,9 @@ inline constexpr ExitCodeInfo kExitCodes[] = {
     {kExitOk, "success (a run stopped by a signal also exits 0 and can be resumed)"},
     {kExitInternal, "internal error, out of memory, or a rank that failed during the search"},
     {kExitInput, "bad input: arguments, config, dataset, trace or output directory"},
-    {kExitTrace, "the trace could not be written (e.g. disk full); `isletune resume DIR` after "
-                 "fixing it"},
+    {kExitTrace,
+     "the trace could not be written (e.g. disk full); `isletune resume DIR` after "
+     "fixing it"},
 };
 
 // The "exit codes:" block every --help ends with.

@@ -233,8 +233,8 @@ class Progress {
     const double done = share - first_->second;
     if (done <= 0)
       return fmt::format(" ({:.0f}% of budget)", 100 * share);
-    const auto eta = static_cast<long long>(std::lround((wall - first_->first) / done *
-                                                        (1.0 - share)));
+    const auto eta =
+        static_cast<long long>(std::lround((wall - first_->first) / done * (1.0 - share)));
     return eta >= 60 ? fmt::format(" ({:.0f}% of budget, ETA {}m{:02d}s)", 100 * share, eta / 60,
                                    eta % 60)
                      : fmt::format(" ({:.0f}% of budget, ETA {}s)", 100 * share, eta);
@@ -407,8 +407,8 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
   RunOutcome outcome;
   outcome.dir = s.dir;
   outcome.reporter = world.rank() == 0;
-  // A trace that could not be written ends the run with exit kExitTrace (3) and one sentence that says
-  // what the trace still holds and how to go on.
+  // A trace that could not be written ends the run with exit kExitTrace (3) and one sentence that
+  // says what the trace still holds and how to go on.
   const auto write_failed = [&](const std::string& error, const char* kept, bool say) {
     if (say && printer.error) {
       printer.error(format("isletune %s: %s; %s: free space, then `isletune resume %s`.", command,
