@@ -240,13 +240,10 @@ Json kt_entry(const EvaluationRecord& e, Micros base) {
 Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
   std::map<int, std::vector<EvaluationRecord>> by_rank;
   std::vector<std::pair<int, const EvaluationRecord*>> rows;
-  std::array<std::set<int>, kParamCount> seen;
   for (int rank : reader.ranks())
     by_rank[rank] = reader.evaluations(rank);
   for (const auto& [rank, evals] : by_rank) {
     for (const EvaluationRecord& e : evals) {
-      for (std::size_t i = 0; i < kParamCount; ++i)
-        seen[i].insert(e.setting.values[i]);
       if (!e.cached && !e.migrant)
         rows.emplace_back(rank, &e);
     }
@@ -293,9 +290,14 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
     if (stencil.dims == 3)
       problem_size.push_back(config.grid.nz);
   }
-  std::map<std::string, std::vector<int>> space;
-  for (const ParameterInfo& p : reader.space_parameters())
-    space[p.name] = p.values;
+  // Each parameter's values: those the cached settings take. Kernel Tuner builds its
+  // search space as the product of these lists (restricted to the recorded settings in
+  // simulation mode), so no list is longer than the cache needs.
+  std::array<std::set<int>, kParamCount> seen;
+  for (const auto& [key, e] : chosen) {
+    for (std::size_t i = 0; i < kParamCount; ++i)
+      seen[i].insert(e->setting.values[i]);
+  }
 
   Json doc;
   doc["schema_version"] = "1.0.0";
@@ -305,11 +307,8 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
   Json names = Json::array(), tune = Json::object();
   for (std::size_t i = 0; i < kParamCount; ++i) {
     const std::string name(param_name(param_at(i)));
-    std::set<int> values = seen[i];  // the space's values, widened by any measured one
-    if (const auto it = space.find(name); it != space.end())
-      values.insert(it->second.begin(), it->second.end());
     names.push_back(name);
-    tune[name] = std::vector<int>(values.begin(), values.end());
+    tune[name] = std::vector<int>(seen[i].begin(), seen[i].end());
   }
   doc["tune_params_keys"] = names;
   doc["tune_params"] = tune;
