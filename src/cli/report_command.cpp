@@ -86,6 +86,7 @@ Report gather(const TraceReader& reader) {
       }
       if (e.cached) {
         ++rep.cache_hits;
+        ++rep.rows[e.generation].cache_hits;
         continue;
       }
       ++rep.measured;
@@ -183,7 +184,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                     {"cache_hits", r.cache_hits},
                     {"best_ms", number(r.best_ms)},
                     {"gcells_per_s", number(cells / (r.best_ms * 1e6))},
-                    {"mean_mcr", r.mcr_sum / r.ranks},
+                    {"mean_mcr", number(r.mcr_sum / r.ranks)},
                     {"max_wait_s", r.wait_max},
                     {"clock_s", r.wall_max}});
   }
@@ -251,7 +252,8 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
     for (const auto& [g, r] : rep.rows) {
       fmt::print("{:4d} {:5d} {:6d} {:6d} {:9.5f} {:11.2f} {:9.3f} {:11.4f} {:8.1f}\n", g, r.ranks,
                  r.evaluations, r.cache_hits, std::isfinite(r.best_ms) ? r.best_ms : std::nan(""),
-                 cells / (r.best_ms * 1e6), r.mcr_sum / r.ranks, r.wait_max, r.wall_max);
+                 cells / (r.best_ms * 1e6), r.ranks ? r.mcr_sum / r.ranks : std::nan(""),
+                 r.wait_max, r.wall_max);
     }
   }
 
