@@ -250,3 +250,29 @@ def test_missing_module_is_one_sentence(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "h5py" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_package_installs_with_pip_and_runs_as_isletune_analyze(tmp_path):
+    """analysis/pyproject.toml: `pip install ./analysis` (offline, dependencies from the
+    system) gives the `isletune-analyze` command."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "analysis", src, ignore=shutil.ignore_patterns("__pycache__"))
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps",
+                           "--no-build-isolation", "--no-index", "--target", str(target),
+                           str(src)], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 and "No module named pip" in proc.stderr:
+        pytest.skip("pip is not installed")
+    assert proc.returncode == 0, proc.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    run = subprocess.run([str(target / "bin" / "isletune-analyze"), "summary",
+                          str(DATA / "h200-star2d1r.h5")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "star2d1r" in run.stdout
