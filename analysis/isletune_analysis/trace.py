@@ -33,7 +33,7 @@ import yaml  # noqa: E402
 
 from .errors import TraceError  # noqa: E402
 
-# Parameter order of src/space/setting.hpp (also the order of the `values` column).
+# Parameter order of src/setting/setting.hpp (also the order of the `values` column).
 PARAM_NAMES: tuple[str, ...] = (
     "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
     "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
