@@ -6,7 +6,7 @@
 // tiled_step (TDEG = 1): each block owns a tile of (TBX*MFX) x (TBY*MFY) x (TBZ*MFZ) points;
 // each thread computes MFX*MFY*MFZ points, adjacent (block merging) or TB* apart (cyclic).
 // The per-thread point loops run in chunks of UFX x UFY x UFZ points (the plan's unroll,
-// bounded by kMaxUnrolledTerms): Apply::block is one chunk as a register tile (each loaded
+// bounded by kMaxChunkCost): Apply::block is one chunk as a register tile (each loaded
 // input multiply-added into every point of the chunk that uses it, inputs plane by plane,
 // each point stored once complete). With SHARED = 1 the block first stages its input tile
 // plus halo in dynamic shared memory.

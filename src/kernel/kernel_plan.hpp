@@ -20,11 +20,18 @@
 
 namespace isletune {
 
-// Upper bound on the weighted-sum terms (multiply-adds) of one unrolled chunk of the tiled
-// family. NVRTC time grows faster than linearly with the straight-line code (H100 host,
-// 2026-11-24, 12 settings compiled at once: 2000 terms 2 s, 4000 terms 5 s, 5500 terms
-// 8-15 s, 11000 terms 20-60 s), while chunks past a few thousand terms add little reuse.
-inline constexpr long long kMaxUnrolledTerms = 6144;
+// NVRTC cost of one unrolled chunk of the tiled family: its multiply-adds (chunk points x
+// stencil points), weighted by the stencil's size (the compile time grows with the
+// straight-line terms and with the distinct coefficients ptxas juggles). On the H100 host
+// (2026-11-24, 12 settings compiled at once on 16 cores): box3d2r 2000 / 4000 terms 1.5-4 s,
+// box3d3r 5488 terms 5-18 s, box3d4r 2916 terms 8 s and 5832 terms 10-26 s. A chunk is
+// clipped to cost <= kMaxChunkCost: box3d2r keeps 32 points, box3d3r 16, box3d4r 4 (its
+// fastest measured chunk), 2-D boxes up to 64.
+[[nodiscard]] constexpr double chunk_cost(long long chunk_points, long long stencil_points) {
+  return static_cast<double>(chunk_points * stencil_points) *
+         (1.0 + static_cast<double>(stencil_points) / 512.0);
+}
+inline constexpr double kMaxChunkCost = 9216;
 
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting
@@ -37,8 +44,8 @@ struct KernelPlan {
   std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
   std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
   // Merged points per unrolled chunk per axis (tiled: the setting's uf, halved, x first, then
-  // the larger of y and z, while chunk points x stencil points > kMaxUnrolledTerms; the same
-  // for the main and the one-step tail kernel). {1, 1, 1} for families without chunks.
+  // the larger of y and z, while chunk_cost > kMaxChunkCost; the same for the main and the
+  // one-step tail kernel). {1, 1, 1} for families without chunks.
   std::array<int, 3> unroll{1, 1, 1};
   int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
   long long stream_len = 0;    // points along stream_axis per block

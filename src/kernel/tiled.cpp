@@ -163,8 +163,8 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
   return false;
 }
 
-// The unrolled chunk of tiled_step (KernelPlan::unroll): the setting's uf, halved while
-// chunk points x stencil points > kMaxUnrolledTerms; x first (block-merged x points cost bank
+// The unrolled chunk of tiled_step (KernelPlan::unroll): the setting's uf, halved while its
+// chunk_cost > kMaxChunkCost (NVRTC time); x first (block-merged x points cost bank
 // conflicts and keep more coefficients live), then the larger of y and z (a balanced chunk
 // reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk (mf % uf == 0
 // implies mf % (uf / 2) == 0). Independent of tdeg, so the main and the tail kernel (one
@@ -173,7 +173,7 @@ std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   std::array<int, 3> u{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                        std::max(1, s[Param::ufz])};
   const long long points = (shape.flops_per_cell + 1) / 2;
-  while (1LL * u[0] * u[1] * u[2] * points > kMaxUnrolledTerms) {
+  while (chunk_cost(1LL * u[0] * u[1] * u[2], points) > kMaxChunkCost) {
     if (u[0] % 2 == 0)
       u[0] /= 2;
     else if (u[1] % 2 == 0 && (u[1] >= u[2] || u[2] % 2 != 0))

@@ -161,7 +161,7 @@ TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
 
 // A register-tiled chunk of a compute-bound box: every point of the plan's chunk is computed
 // from one multiply-add per stencil point (the source holds chunk x (points - 1) fma calls) and
-// stored once; the chunk is clipped to kMaxUnrolledTerms; the kernel compiles with NVRTC.
+// stored once; the chunk is clipped to kMaxChunkCost; the kernel compiles with NVRTC.
 TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
   const Stencil st = typical_stencil("box3d3r");
   Setting s = naive_setting(3);
@@ -174,7 +174,7 @@ TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
   ASSERT_FALSE(unsupported_reason(st, g, s).has_value());
   const KernelPlan plan = make_plan(st, g, s, DeviceLimits{});
   const int chunk = plan.unroll[0] * plan.unroll[1] * plan.unroll[2];
-  EXPECT_LE(1LL * chunk * st.size(), kMaxUnrolledTerms);
+  EXPECT_LE(chunk_cost(chunk, st.size()), kMaxChunkCost);
   const KernelSource k = generate_kernel(st, g, s);
   const auto count = [&](const std::string& what) {
     long long n = 0;
