@@ -7,7 +7,7 @@
 // each thread computes MFX*MFY*MFZ points, adjacent (block merging) or TB* apart (cyclic).
 // The per-thread point loops run in chunks of UFX x UFY x UFZ points (the plan's unroll,
 // bounded by kMaxChunkCost): Apply::block is one chunk as a register tile (each loaded
-// input multiply-added into every point of the chunk that uses it, inputs plane by plane,
+// input multiply-added into every point of the chunk that uses it, inputs in (x, y, z) order,
 // each point stored once complete). With SHARED = 1 the block first stages its input tile
 // plus halo in dynamic shared memory.
 //
