@@ -1,5 +1,5 @@
 // `isletune space CONFIG`: what the configured search space holds — every parameter's
-// values, the explicit constraints, the OCs with their valid-setting counts, the size.
+// values, the explicit constraints, the OCs with their valid settings and distinct kernels.
 #include <cstdio>
 #include <string>
 
@@ -17,21 +17,11 @@ constexpr const char* kHelp =
     "\n"
     "Prints the search space of CONFIG: the values of every parameter (defaults with the\n"
     "config's `space` overrides), the explicit constraints, each optimization combination\n"
-    "(OC) with its number of valid settings (exact by enumeration, or a seeded Monte-Carlo\n"
-    "estimate marked ~), and the size of the space. Device limits are those of an H100\n"
+    "(OC) with its number of valid settings and of distinct kernels (settings that differ\n"
+    "only in parameters their kernel family does not read build one kernel; the search\n"
+    "samples and measures each kernel once), exact by enumeration or a seeded Monte-Carlo\n"
+    "estimate marked ~, and the size of the space. Device limits are those of an H100\n"
     "(the evaluator's own limits apply during a run).\n";
-
-constexpr const char* kConstraints[] = {
-    "threads per block tbx*tby*tbz in [32, maxThreadsPerBlock]",
-    "merge = none => mfx = mfy = mfz = 1; merge != none => some mf > 1",
-    "retiming and prefetch only with streaming",
-    "not streaming => sd = 0, sb = 0; streaming => block extent 1 and no merging along sd, "
-    "uf_sd <= sb",
-    "block extent x merge factor > 2 x radius along every tiled dimension the stencil extends "
-    "into",
-    "estimated shared memory <= the device's opt-in limit per block",
-    "2-D => tbz = mfz = ufz = 1",
-};
 
 }  // namespace
 
@@ -73,20 +63,21 @@ int space_command(const Args& args) {
   std::printf("combinations of the lists: %.6g; of the values taken: %.6g\n", listed,
               taken_product);
   std::printf("\nconstraints:\n");
-  for (const char* c : kConstraints)
-    std::printf("  - %s\n", c);
-  std::printf("\noptimization combinations (valid settings):\n");
-  double total = 0;
+  for (const std::string& c : Space::constraints())
+    std::printf("  - %s\n", c.c_str());
+  std::printf("\noptimization combinations (valid settings, distinct kernels):\n");
+  double total = 0, kernels = 0;
   bool all_exact = true;
   const auto counts = space.count_per_oc(config.seed);
   for (const OcCount& c : counts) {
-    std::printf("  %2d %-40s %s%.0f\n", c.oc, Space::oc_name(c.oc).c_str(), c.exact ? " " : "~",
-                c.count);
+    std::printf("  %2d %-40s %s%12.0f %s%12.0f\n", c.oc, Space::oc_name(c.oc).c_str(),
+                c.exact ? " " : "~", c.count, c.exact ? " " : "~", c.kernels);
     total += c.count;
+    kernels += c.kernels;
     all_exact = all_exact && c.exact;
   }
-  std::printf("\nspace size: %s%.6g valid settings in %zu OCs\n", all_exact ? "" : "~", total,
-              counts.size());
+  std::printf("\nspace size: %s%.6g valid settings, %s%.6g distinct kernels in %zu OCs\n",
+              all_exact ? "" : "~", total, all_exact ? "" : "~", kernels, counts.size());
   return 0;
 }
 
