@@ -6,7 +6,11 @@
 // settings with different canonical settings build the same source (a family's canonical()
 // keeps a parameter its kernel does not read).
 //
-//   isletune-kernel-count STENCIL NX NY [NZ]      e.g. isletune-kernel-count star2d1r 8192 8192
+// With --sample N it also runs the sampler (roofline predictor, N settings) twice: drawing
+// valid settings (as before canonical settings) and drawing distinct kernels (as now), and
+// prints how many distinct kernels each sample holds.
+//
+//   isletune-kernel-count STENCIL NX NY [NZ] [--sample N]   e.g. ... star2d1r 8192 8192
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,18 +22,56 @@
 #include "eval/cuda/codegen.hpp"
 #include "kernel/registry.hpp"
 #include "kernel/source_text.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
 using namespace isletune;
 
+namespace {
+
+// The sampler's source as it was before canonical settings: valid settings per OC.
+class ValidSettingSource final : public SettingSource {
+ public:
+  explicit ValidSettingSource(const Space& space) : space_(space) {}
+  [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed) const override {
+    return space_.count_per_oc(seed);
+  }
+  std::optional<Setting> draw(int oc, Rng& rng) override { return space_.random_in_oc(oc, rng); }
+
+ private:
+  const Space& space_;
+};
+
+// Distinct kernels among the settings.
+std::size_t kernels_in(const std::vector<Setting>& settings) {
+  std::unordered_set<Setting, SettingHash> k;
+  for (const Setting& s : settings)
+    k.insert(canonical(s));
+  return k.size();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s STENCIL NX NY [NZ]\n", argv[0]);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int sample_n = 0;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--sample") {
+      sample_n = std::atoi(args[i + 1].c_str());
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+      break;
+    }
+  }
+  if (args.size() < 3) {
+    std::fprintf(stderr, "usage: %s STENCIL NX NY [NZ] [--sample N]\n", argv[0]);
     return 2;
   }
-  const Stencil stencil = typical_stencil(argv[1]);
-  const Grid grid{std::atoll(argv[2]), std::atoll(argv[3]), argc > 4 ? std::atoll(argv[4]) : 1};
+  const Stencil stencil = typical_stencil(args[0]);
+  const Grid grid{std::atoll(args[1].c_str()), std::atoll(args[2].c_str()),
+                  args.size() > 3 ? std::atoll(args[3].c_str()) : 1};
   const Space space(stencil, grid, {}, Space::default_values(stencil.dims(), grid));
   const auto t0 = std::chrono::steady_clock::now();
   struct Row {
@@ -65,6 +107,19 @@ int main(int argc, char** argv) {
     const Row& r = rows[static_cast<std::size_t>(oc)];
     if (r.valid > 0)
       std::printf("%-36s %10lld %10lld\n", Space::oc_name(oc).c_str(), r.valid, r.canonical);
+  }
+  if (sample_n > 0) {
+    const RooflinePredictor roofline(stencil, grid, space.limits());
+    SamplerSettings ss;
+    ss.max_samples = sample_n;
+    ValidSettingSource valid_source(space);
+    SpaceSource kernel_source(space);
+    const auto before = sample(valid_source, roofline, ss, 1).set.settings;
+    const auto after = sample(kernel_source, roofline, ss, 1).set.settings;
+    std::printf(
+        "sampler, %d settings: drawing valid settings %zu sampled, %zu distinct kernels; "
+        "drawing kernels %zu sampled, %zu distinct kernels\n",
+        sample_n, before.size(), kernels_in(before), after.size(), kernels_in(after));
   }
   return collisions > 0 ? 1 : 0;
 }
