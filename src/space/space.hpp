@@ -1,5 +1,5 @@
-// The optimization space (ARCHITECTURE §4): allowed values per parameter, explicit
-// constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
+// The optimization space (docs/architecture.md, "The search space"): allowed values per parameter,
+// explicit constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
 //
 // The explicit constraints are the generic rules of space.cpp (one table, used for messages,
 // pruned enumeration and the text `isletune space` prints: Space::constraints()) and the rules
@@ -34,8 +34,8 @@ class Space {
  public:
   using Values = std::array<std::vector<int>, kParamCount>;
 
-  // Default values of ARCHITECTURE §4 for a problem; parameters that do not apply in 2-D
-  // (tbz, mfz, ufz, sd = z) get their single neutral value.
+  // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
+  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
   static Values default_values(int dims, const Grid& grid);
   // Every explicit constraint in a line: the generic rules, then each registered family's.
   [[nodiscard]] static std::vector<std::string> constraints();
