@@ -192,6 +192,23 @@ class Tiled final : public KernelFamily {
   bool builds(const Setting& s) const override { return s[Param::streaming] == 0; }
   std::span<const FamilyRule> rules() const override { return kRules; }
 
+  // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
+  // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll
+  // factors are not read: block merging and no unrolling stand for them (the one-step tail
+  // is built from the canonical setting).
+  Setting canonical(const Setting& s) const override {
+    Setting c = s;
+    for (const Param p : {Param::sd, Param::sb, Param::retiming, Param::prefetch})
+      c[p] = 0;
+    if (c[Param::tdeg] > 1) {
+      if (c[Param::merge] != static_cast<int>(MergeKind::none))
+        c[Param::merge] = static_cast<int>(MergeKind::block);
+      for (const Param p : {Param::ufx, Param::ufy, Param::ufz})
+        c[p] = 1;
+    }
+    return c;
+  }
+
   void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const override {
     plan_tiles(p, shape,
                {s[Param::tbx] * s[Param::mfx], s[Param::tby] * s[Param::mfy],
@@ -220,10 +237,11 @@ class Tiled final : public KernelFamily {
 
  private:
   static constexpr std::array<FamilyRule, 4> kRules = {
-      FamilyRule{Param::sb, no_stream_form, true},
-      FamilyRule{Param::retiming, no_retiming, true},
-      FamilyRule{Param::prefetch, no_prefetch, true},
-      FamilyRule{Param::use_shared, temporal_needs_staging, false},
+      FamilyRule{Param::sb, no_stream_form, true, "sd = 0 and sb = 0"},
+      FamilyRule{Param::retiming, no_retiming, true, "retiming = 0 (it needs streaming)"},
+      FamilyRule{Param::prefetch, no_prefetch, true, "prefetch = 0 (it needs streaming)"},
+      FamilyRule{Param::use_shared, temporal_needs_staging, false,
+                 "tdeg > 1 needs use_shared = 1 (the fused levels live in shared memory)"},
   };
 };
 

@@ -270,6 +270,33 @@ TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {
   EXPECT_EQ(k.size(), 16u);
 }
 
+// Settings that build the same kernel (stream+cyclic is stream+block, use_shared unread while
+// streaming) share one cubin: the key ignores the `// setting` comment that tells them apart.
+TEST(CubinCache, KeyIgnoresCommentLinesSoEquivalentSettingsShareACubin) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting a = naive_setting(2);
+  a[Param::streaming] = 1;
+  a[Param::sd] = 1;
+  a[Param::sb] = 16;
+  a[Param::tby] = 1;
+  a[Param::tbx] = 64;
+  a[Param::merge] = static_cast<int>(MergeKind::block);
+  a[Param::mfx] = 2;
+  Setting b = a;
+  b[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  b[Param::use_shared] = 1;
+  ASSERT_FALSE(unsupported_reason(st, grid_for(2), a).has_value());
+  ASSERT_FALSE(unsupported_reason(st, grid_for(2), b).has_value());
+  const std::string sa = generate_kernel(st, grid_for(2), a).source;
+  const std::string sb = generate_kernel(st, grid_for(2), b).source;
+  EXPECT_NE(sa, sb);  // the comments name each setting
+  const CubinCompiler compiler(90, "");
+  EXPECT_EQ(compiler.key(sa), compiler.key(sb));
+  Setting c = a;
+  c[Param::use_constant] = 1;  // read: another kernel
+  EXPECT_NE(compiler.key(sa), compiler.key(generate_kernel(st, grid_for(2), c).source));
+}
+
 TEST(CubinCache, SecondCompileOfTheSameSourceIsACacheHit) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("isletune-cubins-" + std::to_string(::getpid()));
@@ -281,7 +308,9 @@ TEST(CubinCache, SecondCompileOfTheSameSourceIsACacheHit) {
   EXPECT_FALSE(first.cached);
   EXPECT_TRUE(second.cached);
   EXPECT_EQ(first.cubin, second.cubin);
-  const CompileResult other = compiler.compile(src + "// changed\n");
+  EXPECT_TRUE(compiler.compile("// another setting\n" + src).cached);  // comments are no key
+  const CompileResult other =
+      compiler.compile("extern \"C\" __global__ void k(double* a) { a[threadIdx.x] = 2.0; }\n");
   EXPECT_FALSE(other.cached);
   const CompileResult broken = compiler.compile("this is not CUDA");
   EXPECT_FALSE(broken.ok);
