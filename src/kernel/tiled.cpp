@@ -167,8 +167,8 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 // chunk_cost > kMaxChunkCost (NVRTC time); x first (block-merged x points cost bank
 // conflicts and keep more coefficients live), then the larger of y and z (a balanced chunk
 // reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk (mf % uf == 0
-// implies mf % (uf / 2) == 0). Independent of tdeg, so the main and the tail kernel (one
-// IslApply) agree.
+// implies mf % (uf / 2) == 0). Taken from the canonical setting, so the main and the tail kernel
+// (one IslApply) agree.
 std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   std::array<int, 3> u{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                        std::max(1, s[Param::ufz])};
@@ -220,7 +220,9 @@ class Tiled final : public KernelFamily {
     else
       p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
     plan_costs(p);
-    p.unroll = chunk(shape, s);
+    // Fused steps read no unroll factor (canonical: 1), and the one-step tail shares the main
+    // kernel's IslApply, so both take the chunk of the canonical setting.
+    p.unroll = chunk(shape, canonical(s));
   }
 
   std::optional<std::string> unsupported(const Setting& s) const override {
