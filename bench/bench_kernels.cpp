@@ -318,7 +318,11 @@ int run_families(const Options& o) {
     }
     std::vector<Setting> batch{naive_setting(st.dims())};
     std::vector<FamilyCase> cases{{"naive", 1, ""}};
-    for (const FamilyCase& c : family_cases(st.dims())) {
+    const auto all = family_cases(st.dims());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (o.family_case >= 0 && static_cast<int>(i) != o.family_case)
+        continue;
+      const FamilyCase& c = all[i];
       cases.push_back(c);
       batch.push_back(setting_from_fields(st.dims(), c.fields));
     }
@@ -436,6 +440,7 @@ constexpr const char* kUsage =
     "--families: hand-picked settings per family x tdeg (default stencils: the five anchors\n"
     "star2d1r box2d1r star2d2r star3d1r box3d1r), verified and timed, next to naive, copy and\n"
     "EBISU; rows go to docs/bench/families-<gpu>.csv (--csv).\n"
+    "--case I: only the I-th hand-picked setting (from 0) and naive.\n"
     "--source FIELDS: print the generated kernel of one setting for the first stencil.\n";
 int main(int argc, char** argv) {
   using namespace isletune::cuda;
@@ -479,6 +484,8 @@ int main(int argc, char** argv) {
         o.throughput_stencil = next();
       else if (a == "--families")
         o.families = true;
+      else if (a == "--case")
+        o.family_case = std::stoi(next());
       else if (a == "--source")
         o.source_key = next();
       else if (a == "--no-kernels")
