@@ -47,6 +47,7 @@ struct Options {
   std::uint64_t seed = 2026;
   bool throughput = false;
   bool families = false;   // --families: hand-picked settings per family x tdeg
+  int family_case = -1;    // --case I: only hand-picked case I (and naive)
   std::string source_key;  // --source KEY: print the generated kernel (no GPU)
   bool dry_run = false;    // sample settings only (no GPU)
   std::string throughput_stencil = "star3d2r";
