@@ -332,6 +332,7 @@ int run_families(const Options& o) {
       const FamilyCase& c = all[i];
       cases.push_back(c);
       batch.push_back(setting_from_fields(st.dims(), c.fields));
+      batch.back()[Param::tdeg] = c.tdeg;
     }
     const auto got = e.evaluate(batch);
     const double naive = o.family_case < 0 ? gcells(g, got[0]) : 0.0;
