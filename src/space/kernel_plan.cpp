@@ -48,22 +48,28 @@ KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, co
       p.grid[d] = 1;
       continue;
     }
+    const int halo = (reach.lo[d] + reach.hi[d]) * p.tdeg;
     if (static_cast<int>(d) == p.stream_axis) {
       p.stream_len = std::min<long long>(std::max(1, s[Param::sb]), extent[d]);
       p.tile[d] = static_cast<int>(p.stream_len);
+      p.loaded[d] = p.tile[d] + halo;
+    } else if (streaming) {
+      // The threads (tb * mf points) cover the loaded plane; the output tile is what is
+      // left after one halo per fused level (may be < 1: plan_ok rejects the setting).
+      p.loaded[d] = s[kTb[d]] * s[kMf[d]];
+      p.tile[d] = p.loaded[d] - halo;
     } else {
       p.tile[d] = s[kTb[d]] * s[kMf[d]];
+      p.loaded[d] = p.tile[d] + halo;
     }
-    p.loaded[d] = p.tile[d] + (reach.lo[d] + reach.hi[d]) * p.tdeg;
-    p.grid[d] = ceil_div(extent[d], p.tile[d]);
+    p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
   }
   p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
   p.flops_per_cell = flops_per_cell;
 
   // Shared memory: the one home of this number (codegen sizes its buffers from the same
   // loaded extents). Tiled: the staged tile (tdeg = 1, use_shared) or two ping-pong
-  // buffers of the tile for fused steps. Streaming: per time level below tdeg one ring of
-  // (lo + hi + 1) planes along sd, each plane the loaded in-plane extent.
+  // buffers of the tile for fused steps. Streaming: see below.
   double tile_cells = 1, loaded_cells = 1;
   for (std::size_t d = 0; d < 3; ++d) {
     tile_cells *= p.tile[d];
@@ -75,29 +81,40 @@ KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, co
       p.shared_bytes = 2 * cells * 8;
     else
       p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
+    // Costs per useful cell-step: each block reads its loaded region once per launch and
+    // writes its tile once; level L of a fused launch computes the region shrunk by L halos.
+    p.global_read_doubles = loaded_cells / tile_cells / p.tdeg;
+    double computed = 0;
+    for (int level = 1; level <= p.tdeg; ++level) {
+      double cells = 1;
+      for (std::size_t d = 0; d < 3; ++d)
+        cells *= p.tile[d] + (reach.lo[d] + reach.hi[d]) * (p.tdeg - level);
+      computed += cells;
+    }
+    p.redundancy = computed / (tile_cells * p.tdeg);
   } else {
+    // Streaming: one padded in-plane plane (loaded + one-step reach per in-plane axis) per
+    // source level 0..tdeg-1, double-buffered; the stream axis lives in registers.
     const auto a = static_cast<std::size_t>(p.stream_axis);
     long long plane = 1;
+    double loaded_plane = 1, tile_plane = 1;
     for (std::size_t d = 0; d < 3; ++d) {
-      if (d != a)
-        plane *= p.loaded[d];
+      if (d == a)
+        continue;
+      plane *= p.loaded[d] + (static_cast<int>(d) < dims ? reach.lo[d] + reach.hi[d] : 0);
+      loaded_plane *= p.loaded[d];
+      tile_plane *= std::max(1, p.tile[d]);
     }
-    const long long ring = reach.lo[a] + reach.hi[a] + 1;
-    p.shared_bytes = p.tdeg * ring * plane * 8;
+    p.shared_bytes = 2LL * p.tdeg * plane * 8;
+    // Each block reads its loaded plane over stream_len + halo planes and, in a skewed
+    // pipeline, computes every level on the whole loaded plane for stream_len + tdeg *
+    // (lo + hi + 1) iterations.
+    const double len = static_cast<double>(p.stream_len);
+    const int q = reach.lo[a] + reach.hi[a] + 1;
+    p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
+    p.redundancy = loaded_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
   }
-
-  // Costs per useful cell-step: each block reads its loaded region once per launch and
-  // writes its tile once; level L of a fused launch computes the region shrunk by L halos.
-  p.global_read_doubles = loaded_cells / tile_cells / p.tdeg;
   p.global_write_doubles = 1.0 / p.tdeg;
-  double computed = 0;
-  for (int level = 1; level <= p.tdeg; ++level) {
-    double cells = 1;
-    for (std::size_t d = 0; d < 3; ++d)
-      cells *= p.tile[d] + (reach.lo[d] + reach.hi[d]) * (p.tdeg - level);
-    computed += cells;
-  }
-  p.redundancy = computed / (tile_cells * p.tdeg);
   return p;
 }
 
@@ -138,6 +155,18 @@ bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid
     return false;
   }
   const KernelPlan p = make_plan(reach, dims, flops_per_cell, grid, s);
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (p.tile[d] < 1) {
+      if (why) {
+        *why = "along " + std::string(1, kAxis[d]) + " the streaming tile " +
+               std::string(param_name(kTb[d])) + "*" + std::string(param_name(kMf[d])) + " = " +
+               std::to_string(p.loaded[d]) + " leaves no output point after the halo of " +
+               std::to_string(p.tdeg) + " fused steps (" + std::to_string(p.loaded[d] - p.tile[d]) +
+               " points).";
+      }
+      return false;
+    }
+  }
   for (std::size_t d = 0; d < 3; ++d) {
     if (p.grid[d] > limits.max_grid_dim[d]) {
       if (why) {

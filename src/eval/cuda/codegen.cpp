@@ -93,38 +93,117 @@ std::string block_function(const Stencil& stencil, const Setting& s, bool use_co
 
 // The Apply struct of the kernel templates: the stencil's weighted sum, unrolled, per point
 // (edge path) and per chunk of merged points (fast path).
-// Apply::ring<LA>(pl, i) of the streaming family: the weighted sum at in-plane index i of a
-// ring of planes (pl[k] = plane at streaming offset k - slo), offsets mapped to the in-plane
-// axes (x, b) and the streaming axis. With retiming the sum is split into per-plane partial
-// sums, added plane by plane along the stream.
-std::string ring_function(const Stencil& stencil, const Setting& setting, bool use_constant,
-                          int slo) {
-  const int sd = setting[Param::sd];
-  const bool retime = setting[Param::retiming] != 0;
-  std::map<int, std::vector<int>> by_plane;  // streaming offset -> stencil points
+// The streaming family's stencil functions (kernels/streaming.cuh). Offsets are split into
+// the in-plane part (a = x, b = the other non-streamed axis) and the streaming offset os.
+// In-plane offsets are numbered m = 0 (the centre) .. NM-1; queue slot j holds the plane at
+// streaming offset j - slo. used(j, m): the stencil reads (m, os = j - slo); live(j, m): slot
+// j of the queue must keep m (used at j or an older slot; the centre at j = slo always, for
+// the boundary condition); needed(m): m is read at some os. qsum: the weighted sum from a
+// register queue w[Q][NPT][NM]; part(j, nb): with retiming, the in-plane partial sum that
+// a newly arrived plane nb[NM] adds to the output plane at queue slot j (os = shi - j).
+std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, bool use_constant) {
+  const auto sd = static_cast<std::size_t>(plan.stream_axis);
+  const std::size_t bd = sd == 2 ? 1 : 2;
+  const int slo = plan.halo_lo[sd], shi = plan.halo_hi[sd];
+  const int q = slo + shi + 1;
+  std::vector<std::array<int, 2>> inplane{{0, 0}};
+  struct Term {
+    int m, j, k;
+  };
+  std::vector<Term> terms;
   for (int k = 0; k < stencil.size(); ++k) {
     const Offset& o = stencil.offsets()[k];
-    by_plane[sd == 2 ? o.z : o.y].push_back(k);
-  }
-  std::ostringstream r;
-  r << "  template <int LA>\n"
-    << "  static __device__ __forceinline__ double ring(const double* const* pl, int i) {\n"
-    << "    double s = 0.0;\n";
-  for (const auto& [ds, points] : by_plane) {
-    if (retime)
-      r << "    {\n      double part = 0.0;\n";
-    for (const int k : points) {
-      const Offset& o = stencil.offsets()[k];
-      const int db = sd == 2 ? o.y : o.z;
-      const std::string c = use_constant ? "isl_coef[" + std::to_string(k) + "]"
-                                         : exact_literal(stencil.coefficients()[k]);
-      r << (retime ? "      part += " : "    s += ") << c << " * pl[" << ds + slo << "][i + ("
-        << o.x << ") + (" << db << ") * LA];\n";
+    const std::array<int, 3> v{o.x, o.y, o.z};
+    const std::array<int, 2> ab{v[0], v[bd]};
+    auto it = std::find(inplane.begin(), inplane.end(), ab);
+    if (it == inplane.end()) {
+      inplane.push_back(ab);
+      it = inplane.end() - 1;
     }
-    if (retime)
-      r << "      s += part;\n    }\n";
+    terms.push_back({static_cast<int>(it - inplane.begin()), v[sd] + slo, k});
+  }
+  const int nm = static_cast<int>(inplane.size());
+  std::vector<std::vector<bool>> used(static_cast<std::size_t>(q),
+                                      std::vector<bool>(static_cast<std::size_t>(nm)));
+  for (const Term& t : terms)
+    used[static_cast<std::size_t>(t.j)][static_cast<std::size_t>(t.m)] = true;
+  const auto coef = [&](int k) {
+    return use_constant ? "isl_coef[" + std::to_string(k) + "]"
+                        : exact_literal(stencil.coefficients()[static_cast<std::size_t>(k)]);
+  };
+  std::ostringstream r;
+  r << "  static constexpr int NM = " << nm << ";\n";
+  r << "  static __device__ __forceinline__ constexpr int ma(int m) {\n    return ";
+  for (int m = 1; m < nm; ++m)
+    r << "m == " << m << " ? " << inplane[static_cast<std::size_t>(m)][0] << " : ";
+  r << "0;\n  }\n";
+  r << "  static __device__ __forceinline__ constexpr int mb(int m) {\n    return ";
+  for (int m = 1; m < nm; ++m)
+    r << "m == " << m << " ? " << inplane[static_cast<std::size_t>(m)][1] << " : ";
+  r << "0;\n  }\n";
+  // Bit j of mask m: live(j, m); needed(m): any bit of used.
+  std::vector<unsigned long long> live(static_cast<std::size_t>(nm), 0), need(live);
+  for (int m = 0; m < nm; ++m) {
+    bool any = false;
+    for (int j = q - 1; j >= 0; --j) {
+      const bool u =
+          used[static_cast<std::size_t>(j)][static_cast<std::size_t>(m)] || (m == 0 && j == slo);
+      any = any || u;
+      if (any)
+        live[static_cast<std::size_t>(m)] |= 1ULL << j;
+    }
+    for (int j = 0; j < q; ++j) {
+      if (used[static_cast<std::size_t>(j)][static_cast<std::size_t>(m)])
+        need[static_cast<std::size_t>(m)] = 1;
+    }
+  }
+  r << "  static __device__ __forceinline__ constexpr bool live(int j, int m) {\n    return ";
+  for (int m = 0; m < nm; ++m) {
+    r << "m == " << m << " ? ((" << live[static_cast<std::size_t>(m)] << "ULL >> j) & 1) != 0 : ";
+  }
+  r << "false;\n  }\n";
+  r << "  static __device__ __forceinline__ constexpr bool needed(int m) {\n    return ";
+  for (int m = 0; m < nm; ++m)
+    r << "m == " << m << " ? " << (need[static_cast<std::size_t>(m)] ? "true" : "false") << " : ";
+  r << "false;\n  }\n";
+  // Queue sum, in stencil order.
+  r << "  template <int Q, int NPT, int NMM>\n"
+    << "  static __device__ __forceinline__ double qsum(const double (&w)[Q][NPT][NMM], int p) {\n"
+    << "    double s = 0.0;\n";
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    r << "    s " << (t ? "+=" : "=") << " " << coef(terms[t].k) << " * w[" << terms[t].j << "][p]["
+      << terms[t].m << "];\n";
   }
   r << "    return s;\n  }\n";
+  // Retiming: per output slot j the terms with streaming offset os = shi - j, i.e. queue
+  // index slo + shi - j.
+  r << "  static __device__ __forceinline__ constexpr bool has_part(int j) {\n    return false";
+  for (int j = 0; j < q; ++j) {
+    bool any = false;
+    for (const Term& t : terms)
+      any = any || t.j == slo + shi - j;
+    if (any)
+      r << " || j == " << j;
+  }
+  r << ";\n  }\n";
+  r << "  template <int NMM>\n"
+    << "  static __device__ __forceinline__ double part(int j, const double (&nb)[NMM]) {\n";
+  for (int j = 0; j < q; ++j) {
+    bool first = true;
+    for (const Term& t : terms) {
+      if (t.j != slo + shi - j)
+        continue;
+      if (first)
+        r << "    if (j == " << j << ") {\n      double s = ";
+      else
+        r << "      s += ";
+      r << coef(t.k) << " * nb[" << t.m << "];\n";
+      first = false;
+    }
+    if (!first)
+      r << "      return s;\n    }\n";
+  }
+  r << "    return 0.0;\n  }\n";
   return r.str();
 }
 
@@ -153,8 +232,7 @@ std::string apply_struct(const Stencil& stencil, const Setting& setting, bool us
   if (plan.family == KernelFamily::tiled) {
     s << block_function(stencil, setting, use_constant);
   } else {
-    s << ring_function(stencil, setting, use_constant,
-                       plan.halo_lo[static_cast<std::size_t>(plan.stream_axis)]);
+    s << stream_functions(stencil, plan, use_constant);
   }
   s << "};\n";
   return s.str();

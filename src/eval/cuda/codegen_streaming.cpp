@@ -1,7 +1,9 @@
-// Streaming kernel family (kernels/streaming.cuh): 2.5-D along sd with concurrent stream
-// blocks of sb planes, a ring of shared planes per time level (tdeg >= 1), prefetching of the
-// next plane into registers, and the plane loop unrolled uf_sd ways. The in-plane axes are x
-// and the remaining non-streamed axis (z of extent 1 in 2-D).
+// Streaming kernel family (kernels/streaming.cuh): a register pipeline along sd with
+// concurrent stream blocks of sb planes, tdeg fused levels in one skewed pipeline (one
+// barrier per input plane), overlapped in-plane tiles, merged points per thread as a
+// register tile (cyclic or contiguous), retiming as per-plane partial sums, prefetching of
+// the next input plane into registers, and the stream loop unrolled uf_sd ways. The in-plane
+// axes are x and the remaining non-streamed axis (z of extent 1 in 2-D).
 #include <sstream>
 
 #include "eval/cuda/codegen_family.hpp"
@@ -23,11 +25,15 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
   const std::array<long long, 3> stride{1, grid.nx, 1LL * grid.nx * grid.ny};
   const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
   const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
+  const std::array<Param, 3> mf{Param::mfx, Param::mfy, Param::mfz};
   const auto bi = static_cast<std::size_t>(b), si = static_cast<std::size_t>(sd);
+  const bool cyclic = s[Param::merge] == static_cast<int>(MergeKind::cyclic);
   std::ostringstream c;
   c << "struct " << name << " {\n"
     << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
-    << constant("TBZ", plan.block[2]) << constant("NA", grid.nx) << constant("NB", extent[bi])
+    << constant("TBZ", plan.block[2]) << constant("TBA", plan.block[0])
+    << constant("TBB", plan.block[bi]) << constant("MFA", s[mf[0]]) << constant("MFB", s[mf[bi]])
+    << constant("CYC", cyclic ? 1 : 0) << constant("NA", grid.nx) << constant("NB", extent[bi])
     << constant("NS", extent[si]) << constant("ALO", plan.halo_lo[0])
     << constant("AHI", plan.halo_hi[0]) << constant("BLO", plan.halo_lo[bi])
     << constant("BHI", plan.halo_hi[bi]) << constant("SLO", plan.halo_lo[si])
@@ -36,7 +42,8 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
     << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
     << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg) << constant("UFSD", s[uf[si]])
-    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0) << "};\n";
+    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
+    << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0) << "};\n";
   return {"streaming.cuh", "stream_step", c.str()};
 }
 
