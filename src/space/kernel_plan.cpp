@@ -167,6 +167,27 @@ bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid
       return false;
     }
   }
+  if (p.family == KernelFamily::streaming) {
+    const auto a = static_cast<std::size_t>(p.stream_axis);
+    long long points = 1;  // merged points per thread (a register tile)
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (d != a)
+        points *= s[kMf[d]];
+    }
+    const long long values = points * p.tdeg * (reach.lo[a] + reach.hi[a] + 1);
+    const long long regs = std::min<long long>(255, 65536 / std::max(1, p.threads_per_block));
+    if (values > regs) {
+      if (why) {
+        *why = "the streaming register pipeline holds " + std::to_string(points) + " points x " +
+               std::to_string(p.tdeg) + " levels x " +
+               std::to_string(reach.lo[a] + reach.hi[a] + 1) +
+               " planes = " + std::to_string(values) + " values per thread, more than the " +
+               std::to_string(regs) + " registers a thread of a " +
+               std::to_string(p.threads_per_block) + "-thread block may use.";
+      }
+      return false;
+    }
+  }
   for (std::size_t d = 0; d < 3; ++d) {
     if (p.grid[d] > limits.max_grid_dim[d]) {
       if (why) {

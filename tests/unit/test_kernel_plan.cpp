@@ -72,8 +72,10 @@ TEST(KernelPlan, SingleStepTiledNeedsSharedOnlyWhenStaging) {
   EXPECT_DOUBLE_EQ(p.global_write_doubles, 1.0);
 }
 
-TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
-  Setting s = base(32, 4, 1);
+// Streaming: the threads (tb * mf) cover the loaded in-plane extent, the output tile is that
+// minus one halo per fused level; one padded plane per source level, double-buffered.
+TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
+  Setting s = base(32, 8, 1);
   s[Param::streaming] = 1;
   s[Param::sd] = 2;
   s[Param::sb] = 64;
@@ -83,12 +85,53 @@ TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
   EXPECT_EQ(p.family, KernelFamily::streaming);
   EXPECT_EQ(p.stream_axis, 2);
   EXPECT_EQ(p.stream_len, 40);  // sb clipped to the extent
-  EXPECT_EQ(p.tile, (std::array<int, 3>{32, 4, 40}));
-  EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1 * 2, 4 + 2 * 2, 40 + 3 * 2}));
-  // tdeg levels x (lo_z + hi_z + 1) planes x in-plane loaded extent.
-  EXPECT_EQ(p.shared_bytes, 2LL * 4 * (34 * 8) * 8);
-  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));
-  EXPECT_EQ(p.block, (std::array<int, 3>{32, 4, 1}));
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32, 8, 40 + 3 * 2}));
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32 - 1 * 2, 8 - 2 * 2, 40}));
+  // 2 buffers x tdeg source levels x plane padded by one step's reach: (32+1) x (8+2).
+  EXPECT_EQ(p.shared_bytes, 2LL * 2 * (33 * 10) * 8);
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));  // 70/30, 9/4, 40/40
+  EXPECT_EQ(p.block, (std::array<int, 3>{32, 8, 1}));
+}
+
+// Shared memory grows with tdeg x plane (not tdeg x (2r+1) x plane), so deep tdeg fits.
+TEST(KernelPlan, StreamingSharedMemoryGrowsWithTdegTimesOnePlane) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = base(256, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 256;
+  const Grid g{8192, 8192, 1};
+  s[Param::tdeg] = 1;
+  const long long one = make_plan(st, g, s, DeviceLimits{}).shared_bytes;
+  EXPECT_EQ(one, 2LL * (256 + 2) * 8);
+  for (const int t : {2, 4, 8, 12, 16}) {
+    s[Param::tdeg] = t;
+    const KernelPlan p = make_plan(st, g, s, DeviceLimits{});
+    EXPECT_EQ(p.shared_bytes, t * one) << t;
+    EXPECT_EQ(p.tile[0], 256 - 2 * t) << t;
+    EXPECT_FALSE(plan_violation(st, g, s, DeviceLimits{}).has_value()) << t;
+    // Traffic per cell-step falls with tdeg.
+    s[Param::tdeg] = t / 2;
+    EXPECT_LT(p.global_read_doubles, make_plan(st, g, s, DeviceLimits{}).global_read_doubles);
+  }
+}
+
+TEST(KernelPlan, StreamingViolationsNameTheHaloAndTheRegisterPipeline) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = base(32, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 64;
+  s[Param::tdeg] = 16;  // 32 points, 32 consumed by the halo of 16 steps
+  auto why = plan_violation(st, Grid{512, 512, 1}, s, DeviceLimits{});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("leaves no output point"), std::string::npos) << *why;
+  s[Param::tbx] = 1024;
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  s[Param::mfx] = 8;  // 8 points x 16 levels x 3 planes = 384 values > 64 registers
+  why = plan_violation(st, Grid{8192, 512, 1}, s, DeviceLimits{});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("384 values per thread"), std::string::npos) << *why;
 }
 
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
@@ -97,7 +140,8 @@ TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
   const Stencil st = typical_stencil("box3d2r");
   for (const Grid g : {Grid{1, 1, 1}, Grid{7, 5, 3}, Grid{513, 130, 67}}) {
     for (const int streaming : {0, 1}) {
-      Setting s = base(32, streaming ? 1 : 4, 2);
+      // Streaming: the threads cover the loaded plane, so z needs more than 2 * 2 * tdeg.
+      Setting s = base(32, streaming ? 1 : 4, streaming ? 16 : 2);
       s[Param::merge] = static_cast<int>(MergeKind::cyclic);
       s[Param::mfx] = 2;
       s[Param::streaming] = streaming;

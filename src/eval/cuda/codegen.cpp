@@ -144,8 +144,8 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   // Bit j of mask m: live(j, m); needed(m): any bit of used.
   std::vector<unsigned long long> live(static_cast<std::size_t>(nm), 0), need(live);
   for (int m = 0; m < nm; ++m) {
-    bool any = false;
-    for (int j = q - 1; j >= 0; --j) {
+    bool any = false;  // used at j or an older slot (lower j: values move down the queue)
+    for (int j = 0; j < q; ++j) {
       const bool u =
           used[static_cast<std::size_t>(j)][static_cast<std::size_t>(m)] || (m == 0 && j == slo);
       any = any || u;
@@ -239,9 +239,10 @@ std::string apply_struct(const Stencil& stencil, const Setting& setting, bool us
 }
 
 detail::FamilyCode family_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
-                               std::string_view name) {
-  return plan.family == KernelFamily::tiled ? detail::tiled_code(plan, s, grid, name)
-                                            : detail::streaming_code(plan, s, grid, name);
+                               const Stencil& stencil, std::string_view name) {
+  return plan.family == KernelFamily::tiled
+             ? detail::tiled_code(plan, s, grid, name)
+             : detail::streaming_code(plan, s, grid, stencil.size(), name);
 }
 
 LaunchConfig launch_of(const KernelPlan& plan) {
@@ -257,7 +258,10 @@ LaunchConfig launch_of(const KernelPlan& plan) {
 std::string entry(std::string_view name, const KernelPlan& plan, const detail::FamilyCode& code,
                   std::string_view config) {
   std::ostringstream e;
-  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block << ")\n"
+  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block;
+  if (code.min_blocks > 0)
+    e << ", " << code.min_blocks;
+  e << ")\n"
     << name << "(const double* __restrict__ in, double* __restrict__ out) {\n"
     << "  extern __shared__ double isl_smem[];\n"
     << "  isl::" << code.function << "<" << config << ", IslApply>(in, out, isl_smem);\n"
@@ -317,7 +321,7 @@ std::optional<std::string> unsupported_reason(const Stencil& stencil, const Grid
 KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& s,
                              const DeviceLimits& limits) {
   const KernelPlan plan = make_plan(stencil, grid, s, limits);
-  const detail::FamilyCode main = family_code(plan, s, grid, "IslMain");
+  const detail::FamilyCode main = family_code(plan, s, grid, stencil, "IslMain");
   KernelSource k;
   k.entry = "isl_kernel";
   k.launch = launch_of(plan);
@@ -339,7 +343,7 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
     Setting one = s;
     one[Param::tdeg] = 1;
     const KernelPlan tail_plan = make_plan(stencil, grid, one, limits);
-    const detail::FamilyCode tail = family_code(tail_plan, one, grid, "IslTail");
+    const detail::FamilyCode tail = family_code(tail_plan, one, grid, stencil, "IslTail");
     k.tail_entry = "isl_tail";
     k.tail_launch = launch_of(tail_plan);
     src << "\n" << tail.config << "\n" << entry(k.tail_entry, tail_plan, tail, "IslTail");

@@ -18,6 +18,7 @@ struct FamilyCode {
   std::string_view template_file;  // kernels/<file>
   std::string_view function;       // isl::<function><Config, IslApply>(in, out, smem)
   std::string config;              // `struct <name> { static constexpr ... };`
+  int min_blocks = 0;              // __launch_bounds__ blocks per SM to aim for (0: none)
 };
 
 // Why the tiled family cannot build the setting, or nullopt.
@@ -27,8 +28,9 @@ struct FamilyCode {
 
 // Why the streaming family cannot build the setting, or nullopt.
 [[nodiscard]] std::optional<std::string> streaming_unsupported(const Setting& s);
+// `points`: the stencil's point count (bounds the unrolled body).
 [[nodiscard]] FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
-                                        std::string_view name);
+                                        int points, std::string_view name);
 
 // `static constexpr int NAME = value;` lines of a config struct.
 [[nodiscard]] std::string constant(std::string_view name, long long value,
