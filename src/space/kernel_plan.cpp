@@ -14,6 +14,46 @@ long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }
 
+// Tiles that fill the GPU: the number of stream blocks (sb planes each, from the setting) is
+// adjusted so that the whole launch fills whole waves of sm_count blocks, without halving or
+// doubling the stream block. Candidates: sb's own count and the counts that end exactly at
+// the wave below and above; the score is wave efficiency x the share of the stream loop that
+// is not pipeline fill (tdeg * (lo + hi + 1) iterations).
+void balance_stream_blocks(KernelPlan& p, const std::array<long long, 3>& extent, int sm_count) {
+  const auto a = static_cast<std::size_t>(p.stream_axis);
+  long long inplane = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (d != a)
+      inplane *= p.grid[d];
+  }
+  const long long unit = std::max(1, sm_count);
+  const long long ns = p.grid[a];
+  const long long fill = 1LL * p.tdeg * (p.halo_lo[a] + p.halo_hi[a] + 1);
+  const auto score = [&](long long count) {
+    const long long len = ceil_div(extent[a], count);
+    const long long blocks = inplane * ceil_div(extent[a], len);
+    const double waves = static_cast<double>(ceil_div(blocks, unit));
+    return static_cast<double>(blocks) / (waves * unit) * static_cast<double>(len) /
+           static_cast<double>(len + fill);
+  };
+  long long best = ns;
+  double best_score = score(ns);
+  const long long k_lo = inplane * ns / unit;
+  for (const long long k : {k_lo, k_lo + 1}) {
+    const long long count = std::clamp(k * unit / inplane, std::max(1LL, (ns + 1) / 2), 2 * ns);
+    if (count != ns && score(count) > best_score + 1e-9) {
+      best = count;
+      best_score = score(count);
+    }
+  }
+  if (best == ns)
+    return;
+  p.stream_len = ceil_div(extent[a], best);
+  p.tile[a] = static_cast<int>(p.stream_len);
+  p.loaded[a] = p.tile[a] + (p.halo_lo[a] + p.halo_hi[a]) * p.tdeg;
+  p.grid[a] = ceil_div(extent[a], p.stream_len);
+}
+
 }  // namespace
 
 StencilReach reach_of(const Stencil& stencil) {
@@ -29,7 +69,7 @@ StencilReach reach_of(const Stencil& stencil) {
 }
 
 KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, const Grid& grid,
-                     const Setting& s) {
+                     const Setting& s, int sm_count) {
   KernelPlan p;
   const bool streaming = s[Param::streaming] != 0;
   p.family = streaming ? KernelFamily::streaming : KernelFamily::tiled;
@@ -64,6 +104,8 @@ KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, co
     }
     p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
   }
+  if (streaming && p.stream_axis >= 0 && p.stream_axis < dims)
+    balance_stream_blocks(p, extent, sm_count);
   p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
   p.flops_per_cell = flops_per_cell;
 
@@ -119,8 +161,9 @@ KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell, co
 }
 
 KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
-                     const DeviceLimits&) {
-  return make_plan(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting);
+                     const DeviceLimits& limits) {
+  return make_plan(reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid, setting,
+                   limits.sm_count);
 }
 
 bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
@@ -154,7 +197,7 @@ bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell, const Grid
       *why = *block_violation(block, limits);
     return false;
   }
-  const KernelPlan p = make_plan(reach, dims, flops_per_cell, grid, s);
+  const KernelPlan p = make_plan(reach, dims, flops_per_cell, grid, s, limits.sm_count);
   for (std::size_t d = 0; d < 3; ++d) {
     if (p.tile[d] < 1) {
       if (why) {

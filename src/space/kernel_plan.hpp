@@ -37,8 +37,9 @@ struct KernelPlan {
   std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
   std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
   int stream_axis = -1;                     // -1 tiled, 1 = y, 2 = z
-  long long stream_len = 0;                 // points along stream_axis per block
-  long long shared_bytes = 0;               // dynamic shared memory per block
+  long long stream_len = 0;    // points along stream_axis per block (sb, clipped to the extent
+                               // and adjusted so that the launch fills whole waves of SMs)
+  long long shared_bytes = 0;  // dynamic shared memory per block
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy
   double global_write_doubles = 1;  // 1/tdeg
@@ -74,7 +75,8 @@ struct KernelPlan {
 // The plan. Precondition: plan_violation(...) is nullopt.
 [[nodiscard]] KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
                                    const DeviceLimits& limits);
+// sm_count: streaming plans adjust the stream block so that the launch fills whole waves.
 [[nodiscard]] KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell,
-                                   const Grid& grid, const Setting& setting);
+                                   const Grid& grid, const Setting& setting, int sm_count = 132);
 
 }  // namespace isletune

@@ -84,12 +84,13 @@ TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
   EXPECT_EQ(p.family, KernelFamily::streaming);
   EXPECT_EQ(p.stream_axis, 2);
-  EXPECT_EQ(p.stream_len, 40);  // sb clipped to the extent
-  EXPECT_EQ(p.loaded, (std::array<int, 3>{32, 8, 40 + 3 * 2}));
-  EXPECT_EQ(p.tile, (std::array<int, 3>{32 - 1 * 2, 8 - 2 * 2, 40}));
+  // sb clipped to the extent (40), then split in two: 9 in-plane tiles fill more SMs twice.
+  EXPECT_EQ(p.stream_len, 20);
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32, 8, 20 + 3 * 2}));
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32 - 1 * 2, 8 - 2 * 2, 20}));
   // 2 buffers x tdeg source levels x plane padded by one step's reach: (32+1) x (8+2).
   EXPECT_EQ(p.shared_bytes, 2LL * 2 * (33 * 10) * 8);
-  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));  // 70/30, 9/4, 40/40
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 2}));  // 70/30, 9/4, 40/20
   EXPECT_EQ(p.block, (std::array<int, 3>{32, 8, 1}));
 }
 
@@ -114,6 +115,31 @@ TEST(KernelPlan, StreamingSharedMemoryGrowsWithTdegTimesOnePlane) {
     s[Param::tdeg] = t / 2;
     EXPECT_LT(p.global_read_doubles, make_plan(st, g, s, DeviceLimits{}).global_read_doubles);
   }
+}
+
+// Tiles that fill the GPU: 17 x-tiles x 32 stream blocks of 256 rows = 544 blocks are 4.1
+// waves of 132 SMs; 31 stream blocks of 265 rows (527 blocks) fill 4 waves.
+TEST(KernelPlan, StreamBlocksAreAdjustedToFillWholeWaves) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = base(512, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 256;
+  s[Param::tdeg] = 12;
+  const KernelPlan p = make_plan(st, Grid{8192, 8192, 1}, s, DeviceLimits{});
+  EXPECT_EQ(p.grid[0], 17);  // 8192 / (512 - 24)
+  EXPECT_EQ(p.grid[1], 31);
+  EXPECT_EQ(p.stream_len, 265);
+  EXPECT_LE(p.grid[0] * p.grid[1], 4 * 132);
+  EXPECT_GE(p.grid[1] * p.stream_len, 8192);
+  // A launch that already fills its waves keeps sb.
+  DeviceLimits sixteen;
+  sixteen.sm_count = 16;
+  s[Param::tdeg] = 1;
+  s[Param::tbx] = 256;  // 8192 / 254 -> 33 x-tiles ... x 32 = 1056 = 66 waves of 16
+  const KernelPlan q = make_plan(st, Grid{8192, 8192, 1}, s, sixteen);
+  EXPECT_EQ(q.grid[0] * q.grid[1] % 16, 0);
+  EXPECT_EQ(q.stream_len, 256);
 }
 
 TEST(KernelPlan, StreamingViolationsNameTheHaloAndTheRegisterPipeline) {
