@@ -99,12 +99,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
     for (int l = 0; l < T; ++l)
 #pragma unroll
-      for (int j = 0; j < Q; ++j)
-#pragma unroll
-        for (int p = 0; p < NPT; ++p)
-#pragma unroll
-          for (int m = 0; m < NM; ++m)
-            w[l][j][p][m] = 0.0;
+      for (int p = 0; p < NPT; ++p)
+        Apply::init(w[l], p);
   } else {
 #pragma unroll
     for (int l = 0; l < T; ++l)
@@ -112,7 +108,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       for (int p = 0; p < NPT; ++p) {
 #pragma unroll
         for (int j = 0; j < Q; ++j)
-          acc[l][j][p] = -0.0;
+          acc[l][j][p] = -0.0;  // -0.0 + x == x exactly: the first add folds away
 #pragma unroll
         for (int j = 0; j <= C::SHI; ++j)
           cq[l][j][p] = 0.0;
@@ -150,38 +146,11 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u) {
           const int p = v * C::MFA + u;
-          const int at = u * DA + v * DB * PITCH;
-          double nb[NM];
-          nb[0] = cur[l][p];
-#pragma unroll
-          for (int m = 1; m < NM; ++m) {
-            if (Apply::needed(m))
-              nb[m] = src[at + Apply::ma(m) + Apply::mb(m) * PITCH];
-          }
-          if constexpr (!C::RETIME) {
-#pragma unroll
-            for (int j = 0; j + 1 < Q; ++j)
-#pragma unroll
-              for (int m = 0; m < NM; ++m) {
-                if (Apply::live(j, m))
-                  w[l][j][p][m] = w[l][j + 1][p][m];
-              }
-#pragma unroll
-            for (int m = 0; m < NM; ++m) {
-              if (Apply::live(Q - 1, m))
-                w[l][Q - 1][p][m] = nb[m];
-            }
-          } else {
-#pragma unroll
-            for (int j = 0; j < C::SHI; ++j)
-              cq[l][j][p] = cq[l][j + 1][p];
-            cq[l][C::SHI][p] = nb[0];
-#pragma unroll
-            for (int j = 0; j < Q; ++j) {
-              if (Apply::has_part(j))
-                acc[l][j][p] += Apply::part(j, nb);
-            }
-          }
+          const double* at = src + u * DA + v * DB * PITCH;
+          if constexpr (!C::RETIME)
+            Apply::template push<PITCH>(w[l], p, cur[l][p], at);
+          else
+            Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
         }
     }
 

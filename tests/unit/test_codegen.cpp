@@ -245,10 +245,15 @@ TEST(Codegen, StreamingQueueKeepsNeighboursFromArrivalToLastUse) {
   s[Param::tbx] = 64;
   s[Param::tdeg] = 2;
   const KernelSource k = generate_kernel(st, grid_for(2), s);
-  EXPECT_NE(k.source.find("m == 0 ? ((7ULL >> j) & 1)"), std::string::npos);
-  EXPECT_NE(k.source.find("m == 1 ? ((6ULL >> j) & 1)"), std::string::npos);
-  EXPECT_NE(k.source.find("m == 2 ? ((6ULL >> j) & 1)"), std::string::npos);
-  EXPECT_EQ(k.source.find("((3ULL >> j)"), std::string::npos);
+  // Centre (m = 0): all three slots shift; the newest is the thread's own value.
+  EXPECT_NE(k.source.find("w[0][p][0] = w[1][p][0];"), std::string::npos);
+  EXPECT_NE(k.source.find("w[2][p][0] = own;"), std::string::npos);
+  // x-neighbours (m = 1, 2): loaded into slot 2, kept in slot 1, never in slot 0.
+  for (const std::string m : {"1", "2"}) {
+    EXPECT_NE(k.source.find("w[1][p][" + m + "] = w[2][p][" + m + "];"), std::string::npos);
+    EXPECT_NE(k.source.find("w[2][p][" + m + "] = src["), std::string::npos);
+    EXPECT_EQ(k.source.find("w[0][p][" + m + "]"), std::string::npos);
+  }
 }
 
 TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {

@@ -2,7 +2,8 @@
 // grid exactly once, shared bytes against hand counts, leftover steps, device limits, costs.
 #include <gtest/gtest.h>
 
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "kernel/launch_schedule.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -45,7 +46,7 @@ TEST(KernelPlan, TiledTemporalLoadsHaloTimesTdeg) {
   s[Param::tdeg] = 3;
   s[Param::use_shared] = 1;
   const KernelPlan p = make_plan(asym2d(), Grid{100, 50, 1}, s, DeviceLimits{});
-  EXPECT_EQ(p.family, KernelFamily::tiled);
+  EXPECT_EQ(p.family->name(), "tiled");
   EXPECT_EQ(p.tile, (std::array<int, 3>{32, 8, 1}));
   EXPECT_EQ(p.halo_lo, (std::array<int, 3>{2, 1, 0}));
   EXPECT_EQ(p.halo_hi, (std::array<int, 3>{1, 3, 0}));
@@ -82,7 +83,7 @@ TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
   s[Param::tdeg] = 2;
   const Grid g{70, 9, 40};
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
-  EXPECT_EQ(p.family, KernelFamily::streaming);
+  EXPECT_EQ(p.family->name(), "streaming");
   EXPECT_EQ(p.stream_axis, 2);
   // sb clipped to the extent (40), then split in two: 9 in-plane tiles fill more SMs twice.
   EXPECT_EQ(p.stream_len, 20);
@@ -142,22 +143,29 @@ TEST(KernelPlan, StreamBlocksAreAdjustedToFillWholeWaves) {
   EXPECT_EQ(q.stream_len, 256);
 }
 
-TEST(KernelPlan, StreamingViolationsNameTheHaloAndTheRegisterPipeline) {
+TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
   const Stencil st = typical_stencil("star2d1r");
+  const Grid g{8192, 512, 1};
+  const Space space(st, g, DeviceLimits{}, Space::default_values(2, g));
   Setting s = base(32, 1, 1);
   s[Param::streaming] = 1;
   s[Param::sd] = 1;
   s[Param::sb] = 64;
   s[Param::tdeg] = 16;  // 32 points, 32 consumed by the halo of 16 steps
-  auto why = plan_violation(st, Grid{512, 512, 1}, s, DeviceLimits{});
+  auto why = space.violation(s);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("leaves no output point"), std::string::npos) << *why;
   s[Param::tbx] = 1024;
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);
-  s[Param::mfx] = 8;  // 8 points x 16 levels x 3 planes = 384 values > 64 registers
-  why = plan_violation(st, Grid{8192, 512, 1}, s, DeviceLimits{});
+  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) > 64 registers
+  why = space.violation(s);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("384 values per thread"), std::string::npos) << *why;
+  EXPECT_NE(why->find("8 points x 16 levels x 7 values = 896 registers"), std::string::npos)
+      << *why;
+  s[Param::mfx] = 1;
+  s[Param::merge] = static_cast<int>(MergeKind::none);
+  s[Param::tbx] = 256;  // 112 registers of 255
+  EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
@@ -189,12 +197,16 @@ TEST(KernelPlan, LeftoverStepsRunAsTailLaunches) {
   s[Param::tdeg] = 4;
   s[Param::use_shared] = 1;
   const KernelPlan p = make_plan(asym2d(), Grid{64, 64, 1}, s, DeviceLimits{});
-  EXPECT_EQ(p.main_launches(7), 1);
-  EXPECT_EQ(p.tail_launches(7), 3);
-  EXPECT_EQ(p.main_launches(48), 12);
-  EXPECT_EQ(p.tail_launches(48), 0);
-  EXPECT_EQ(p.main_launches(3), 0);
-  EXPECT_EQ(p.tail_launches(3), 3);
+  ASSERT_EQ(p.steps_per_launch, 4);
+  const auto at = [&](long long T) {
+    const IslLaunchSchedule l = isl_launch_schedule(T, p.steps_per_launch);
+    return std::array<long long, 2>{l.main_launches, l.tail_launches};
+  };
+  EXPECT_EQ(at(7), (std::array<long long, 2>{1, 3}));
+  EXPECT_EQ(at(48), (std::array<long long, 2>{12, 0}));
+  EXPECT_EQ(at(3), (std::array<long long, 2>{0, 3}));
+  EXPECT_EQ(isl_launch_schedule(5, 1).main_launches, 5);
+  EXPECT_EQ(isl_launch_schedule(5, 0).tail_launches, 0);  // a plan never has 0; treated as 1
 }
 
 TEST(KernelPlan, ViolationsNameTheLimit) {
