@@ -254,36 +254,36 @@ std::vector<FamilyCase> family_cases(int dims) {
         {"streaming", 1, st("sb=512 tbx=256 merge=cyclic mfx=2")},
         {"streaming", 1, st("sb=256 tbx=512")},
         {"streaming", 2, st("sb=512 tbx=256 merge=cyclic mfx=2")},
-        {"streaming", 4, st("sb=512 tbx=256 merge=cyclic mfx=2")},
-        {"streaming", 4, st("sb=512 tbx=256 merge=cyclic mfx=2 retiming=1")},
+        {"streaming", 2, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 4, st("sb=256 tbx=512")},
+        {"streaming", 4, st("sb=512 tbx=256 merge=cyclic mfx=2 retiming=1")},
+        {"streaming", 4, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 8, st("sb=256 tbx=256")},
         {"streaming", 8, st("sb=256 tbx=512")},
         {"streaming", 8, st("sb=256 tbx=256 retiming=1")},
-        {"streaming", 8, st("sb=512 tbx=256 merge=cyclic mfx=2")},
-        {"streaming", 12, st("sb=256 tbx=256")},
-        {"streaming", 12, st("sb=256 tbx=512")},
         {"streaming", 12, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 12, st("sb=256 tbx=512 retiming=1")},
-        {"streaming", 16, st("sb=512 tbx=256")},
+        {"streaming", 12, st("sb=256 tbx=256")},
+        {"streaming", 16, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 16, st("sb=512 tbx=512 retiming=1")},
     };
   }
   const auto s3 = [](const char* fields) {
-    return std::string("streaming=1 sd=2 tbz=1 prefetch=1 merge=cyclic ") + fields;
+    return std::string("streaming=1 sd=2 tbz=1 prefetch=1 ") + fields;
   };
   return {
       {"tiled", 1, "tbx=32 tby=4 tbz=2"},
       {"tiled", 2, "tbx=32 tby=8 tbz=4 use_shared=1"},
       {"tiled", 4, "tbx=32 tby=8 tbz=4 use_shared=1"},
-      {"streaming", 1, s3("sb=128 tbx=64 tby=8 mfy=2")},
-      {"streaming", 1, s3("sb=256 tbx=128 tby=4 mfy=4")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2")},
+      {"streaming", 1, s3("sb=128 tbx=32 tby=32")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=16")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2 prefetch=0")},
       {"streaming", 1, "streaming=1 sd=1 sb=128 tbx=64 tby=1 tbz=8 merge=cyclic mfz=2 prefetch=1"},
-      {"streaming", 2, s3("sb=256 tbx=128 tby=4 mfy=4")},
-      {"streaming", 2, s3("sb=256 tbx=128 tby=4 mfy=4 retiming=1")},
-      {"streaming", 3, s3("sb=256 tbx=128 tby=4 mfy=4 retiming=1")},
-      {"streaming", 4, s3("sb=256 tbx=64 tby=4 mfy=4 retiming=1")},
-      {"streaming", 4, s3("sb=256 tbx=128 tby=2 mfy=8 retiming=1")},
+      {"streaming", 2, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
+      {"streaming", 2, s3("sb=256 tbx=64 tby=8 merge=cyclic mfy=2 retiming=1")},
+      {"streaming", 3, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
+      {"streaming", 4, s3("sb=256 tbx=64 tby=4 merge=cyclic mfy=4 retiming=1")},
   };
 }
 
