@@ -23,7 +23,6 @@
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
 // level and iteration (uniform). Points outside the grid read 0 and are never stored.
-// PREFETCH keeps the next two input planes in flight in registers.
 #pragma once
 
 namespace isl {
@@ -128,19 +127,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         dst[p] = plane_in && in_grid[p] ? src[u * DA + 1LL * v * DB * C::GSB] : 0.0;
       }
   };
-  // Prefetch two planes ahead: planes p+1 and p+2 are in flight while plane p computes
-  // (one plane of compute between barriers is too short to hide a DRAM round trip at tdeg 1).
-  double pre[NPT], pre2[NPT];
-  if constexpr (C::PREFETCH) {
+  double pre[NPT];
+  if constexpr (C::PREFETCH)
     load(pre, p0);
-    load(pre2, p0 + 1);
-  }
 
 #pragma unroll(C::UFSD)
   for (int i = 0; i < NIT; ++i) {
     double nxt[NPT];
     if constexpr (C::PREFETCH)
-      load(nxt, p0 + i + 2);  // lands while this and the next plane compute
+      load(nxt, p0 + i + 1);  // lands while this plane computes
 
       // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
@@ -210,8 +205,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
         cur[0][p] = pre[p];
-        pre[p] = pre2[p];
-        pre2[p] = nxt[p];
+        pre[p] = nxt[p];
       }
     } else {
       load(cur[0], q_top);
