@@ -83,7 +83,7 @@ TEST_P(FamiliesOnEveryTypicalStencil, EveryOcVerifiesOnAGridSmallerThanOneTile) 
   START_OR_SKIP(e, st, g);
   // One setting per OC; the OCs with and without temporal blocking alternate by stencil.
   const std::size_t seed = 99 + std::hash<std::string>{}(GetParam());
-  const auto batch = every_oc(st, g, 1, seed, 2, static_cast<int>(GetParam().size() + seed) % 2);
+  const auto batch = every_oc(st, g, 1, seed, 2, static_cast<int>((GetParam().size() + seed) % 2));
   expect_all_verify(batch, e.evaluate(batch), GetParam() + " tiny grid");
 }
 
