@@ -55,8 +55,8 @@ struct Options {
   int throughput_batch = 16;
 };
 
-// The part-1 space the benchmark searches: ARCHITECTURE §4 defaults narrowed to part 1 and
-// to block and merge values that fit a 2-D/3-D tile.
+// The part-1 space the benchmark searches: docs/architecture.md, "The search space" defaults
+// narrowed to part 1 and to block and merge values that fit a 2-D/3-D tile.
 Space part1_space(const Stencil& st, const Grid& g, const DeviceLimits& limits) {
   Space::Values v = Space::default_values(st.dims(), g);
   v[index_of(Param::streaming)] = {0};

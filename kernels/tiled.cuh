@@ -14,8 +14,8 @@
 // stencil would leave the GRID keeps its previous value) is applied at every level from global
 // coordinates. The tile's valid outputs are written at the end.
 //
-// Semantics (ARCHITECTURE §3): a point whose every neighbour lies inside the grid gets the
-// weighted sum; any other point keeps its input value. Apply is generated per stencil and
+// Semantics (docs/architecture.md, "Stencils"): a point whose every neighbour lies inside the grid
+// gets the weighted sum; any other point keeps its input value. Apply is generated per stencil and
 // setting: Apply::at<SY, SZ>(p) is the weighted sum around p for row stride SY and plane
 // stride SZ; Apply::block<...>(p, o) computes one unrolled chunk of merged points.
 #pragma once

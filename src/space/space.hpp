@@ -1,5 +1,5 @@
-// The optimization space (ARCHITECTURE §4): allowed values per parameter, explicit
-// constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
+// The optimization space (docs/architecture.md, "The search space"): allowed values per parameter,
+// explicit constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
 //
 // Explicit constraints, each reported by violation() as one sentence:
 //  - 2-D: tbz = mfz = ufz = 1 and sd = 1 (y).
@@ -50,8 +50,8 @@ class Space {
  public:
   using Values = std::array<std::vector<int>, kParamCount>;
 
-  // Default values of ARCHITECTURE §4 for a problem; parameters that do not apply in 2-D
-  // (tbz, mfz, ufz, sd = z) get their single neutral value.
+  // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
+  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
   static Values default_values(int dims, const Grid& grid);
 
   // Space over `values` (each list sorted, distinct, non-empty after construction).
