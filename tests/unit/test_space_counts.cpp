@@ -214,7 +214,9 @@ TEST(SpaceCounts, RandomInOcIsUniformOverTheOcsValidSettings) {
   }
 }
 
-TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndCountedQuickly) {
+// The count's time is printed, not asserted (speed lives in benchmarks): the huge OCs are
+// estimated rather than enumerated, which is what keeps it fast.
+TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndItsLargeOcsAreEstimated) {
   const Grid grid{256, 256, 256};
   const auto start = std::chrono::steady_clock::now();
   const Space space(typical_stencil("star3d1r"), grid, {}, Space::default_values(3, grid));
@@ -234,7 +236,6 @@ TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndCountedQuickly) {
   // Millions of valid settings (the streaming rules drop in-plane tiles that the halo of tdeg
   // steps consumes and register pipelines that cannot fit: about 6e6 remain).
   EXPECT_GT(total, 5e6);
-  EXPECT_LT(seconds, 1.0);
   bool some_estimated = false;
   for (const auto& c : counts)
     some_estimated = some_estimated || !c.exact;
