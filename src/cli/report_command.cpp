@@ -63,6 +63,8 @@ int report_command(const Args& args) {
   std::array<long long, kStatusCount> by_status{};
   long long measured = 0, cached = 0, migrants = 0;
   double best_ms = std::numeric_limits<double>::infinity();
+  double naive_ms = std::nan("");  // the naive-equivalent setting's measurement, if any
+  const Setting naive = naive_setting(stencil.dims);
   std::string best_key;
   int best_rank = -1;
   const auto ranks = reader.ranks();
@@ -72,6 +74,8 @@ int report_command(const Args& args) {
         ++cached;
         continue;
       }
+      if (e.setting == naive && e.measurement.ok())
+        naive_ms = e.measurement.median_ms;
       if (e.migrant) {
         ++migrants;
         continue;
@@ -127,6 +131,24 @@ int report_command(const Args& args) {
       std::printf("best: %.5f ms/step (%.2f GCells/s) on rank %d\n  %s\n  key: %s\n",
                   result->median_ms, result->gcells_per_s, result->best_rank,
                   short_setting(result->best).c_str(), result->best_key.c_str());
+      // Against the naive kernel and the copy roofline (cells from GCells/s x ms).
+      double bw = 0;
+      for (const auto& env : reader.environment()) {
+        if (env.limits)
+          bw = env.limits->memory_bandwidth_gbs;
+      }
+      const double roof = bw > 0 ? cells * 16.0 / (bw * 1e9) * 1e3 : std::nan("");
+      char naive_text[80] = "naive setting not measured";
+      if (!std::isnan(naive_ms)) {
+        std::snprintf(naive_text, sizeof naive_text, "%.2fx (naive %.5f ms)",
+                      naive_ms / result->median_ms, naive_ms);
+      }
+      char roof_text[80] = "unknown";
+      if (!std::isnan(roof)) {
+        std::snprintf(roof_text, sizeof roof_text, "%.0f%% (copy %.0f GB/s)",
+                      100 * roof / result->median_ms, bw);
+      }
+      std::printf("  vs naive: %s; copy roofline: %s\n", naive_text, roof_text);
     }
   } else if (!best_key.empty()) {
     std::printf("\nno result recorded (%s); best measured: %.5f ms/step on rank %d\n  %s\n",

@@ -44,6 +44,11 @@ void GaSettings::validate() const {
   if (migration_count < 0 || migration_count > population) {
     bad("migration.count", std::to_string(migration_count), "an integer in [0, population]");
   }
+  if (candidates < 1 || candidates > 64)
+    bad("candidates", std::to_string(candidates), "an integer in [1, 64] (1: no surrogate)");
+  if (model_picks < 0 || model_picks > population) {
+    bad("model_picks", std::to_string(model_picks), "an integer in [0, population]");
+  }
   if (!(mcr_threshold >= 0 && mcr_threshold <= 1))
     bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in [0, 1] (0: no MCR stop)");
   if (max_generations < 0)
@@ -73,7 +78,7 @@ StopReason GaSettings::generation_limit(int g, StopReason voted) const {
 // The MCR stop and every budget that is set.
 std::unique_ptr<StopRule> GaSettings::stop_rules(bool with_mcr) const {
   auto any = std::make_unique<AnyOf>();
-  if (with_mcr && mcr_threshold > 0)
+  if (with_mcr && mcr_threshold > 0 && !explicit_budget())
     any->add(std::make_unique<McrStop>(mcr_threshold));
   if (max_generations > 0)
     any->add(std::make_unique<MaxGenerations>(max_generations));

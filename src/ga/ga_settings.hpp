@@ -22,13 +22,21 @@ struct GaSettings {
   int migration_interval = 1;        // generations between migrations (0: never)
   int migration_count = 1;           // emigrants per migration
   double mcr_threshold = 0.9;        // MCR on offspring; every island must reach it (StopTally)
+  // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
+  // online model measuring the one it predicts fastest (1: off), and cells per generation
+  // given the model's fastest unmeasured setting (0: none).
+  int candidates = 1;
+  int model_picks = 0;
   int max_generations = 100;         // after the initial population (0: unlimited)
   std::int64_t max_evaluations = 0;  // new measurements per island, a cap (0: unlimited)
   double time_budget_s = 0;          // evaluator clock seconds (0: unlimited)
 
+  // An explicit budget (max_evaluations or time_budget_s): a converged island then
+  // restarts instead of stopping the run (no MCR stop), so the budget is spent.
+  [[nodiscard]] bool explicit_budget() const { return max_evaluations > 0 || time_budget_s > 0; }
   // Throws InputError naming the key ("ga.<name>") and what was expected.
   void validate() const;
-  // The stop rules these settings ask for (MCR only when `with_mcr`).
+  // The stop rules these settings ask for (MCR only when `with_mcr` and no explicit budget).
   [[nodiscard]] std::unique_ptr<StopRule> stop_rules(bool with_mcr = true) const;
   // The collective decision for generation g: `voted`, or max_generations once g reaches
   // the limit (deterministic on every island, so it needs no vote).

@@ -149,7 +149,8 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
 }
 
 // Random initial population.
-int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                       std::span<const int> fixed) {
   generation_ = 0;
   fresh_.clear();
   const std::int64_t before = evaluations_;
@@ -157,8 +158,65 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room)
   std::vector<int> cells(torus_.cells());
   for (int c = 0; c < torus_.cells(); ++c) {
     ids[c] = static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size())));
+    if (c < static_cast<int>(fixed.size()) && fixed[c] >= 0 && fixed[c] < alphabet_.size())
+      ids[c] = fixed[c];
     cells[c] = c;
   }
+  population_ = evaluate(ids, cells, evaluator, sink, room);
+  return static_cast<int>(evaluations_ - before);
+}
+
+int Island::unmeasured() const {
+  int n = 0;
+  for (int id = 0; id < alphabet_.size(); ++id)
+    n += cached(alphabet_.setting(id)) ? 0 : 1;
+  return n;
+}
+
+// Best kept in cell 0, the rest unmeasured settings (model picks and random ones).
+int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+  std::vector<int> open;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    if (!cached(alphabet_.setting(id)))
+      open.push_back(id);
+  }
+  if (open.empty())
+    return -1;
+  ++generation_;
+  fresh_.clear();
+  const std::int64_t before = evaluations_;
+  const int cells_n = torus_.cells();
+  std::vector<int> ids;
+  ids.reserve(static_cast<std::size_t>(cells_n));
+  ids.push_back(keep);
+  if (ops_.candidates > 1 || ops_.model_picks > 0)
+    refit_model();
+  if (model_ && model_->fitted()) {
+    std::vector<std::pair<double, int>> ranked;
+    ranked.reserve(open.size());
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+    const std::size_t k = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(cells_n / 2));
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k),
+                      ranked.end());
+    for (std::size_t i = 0; i < k; ++i) {
+      ids.push_back(ranked[i].second);
+      std::erase(open, ranked[i].second);
+    }
+  }
+  // Uniformly random unmeasured settings without repeats (partial Fisher-Yates); when
+  // fewer remain than cells, random settings of the alphabet (cache hits) fill the rest.
+  for (std::size_t i = 0; static_cast<int>(ids.size()) < cells_n; ++i) {
+    if (i < open.size()) {
+      std::swap(open[i], open[i + rng_.below(open.size() - i)]);
+      ids.push_back(open[i]);
+    } else {
+      ids.push_back(static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size()))));
+    }
+  }
+  std::vector<int> cells(static_cast<std::size_t>(cells_n));
+  for (int c = 0; c < cells_n; ++c)
+    cells[c] = c;
   population_ = evaluate(ids, cells, evaluator, sink, room);
   return static_cast<int>(evaluations_ - before);
 }
@@ -290,12 +348,10 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
   std::vector<Individual> arrivals;
   std::vector<bool> known;
   for (const Migrant& m : migrants) {
-    const std::optional<int> id = alphabet_.id_of(m.setting);
-    if (!id)
-      continue;
     const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
     note_best(m.setting, it->second);
-    if (m.measurement_only)
+    const std::optional<int> id = alphabet_.id_of(m.setting);
+    if (!id || m.measurement_only)
       continue;
     Individual ind;
     ind.id = *id;

@@ -89,11 +89,21 @@ class Island {
   // evaluator.clock_s() + offset.
   void set_clock_offset(double offset) { clock_offset_ = offset; }
 
-  // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch.
+  // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch;
+  // the first cells hold the ids of `fixed` instead (e.g. the naive-equivalent setting).
   // Returns the number of new measurements. At most `room` new settings are measured
   // (-1: no cap); a child past the cap is neither measured nor recorded, and its cell
   // holds it unmeasured (fitness 0).
-  int initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
+  int initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1,
+                 std::span<const int> fixed = {});
+  // A restart (the next generation): cell 0 holds `keep` (the best setting, measured),
+  // every other cell a setting of the alphabet this island has not measured: the online
+  // model's fastest for half of them when the model is on and fit, uniformly random ones
+  // otherwise; then one batch as in step(). Returns the new measurements, or -1 (nothing
+  // changed) when every setting of the alphabet is measured.
+  int restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
+  // Settings of the alphabet this island has not measured (nor received).
+  [[nodiscard]] int unmeasured() const;
   // Next generation: breed one child per cell, evaluate the uncached distinct children
   // as one batch (at most `room` of them, in cell order; the others are dropped),
   // replace each cell whose child is strictly fitter.
@@ -107,7 +117,7 @@ class Island {
   // and are never measured again here. Records each as a migrant evaluation row. An
   // immigrant whose setting the island already holds takes no cell; measurement-only
   // migrants only enter the cache (no row: the sender recorded the measurement).
-  // Immigrants whose setting is not in this island's alphabet are ignored. `wall_s` is
+  // Immigrants whose setting is not in this island's alphabet only enter the cache. `wall_s` is
   // the search clock recorded with them.
   void immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s);
 

@@ -96,8 +96,14 @@ class CheckpointingSink final : public TraceSink {
   void evaluation(const EvaluationRecord& r) override {
     if (!r.migrant)
       compile_ms_ += r.measurement.compile_ms;
+    if (naive_ && r.setting == *naive_ && r.measurement.ok())
+      naive_ms_ = r.measurement.median_ms;
     writer_.evaluation(r);
   }
+  // Watches for the measurement of `naive` (the progress line's speed-up over it).
+  void watch_naive(const Setting& naive) { naive_ = naive; }
+  // The naive-equivalent setting's time on this rank (NaN until measured or received).
+  [[nodiscard]] double naive_ms() const { return naive_ms_; }
   // Compile time (s) of the measurements recorded since the last call, for the progress line.
   [[nodiscard]] double take_compile_s() {
     const double s = compile_ms_ * 1e-3;
@@ -132,6 +138,8 @@ class CheckpointingSink final : public TraceSink {
   std::optional<std::vector<std::uint8_t>> pending_;
   std::string& write_error_;  // the first TraceWriteError of this rank
   double compile_ms_ = 0;     // of the rows recorded since take_compile_s
+  std::optional<Setting> naive_;
+  double naive_ms_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Everything one rank builds before the search.
@@ -197,17 +205,19 @@ EnvironmentInfo unpack(const std::string& s) {
 class Progress {
  public:
   Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
-           double start_s, std::int64_t evaluations)
+           double start_s, std::int64_t evaluations, double copy_bandwidth_gbs)
       : world_(world),
         config_(config),
         printer_(printer),
         start_s_(start_s),
-        evaluations_(evaluations) {}
+        evaluations_(evaluations),
+        roof_ms_(copy_roofline_ms(config.grid, copy_bandwidth_gbs)) {}
 
   // Every strategy records one GenerationRecord per generation on every rank, so the
   // gather below is matched on all ranks. `evaluations` counts measurements so far.
   // `compile_s`: this rank's compile time for the generation's new measurements.
-  void generation(const GenerationRecord& g, double compile_s) {
+  // `naive_ms`: rank 0's time of the naive-equivalent setting (NaN: not measured).
+  void generation(const GenerationRecord& g, double compile_s, double naive_ms) {
     evaluations_ += g.evaluations;
     const std::vector<double> mine = {static_cast<double>(g.generation),
                                       static_cast<double>(evaluations_),
@@ -259,11 +269,18 @@ class Progress {
           g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all,
           left.c_str()));
     } else {
+      // Speed-up over the naive kernel and share of the copy roofline, when known.
+      std::string versus;
+      if (!std::isnan(naive_ms))
+        versus += format(" %.2fx naive", naive_ms / best_all);
+      if (roof_ms_ > 0)
+        versus += format("%s %.0f%% copy", versus.empty() ? "" : ",", 100 * roof_ms_ / best_all);
       line = (format(
-          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
+          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s%s | MCR %s | %.1f s (wall %.3f s) | "
           "compile %.1f s | left:%s",
-          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
-          elapsed, now_s() - start_s_, compile_all, left.c_str()));
+          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all),
+          versus.empty() ? "" : (" (" + versus.substr(1) + ")").c_str(), mcrs.c_str(), elapsed,
+          now_s() - start_s_, compile_all, left.c_str()));
     }
     if (printer_.line)
       printer_.line(line);
@@ -277,6 +294,7 @@ class Progress {
   const RunPrinter& printer_;
   double start_s_;
   std::int64_t evaluations_ = 0;
+  double roof_ms_ = 0;  // copy roofline time per step (0: bandwidth unknown)
 };
 
 // Runs the configured strategy on this rank to the end; collective (ring, vote,
@@ -287,8 +305,13 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   ring::RingStopVote ring_vote(world.comm());
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
-  Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0);
+  Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0,
+                    s.evaluator->limits().memory_bandwidth_gbs);
   CheckpointingSink sink(*s.rank_writer, s.write_error);
+  const std::optional<Setting> naive =
+      naive_seed(*s.space, s.candidates ? &*s.candidates : nullptr);
+  if (naive)
+    sink.watch_naive(*naive);
   std::optional<SearchState> resume_search;
   std::optional<RankState> previous;
   if (s.resume) {
@@ -311,7 +334,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   hooks.wall_clock = now_s;
   hooks.on_generation = [&](const GenerationRecord& g) {
     elapsed_s = g.wall_s;
-    progress.generation(g, sink.take_compile_s());
+    progress.generation(g, sink.take_compile_s(), sink.naive_ms());
   };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
@@ -325,10 +348,18 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   SearchResult result;
   try {
     switch (c.strategy) {
-      case Strategy::island_ga:
+      case Strategy::island_ga: {
+        // Restarts spend an explicit budget; their epochs draw fresh samples.
+        RefillSource refill;
+        if (c.ga.explicit_budget())
+          refill = refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
+        std::vector<Setting> seeds;
+        if (naive)
+          seeds.push_back(*naive);
         result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
-                            resume_search);
+                            resume_search, std::move(refill), std::move(seeds));
         break;
+      }
       case Strategy::sampled_random:
         result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
                                     resume_search);
@@ -463,6 +494,7 @@ void build(const ring::World& world, Session& s, Phases& phases) {
     s.env.host = world.host();
     s.env.mpi_library = ring::World::library_version();
     s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    s.env.limits = s.evaluator->limits();  // the copy bandwidth for `report`
     s.space.emplace(make_space(s.config, *s.stencil, s.evaluator->limits()));
     s.candidates = recorded_candidates(*s.evaluator, *s.space);
   });
