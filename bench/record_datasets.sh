@@ -2,7 +2,9 @@
 # Records the full-space replay datasets of tests/data on one GPU (isletune measure
 # --random N over the whole default space of config/datasets/full-*.yaml), each within
 # its own time limit: SIGTERM ends `isletune measure` after its current batch with a
-# complete, readable file, so a cut recording keeps every setting measured so far.
+# complete, readable file, so a cut recording keeps every setting measured so far
+# (`timeout --foreground`: the signal goes to isletune alone, never to its GPU worker,
+# whose batch then completes and is recorded as measured).
 #   bench/record_datasets.sh N SECONDS_EACH   (files and the log land in $OUT)
 set -u
 N=${1:-3000}
@@ -22,7 +24,7 @@ export ISLETUNE_CACHE_DIR=$B/cubins
 for c in config/datasets/full-*.yaml; do
   name=$(basename "$c" .yaml)
   echo "== $name (t=$(( $(date +%s) - start )) s)"
-  timeout -s TERM -k 20 "$EACH" stdbuf -oL isletune measure "$c" --random "$N" --batch 96 \
+  timeout --foreground -s TERM -k 30 "$EACH" stdbuf -oL isletune measure "$c" --random "$N" --batch 96 \
     -o "$OUT/h100-$name.h5" --backend cuda
   echo "rc=$?"
 done

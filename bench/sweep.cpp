@@ -7,14 +7,18 @@
 //   isletune-sweep DATASET.h5 [--seeds N] [--rank] [VARIANT ...]
 //   VARIANT = name[:key=value,key=value...]
 //   keys: strategy (ga | random | sampled-random), encoding (index | parameters),
-//         mutation, crossover, mcr, sample_ratio, max_samples, round_ratio, adjust, floor,
+//         mutation, crossover, mcr, rows, cols (the torus, population = rows x cols),
+//         sample_ratio, max_samples, round_ratio, adjust, floor,
 //         predictor (roofline | uniform), islands, candidates (children bred per cell,
 //         the online model measures the one it predicts fastest), picks (cells per
 //         generation given the model's fastest unmeasured setting), generations,
 //         evaluations (total over the islands; each island gets its share as its
 //         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
 //         naive (0/1: generation 0 holds the naive-equivalent setting; 1), refill (0/1:
-//         restart epochs draw fresh samples; 1).
+//         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
+//         feature is the predictor; 1), init (generation 0 holds the predictor's best k
+//         sampled settings, island r the r-th k of them; 0), stride (0/1: islands share
+//         out the model's ranking; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -185,10 +189,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   } else {
     ListSource source(p.candidates);
     SampledSet sampled = sample(source, *predictor, ss, seed).set;
-    std::vector<Setting> seeds;
+    IslandExtras base;
     if (v.num("naive", 1) != 0) {
       if (const auto naive = naive_seed(*p.space, &p.candidates)) {
-        seeds.push_back(*naive);
+        base.seeds.push_back(*naive);
         if (std::find(sampled.settings.begin(), sampled.settings.end(), *naive) ==
             sampled.settings.end())
           sampled.settings.push_back(*naive);
@@ -203,6 +207,9 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     ga.candidates = static_cast<int>(v.num("candidates", ga.candidates));
     ga.model_picks = static_cast<int>(v.num("picks", ga.model_picks));
     ga.mcr_threshold = v.num("mcr", ga.mcr_threshold);
+    ga.rows = static_cast<int>(v.num("rows", ga.rows));
+    ga.cols = static_cast<int>(v.num("cols", ga.cols));
+    ga.population = ga.rows * ga.cols;
     const int islands = static_cast<int>(v.num("islands", 2));
     if (budget > 0)
       ga.max_evaluations = budget / islands;
@@ -211,6 +218,20 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     ga.max_generations =
         static_cast<int>(v.num("generations", ga.explicit_budget() ? 0 : ga.max_generations));
     const Reindex alphabet(sampled.settings, ga.encoding, ga.gray);
+    std::vector<Setting> by_prediction = sampled.settings;
+    std::vector<double> predicted(by_prediction.size());
+    for (std::size_t i = 0; i < predicted.size(); ++i)
+      predicted[i] = predictor->predict_ms(by_prediction[i]);
+    {
+      std::vector<std::size_t> order(predicted.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return predicted[a] < predicted[b]; });
+      std::vector<Setting> sorted;
+      for (const std::size_t i : order)
+        sorted.push_back(by_prediction[i]);
+      by_prediction = std::move(sorted);
+    }
     const bool whole = sampled.settings.size() >= p.candidates.size();
     MemoryRing ring(islands);
     MemoryStopVote votes(islands);
@@ -219,14 +240,26 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     std::vector<std::unique_ptr<IslandSearch>> isl;
     for (int r = 0; r < islands; ++r) {
       evals.push_back(std::make_unique<Counting>(replays[r], p.optimum, tally));
-      RefillSource refill;
-      if (ga.explicit_budget() && !whole && v.num("refill", 1) != 0) {
-        refill = epoch_sampler([&p] { return std::make_unique<ListSource>(p.candidates); },
-                               predictor, ss, seed, r);
+      IslandExtras extras = base;
+      extras.islands = v.num("stride", 1) != 0 ? islands : 1;
+      if (r > 0)
+        extras.seeds.clear();  // the naive setting on rank 0, as the run does
+      // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).
+      const int init = static_cast<int>(v.num("init", 0));
+      for (int k = 0; k < init; ++k) {
+        const std::size_t at = static_cast<std::size_t>(r * init + k);
+        if (at < by_prediction.size())
+          extras.seeds.push_back(by_prediction[at]);
       }
+      if (ga.explicit_budget() && !whole && v.num("refill", 1) != 0) {
+        extras.refill = epoch_sampler([&p] { return std::make_unique<ListSource>(p.candidates); },
+                                      predictor, ss, seed, r);
+      }
+      if ((ga.candidates > 1 || ga.model_picks > 0) && v.num("prior", 1) != 0)
+        extras.prior = predictor;
       isl.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evals[r], ring.migrator(r),
                                                    votes.vote(r), sink, seed, r, SearchHooks{},
-                                                   std::nullopt, std::move(refill), seeds));
+                                                   std::nullopt, std::move(extras)));
     }
     for (bool going = true; going;) {
       going = false;

@@ -48,6 +48,30 @@ std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
   return taken;
 }
 
+namespace {
+
+// The ids of the `count` best (lowest predicted) entries of `ranked`, taking every
+// ops.pick_stride-th from ops.pick_offset on (the island's share of the ranking).
+std::vector<int> strided_best(std::vector<std::pair<double, int>>& ranked, std::size_t count,
+                              const GaOperators& ops) {
+  const std::size_t stride = static_cast<std::size_t>(std::max(1, ops.pick_stride));
+  const std::size_t offset = static_cast<std::size_t>(std::max(0, ops.pick_offset)) % stride;
+  const std::size_t need = std::min(ranked.size(), offset + count * stride);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(need),
+                    ranked.end());
+  std::vector<int> out;
+  for (std::size_t i = offset; i < need && out.size() < count; i += stride)
+    out.push_back(ranked[i].second);
+  // Fewer than `count` in this island's share: the best of the rest.
+  for (std::size_t i = 0; i < need && out.size() < count; ++i) {
+    if (std::find(out.begin(), out.end(), ranked[i].second) == out.end())
+      out.push_back(ranked[i].second);
+  }
+  return out;
+}
+
+}  // namespace
+
 Island::Island(const Reindex& alphabet, const Torus& torus, GaOperators ops, std::uint64_t seed,
                std::uint64_t stream)
     : alphabet_(alphabet), torus_(torus), ops_(ops), rng_(seed, stream) {}
@@ -196,12 +220,9 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
     ranked.reserve(open.size());
     for (const int id : open)
       ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
-    const std::size_t k = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(cells_n / 2));
-    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k),
-                      ranked.end());
-    for (std::size_t i = 0; i < k; ++i) {
-      ids.push_back(ranked[i].second);
-      std::erase(open, ranked[i].second);
+    for (const int id : strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_)) {
+      ids.push_back(id);
+      std::erase(open, id);
     }
   }
   // Uniformly random unmeasured settings without repeats (partial Fisher-Yates); when
@@ -284,17 +305,16 @@ void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fit
     if (!cached(s) && std::find(ids.begin(), ids.end(), id) == ids.end())
       unmeasured.emplace_back(model_->predict_ms(s), id);
   }
-  const std::size_t k = std::min<std::size_t>(
-      {static_cast<std::size_t>(ops_.model_picks), unmeasured.size(), ids.size()});
-  std::partial_sort(unmeasured.begin(), unmeasured.begin() + static_cast<std::ptrdiff_t>(k),
-                    unmeasured.end());
+  const std::vector<int> picks =
+      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_);
+  const std::size_t k = std::min(picks.size(), ids.size());
   std::vector<int> cells(ids.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
     cells[c] = static_cast<int>(c);
   std::stable_sort(cells.begin(), cells.end(),
                    [&](int a, int b) { return fitness[a] < fitness[b]; });
   for (std::size_t i = 0; i < k; ++i)
-    ids[cells[i]] = unmeasured[i].second;
+    ids[cells[i]] = picks[i];
 }
 
 void Island::refit_model() {
@@ -303,7 +323,7 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all);
+    model_.emplace(all, 1.0, ops_.prior);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());

@@ -58,6 +58,14 @@ struct GaOperators {
   // Cells per generation (the least fit) whose child is instead the sampled setting the
   // online model predicts fastest among those not measured yet (0: none).
   int model_picks = 0;
+  // The online model's prior feature (OnlineModel), e.g. the roofline predictor; must
+  // outlive the island. Null: parameters only.
+  const Predictor* prior = nullptr;
+  // Islands of the run and this island's place among them: the model's picks (and the
+  // model's half of a restart) take every `pick_stride`-th setting of the model's ranking
+  // from `pick_offset` on, so islands whose models agree do not measure the same picks.
+  int pick_stride = 1;
+  int pick_offset = 0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.

@@ -214,23 +214,22 @@ SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Ev
 // ---- island-ga -------------------------------------------------------------------------
 
 IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphabet,
-                               std::uint64_t seed, int rank, RefillSource refill,
-                               std::vector<Setting> seeds)
+                               std::uint64_t seed, int rank, IslandExtras extras)
     : torus_(settings.rows, settings.cols),
       alphabet_(alphabet),
       ops_{settings.crossover_rate, settings.mutation_rate, true, settings.candidates,
-           settings.model_picks},
+           settings.model_picks, extras.prior.get(), std::max(1, extras.islands),
+           rank % std::max(1, extras.islands)},
       policy_{settings.migration_interval, settings.migration_count},
       rank_(rank),
       restarts_on_(settings.explicit_budget()),
       restart_mcr_(settings.mcr_threshold),
-      refill_(std::move(refill)),
-      seeds_(std::move(seeds)) {
+      extras_(std::move(extras)) {
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }
 
 std::unique_ptr<Reindex> IslandStrategy::epoch_alphabet(int epoch, const Setting& kept) const {
-  std::vector<Setting> settings = refill_(epoch);
+  std::vector<Setting> settings = extras_.refill(epoch);
   settings.push_back(kept);
   return std::make_unique<Reindex>(std::move(settings), alphabet_.encoding(), alphabet_.gray());
 }
@@ -240,13 +239,15 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   GenerationOutcome out;
   if (g == 0) {
     std::vector<int> fixed;
-    if (rank_ == 0) {
-      for (const Setting& s : seeds_) {
-        if (const auto id = alphabet_.id_of(s))
-          fixed.push_back(*id);
-      }
+    for (const Setting& s : extras_.seeds) {
+      if (const auto id = alphabet_.id_of(s))
+        fixed.push_back(*id);
     }
     out.measured = island_->initialize(ctx.evaluator, ctx.sink, ctx.room, fixed);
+    return out;
+  }
+  if (exhausted_) {
+    out.exhausted = true;
     return out;
   }
   if (restart_due_)
@@ -269,7 +270,7 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
                       : current.setting(island_->population()[select_best(island_->population(), 1)[0]].id);
   std::unique_ptr<Reindex> next;
   int epoch = epoch_;
-  if (refill_) {
+  if (extras_.refill) {
     for (int t = 0; t < kEpochTries; ++t) {
       next = epoch_alphabet(epoch_ + 1 + t, kept);
       epoch = epoch_ + 1 + t;
@@ -281,8 +282,8 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   } else if (island_->unmeasured() > 0) {
     epoch = epoch_ + 1;
   }
-  if (!next && (refill_ || epoch == epoch_)) {
-    out.exhausted = true;  // every setting this island may draw is measured
+  if (!next && (extras_.refill || epoch == epoch_)) {
+    exhausted_ = out.exhausted = true;  // every setting this island may draw is measured
     return out;
   }
   IslandState state = island_->state();
@@ -350,6 +351,7 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
   w.put(static_cast<std::int32_t>(epoch_));
   w.put(static_cast<std::int32_t>(restarts_));
   w.put(static_cast<std::uint8_t>(restart_due_));
+  w.put(static_cast<std::uint8_t>(exhausted_));
   w.put(static_cast<std::uint8_t>(epoch_kept_.has_value()));
   if (epoch_kept_)
     w.put_setting(*epoch_kept_);
@@ -379,10 +381,11 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   epoch_ = r.get<std::int32_t>();
   restarts_ = r.get<std::int32_t>();
   restart_due_ = r.get<std::uint8_t>() != 0;
+  exhausted_ = r.get<std::uint8_t>() != 0;
   epoch_kept_.reset();
   if (r.get<std::uint8_t>())
     epoch_kept_ = r.get_setting();
-  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !refill_))
+  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill))
     damaged_state();
   epoch_alpha_.reset();
   if (epoch_kept_)
@@ -543,18 +546,16 @@ void RandomStrategy::restore(const std::vector<std::uint8_t>& bytes) {
 IslandSearch::IslandSearch(const GaSettings& settings, const Reindex& alphabet,
                            Evaluator& evaluator, Migrator& migrator, StopVote& vote,
                            TraceSink& sink, std::uint64_t seed, int rank, SearchHooks hooks,
-                           const std::optional<SearchState>& resume, RefillSource refill,
-                           std::vector<Setting> seeds)
-    : strategy_(settings, alphabet, seed, rank, std::move(refill), std::move(seeds)),
+                           const std::optional<SearchState>& resume, IslandExtras extras)
+    : strategy_(settings, alphabet, seed, rank, std::move(extras)),
       loop_(settings, strategy_, evaluator, migrator, vote, sink, std::move(hooks), resume) {}
 
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks,
-                        const std::optional<SearchState>& resume, RefillSource refill,
-                        std::vector<Setting> seeds) {
+                        const std::optional<SearchState>& resume, IslandExtras extras) {
   const Reindex alphabet(sampled.settings, settings.encoding, settings.gray);
-  IslandStrategy strategy(settings, alphabet, seed, rank, std::move(refill), std::move(seeds));
+  IslandStrategy strategy(settings, alphabet, seed, rank, std::move(extras));
   return run_search(settings, strategy, evaluator, migrator, vote, sink, hooks, resume);
 }
 

@@ -41,6 +41,7 @@
 #include "ga/reindex.hpp"
 #include "ga/selection.hpp"
 #include "ga/stop.hpp"
+#include "sample/predictor.hpp"
 #include "sample/sampled_set.hpp"
 
 namespace isletune {
@@ -169,6 +170,16 @@ SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Ev
 // (seed, rank, epoch), so a setting the first sample left out can still be reached.
 using RefillSource = std::function<std::vector<Setting>(int epoch)>;
 
+// What a run gives an island beyond its settings and alphabet (all optional).
+struct IslandExtras {
+  RefillSource refill;         // samples of restart epochs (see IslandStrategy)
+  std::vector<Setting> seeds;  // placed in the first cells of generation 0 (this island's)
+  // The online model's prior (OnlineModel; e.g. the roofline predictor) when the
+  // surrogate is on (GaSettings::candidates > 1 or model_picks > 0).
+  std::shared_ptr<const Predictor> prior;
+  int islands = 1;  // islands of the run (the model's picks are shared out by rank)
+};
+
 // island-ga (and global-ga): one cellular island over `alphabet`.
 //
 // Restarts (with an explicit budget, GaSettings::explicit_budget): when the island has
@@ -181,10 +192,11 @@ using RefillSource = std::function<std::vector<Setting>(int epoch)>;
 // exhausted and the run ends. Without an explicit budget the MCR stop ends the run.
 class IslandStrategy final : public SearchStrategy {
  public:
-  // `alphabet` must outlive the strategy. `seeds`: settings placed in the first cells of
-  // generation 0 on rank 0 (those in the alphabet; e.g. the naive-equivalent setting).
+  // `alphabet` must outlive the strategy. `extras.seeds`: settings placed in the first
+  // cells of generation 0 (those in the alphabet; e.g. the naive-equivalent setting on
+  // rank 0).
   IslandStrategy(const GaSettings& settings, const Reindex& alphabet, std::uint64_t seed, int rank,
-                 RefillSource refill = {}, std::vector<Setting> seeds = {});
+                 IslandExtras extras = {});
   GenerationOutcome advance(int g, StepContext& ctx) override;
   [[nodiscard]] bool converges() const override { return true; }
   double exchange(int g, Migrator& migrator, StepContext& ctx,
@@ -211,13 +223,13 @@ class IslandStrategy final : public SearchStrategy {
   int rank_;
   bool restarts_on_ = false;
   double restart_mcr_ = 0;
-  RefillSource refill_;
-  std::vector<Setting> seeds_;
+  IslandExtras extras_;
   std::unique_ptr<Reindex> epoch_alpha_;  // the current epoch's alphabet (epoch > 0)
   int epoch_ = 0;
   std::optional<Setting> epoch_kept_;  // the best kept when the epoch opened
   int restarts_ = 0;
   bool restart_due_ = false;
+  bool exhausted_ = false;  // nothing left to measure (stays so: it waits for the others)
   std::optional<Island> island_;  // re-made by restore() and by restarts
 };
 
@@ -261,7 +273,7 @@ class IslandSearch {
   IslandSearch(const GaSettings& settings, const Reindex& alphabet, Evaluator& evaluator,
                Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed, int rank,
                SearchHooks hooks = {}, const std::optional<SearchState>& resume = std::nullopt,
-               RefillSource refill = {}, std::vector<Setting> seeds = {});
+               IslandExtras extras = {});
   bool step() { return loop_.step(); }
   [[nodiscard]] bool finished() const { return loop_.finished(); }
   [[nodiscard]] SearchResult result() const { return loop_.result(); }
@@ -274,12 +286,12 @@ class IslandSearch {
   SearchLoop loop_;
 };
 
-// Runs one island to the end over the sampled set (`refill`, `seeds`: IslandStrategy).
+// Runs one island to the end over the sampled set (`extras`: IslandStrategy).
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks = {},
                         const std::optional<SearchState>& resume = std::nullopt,
-                        RefillSource refill = {}, std::vector<Setting> seeds = {});
+                        IslandExtras extras = {});
 
 // global-ga: one population over `alphabet` (any finite set, e.g. an enumerated space),
 // no migration; otherwise as run_island.

@@ -350,14 +350,20 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     switch (c.strategy) {
       case Strategy::island_ga: {
         // Restarts spend an explicit budget; their epochs draw fresh samples.
-        RefillSource refill;
-        if (c.ga.explicit_budget())
-          refill = refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
-        std::vector<Setting> seeds;
-        if (naive)
-          seeds.push_back(*naive);
+        IslandExtras extras;
+        extras.islands = world.size();
+        if (c.ga.explicit_budget()) {
+          extras.refill =
+              refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
+        }
+        if (naive && rank == 0)
+          extras.seeds.push_back(*naive);
+        if (c.ga.candidates > 1 || c.ga.model_picks > 0) {
+          extras.prior = make_predictor(predictor_name(c.predictor), *s.stencil, c.grid,
+                                        s.evaluator->limits());
+        }
         result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
-                            resume_search, std::move(refill), std::move(seeds));
+                            resume_search, std::move(extras));
         break;
       }
       case Strategy::sampled_random:
