@@ -9,16 +9,16 @@
 //   keys: strategy (ga | random | sampled-random), encoding (index | parameters),
 //         mutation, crossover, mcr, rows, cols (the torus, population = rows x cols),
 //         sample_ratio, max_samples, round_ratio, adjust, floor,
-//         predictor (roofline | uniform), islands, candidates (children bred per cell,
+//         predictor (roofline | uniform), islands (1), candidates (children bred per cell,
 //         the online model measures the one it predicts fastest), picks (cells per
 //         generation given the model's fastest unmeasured setting), generations,
 //         evaluations (total over the islands; each island gets its share as its
 //         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
 //         naive (0/1: generation 0 holds the naive-equivalent setting; 1), refill (0/1:
 //         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
-//         feature is the predictor; 1), init (generation 0 holds the predictor's best k
-//         sampled settings, island r the r-th k of them; 0), stride (0/1: islands share
-//         out the model's ranking; 1).
+//         feature is the predictor; 1), init (ga.predicted_seeds: generation 0 holds the
+//         predictor's best k sampled settings, island r the r-th k of them), stride (0/1: islands
+//         share out the model's ranking; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -200,17 +200,22 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     }
     GaSettings ga;
     if (v.keys.count("encoding"))
-      ga.encoding = v.get("encoding", "parameters") == "index" ? Encoding::index
-                                                                : Encoding::parameters;
+      ga.encoding =
+          v.get("encoding", "parameters") == "index" ? Encoding::index : Encoding::parameters;
     ga.crossover_rate = v.num("crossover", ga.crossover_rate);
     ga.mutation_rate = v.num("mutation", ga.mutation_rate);
     ga.candidates = static_cast<int>(v.num("candidates", ga.candidates));
     ga.model_picks = static_cast<int>(v.num("picks", ga.model_picks));
     ga.mcr_threshold = v.num("mcr", ga.mcr_threshold);
-    ga.rows = static_cast<int>(v.num("rows", ga.rows));
-    ga.cols = static_cast<int>(v.num("cols", ga.cols));
-    ga.population = ga.rows * ga.cols;
-    const int islands = static_cast<int>(v.num("islands", 2));
+    if (v.keys.count("rows") || v.keys.count("cols")) {
+      ga.auto_population = false;
+      ga.rows = static_cast<int>(v.num("rows", ga.rows));
+      ga.cols = static_cast<int>(v.num("cols", ga.cols));
+      ga.population = ga.rows * ga.cols;
+    }
+    ga.predicted_seeds = static_cast<int>(v.num("init", ga.predicted_seeds));
+    const int islands = static_cast<int>(v.num("islands", 1));
+    ga = ga.for_islands(islands);
     if (budget > 0)
       ga.max_evaluations = budget / islands;
     ga.time_budget_s = v.num("time", 0);
@@ -245,7 +250,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
       // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).
-      const int init = static_cast<int>(v.num("init", 0));
+      const int init = ga.predicted_seeds;
       for (int k = 0; k < init; ++k) {
         const std::size_t at = static_cast<std::size_t>(r * init + k);
         if (at < by_prediction.size())
@@ -345,8 +350,8 @@ int main_sweep(int argc, char** argv) {
   const auto naive = naive_seed(*p.space, &p.candidates);
   if (naive) {
     const Measurement m = replay.evaluate(std::vector<Setting>{*naive})[0];
-    std::printf("naive-equivalent setting recorded: %.5f ms (optimum %.2fx faster)\n",
-                m.median_ms, m.median_ms / p.optimum);
+    std::printf("naive-equivalent setting recorded: %.5f ms (optimum %.2fx faster)\n", m.median_ms,
+                m.median_ms / p.optimum);
   } else {
     std::printf("naive-equivalent setting not recorded\n");
   }
@@ -368,9 +373,9 @@ int main_sweep(int argc, char** argv) {
       to5.push_back(o.to_5pct < 0 ? std::numeric_limits<double>::infinity()
                                   : static_cast<double>(o.to_5pct));
     }
-    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f\n",
-                v.name.c_str(), hit, seeds, in2, seeds, in5, seeds, median(gaps),
-                median(measured), median(to5), short_runs, median(restarts));
+    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f\n", v.name.c_str(),
+                hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured), median(to5),
+                short_runs, median(restarts));
     if (std::getenv("SWEEP_RUNS")) {  // per-seed measurements to 5 % (-1: never)
       std::printf("  to5:");
       for (const double t : to5)

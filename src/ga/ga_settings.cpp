@@ -46,8 +46,13 @@ void GaSettings::validate() const {
   }
   if (candidates < 1 || candidates > 64)
     bad("candidates", std::to_string(candidates), "an integer in [1, 64] (1: no surrogate)");
-  if (model_picks < 0 || model_picks > population) {
-    bad("model_picks", std::to_string(model_picks), "an integer in [0, population]");
+  if (model_picks < -1 || model_picks > population) {
+    bad("model_picks", std::to_string(model_picks),
+        "an integer in [0, population] (-1: population / 2)");
+  }
+  if (predicted_seeds < -1 || predicted_seeds > population) {
+    bad("predicted_seeds", std::to_string(predicted_seeds),
+        "an integer in [0, population] (-1: population / 4)");
   }
   if (!(mcr_threshold >= 0 && mcr_threshold <= 1))
     bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in [0, 1] (0: no MCR stop)");
@@ -73,6 +78,21 @@ StopReason GaSettings::generation_limit(int g, StopReason voted) const {
   if (voted == StopReason::none && max_generations > 0 && g >= max_generations)
     return StopReason::max_generations;
   return voted;
+}
+
+GaSettings GaSettings::for_islands(int islands) const {
+  GaSettings g = *this;
+  if (auto_population && islands > 1) {
+    g.rows = 2;
+    g.cols = islands == 2 ? 4 : 2;
+    g.population = g.rows * g.cols;
+  }
+  if (g.model_picks < 0)
+    g.model_picks = g.population / 2;
+  if (g.predicted_seeds < 0)
+    g.predicted_seeds = std::max(1, g.population / 4);
+  g.migration_count = std::min(g.migration_count, g.population);
+  return g;
 }
 
 // The MCR stop and every budget that is set.

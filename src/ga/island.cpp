@@ -104,7 +104,8 @@ void Island::note_best(const Setting& s, const Measurement& m) {
 // Dedupes against the cache and within the batch, measures the rest in one call, records
 // every child in cell order.
 std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                                         const std::vector<bool>& bred) {
   constexpr int kDropped = -2;  // past the measurement cap: not measured, not recorded
   std::vector<Setting> pending;
   std::vector<int> first_of;  // per child: index into pending when it is the first, else -1
@@ -140,8 +141,13 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
   }
   // Offspring MCR: the share of the children considered (those past the cap are not)
   // that repeat a setting already measured or already in the batch.
-  const auto repeats = std::count(first_of.begin(), first_of.end(), -1);
-  const auto considered = repeats + static_cast<std::ptrdiff_t>(pending.size());
+  std::ptrdiff_t repeats = 0, considered = 0;
+  for (std::size_t i = 0; i < first_of.size(); ++i) {
+    if (first_of[i] == kDropped || (!bred.empty() && !bred[i]))
+      continue;
+    ++considered;
+    repeats += first_of[i] == -1 ? 1 : 0;
+  }
   offspring_repeats_ =
       considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
   const double wall = evaluator.clock_s() + clock_offset_;
@@ -274,9 +280,10 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
       }
     }
   }
+  std::vector<bool> bred;
   if (ops_.model_picks > 0 && model_ && model_->fitted())
-    pick_by_model(ids, fitness);
-  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room);
+    bred = pick_by_model(ids, fitness);
+  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room, bred);
   for (int c = 0; c < torus_.cells(); ++c) {
     if (!(children[c].fitness() > population_[c].fitness()))
       continue;
@@ -298,7 +305,8 @@ int Island::breed(int cell, const std::vector<double>& fitness) {
 }
 
 // The least fit cells get the unmeasured settings the model predicts fastest.
-void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const {
+std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
+                                        const std::vector<double>& fitness) const {
   std::vector<std::pair<double, int>> unmeasured;
   for (int id = 0; id < alphabet_.size(); ++id) {
     const Setting& s = alphabet_.setting(id);
@@ -313,8 +321,12 @@ void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fit
     cells[c] = static_cast<int>(c);
   std::stable_sort(cells.begin(), cells.end(),
                    [&](int a, int b) { return fitness[a] < fitness[b]; });
-  for (std::size_t i = 0; i < k; ++i)
+  std::vector<bool> bred(ids.size(), true);
+  for (std::size_t i = 0; i < k; ++i) {
     ids[cells[i]] = picks[i];
+    bred[cells[i]] = false;
+  }
+  return bred;
 }
 
 void Island::refit_model() {

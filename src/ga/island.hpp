@@ -134,10 +134,10 @@ class Island {
   [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
   [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
   // MCR measured on the offspring (ARCHITECTURE §6): the share of the last generation's
-  // children that copy a setting the island already knew (cached, or an earlier child of
-  // the same batch). With unique cells the population cannot fill with copies, so its
-  // most-common-genome ratio no longer shows convergence; repeated offspring do: an
-  // island whose children are mostly copies measures next to nothing new.
+  // bred children (the model's picks left out) that copy a setting the island already
+  // knew (cached, or an earlier child of the same batch). With unique cells the population cannot
+  // fill with copies, so its most-common-genome ratio no longer shows convergence; repeated
+  // offspring do: an island whose children are mostly copies measures next to nothing new.
   [[nodiscard]] double mcr() const;
   // (copies of the most frequent genome) / population: the paper's population MCR.
   [[nodiscard]] double population_mcr() const;
@@ -151,13 +151,17 @@ class Island {
 
  private:
   // Evaluates the individuals bred for `cells` (ids) as one batch and records them.
+  // The offspring MCR counts only the children with `bred[i]` true (all when empty): the
+  // model's picks are unmeasured by construction and would hide convergence.
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room);
+                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                                   const std::vector<bool>& bred = {});
   void note_best(const Setting& s, const Measurement& m);
   // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
   int breed(int cell, const std::vector<double>& fitness);
   // Replaces the children of the least fit cells by the model's fastest unmeasured picks.
-  void pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
+  // Returns, per cell, whether its child is still the bred one.
+  std::vector<bool> pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
   // Refits the online model on the cache (in setting order, so resume refits the same).
   void refit_model();
 

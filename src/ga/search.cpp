@@ -217,8 +217,13 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
                                std::uint64_t seed, int rank, IslandExtras extras)
     : torus_(settings.rows, settings.cols),
       alphabet_(alphabet),
-      ops_{settings.crossover_rate, settings.mutation_rate, true, settings.candidates,
-           settings.model_picks, extras.prior.get(), std::max(1, extras.islands),
+      ops_{settings.crossover_rate,
+           settings.mutation_rate,
+           true,
+           settings.candidates,
+           settings.model_picks,
+           extras.prior.get(),
+           std::max(1, extras.islands),
            rank % std::max(1, extras.islands)},
       policy_{settings.migration_interval, settings.migration_count},
       rank_(rank),
@@ -266,8 +271,9 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   const auto best = island_->best();
   const Reindex& current = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   // The setting kept in cell 0: the best ever seen, else the population's best.
-  Setting kept = best ? best->first
-                      : current.setting(island_->population()[select_best(island_->population(), 1)[0]].id);
+  Setting kept =
+      best ? best->first
+           : current.setting(island_->population()[select_best(island_->population(), 1)[0]].id);
   std::unique_ptr<Reindex> next;
   int epoch = epoch_;
   if (extras_.refill) {

@@ -229,7 +229,7 @@ class IslandStrategy final : public SearchStrategy {
   std::optional<Setting> epoch_kept_;  // the best kept when the epoch opened
   int restarts_ = 0;
   bool restart_due_ = false;
-  bool exhausted_ = false;  // nothing left to measure (stays so: it waits for the others)
+  bool exhausted_ = false;        // nothing left to measure (stays so: it waits for the others)
   std::optional<Island> island_;  // re-made by restore() and by restarts
 };
 

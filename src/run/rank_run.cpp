@@ -345,6 +345,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   const Config& c = s.config;
   const auto seed = c.seed;
   const int rank = world.rank();
+  const GaSettings ga = c.ga.for_islands(world.size());
   SearchResult result;
   try {
     switch (c.strategy) {
@@ -352,26 +353,40 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
         // Restarts spend an explicit budget; their epochs draw fresh samples.
         IslandExtras extras;
         extras.islands = world.size();
-        if (c.ga.explicit_budget()) {
+        if (ga.explicit_budget()) {
           extras.refill =
               refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
         }
         if (naive && rank == 0)
           extras.seeds.push_back(*naive);
-        if (c.ga.candidates > 1 || c.ga.model_picks > 0) {
+        // The sampler's best predicted settings, this rank's share of them.
+        std::vector<std::size_t> order(s.sampled.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+          order[i] = i;
+        if (s.sampled.predicted_ms.size() == order.size()) {
+          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return s.sampled.predicted_ms[a] < s.sampled.predicted_ms[b];
+          });
+          for (int k = 0; k < ga.predicted_seeds; ++k) {
+            const std::size_t at = static_cast<std::size_t>(rank * ga.predicted_seeds + k);
+            if (at < order.size())
+              extras.seeds.push_back(s.sampled.settings[order[at]]);
+          }
+        }
+        if (ga.candidates > 1 || ga.model_picks > 0) {
           extras.prior = make_predictor(predictor_name(c.predictor), *s.stencil, c.grid,
                                         s.evaluator->limits());
         }
-        result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
+        result = run_island(ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
                             resume_search, std::move(extras));
         break;
       }
       case Strategy::sampled_random:
-        result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
+        result = run_sampled_random(ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
                                     resume_search);
         break;
       case Strategy::global_ga:
-        result = run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
+        result = run_global_ga(ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
                                resume_search);
         break;
       case Strategy::random: {
@@ -383,7 +398,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
         } else {
           draw = [&](Rng& rng) { return s.space->random_setting(rng); };
         }
-        result = run_random(c.ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
+        result = run_random(ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
         break;
       }
     }

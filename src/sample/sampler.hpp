@@ -69,10 +69,10 @@ struct SampleResult {
 // so every setting the source holds has a chance in every epoch, however large the space
 // is against max_samples.
 using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
-[[nodiscard]] EpochSampler epoch_sampler(std::function<std::unique_ptr<SettingSource>()> make_source,
-                                         std::shared_ptr<const Predictor> predictor,
-                                         const SamplerSettings& settings, std::uint64_t seed,
-                                         int rank);
+[[nodiscard]] EpochSampler epoch_sampler(
+    std::function<std::unique_ptr<SettingSource>()> make_source,
+    std::shared_ptr<const Predictor> predictor, const SamplerSettings& settings, std::uint64_t seed,
+    int rank);
 
 // The naive-equivalent setting (naive_setting) when the search may draw it: valid in
 // `space` and, when `recorded` is given (replay), one of the recorded settings.
