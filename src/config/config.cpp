@@ -565,14 +565,6 @@ void validate_cross(const Config& c, const YAML::Node& root, const Parser& p) {
     p.fail(evaluator_node, "evaluator.dataset",
            "is missing; the replay backend needs a recorded trace.h5 or dataset");
   }
-  const bool genetic = c.strategy == Strategy::island_ga || c.strategy == Strategy::global_ga;
-  if (genetic && c.ga.mcr_threshold == 0 && c.ga.max_generations == 0 && !c.ga.explicit_budget()) {
-    const YAML::Node ga = root["ga"] ? root["ga"] : root;
-    p.fail(ga["mcr_threshold"] ? ga["mcr_threshold"] : ga, "ga.mcr_threshold",
-           "is 0 (no MCR stop) while budget.max_generations is 0; expected a generation limit, "
-           "since a converged population measures nothing new and may never spend the "
-           "evaluation or time budget");
-  }
 }
 
 // Emits a list of numbers in flow style.

@@ -87,10 +87,9 @@ GaSettings GaSettings::for_islands(int islands) const {
     g.cols = islands == 2 ? 4 : 2;
     g.population = g.rows * g.cols;
   }
-  if (g.model_picks < 0)
-    g.model_picks = g.population / 2;
-  if (g.predicted_seeds < 0)
-    g.predicted_seeds = std::max(1, g.population / 4);
+  g.model_picks = g.model_picks < 0 ? g.population / 2 : std::min(g.model_picks, g.population);
+  g.predicted_seeds = g.predicted_seeds < 0 ? std::max(1, g.population / 4)
+                                            : std::min(g.predicted_seeds, g.population);
   g.migration_count = std::min(g.migration_count, g.population);
   return g;
 }

@@ -104,13 +104,8 @@ SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Eva
       sink_(std::make_unique<CountingSink>(sink)),
       hooks_(std::move(hooks)) {
   settings_.validate();
-  if (strategy_.converges() && settings_.mcr_threshold == 0 && settings_.max_generations == 0 &&
-      !settings_.explicit_budget()) {
-    throw InputError(
-        "ga.mcr_threshold is 0 (no MCR stop) while ga.max_generations is 0; expected a "
-        "generation limit, since a converged population measures nothing new and may never "
-        "spend the evaluation or time budget.");
-  }
+  // (validate() requires a budget: with mcr_threshold 0 and no generation limit an
+  // explicit budget is set, and converged islands restart to spend it.)
   rules_ = settings_.stop_rules(strategy_.converges());
   if (resume) {
     strategy_.restore(resume->strategy);
