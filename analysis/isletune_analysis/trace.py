@@ -1,4 +1,4 @@
-"""Loading isletune traces (ARCHITECTURE §8, docs/trace.md) into numpy structured arrays.
+"""Loading isletune traces (docs/trace.md) into numpy structured arrays and pandas frames.
 
 A run directory holds `trace.h5` (rank 0) whose `/ranks/NNNN` entries are external links
 to `rank-NNNN.h5`; a dataset from `isletune measure` is one file with format attribute
@@ -22,12 +22,18 @@ from typing import Any, Iterable
 # Traces are read while a run may still be writing them; do not take HDF5 file locks.
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 
-import h5py  # noqa: E402
+try:
+    import h5py  # noqa: E402
+except ImportError as _exc:  # one sentence for the command line (__main__.py prints it)
+    raise ImportError("reading isletune traces needs h5py, which is not installed: install "
+                      "python3-h5py (Debian/Ubuntu) or `pip install h5py`") from _exc
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from .errors import TraceError  # noqa: E402
 
-# Parameter order of src/space/setting.hpp (also the order of the `values` column).
+# Parameter order of src/setting/setting.hpp (also the order of the `values` column).
 PARAM_NAMES: tuple[str, ...] = (
     "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
     "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
@@ -90,6 +96,31 @@ class Trace:
         """Every evaluation row of every rank, in rank then eval_id order."""
         parts = [r.evaluations for r in self.ranks]
         return np.concatenate(parts) if parts else np.zeros(0, EVAL_DTYPE)
+
+    def evaluations_df(self) -> pd.DataFrame:
+        """Every evaluation row of every rank as a pandas DataFrame, one row per evaluation.
+
+        Columns: rank, eval_id, generation, one column per parameter (merge as its name:
+        none, block, cyclic), key, status (its name), median_ms, compile_ms, verify_ms,
+        run_ms, registers, shared_bytes, wall_s, cached, migrant, measured (neither cached
+        nor a migrant) and ok (status ok with a positive time) — the frame Kernel Tuner and
+        Optuna users filter and group, e.g. `df[df.ok].groupby("tbx").median_ms.min()`.
+        """
+        e = self.evaluations
+        df = pd.DataFrame({"rank": e["rank"], "eval_id": e["eval_id"],
+                           "generation": e["generation"]})
+        for i, name in enumerate(PARAM_NAMES):
+            column = e["values"][:, i] if len(e) else np.zeros(0, "i4")
+            df[name] = pd.Categorical.from_codes(column, MERGE_NAMES) if name == "merge" \
+                else column
+        df["key"] = e["key"].astype(str)
+        df["status"] = pd.Categorical.from_codes(e["status"].astype(int), STATUS_NAMES)
+        for name in ("median_ms", "compile_ms", "verify_ms", "run_ms", "registers",
+                     "shared_bytes", "wall_s", "cached", "migrant"):
+            df[name] = e[name]
+        df["measured"] = ~e["cached"] & ~e["migrant"]
+        df["ok"] = (e["status"] == 0) & np.isfinite(e["median_ms"]) & (e["median_ms"] > 0)
+        return df
 
     @property
     def generations(self) -> np.ndarray:
@@ -170,52 +201,15 @@ def find_key(tree: Any, names: Iterable[str]) -> Any:
 
 
 def parse_yaml(text: str) -> dict[str, Any]:
-    """The configuration YAML as a dict; PyYAML when installed, else a small block parser.
+    """The configuration YAML (the effective config isletune stores in /config) as a dict.
 
-    The fallback understands what isletune writes as its effective configuration: nested
-    `key: value` mappings, inline `[a, b]` lists and scalars. Anything else is skipped.
+    Malformed YAML (a hand-edited trace) gives {} and the analysis goes on without it.
     """
     try:
-        import yaml  # type: ignore[import-untyped]
-
         loaded = yaml.safe_load(text)
-        return loaded if isinstance(loaded, dict) else {}
-    except ImportError:
-        pass
-    except Exception:  # malformed YAML: analyse without it
+    except yaml.YAMLError:
         return {}
-    root: dict[str, Any] = {}
-    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip() or line.strip().startswith("-") or ":" not in line:
-            continue
-        indent = len(line) - len(line.lstrip())
-        key, _, rest = line.strip().partition(":")
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        parent = stack[-1][1]
-        rest = rest.strip()
-        if not rest:
-            child: dict[str, Any] = {}
-            parent[key.strip()] = child
-            stack.append((indent, child))
-        else:
-            parent[key.strip()] = _scalar(rest)
-    return root
-
-
-def _scalar(text: str) -> Any:
-    """A YAML scalar or inline list in the fallback parser."""
-    if text.startswith("[") and text.endswith("]"):
-        return [_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
-    text = text.strip("'\"")
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def _column(table: np.ndarray, names: tuple[str, ...], default: Any = None) -> Any:

@@ -1,7 +1,11 @@
 // `isletune space CONFIG`: what the configured search space holds — every parameter's
 // values, the explicit constraints, the OCs with their valid-setting counts, the size.
 #include <cstdio>
+#include <iterator>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -13,13 +17,15 @@ namespace isletune::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: isletune space CONFIG\n"
+    "usage: isletune space CONFIG [--json]\n"
     "\n"
     "Prints the search space of CONFIG: the values of every parameter (defaults with the\n"
     "config's `space` overrides), the explicit constraints, each optimization combination\n"
     "(OC) with its number of valid settings (exact by enumeration, or a seeded Monte-Carlo\n"
     "estimate marked ~), and the size of the space. Device limits are those of an H100\n"
-    "(the evaluator's own limits apply during a run).\n";
+    "(the evaluator's own limits apply during a run).\n"
+    "\n"
+    "  --json   print the same as one JSON document on stdout\n";
 
 constexpr const char* kConstraints[] = {
     "threads per block tbx*tby*tbz in [32, maxThreadsPerBlock]",
@@ -33,18 +39,70 @@ constexpr const char* kConstraints[] = {
     "2-D => tbz = mfz = ufz = 1",
 };
 
+// A parameter's values as JSON (merge kinds by name).
+nlohmann::ordered_json values_json(Param p, const std::vector<int>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int v : list) {
+    if (p == Param::merge)
+      out.push_back(std::string(merge_name(static_cast<MergeKind>(v))));
+    else
+      out.push_back(v);
+  }
+  return out;
+}
+
+// --json: the text output's numbers as one document.
+void print_json(const Config& config, const Stencil& stencil, const Space& space,
+                const Space::Values& taken, const std::vector<OcCount>& counts) {
+  using Json = nlohmann::ordered_json;
+  Json doc;
+  doc["stencil"] = {{"name", stencil.name()},
+                    {"dims", stencil.dims()},
+                    {"order", stencil.order()},
+                    {"points", stencil.size()}};
+  doc["grid"] = {config.grid.nx, config.grid.ny, config.grid.nz};
+  doc["limits"] = space.limits().name;
+  Json params = Json::object();
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    params[std::string(param_name(p))] = {{"values", values_json(p, space.values(p))},
+                                          {"taken", values_json(p, taken[i])}};
+  }
+  doc["parameters"] = params;
+  doc["constraints"] = std::vector<std::string>(std::begin(kConstraints), std::end(kConstraints));
+  Json ocs = Json::array();
+  double total = 0;
+  bool exact = true;
+  for (const OcCount& c : counts) {
+    ocs.push_back({{"oc", c.oc},
+                   {"name", Space::oc_name(c.oc)},
+                   {"valid_settings", c.count},
+                   {"exact", c.exact}});
+    total += c.count;
+    exact = exact && c.exact;
+  }
+  doc["ocs"] = ocs;
+  doc["size"] = {{"valid_settings", total}, {"exact", exact}, {"ocs", counts.size()}};
+  std::fputs((doc.dump(1) + "\n").c_str(), stdout);
+}
+
 }  // namespace
 
 int space_command(const Args& args) {
-  const ParsedArgs parsed = parse_args("space", args, {}, {});
+  const ParsedArgs parsed = parse_args("space", args, {}, {"--json"});
   if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
+    return print_help(kHelp);
   }
-  expect_positional(parsed, 1, "isletune space CONFIG");
+  expect_positional(parsed, 1, "isletune space CONFIG [--json]");
   const Config config = load_config(parsed.positional[0]);
   const Stencil stencil = resolve_stencil(config);
   const Space space(stencil, config.grid, DeviceLimits{}, space_values(config));
+  const Space::Values taken = values_taken(stencil, space);
+  const auto counts = space.count_per_oc(config.seed);
+  if (parsed.has("--json")) {
+    print_json(config, stencil, space, taken, counts);
+    return 0;
+  }
   std::printf("stencil %s (%d-D, order %d, %d points), grid %dx%dx%d, limits: %s\n",
               stencil.name().c_str(), stencil.dims(), stencil.order(), stencil.size(),
               config.grid.nx, config.grid.ny, config.grid.nz, space.limits().name.c_str());
@@ -59,7 +117,6 @@ int space_command(const Args& args) {
     }
     return out;
   };
-  const Space::Values taken = values_taken(stencil, space);
   double listed = 1, taken_product = 1;
   std::printf("\nparameters (values; where some differ, those a valid setting takes):\n");
   for (std::size_t i = 0; i < kParamCount; ++i) {
@@ -78,7 +135,6 @@ int space_command(const Args& args) {
   std::printf("\noptimization combinations (valid settings):\n");
   double total = 0;
   bool all_exact = true;
-  const auto counts = space.count_per_oc(config.seed);
   for (const OcCount& c : counts) {
     std::printf("  %2d %-40s %s%.0f\n", c.oc, Space::oc_name(c.oc).c_str(), c.exact ? " " : "~",
                 c.count);

@@ -1,11 +1,11 @@
-// The sampled set: the settings the GA may visit (ARCHITECTURE §5), with their OC ids
-// and predicted times, plus which per-OC counts behind the sampling were estimates.
+// The sampled set: the settings the GA may visit (docs/architecture.md, "The sampler"), with their
+// OC ids and predicted times, plus which per-OC counts behind the sampling were estimates.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {
@@ -47,6 +47,16 @@ struct EnvironmentInfo {
   // the space of a resumed run see the recording GPU; nullopt when not known.
   std::optional<DeviceLimits> limits;
 };
+
+// The GPU's name from a recorded environment entry, without the "replay: " marks that
+// older replay runs wrote in front of it (and twice when replaying a replayed run). A
+// replayed run records the recording GPU's name; its config says it was replayed.
+inline std::string recorded_gpu_name(std::string name) {
+  constexpr const char* kMark = "replay: ";
+  while (name.rfind(kMark, 0) == 0)
+    name.erase(0, 8);
+  return name;
+}
 
 // One stencil feature (paper Table 2) by name.
 struct StencilFeature {

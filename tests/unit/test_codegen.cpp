@@ -20,6 +20,7 @@
 #include "eval/cuda/cuda_evaluator.hpp"
 #include "eval/cuda/nvrtc_compiler.hpp"
 #include "eval/cuda/worker_protocol.hpp"
+#include "kernel/kernel_plan.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -156,6 +157,34 @@ TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
   const std::string constant = generate_kernel(st, grid_for(2), s).source;
   EXPECT_NE(constant.find("__constant__ double isl_coef[5]"), std::string::npos);
   EXPECT_NE(constant.find("isl_coef[4] * p["), std::string::npos);
+}
+
+// A register-tiled chunk of a compute-bound box: every point of the plan's chunk is computed
+// from one multiply-add per stencil point (the source holds chunk x (points - 1) fma calls) and
+// stored once; the chunk is clipped to kMaxChunkCost; the kernel compiles with NVRTC.
+TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
+  const Stencil st = typical_stencil("box3d3r");
+  Setting s = naive_setting(3);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::tby] = 2;
+  s[Param::mfy] = s[Param::ufy] = 8;
+  s[Param::mfz] = s[Param::ufz] = 8;
+  s[Param::use_shared] = 1;
+  const Grid g = grid_for(3);
+  ASSERT_FALSE(unsupported_reason(st, g, s).has_value());
+  const KernelPlan plan = make_plan(st, g, s, DeviceLimits{});
+  const int chunk = plan.unroll[0] * plan.unroll[1] * plan.unroll[2];
+  EXPECT_LE(chunk_cost(chunk, st.size()), kMaxChunkCost);
+  const KernelSource k = generate_kernel(st, g, s);
+  const auto count = [&](const std::string& what) {
+    long long n = 0;
+    for (auto at = k.source.find(what); at != std::string::npos; at = k.source.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(" = fma("), 1LL * chunk * (st.size() - 1));
+  EXPECT_EQ(count("isl::keep_sum<C>("), chunk);
+  expect_all_compile({{"box3d3r register tile", k}});
 }
 
 TEST(Codegen, LaunchCoversOddGridsAndSharedTileIncludesHalo) {

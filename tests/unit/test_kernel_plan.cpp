@@ -2,7 +2,8 @@
 // grid exactly once, shared bytes against hand counts, leftover steps, device limits, costs.
 #include <gtest/gtest.h>
 
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "kernel/launch_schedule.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -45,7 +46,7 @@ TEST(KernelPlan, TiledTemporalLoadsHaloTimesTdeg) {
   s[Param::tdeg] = 3;
   s[Param::use_shared] = 1;
   const KernelPlan p = make_plan(asym2d(), Grid{100, 50, 1}, s, DeviceLimits{});
-  EXPECT_EQ(p.family, KernelFamily::tiled);
+  EXPECT_EQ(p.family->name(), "tiled");
   EXPECT_EQ(p.tile, (std::array<int, 3>{32, 8, 1}));
   EXPECT_EQ(p.halo_lo, (std::array<int, 3>{2, 1, 0}));
   EXPECT_EQ(p.halo_hi, (std::array<int, 3>{1, 3, 0}));
@@ -80,7 +81,7 @@ TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
   s[Param::tdeg] = 2;
   const Grid g{70, 9, 40};
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
-  EXPECT_EQ(p.family, KernelFamily::streaming);
+  EXPECT_EQ(p.family->name(), "streaming");
   EXPECT_EQ(p.stream_axis, 2);
   EXPECT_EQ(p.stream_len, 40);  // sb clipped to the extent
   EXPECT_EQ(p.tile, (std::array<int, 3>{32, 4, 40}));
@@ -114,17 +115,53 @@ TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
   }
 }
 
+// The tiled chunk (the plan's unroll) keeps its NVRTC cost (chunk_cost: multiply-adds weighted
+// by the stencil's size) within kMaxChunkCost: x is halved first, then the larger of y and z;
+// the chunk still divides the merge factors; small stencils keep the setting's unroll.
+TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
+  Setting s = base(32, 4, 1);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = s[Param::ufx] = 2;
+  s[Param::mfy] = s[Param::ufy] = 4;
+  s[Param::mfz] = s[Param::ufz] = 8;
+  const Grid g{512, 512, 512};
+  const KernelPlan star = make_plan(typical_stencil("star3d1r"), g, s, DeviceLimits{});
+  EXPECT_EQ(star.unroll, (std::array<int, 3>{2, 4, 8}));  // 64 x 7 terms: within the limit
+  const KernelPlan b2 = make_plan(typical_stencil("box3d2r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b2.unroll, (std::array<int, 3>{1, 4, 8}));  // 32 x 125 = 4000 terms
+  const KernelPlan b3 = make_plan(typical_stencil("box3d3r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b3.unroll, (std::array<int, 3>{1, 4, 4}));  // 16 x 343 = 5488
+  const KernelPlan b4 = make_plan(typical_stencil("box3d4r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b4.unroll, (std::array<int, 3>{1, 2, 2}));  // 4 x 729 = 2916
+  for (const KernelPlan& p : {star, b2, b3, b4}) {
+    EXPECT_EQ(s[Param::mfx] % p.unroll[0], 0);
+    EXPECT_EQ(s[Param::mfy] % p.unroll[1], 0);
+    EXPECT_EQ(s[Param::mfz] % p.unroll[2], 0);
+  }
+  for (const KernelPlan& p : {b2, b3, b4}) {
+    const long long points = (static_cast<long long>(p.flops_per_cell) + 1) / 2;
+    EXPECT_LE(chunk_cost(1LL * p.unroll[0] * p.unroll[1] * p.unroll[2], points), kMaxChunkCost);
+  }
+  // Doubling any axis of box3d2r's chunk would exceed the limit only past 32 points.
+  EXPECT_LE(chunk_cost(32, 125), kMaxChunkCost);
+  EXPECT_GT(chunk_cost(64, 125), kMaxChunkCost);
+}
+
 TEST(KernelPlan, LeftoverStepsRunAsTailLaunches) {
   Setting s = base(32, 8, 1);
   s[Param::tdeg] = 4;
   s[Param::use_shared] = 1;
   const KernelPlan p = make_plan(asym2d(), Grid{64, 64, 1}, s, DeviceLimits{});
-  EXPECT_EQ(p.main_launches(7), 1);
-  EXPECT_EQ(p.tail_launches(7), 3);
-  EXPECT_EQ(p.main_launches(48), 12);
-  EXPECT_EQ(p.tail_launches(48), 0);
-  EXPECT_EQ(p.main_launches(3), 0);
-  EXPECT_EQ(p.tail_launches(3), 3);
+  ASSERT_EQ(p.steps_per_launch, 4);
+  const auto at = [&](long long T) {
+    const IslLaunchSchedule l = isl_launch_schedule(T, p.steps_per_launch);
+    return std::array<long long, 2>{l.main_launches, l.tail_launches};
+  };
+  EXPECT_EQ(at(7), (std::array<long long, 2>{1, 3}));
+  EXPECT_EQ(at(48), (std::array<long long, 2>{12, 0}));
+  EXPECT_EQ(at(3), (std::array<long long, 2>{0, 3}));
+  EXPECT_EQ(isl_launch_schedule(5, 1).main_launches, 5);
+  EXPECT_EQ(isl_launch_schedule(5, 0).tail_launches, 0);  // a plan never has 0; treated as 1
 }
 
 TEST(KernelPlan, ViolationsNameTheLimit) {

@@ -64,7 +64,7 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
   const auto environment = reader.environment();
   if (!environment.empty()) {
     if (!environment.front().gpu_name.empty())
-      limits.name = environment.front().gpu_name;
+      limits.name = recorded_gpu_name(environment.front().gpu_name);
     if (environment.front().sm_count > 0)
       limits.sm_count = environment.front().sm_count;
   }

@@ -1,4 +1,4 @@
-// The replay evaluator (ARCHITECTURE §7): answers from recorded measurements (an
+// The replay evaluator (docs/architecture.md, "Evaluators"): answers from recorded measurements (an
 // isletune dataset or trace) instead of a GPU, with a simulated clock, so searches are
 // reproducible on a machine without a GPU.
 //

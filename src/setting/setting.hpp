@@ -1,6 +1,6 @@
-// The parameters of the optimization space (ARCHITECTURE §4) and a Setting: one value
-// per parameter. The parameter order is fixed and is the lexicographic order used by
-// the `index` encoding: OC flags first, then streaming detail, block shape, merging,
+// The parameters of the optimization space (docs/architecture.md, "The search space") and a
+// Setting: one value per parameter. The parameter order is fixed and is the lexicographic order
+// used by the `index` encoding: OC flags first, then streaming detail, block shape, merging,
 // unrolling, memory placement.
 #pragma once
 

@@ -1,0 +1,103 @@
+// The kernel plan (pure core): from (stencil, grid, setting, device limits) one value saying
+// which kernel family runs a setting, its tile and halo (x tdeg), launch geometry, dynamic
+// shared-memory bytes, steps per launch, plus per-cell cost inputs for the predictor. The
+// generic part is filled here; the family's part by its KernelFamily::plan (src/kernel/<f>.cpp).
+// The space's launch and shared-memory constraints, codegen, the worker, export, the benchmark
+// and the predictor all read it; nothing recomputes these numbers. How T steps run as launches:
+// kernel/launch_schedule.hpp. How to add a family: docs/kernel-plan.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "kernel/family.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
+#include "stencil/stencil.hpp"
+
+namespace isletune {
+
+// NVRTC cost of one unrolled chunk of the tiled family: its multiply-adds (chunk points x
+// stencil points), weighted by the stencil's size (the compile time grows with the
+// straight-line terms and with the distinct coefficients ptxas juggles). On the H100 host
+// (2026-11-24, 12 settings compiled at once on 16 cores): box3d2r 2000 / 4000 terms 1.5-4 s,
+// box3d3r 5488 terms 5-18 s, box3d4r 2916 terms 8 s and 5832 terms 10-26 s. A chunk is
+// clipped to cost <= kMaxChunkCost: box3d2r keeps 32 points, box3d3r 16, box3d4r 4 (its
+// fastest measured chunk), 2-D boxes up to 64.
+[[nodiscard]] constexpr double chunk_cost(long long chunk_points, long long stencil_points) {
+  return static_cast<double>(chunk_points * stencil_points) *
+         (1.0 + static_cast<double>(stencil_points) / 512.0);
+}
+inline constexpr double kMaxChunkCost = 9216;
+
+struct KernelPlan {
+  const KernelFamily* family = nullptr;  // the family that builds the setting
+  int dims = 2;
+  int tdeg = 1;                             // steps fused per launch (1 = no temporal blocking)
+  int steps_per_launch = 1;                 // = tdeg for the main kernel
+  std::array<int, 3> block{1, 1, 1};        // threads per block (x, y, z)
+  std::array<long long, 3> grid{1, 1, 1};   // blocks per axis
+  std::array<int, 3> tile{1, 1, 1};         // OUTPUT points per block per axis
+  std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
+  std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
+  // Merged points per unrolled chunk per axis (tiled: the setting's uf, halved, x first, then
+  // the larger of y and z, while chunk_cost > kMaxChunkCost; the same for the main and the
+  // one-step tail kernel). {1, 1, 1} for families without chunks.
+  std::array<int, 3> unroll{1, 1, 1};
+  int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
+  long long stream_len = 0;    // points along stream_axis per block
+  long long shared_bytes = 0;  // dynamic shared memory per block
+  // Cost inputs per useful cell and time step (predictor, benchmark).
+  double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy
+  double global_write_doubles = 1;  // 1/tdeg
+  double redundancy = 1;            // computed / useful cell-updates (>= 1)
+  double flops_per_cell = 1;        // 2 * points - 1
+  int threads_per_block = 1;
+};
+
+// Helpers for the families' plan arithmetic. plan_tiles: sets tile, loaded = tile +
+// (lo + hi) * tdeg and blocks per axis from the output tile per axis (axes >= dims get 1).
+void plan_tiles(KernelPlan& p, const ProblemShape& shape, const std::array<int, 3>& tile);
+// plan_costs: the overlapped-tile cost model: each block reads its loaded region once per
+// launch and writes its tile once; level L of a fused launch computes the region shrunk by L
+// halos.
+void plan_costs(KernelPlan& p);
+
+// Whether a block of this shape can launch (every axis within max_block_dim, at most
+// max_threads_per_block threads).
+[[nodiscard]] bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits);
+// Why a block of this shape cannot launch (an axis over max_block_dim, more threads than
+// max_threads_per_block), or nullopt. Also checked by plan_violation.
+[[nodiscard]] std::optional<std::string> block_violation(const std::array<int, 3>& block,
+                                                         const DeviceLimits& limits);
+
+// Why no kernel can be planned for this setting on this device (no family builds it, block
+// over a per-axis limit, grid over the grid limit, shared memory over the opt-in limit), or
+// nullopt.
+[[nodiscard]] std::optional<std::string> plan_violation(const Stencil& stencil, const Grid& grid,
+                                                        const Setting& setting,
+                                                        const DeviceLimits& limits);
+// Same, for callers that keep the shape (the space checks millions of settings); `why` is
+// filled only when given, so the fast path never allocates.
+[[nodiscard]] bool plan_ok(const ProblemShape& shape, const Setting& setting,
+                           const DeviceLimits& limits, std::string* why);
+// Same, with the family that builds the setting already looked up.
+[[nodiscard]] bool plan_ok(const KernelFamily& family, const ProblemShape& shape,
+                           const Setting& setting, const DeviceLimits& limits, std::string* why);
+
+// The plan. Precondition: plan_violation(...) is nullopt.
+[[nodiscard]] KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
+                                   const DeviceLimits& limits);
+[[nodiscard]] KernelPlan make_plan(const ProblemShape& shape, const Setting& setting);
+// The plan of `setting` by a given family (tests of a family not in the registry).
+[[nodiscard]] KernelPlan make_plan(const KernelFamily& family, const ProblemShape& shape,
+                                   const Setting& setting);
+// The plan, or why there is none (plan_violation), building the plan once.
+[[nodiscard]] std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shape,
+                                                                      const Setting& setting,
+                                                                      const DeviceLimits& limits);
+
+}  // namespace isletune
