@@ -553,7 +553,6 @@ void build(const ring::World& world, Session& s, Phases& phases) {
     s.env.host = world.host();
     s.env.mpi_library = ring::World::library_version();
     s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
-    s.env.limits = s.evaluator->limits();  // the copy bandwidth for `report`
     s.space.emplace(make_space(s.config, *s.stencil, s.evaluator->limits()));
     s.candidates = recorded_candidates(*s.evaluator, *s.space);
   });
@@ -626,8 +625,11 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   phases.attempt([&] {
     if (world.rank() != 0)
       return;
-    for (const auto& e : envs)
-      s.run_writer->write_environment(unpack(e));
+    for (const auto& e : envs) {
+      EnvironmentInfo env = unpack(e);
+      env.limits = s.evaluator->limits();  // rank 0's (the copy bandwidth for `report`)
+      s.run_writer->write_environment(env);
+    }
     s.run_writer->flush();
     mark_run_created(s.dir);  // last: the directory now holds a complete new run
   });
