@@ -164,7 +164,8 @@ TEST(Config, ExamplesLoadAndRoundTrip) {
 }
 
 // config/examples/star2d2r-8192.yaml says its values are the defaults unless a comment says
-// "not the default": with exactly those keys (space, time_budget_s, output) taken over, it
+// "not the default": with exactly those keys (space, time_budget_s, max_generations, output)
+// taken over, it
 // is the minimal config of the same stencil and grid, key for key.
 TEST(Config, ExampleClaimsOnlyTrueDefaults) {
   const fs::path path = kSource / "config/examples/star2d2r-8192.yaml";
@@ -175,11 +176,12 @@ TEST(Config, ExampleClaimsOnlyTrueDefaults) {
        at = text.find("not the default", at + 1)) {
     ++marked;
   }
-  EXPECT_EQ(marked, 4u) << "the test below takes over exactly the marked keys; update both";
+  EXPECT_EQ(marked, 5u) << "the test below takes over exactly the marked keys; update both";
   const Config example = load_config(path);
   Config defaults = parse("stencil: star2d2r\ngrid: [8192, 8192]\n");
   defaults.space = example.space;
   defaults.ga.time_budget_s = example.ga.time_budget_s;
+  defaults.ga.max_generations = example.ga.max_generations;
   defaults.output = example.output;
   EXPECT_EQ(to_yaml(example), to_yaml(defaults));
 }
