@@ -33,7 +33,8 @@ import yaml  # noqa: E402
 
 from .errors import TraceError  # noqa: E402
 
-# Parameter order of src/setting/setting.hpp (also the order of the `values` column).
+# Parameter order of src/setting/setting.hpp; a trace's `values` columns are mapped onto it
+# by the names the trace stores with them (a table's `parameters` attribute).
 PARAM_NAMES: tuple[str, ...] = (
     "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
     "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
@@ -231,11 +232,32 @@ def _status_codes(column: np.ndarray) -> np.ndarray:
     return codes
 
 
-def _values_matrix(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """The (rows × 18) parameter values, from a `values` column or parsed from the keys."""
+# Parameters that are 1 when what they control is off (the others are 0): what a trace
+# recorded before a parameter existed reads for it (src/setting/setting.hpp neutral_value).
+_NEUTRAL_ONE = frozenset({"tdeg", "tbx", "tby", "tbz", "mfx", "mfy", "mfz", "ufx", "ufy", "ufz"})
+
+
+def _values_matrix(table: np.ndarray, keys: np.ndarray,
+                   columns: list[str] | None = None) -> np.ndarray:
+    """The (rows × 18) parameter values, from a `values` column or parsed from the keys.
+
+    `columns` names the stored columns (the table's `parameters` attribute): they are mapped
+    by name onto PARAM_NAMES, a parameter the file lacks reads its neutral value, so a trace
+    recorded before a parameter existed stays readable."""
     column = _column(table, ("values", "setting"))
     if column is not None:
         out = np.asarray([np.asarray(v, dtype="i4").reshape(-1) for v in column], dtype="i4")
+        if columns is not None and out.ndim == 2 and out.shape[1] == len(columns) \
+                and list(columns) != list(PARAM_NAMES):
+            unknown = [c for c in columns if c not in PARAM_NAMES]
+            if unknown:
+                raise TraceError(f"the evaluations table has parameter columns {unknown} this "
+                                 "analysis does not know")
+            mapped = np.array([[1 if p in _NEUTRAL_ONE else 0 for p in PARAM_NAMES]] * len(out),
+                              dtype="i4").reshape(-1, len(PARAM_NAMES))
+            for j, name in enumerate(columns):
+                mapped[:, PARAM_NAMES.index(name)] = out[:, j]
+            return mapped
         if out.ndim == 2 and out.shape[1] == len(PARAM_NAMES):
             return out
     return np.asarray([parse_key(k) for k in keys], dtype="i4").reshape(-1, len(PARAM_NAMES))
@@ -273,8 +295,10 @@ def _int_col(table: np.ndarray, names: tuple[str, ...], n: int, default: int = 0
     return np.asarray(col, dtype="i8") if col is not None else np.full(n, default, "i8")
 
 
-def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
-    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE`."""
+def normalise_evaluations(table: np.ndarray, rank: int,
+                          columns: list[str] | None = None) -> np.ndarray:
+    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE` (`columns`: the
+    names of its `values` columns, from the table's `parameters` attribute)."""
     n = len(table)
     out = np.zeros(n, EVAL_DTYPE)
     out["rank"] = rank
@@ -284,7 +308,8 @@ def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
     out["cell"] = _int_col(table, ("cell",), n, -1)
     keys_col = _column(table, ("key",))
     keys = [_text(k) for k in keys_col] if keys_col is not None else None
-    values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0))
+    values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0),
+                            columns)
     out["values"] = values
     out["key"] = keys if keys is not None else [canonical_key(v) for v in values]
     status = _column(table, ("status",))
@@ -438,7 +463,9 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
     except OSError as exc:
         warnings.append(f"{where}: its tables cannot be read ({exc}); that island is left out")
         return None
-    evals = normalise_evaluations(evals_raw, rank)
+    names = group["evaluations"].attrs.get("parameters") if "evaluations" in group else None
+    evals = normalise_evaluations(evals_raw, rank,
+                                  [_text(n) for n in names] if names is not None else None)
     gens = _normalise(gens_raw, GEN_DTYPE, rank) if gens_raw is not None else np.zeros(0, GEN_DTYPE)
     migs = _normalise(migs_raw, MIG_DTYPE, rank) if migs_raw is not None else np.zeros(0, MIG_DTYPE)
     if len(gens) and len(evals):

@@ -1,7 +1,6 @@
 // `isletune space CONFIG`: what the configured search space holds — every parameter's
-// values, the explicit constraints, the OCs with their valid-setting counts, the size.
+// values, the explicit constraints, the OCs with their valid settings and distinct kernels.
 #include <cstdio>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -21,23 +20,13 @@ constexpr const char* kHelp =
     "\n"
     "Prints the search space of CONFIG: the values of every parameter (defaults with the\n"
     "config's `space` overrides), the explicit constraints, each optimization combination\n"
-    "(OC) with its number of valid settings (exact by enumeration, or a seeded Monte-Carlo\n"
-    "estimate marked ~), and the size of the space. Device limits are those of an H100\n"
+    "(OC) with its number of valid settings and of distinct kernels (settings that differ\n"
+    "only in parameters their kernel family does not read build one kernel; the search\n"
+    "samples and measures each kernel once), exact by enumeration or a seeded Monte-Carlo\n"
+    "estimate marked ~, and the size of the space. Device limits are those of an H100\n"
     "(the evaluator's own limits apply during a run).\n"
     "\n"
     "  --json   print the same as one JSON document on stdout\n";
-
-constexpr const char* kConstraints[] = {
-    "threads per block tbx*tby*tbz in [32, maxThreadsPerBlock]",
-    "merge = none => mfx = mfy = mfz = 1; merge != none => some mf > 1",
-    "retiming and prefetch only with streaming",
-    "not streaming => sd = 0, sb = 0; streaming => block extent 1 and no merging along sd, "
-    "uf_sd <= sb",
-    "block extent x merge factor > 2 x radius along every tiled dimension the stencil extends "
-    "into",
-    "estimated shared memory <= the device's opt-in limit per block",
-    "2-D => tbz = mfz = ufz = 1",
-};
 
 // A parameter's values as JSON (merge kinds by name).
 nlohmann::ordered_json values_json(Param p, const std::vector<int>& list) {
@@ -69,20 +58,25 @@ void print_json(const Config& config, const Stencil& stencil, const Space& space
                                           {"taken", values_json(p, taken[i])}};
   }
   doc["parameters"] = params;
-  doc["constraints"] = std::vector<std::string>(std::begin(kConstraints), std::end(kConstraints));
+  doc["constraints"] = Space::constraints();
   Json ocs = Json::array();
-  double total = 0;
+  double total = 0, kernels = 0;
   bool exact = true;
   for (const OcCount& c : counts) {
     ocs.push_back({{"oc", c.oc},
                    {"name", Space::oc_name(c.oc)},
                    {"valid_settings", c.count},
+                   {"distinct_kernels", c.kernels},
                    {"exact", c.exact}});
     total += c.count;
+    kernels += c.kernels;
     exact = exact && c.exact;
   }
   doc["ocs"] = ocs;
-  doc["size"] = {{"valid_settings", total}, {"exact", exact}, {"ocs", counts.size()}};
+  doc["size"] = {{"valid_settings", total},
+                 {"distinct_kernels", kernels},
+                 {"exact", exact},
+                 {"ocs", counts.size()}};
   std::fputs((doc.dump(1) + "\n").c_str(), stdout);
 }
 
@@ -130,19 +124,20 @@ int space_command(const Args& args) {
   std::printf("combinations of the lists: %.6g; of the values taken: %.6g\n", listed,
               taken_product);
   std::printf("\nconstraints:\n");
-  for (const char* c : kConstraints)
-    std::printf("  - %s\n", c);
-  std::printf("\noptimization combinations (valid settings):\n");
-  double total = 0;
+  for (const std::string& c : Space::constraints())
+    std::printf("  - %s\n", c.c_str());
+  std::printf("\noptimization combinations (valid settings, distinct kernels):\n");
+  double total = 0, kernels = 0;
   bool all_exact = true;
   for (const OcCount& c : counts) {
-    std::printf("  %2d %-40s %s%.0f\n", c.oc, Space::oc_name(c.oc).c_str(), c.exact ? " " : "~",
-                c.count);
+    std::printf("  %2d %-40s %s%12.0f %s%12.0f\n", c.oc, Space::oc_name(c.oc).c_str(),
+                c.exact ? " " : "~", c.count, c.exact ? " " : "~", c.kernels);
     total += c.count;
+    kernels += c.kernels;
     all_exact = all_exact && c.exact;
   }
-  std::printf("\nspace size: %s%.6g valid settings in %zu OCs\n", all_exact ? "" : "~", total,
-              counts.size());
+  std::printf("\nspace size: %s%.6g valid settings, %s%.6g distinct kernels in %zu OCs\n",
+              all_exact ? "" : "~", total, all_exact ? "" : "~", kernels, counts.size());
   return 0;
 }
 

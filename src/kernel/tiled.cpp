@@ -167,8 +167,8 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 // chunk_cost > kMaxChunkCost (NVRTC time); x first (block-merged x points cost bank
 // conflicts and keep more coefficients live), then the larger of y and z (a balanced chunk
 // reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk (mf % uf == 0
-// implies mf % (uf / 2) == 0). Independent of tdeg, so the main and the tail kernel (one
-// IslApply) agree.
+// implies mf % (uf / 2) == 0). Taken from the canonical setting, so the main and the tail kernel
+// (one IslApply) agree.
 std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   std::array<int, 3> u{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                        std::max(1, s[Param::ufz])};
@@ -192,6 +192,23 @@ class Tiled final : public KernelFamily {
   bool builds(const Setting& s) const override { return s[Param::streaming] == 0; }
   std::span<const FamilyRule> rules() const override { return kRules; }
 
+  // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
+  // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll
+  // factors are not read: block merging and no unrolling stand for them (the one-step tail
+  // is built from the canonical setting).
+  Setting canonical(const Setting& s) const override {
+    Setting c = s;
+    for (const Param p : {Param::sd, Param::sb, Param::retiming, Param::prefetch})
+      c[p] = 0;
+    if (c[Param::tdeg] > 1) {
+      if (c[Param::merge] != static_cast<int>(MergeKind::none))
+        c[Param::merge] = static_cast<int>(MergeKind::block);
+      for (const Param p : {Param::ufx, Param::ufy, Param::ufz})
+        c[p] = 1;
+    }
+    return c;
+  }
+
   void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const override {
     plan_tiles(p, shape,
                {s[Param::tbx] * s[Param::mfx], s[Param::tby] * s[Param::mfy],
@@ -203,7 +220,9 @@ class Tiled final : public KernelFamily {
     else
       p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
     plan_costs(p);
-    p.unroll = chunk(shape, s);
+    // Fused steps read no unroll factor (canonical: 1), and the one-step tail shares the main
+    // kernel's IslApply, so both take the chunk of the canonical setting.
+    p.unroll = chunk(shape, canonical(s));
   }
 
   std::optional<std::string> unsupported(const Setting& s) const override {
@@ -220,10 +239,11 @@ class Tiled final : public KernelFamily {
 
  private:
   static constexpr std::array<FamilyRule, 4> kRules = {
-      FamilyRule{Param::sb, no_stream_form, true},
-      FamilyRule{Param::retiming, no_retiming, true},
-      FamilyRule{Param::prefetch, no_prefetch, true},
-      FamilyRule{Param::use_shared, temporal_needs_staging, false},
+      FamilyRule{Param::sb, no_stream_form, true, "sd = 0 and sb = 0"},
+      FamilyRule{Param::retiming, no_retiming, true, "retiming = 0 (it needs streaming)"},
+      FamilyRule{Param::prefetch, no_prefetch, true, "prefetch = 0 (it needs streaming)"},
+      FamilyRule{Param::use_shared, temporal_needs_staging, false,
+                 "tdeg > 1 needs use_shared = 1 (the fused levels live in shared memory)"},
   };
 };
 

@@ -53,6 +53,11 @@ enum class ParamKind { flag, enumeration, axis, integer };
 [[nodiscard]] std::string_view param_kind_name(ParamKind k);
 [[nodiscard]] std::optional<MergeKind> merge_from_name(std::string_view name);
 
+// The value a parameter has when what it controls is off (flags 0, merge none, no streaming
+// axis, block extents and factors 1, tdeg 1): what a trace recorded before the parameter
+// existed reads for it.
+[[nodiscard]] int neutral_value(Param p);
+
 inline constexpr std::size_t index_of(Param p) {
   return static_cast<std::size_t>(p);
 }

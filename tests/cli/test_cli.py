@@ -122,12 +122,15 @@ def test_space_json_parses_back_and_agrees_with_the_text():
     assert doc["stencil"]["name"] == "star2d1r" and doc["grid"][:2] == [4096, 4096]
     assert len(doc["parameters"]) == 18 and doc["constraints"]
     assert sum(o["valid_settings"] for o in doc["ocs"]) == doc["size"]["valid_settings"]
-    size = re.search(r"space size: ~?([\d.e+]+) valid settings in (\d+) OCs", text)
+    assert sum(o["distinct_kernels"] for o in doc["ocs"]) == doc["size"]["distinct_kernels"]
+    size = re.search(r"space size: ~?([\d.e+]+) valid settings, ~?([\d.e+]+) distinct kernels "
+                     r"in (\d+) OCs", text)
     assert float(size[1]) == pytest.approx(doc["size"]["valid_settings"], rel=1e-5)
-    assert int(size[2]) == doc["size"]["ocs"] == len(doc["ocs"])
+    assert float(size[2]) == pytest.approx(doc["size"]["distinct_kernels"], rel=1e-5)
+    assert int(size[3]) == doc["size"]["ocs"] == len(doc["ocs"])
     for oc in doc["ocs"]:
-        assert re.search(rf"^\s+{oc['oc']} {re.escape(oc['name'])}\s+~?{oc['valid_settings']:.0f}$",
-                         text, re.M), oc
+        assert re.search(rf"^\s+{oc['oc']} {re.escape(oc['name'])}\s+~?{oc['valid_settings']:.0f}"
+                         rf"\s+~?{oc['distinct_kernels']:.0f}$", text, re.M), oc
 
 
 def test_report_json_parses_back_and_agrees_with_the_text():

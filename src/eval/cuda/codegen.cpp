@@ -39,7 +39,10 @@ LaunchConfig launch_of(const KernelPlan& plan) {
 std::string entry(std::string_view name, const KernelPlan& plan, const FamilyCode& code,
                   std::string_view config) {
   std::ostringstream e;
-  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block << ")\n"
+  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block;
+  if (!code.min_blocks.empty())
+    e << ", " << code.min_blocks;
+  e << ")\n"
     << name << "(const double* __restrict__ in, double* __restrict__ out) {\n"
     << "  extern __shared__ double isl_smem[];\n"
     << "  isl::" << code.function << "<" << config << ", IslApply>(in, out, isl_smem);\n"
@@ -83,6 +86,14 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
     return "no kernel family builds this setting";
   if (auto why = family->unsupported(s))
     return *why;
+  // The family's own rules (the space checks them too; a kernel is never built without them).
+  ProblemShape shape = shape_of(stencil, grid);
+  shape.sm_count = limits.sm_count;
+  for (const FamilyRule& rule : family->rules()) {
+    std::string why;
+    if (!rule.form && !rule.check(shape, s, &why))
+      return why;
+  }
   // Along a tiled axis the unroll covers the merged points; along the streaming axis it
   // unrolls the plane loop instead.
   const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
@@ -107,9 +118,12 @@ std::optional<std::string> unsupported_reason(const Stencil& stencil, const Grid
   return std::nullopt;
 }
 
-KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& s,
+KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& setting,
                              const KernelPlan& plan) {
   const KernelFamily& family = *plan.family;
+  // The kernel is built from the canonical setting (same plan), so settings that differ only
+  // in parameters the family does not read get the same source.
+  const Setting s = family.canonical(setting);
   const FamilyCode main = family.code(plan, s, grid, "IslMain");
   KernelSource k;
   k.entry = "isl_kernel";
@@ -119,7 +133,8 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
   src << "// isletune generated kernel\n"
       << "// stencil " << stencil.name() << " (" << stencil.dims() << "-D, " << stencil.size()
       << " points), grid " << grid.nx << "x" << grid.ny << "x" << grid.nz << "\n"
-      << "// setting " << canonical_key(s) << "\n"
+      << "// setting " << canonical_key(setting) << "\n"
+      << "// kernel of " << canonical_key(s) << "\n"
       << "// main: " << family.name() << ", block " << plan.block[0] << "x" << plan.block[1] << "x"
       << plan.block[2] << ", grid " << plan.grid[0] << "x" << plan.grid[1] << "x" << plan.grid[2]
       << ", dynamic shared " << plan.shared_bytes << " B, " << plan.tdeg << " steps per launch\n\n"
