@@ -275,7 +275,9 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
     for (int t = 0; t < kEpochTries; ++t) {
       next = epoch_alphabet(epoch_ + 1 + t, kept);
       epoch = epoch_ + 1 + t;
-      Island probe(*next, torus_, ops_, island_->state());
+      IslandState cache_only = island_->state();
+      cache_only.population.clear();
+      const Island probe(*next, torus_, ops_, cache_only);
       if (probe.unmeasured() > 0)
         break;
       next.reset();
@@ -287,6 +289,12 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
     exhausted_ = out.exhausted = true;  // every setting this island may draw is measured
     return out;
   }
+  // Cell 0 keeps `kept`; an alphabet without it (a best received from an island of
+  // another alphabet, with no epoch opened) keeps the population's best instead.
+  const int population_best =
+      island_->population().empty()
+          ? 0
+          : island_->population()[select_best(island_->population(), 1)[0]].id;
   IslandState state = island_->state();
   state.population.clear();
   if (next) {
@@ -299,7 +307,8 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   island_.emplace(alpha, torus_, ops_, state);
   island_->set_clock_offset(ctx.clock_offset);
-  out.measured = island_->restart(*alpha.id_of(kept), ctx.evaluator, ctx.sink, ctx.room);
+  out.measured = island_->restart(alpha.id_of(kept).value_or(population_best), ctx.evaluator,
+                                  ctx.sink, ctx.room);
   return out;
 }
 
