@@ -7,23 +7,30 @@
 //   isletune-sweep DATASET.h5 [--seeds N] [--rank] [VARIANT ...]
 //   VARIANT = name[:key=value,key=value...]
 //   keys: strategy (ga | random | sampled-random), encoding (index | parameters),
-//         mutation, crossover, mcr, sample_ratio, max_samples, round_ratio, adjust, floor,
-//         predictor (roofline | uniform), islands, unique (0/1: unique cells), share (0/1:
-//         share measurements between islands), stop (all | any: every island or one
-//         island reaching the MCR threshold stops all; all is the default),
-//         candidates (children bred per cell, the online model picks one), picks (cells
-//         per generation given the model's fastest unmeasured setting),
-//         mcr_on (offspring | population), generations, evaluations (total over the
-//         islands).
-//   Unset keys take the library defaults (SamplerSettings, GaOperators, GaSettings), so
-//   the variant named `default` with no keys is the shipped default.
+//         mutation, crossover, mcr, rows, cols (the torus, population = rows x cols),
+//         sample_ratio, max_samples, round_ratio, adjust, floor,
+//         predictor (roofline | uniform), islands (1), candidates (children bred per cell,
+//         the online model measures the one it predicts fastest), picks (cells per
+//         generation given the model's fastest unmeasured setting), generations,
+//         evaluations (total over the islands; each island gets its share as its
+//         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
+//         naive (0/1: generation 0 holds the naive-equivalent setting; 1), refill (0/1:
+//         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
+//         feature is the predictor; 1), init (ga.predicted_seeds: generation 0 holds the
+//         predictor's best k sampled settings, island r the r-th k of them), stride (0/1: islands
+//         share out the model's ranking; 1).
+//   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
+//   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
-// The islands are stepped in turn on one thread over the in-memory ring (the same Island,
-// Migrator and sampler code as `isletune run`); every generation each island breeds and
-// measures, then migration (every generation, the best individual plus, with share=1,
-// every new measurement), then the stop rules. Replay answers from the recorded
-// measurements; settings are drawn from the recorded ones only. --rank prints the
-// roofline predictor's Spearman rank correlation with the recorded times.
+// The GA runs the product's code: one IslandSearch (SearchLoop + IslandStrategy) per
+// island over the in-memory ring and the in-memory pipelined stop vote (MemoryRing,
+// MemoryStopVote), stepped in turn on one thread, with the product's stop rule, restarts
+// and measurement sharing. Each island has its own replay evaluator (own clock); the
+// sweep counts every island's measurements together. Replay answers from the recorded
+// measurements; settings are drawn from the recorded ones only. Besides the figures
+// above it prints, for runs with an evaluation budget, how many ended with more than 10 %
+// of it unspent ("short"). --rank prints the roofline predictor's Spearman rank
+// correlation with the recorded times.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +48,7 @@
 #include "ga/ga_settings.hpp"
 #include "ga/island.hpp"
 #include "ga/memory_ring.hpp"
+#include "ga/search.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
@@ -58,18 +66,27 @@ class NullSink final : public TraceSink {
   void flush() override {}
 };
 
-// Counts measurements and notes when the best seen first came within 5 % of `optimum`.
+// What every island's measurements of one run add up to.
+struct Tally {
+  long long count = 0;
+  long long to_5pct = -1;
+  double best = std::numeric_limits<double>::infinity();
+};
+
+// Counts measurements into a shared Tally and notes when the best seen first came within
+// 5 % of `optimum`.
 class Counting final : public Evaluator {
  public:
-  Counting(Evaluator& inner, double optimum) : inner_(inner), optimum_(optimum) {}
+  Counting(Evaluator& inner, double optimum, Tally& tally)
+      : inner_(inner), optimum_(optimum), tally_(tally) {}
   std::vector<Measurement> evaluate(std::span<const Setting> batch) override {
     std::vector<Measurement> out = inner_.evaluate(batch);
     for (const Measurement& m : out) {
-      ++count;
-      if (m.ok() && m.median_ms < best)
-        best = m.median_ms;
-      if (to_5pct < 0 && best <= optimum_ * 1.05)
-        to_5pct = count;
+      ++tally_.count;
+      if (m.ok() && m.median_ms < tally_.best)
+        tally_.best = m.median_ms;
+      if (tally_.to_5pct < 0 && tally_.best <= optimum_ * 1.05)
+        tally_.to_5pct = tally_.count;
     }
     return out;
   }
@@ -77,13 +94,10 @@ class Counting final : public Evaluator {
   [[nodiscard]] double clock_s() const override { return inner_.clock_s(); }
   [[nodiscard]] std::string name() const override { return "counting"; }
 
-  long long count = 0;
-  long long to_5pct = -1;
-  double best = std::numeric_limits<double>::infinity();
-
  private:
   Evaluator& inner_;
   double optimum_;
+  Tally& tally_;
 };
 
 struct Variant {
@@ -124,6 +138,8 @@ struct Outcome {
   double best_ms = std::numeric_limits<double>::infinity();
   long long measured = 0;
   long long to_5pct = -1;
+  bool short_of_budget = false;  // ended with > 10 % of an evaluation budget unspent
+  int restarts = 0;              // over all islands
 };
 
 struct Problem {
@@ -131,18 +147,18 @@ struct Problem {
   Grid grid;
   std::vector<Setting> candidates;
   double optimum = 0;
+  std::optional<Space> space;
+  std::optional<ReplayEvaluator> replay;  // loaded once, copied per island
 };
 
 // One run of `v` with `seed`.
-Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const Variant& v,
-                 std::uint64_t seed) {
-  ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
-  Counting eval(replay, p.optimum);
+Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
+  ReplayEvaluator replay = *p.replay;
+  Tally tally;
+  Counting eval(replay, p.optimum, tally);
   NullSink sink;
   const std::string strategy = v.get("strategy", "ga");
-  const GaSettings ga_defaults;
   const long long budget = static_cast<long long>(v.num("evaluations", 0));
-  const int max_generations = static_cast<int>(v.num("generations", ga_defaults.max_generations));
 
   SamplerSettings ss;
   ss.sample_ratio = v.num("sample_ratio", ss.sample_ratio);
@@ -150,7 +166,7 @@ Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const V
   ss.round_ratio = v.num("round_ratio", ss.round_ratio);
   ss.adjust = v.num("adjust", ss.adjust);
   ss.floor = v.num("floor", ss.floor);
-  const auto predictor =
+  std::shared_ptr<const Predictor> predictor =
       make_predictor(v.get("predictor", "roofline"), p.stencil, p.grid, replay.limits());
 
   Outcome out;
@@ -172,58 +188,100 @@ Outcome run_once(const Problem& p, const std::filesystem::path& dataset, const V
       (void)eval.evaluate(std::span<const Setting>(&order[static_cast<std::size_t>(i)], 1));
   } else {
     ListSource source(p.candidates);
-    const SampledSet sampled = sample(source, *predictor, ss, seed).set;
-    const Encoding enc =
-        v.get("encoding", ga_defaults.encoding == Encoding::index ? "index" : "parameters") ==
-                "index"
-            ? Encoding::index
-            : Encoding::parameters;
-    const Reindex alphabet(sampled.settings, enc);
-    const Torus torus(ga_defaults.rows, ga_defaults.cols);
-    GaOperators ops;
-    ops.crossover_rate = v.num("crossover", ga_defaults.crossover_rate);
-    ops.mutation_rate = v.num("mutation", ga_defaults.mutation_rate);
-    ops.unique_cells = v.num("unique", ops.unique_cells ? 1 : 0) != 0;
-    ops.candidates = static_cast<int>(v.num("candidates", ops.candidates));
-    ops.model_picks = static_cast<int>(v.num("picks", ops.model_picks));
-    const double mcr = v.num("mcr", ga_defaults.mcr_threshold);
-    const bool share = v.num("share", 1) != 0;
-    const bool all = v.get("stop", "all") == "all";  // the product's rule (StopTally)
-    const bool on_population = v.get("mcr_on", "offspring") == "population";
-    const int islands = static_cast<int>(v.num("islands", 2));
+    SampledSet sampled = sample(source, *predictor, ss, seed).set;
+    IslandExtras base;
+    if (v.num("naive", 1) != 0) {
+      if (const auto naive = naive_seed(*p.space, &p.candidates)) {
+        base.seeds.push_back(*naive);
+        if (std::find(sampled.settings.begin(), sampled.settings.end(), *naive) ==
+            sampled.settings.end())
+          sampled.settings.push_back(*naive);
+      }
+    }
+    GaSettings ga;
+    if (v.keys.count("encoding"))
+      ga.encoding =
+          v.get("encoding", "parameters") == "index" ? Encoding::index : Encoding::parameters;
+    ga.crossover_rate = v.num("crossover", ga.crossover_rate);
+    ga.mutation_rate = v.num("mutation", ga.mutation_rate);
+    ga.candidates = static_cast<int>(v.num("candidates", ga.candidates));
+    ga.model_picks = static_cast<int>(v.num("picks", ga.model_picks));
+    ga.mcr_threshold = v.num("mcr", ga.mcr_threshold);
+    if (v.keys.count("rows") || v.keys.count("cols")) {
+      ga.auto_population = false;
+      ga.rows = static_cast<int>(v.num("rows", ga.rows));
+      ga.cols = static_cast<int>(v.num("cols", ga.cols));
+      ga.population = ga.rows * ga.cols;
+    }
+    ga.predicted_seeds = static_cast<int>(v.num("init", ga.predicted_seeds));
+    const int islands = static_cast<int>(v.num("islands", 1));
+    ga = ga.for_islands(islands);
+    if (budget > 0)
+      ga.max_evaluations = budget / islands;
+    ga.time_budget_s = v.num("time", 0);
+    // As the config does: an explicit budget drops the default generation limit.
+    ga.max_generations =
+        static_cast<int>(v.num("generations", ga.explicit_budget() ? 0 : ga.max_generations));
+    const Reindex alphabet(sampled.settings, ga.encoding, ga.gray);
+    std::vector<Setting> by_prediction = sampled.settings;
+    std::vector<double> predicted(by_prediction.size());
+    for (std::size_t i = 0; i < predicted.size(); ++i)
+      predicted[i] = predictor->predict_ms(by_prediction[i]);
+    {
+      std::vector<std::size_t> order(predicted.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return predicted[a] < predicted[b]; });
+      std::vector<Setting> sorted;
+      for (const std::size_t i : order)
+        sorted.push_back(by_prediction[i]);
+      by_prediction = std::move(sorted);
+    }
+    const bool whole = sampled.settings.size() >= p.candidates.size();
     MemoryRing ring(islands);
-    std::vector<Island> isl;
-    for (int r = 0; r < islands; ++r)
-      isl.emplace_back(alphabet, torus, ops, seed, static_cast<std::uint64_t>(r));
-    for (int g = 0;; ++g) {
-      for (Island& island : isl) {
-        if (g == 0)
-          island.initialize(eval, sink);
-        else
-          island.step(eval, sink);
+    MemoryStopVote votes(islands);
+    std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
+    std::vector<std::unique_ptr<Counting>> evals;
+    std::vector<std::unique_ptr<IslandSearch>> isl;
+    for (int r = 0; r < islands; ++r) {
+      evals.push_back(std::make_unique<Counting>(replays[r], p.optimum, tally));
+      IslandExtras extras = base;
+      extras.islands = v.num("stride", 1) != 0 ? islands : 1;
+      if (r > 0)
+        extras.seeds.clear();  // the naive setting on rank 0, as the run does
+      // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).
+      const int init = ga.predicted_seeds;
+      for (int k = 0; k < init; ++k) {
+        const std::size_t at = static_cast<std::size_t>(r * init + k);
+        if (at < by_prediction.size())
+          extras.seeds.push_back(by_prediction[at]);
       }
-      if (islands > 1) {
-        for (int r = 0; r < islands; ++r) {
-          std::vector<Migrant> sent = isl[r].emigrants(ga_defaults.migration_count, r);
-          if (!share)
-            std::erase_if(sent, [](const Migrant& m) { return m.measurement_only; });
-          ring.migrator(r).send(sent);
-        }
-        for (int r = 0; r < islands; ++r)
-          isl[r].immigrate(ring.migrator(r).receive(), sink, 0);
+      if (ga.explicit_budget() && !whole && v.num("refill", 1) != 0) {
+        extras.refill = epoch_sampler([&p] { return std::make_unique<ListSource>(p.candidates); },
+                                      predictor, ss, seed, r);
       }
-      int converged = 0;
-      for (const Island& island : isl)
-        converged += mcr > 0 && (on_population ? island.population_mcr() : island.mcr()) >= mcr;
-      const bool stop_mcr = all ? converged == islands : converged > 0;
-      if (stop_mcr || (max_generations > 0 && g >= max_generations) ||
-          (budget > 0 && eval.count >= budget))
-        break;
+      if ((ga.candidates > 1 || ga.model_picks > 0) && v.num("prior", 1) != 0)
+        extras.prior = predictor;
+      isl.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evals[r], ring.migrator(r),
+                                                   votes.vote(r), sink, seed, r, SearchHooks{},
+                                                   std::nullopt, std::move(extras)));
+    }
+    for (bool going = true; going;) {
+      going = false;
+      for (auto& island : isl)
+        going = island->step() || going;
+    }
+    for (const auto& island : isl)
+      out.restarts += island->restarts();
+    if (ga.max_evaluations > 0) {
+      const long long total = ga.max_evaluations * islands;
+      out.short_of_budget = tally.count < total - total / 10 &&
+                            tally.count < static_cast<long long>(p.candidates.size());
     }
   }
-  out.best_ms = eval.best;
-  out.measured = eval.count;
-  out.to_5pct = eval.to_5pct;
+  out.best_ms = tally.best;
+  out.measured = tally.count;
+  out.to_5pct = tally.to_5pct;
   return out;
 }
 
@@ -273,9 +331,10 @@ int main_sweep(int argc, char** argv) {
       parse_config(TraceReader(dataset).config_yaml(), dataset.string(), dataset.parent_path());
   ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
   Problem p{resolve_stencil(config), config.grid, {}, std::numeric_limits<double>::infinity()};
-  const Space space(p.stencil, p.grid, replay.limits(), space_values(config));
+  p.space.emplace(p.stencil, p.grid, replay.limits(), space_values(config));
+  p.replay.emplace(replay);
   for (const Setting& s : replay.candidates()) {
-    if (space.valid(s))
+    if (p.space->valid(s))
       p.candidates.push_back(s);
   }
   for (const Measurement& m : replay.evaluate(p.candidates)) {
@@ -288,13 +347,23 @@ int main_sweep(int argc, char** argv) {
     return 0;
   std::printf("dataset %s: %zu settings, optimum %.5f ms, %d seeds\n", dataset.filename().c_str(),
               p.candidates.size(), p.optimum, seeds);
-  std::printf("%-28s %7s %7s %7s %9s %10s %10s\n", "variant", "optimum", "<=2%", "<=5%", "gap %",
-              "measured", "to 5%");
+  const auto naive = naive_seed(*p.space, &p.candidates);
+  if (naive) {
+    const Measurement m = replay.evaluate(std::vector<Setting>{*naive})[0];
+    std::printf("naive-equivalent setting recorded: %.5f ms (optimum %.2fx faster)\n", m.median_ms,
+                m.median_ms / p.optimum);
+  } else {
+    std::printf("naive-equivalent setting not recorded\n");
+  }
+  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s\n", "variant", "optimum", "<=2%", "<=5%",
+              "gap %", "measured", "to 5%", "short", "restarts");
   for (const Variant& v : variants) {
-    int hit = 0, in2 = 0, in5 = 0;
-    std::vector<double> gaps, measured, to5;
+    int hit = 0, in2 = 0, in5 = 0, short_runs = 0;
+    std::vector<double> gaps, measured, to5, restarts;
     for (int seed = 1; seed <= seeds; ++seed) {
-      const Outcome o = run_once(p, dataset, v, static_cast<std::uint64_t>(seed));
+      const Outcome o = run_once(p, v, static_cast<std::uint64_t>(seed));
+      short_runs += o.short_of_budget ? 1 : 0;
+      restarts.push_back(o.restarts);
       const double gap = o.best_ms / p.optimum - 1;
       hit += gap <= 1e-12 ? 1 : 0;
       in2 += gap <= 0.02 ? 1 : 0;
@@ -304,8 +373,15 @@ int main_sweep(int argc, char** argv) {
       to5.push_back(o.to_5pct < 0 ? std::numeric_limits<double>::infinity()
                                   : static_cast<double>(o.to_5pct));
     }
-    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.0f\n", v.name.c_str(), hit,
-                seeds, in2, seeds, in5, seeds, median(gaps), median(measured), median(to5));
+    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f\n", v.name.c_str(),
+                hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured), median(to5),
+                short_runs, median(restarts));
+    if (std::getenv("SWEEP_RUNS")) {  // per-seed measurements to 5 % (-1: never)
+      std::printf("  to5:");
+      for (const double t : to5)
+        std::printf(" %.0f", std::isinf(t) ? -1.0 : t);
+      std::printf("\n");
+    }
     std::fflush(stdout);
   }
   return 0;

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     return isletune::kExitInput;
   }
   // Before MPI starts (Open MPI keeps handlers already installed).
-  if (name == "run" || name == "resume")
+  if (name == "run" || name == "resume" || name == "measure")
     isletune::run::install_termination_handlers();
   // Messages are one line: control bytes escaped and length bounded whatever they quote.
   try {

@@ -19,6 +19,7 @@
 #include "config/config.hpp"
 #include "ga/records.hpp"
 #include "run/setup.hpp"
+#include "run/signals.hpp"
 #include "space/values_taken.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
@@ -44,10 +45,12 @@ constexpr const char* kHelp =
     "With cuda every valid setting of the space can be drawn (the code generator builds\n"
     "every optimization combination: streaming, retiming, prefetch, merging, temporal\n"
     "blocking); with replay only the recorded settings that lie in the space.\n"
-    "  --random N     N distinct uniformly random measurable settings (seeded)\n"
+    "  --random N     N distinct uniformly random measurable settings (seeded; with cuda the\n"
+    "                 naive-equivalent setting first)\n"
     "  --exhaustive   every measurable setting (refused above 1,000,000)\n"
     "  -o FILE        the dataset to write (replaced if it exists)\n"
-    "  --batch B      settings per evaluator batch (default 64); the file is flushed after each\n"
+    "  --batch B      settings per evaluator batch (default 64); the file is flushed after each;\n"
+    "                 SIGTERM or SIGINT ends the command after the current batch, file complete\n"
     "  --seed S       overrides the config's seed\n";
 
 constexpr double kExhaustiveLimit = 1e6;
@@ -94,7 +97,12 @@ std::vector<Setting> choose_settings(const Measurable& m, const ParsedArgs& pars
       std::swap(pool[i], pool[i + rng.below(pool.size() - i)]);
     out.assign(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(take));
   } else {
+    // The naive-equivalent setting first (when valid), so the dataset holds the naive time.
     std::set<Setting> seen;
+    if (const Setting naive = naive_setting(m.space.dims()); n > 0 && m.space.valid(naive)) {
+      seen.insert(naive);
+      out.push_back(naive);
+    }
     for (unsigned long long tries = 0; out.size() < n && tries < 20 * n + 1000; ++tries) {
       const auto s = m.space.random_setting(rng);
       if (!s)
@@ -202,6 +210,12 @@ int measure_command(const Args& args) {
                 best.best_key.empty() ? 0.0 : gcells_per_s(config.grid, best.median_ms),
                 evaluator->clock_s());
     std::fflush(stdout);
+    // SIGTERM/SIGINT (e.g. `timeout`): stop after the batch; what is measured is kept.
+    if (run::termination_requested() && end < settings.size()) {
+      std::printf("isletune measure: stopped by signal after %zu of %zu settings\n", end,
+                  settings.size());
+      break;
+    }
   }
   if (!best.best_key.empty()) {
     best.gcells_per_s = gcells_per_s(config.grid, best.median_ms);

@@ -72,12 +72,21 @@ struct Report {
   long long measured = 0, cache_hits = 0, migrants = 0;
   std::map<std::string, Fast> fastest;  // by key
   int last_generation = -1;
+  double naive_ms = std::nan("");  // the naive-equivalent setting's time, when measured
+  double bandwidth_gbs = 0;        // the recorded copy bandwidth (0: unknown)
 };
 
 Report gather(const TraceReader& reader) {
   Report rep;
+  const Setting naive = naive_setting(reader.stencil().dims);
+  for (const auto& env : reader.environment()) {
+    if (env.limits)
+      rep.bandwidth_gbs = env.limits->memory_bandwidth_gbs;
+  }
   for (int rank : reader.ranks()) {
     for (const EvaluationRecord& e : reader.evaluations(rank)) {
+      if (e.setting == naive && e.measurement.ok())
+        rep.naive_ms = e.measurement.median_ms;
       // A migrant is a migrant whether or not its setting was known (`cached`); traces of
       // older writers recorded cache hits as rows too (newer ones count them per generation).
       if (e.migrant) {
@@ -286,6 +295,20 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
       fmt::print("best: {:.5f} ms/step ({:.2f} GCells/s) on rank {}\n  {}\n  key: {}\n",
                  result->median_ms, result->gcells_per_s, result->best_rank,
                  short_setting(result->best), result->best_key);
+      // Against the naive kernel (its setting's time in this trace) and the copy roofline
+      // (cells x 16 B at the recorded copy bandwidth).
+      const std::string vs_naive =
+          std::isnan(rep.naive_ms) ? std::string("naive setting not measured")
+                                   : fmt::format("{:.2f}x (naive {:.5f} ms)",
+                                                 rep.naive_ms / result->median_ms, rep.naive_ms);
+      const double roof = rep.bandwidth_gbs > 0 && !std::isnan(cells)
+                              ? cells * 16.0 / (rep.bandwidth_gbs * 1e9) * 1e3
+                              : std::nan("");
+      const std::string vs_copy =
+          std::isnan(roof) ? std::string("unknown")
+                           : fmt::format("{:.0f}% (copy {:.0f} GB/s)",
+                                         100 * roof / result->median_ms, rep.bandwidth_gbs);
+      fmt::print("  vs naive: {}; copy roofline: {}\n", vs_naive, vs_copy);
     }
   } else if (!rep.fastest.empty()) {
     const Fast f = top(rep, 1).front();

@@ -411,7 +411,9 @@ void parse_sampler(const Parser& p, const YAML::Node& node, Config& c) {
 void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   p.check_keys(node, "ga",
                {"population", "rows", "cols", "crossover_rate", "mutation_rate", "encoding", "gray",
-                "migration", "mcr_threshold"});
+                "migration", "mcr_threshold", "candidates", "model_picks", "predicted_seeds"});
+  if (node["population"] || node["rows"] || node["cols"])
+    ga.auto_population = false;
   constexpr int kBig = 1 << 20;
   if (node["rows"]) {
     ga.rows = static_cast<int>(p.integer(node["rows"], "ga.rows", 1, kBig, "an integer >= 1"));
@@ -473,6 +475,22 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
     ga.mcr_threshold = p.real(node["mcr_threshold"], "ga.mcr_threshold", 0, 1, false,
                               "a ratio in [0, 1] (0: no MCR stop, budgets only)");
   }
+  if (node["candidates"]) {
+    ga.candidates = static_cast<int>(p.integer(node["candidates"], "ga.candidates", 1, 64,
+                                               "an integer in [1, 64] (1: no surrogate)"));
+  }
+  if (node["model_picks"]) {
+    ga.model_picks = static_cast<int>(
+        p.integer(node["model_picks"], "ga.model_picks", -1, ga.population,
+                  "an integer in [0, population = " + std::to_string(ga.population) +
+                      "] (-1: population / 2)"));
+  }
+  if (node["predicted_seeds"]) {
+    ga.predicted_seeds = static_cast<int>(
+        p.integer(node["predicted_seeds"], "ga.predicted_seeds", -1, ga.population,
+                  "an integer in [0, population = " + std::to_string(ga.population) +
+                      "] (-1: population / 4)"));
+  }
 }
 
 void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
@@ -492,6 +510,10 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
         p.real(node["time_budget_s"], "budget.time_budget_s", 0, std::numeric_limits<double>::max(),
                false, "seconds >= 0 (0: unlimited)");
   }
+  // An explicit evaluation or time budget is spent (converged islands restart): the
+  // generation limit then applies only when it is given too.
+  if (!node["max_generations"] && ga.explicit_budget())
+    ga.max_generations = 0;
   if (ga.max_generations == 0 && ga.max_evaluations == 0 && ga.time_budget_s == 0) {
     p.fail(node, "budget",
            "sets every limit to 0 (unlimited); expected at least one of max_generations, "
@@ -543,14 +565,6 @@ void validate_cross(const Config& c, const YAML::Node& root, const Parser& p) {
     p.fail(evaluator_node, "evaluator.dataset",
            "is missing; the replay backend needs a recorded trace.h5 or dataset");
   }
-  const bool genetic = c.strategy == Strategy::island_ga || c.strategy == Strategy::global_ga;
-  if (genetic && c.ga.mcr_threshold == 0 && c.ga.max_generations == 0) {
-    const YAML::Node ga = root["ga"] ? root["ga"] : root;
-    p.fail(ga["mcr_threshold"] ? ga["mcr_threshold"] : ga, "ga.mcr_threshold",
-           "is 0 (no MCR stop) while budget.max_generations is 0; expected a generation limit, "
-           "since a converged population measures nothing new and may never spend the "
-           "evaluation or time budget");
-  }
 }
 
 // Emits a list of numbers in flow style.
@@ -593,6 +607,8 @@ bool operator==(const Config& a, const Config& b) {
          ga.encoding == gb.encoding && ga.gray == gb.gray &&
          ga.migration_interval == gb.migration_interval &&
          ga.migration_count == gb.migration_count && ga.mcr_threshold == gb.mcr_threshold &&
+         ga.candidates == gb.candidates && ga.model_picks == gb.model_picks &&
+         ga.predicted_seeds == gb.predicted_seeds && ga.auto_population == gb.auto_population &&
          ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
          ga.time_budget_s == gb.time_budget_s && a.evaluator == b.evaluator && a.seed == b.seed &&
          a.output == b.output;
@@ -783,9 +799,11 @@ std::string to_yaml(const Config& c) {
 
   const GaSettings& g = c.ga;
   out << YAML::Key << "ga" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "population" << YAML::Value << g.population;
-  out << YAML::Key << "rows" << YAML::Value << g.rows;
-  out << YAML::Key << "cols" << YAML::Value << g.cols;
+  if (!g.auto_population) {  // else split over the ranks (GaSettings::for_islands)
+    out << YAML::Key << "population" << YAML::Value << g.population;
+    out << YAML::Key << "rows" << YAML::Value << g.rows;
+    out << YAML::Key << "cols" << YAML::Value << g.cols;
+  }
   out << YAML::Key << "crossover_rate" << YAML::Value << real_text(g.crossover_rate);
   out << YAML::Key << "mutation_rate" << YAML::Value << real_text(g.mutation_rate);
   out << YAML::Key << "encoding" << YAML::Value << std::string(encoding_name(g.encoding));
@@ -795,6 +813,9 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "count" << YAML::Value << g.migration_count;
   out << YAML::EndMap;
   out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
+  out << YAML::Key << "candidates" << YAML::Value << g.candidates;
+  out << YAML::Key << "model_picks" << YAML::Value << g.model_picks;
+  out << YAML::Key << "predicted_seeds" << YAML::Value << g.predicted_seeds;
   out << YAML::EndMap;
 
   out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;

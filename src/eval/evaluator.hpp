@@ -77,6 +77,15 @@ struct Problem {
   return ms_per_step > 0 ? static_cast<double>(g.cells()) / (ms_per_step * 1e-3) / 1e9 : 0.0;
 }
 
+// The copy roofline's time per step: every cell read once and written once (16 B of
+// doubles) at the device's copy bandwidth (DeviceLimits::memory_bandwidth_gbs, measured by
+// the CUDA worker and recorded in traces). The share of it a kernel reaches is
+// copy_roofline_ms / its ms per step (above 1 with temporal blocking).
+[[nodiscard]] inline double copy_roofline_ms(const Grid& g, double bandwidth_gbs) {
+  return bandwidth_gbs > 0 ? static_cast<double>(g.cells()) * 16.0 / (bandwidth_gbs * 1e9) * 1e3
+                           : 0.0;
+}
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;

@@ -44,6 +44,16 @@ void GaSettings::validate() const {
   if (migration_count < 0 || migration_count > population) {
     bad("migration.count", std::to_string(migration_count), "an integer in [0, population]");
   }
+  if (candidates < 1 || candidates > 64)
+    bad("candidates", std::to_string(candidates), "an integer in [1, 64] (1: no surrogate)");
+  if (model_picks < -1 || model_picks > population) {
+    bad("model_picks", std::to_string(model_picks),
+        "an integer in [0, population] (-1: population / 2)");
+  }
+  if (predicted_seeds < -1 || predicted_seeds > population) {
+    bad("predicted_seeds", std::to_string(predicted_seeds),
+        "an integer in [0, population] (-1: population / 4)");
+  }
   if (!(mcr_threshold >= 0 && mcr_threshold <= 1))
     bad("mcr_threshold", std::to_string(mcr_threshold), "a ratio in [0, 1] (0: no MCR stop)");
   if (max_generations < 0)
@@ -70,10 +80,24 @@ StopReason GaSettings::generation_limit(int g, StopReason voted) const {
   return voted;
 }
 
+GaSettings GaSettings::for_islands(int islands) const {
+  GaSettings g = *this;
+  if (auto_population && islands > 1) {
+    g.rows = 2;
+    g.cols = islands == 2 ? 4 : 2;
+    g.population = g.rows * g.cols;
+  }
+  g.model_picks = g.model_picks < 0 ? g.population / 2 : std::min(g.model_picks, g.population);
+  g.predicted_seeds = g.predicted_seeds < 0 ? std::max(1, g.population / 4)
+                                            : std::min(g.predicted_seeds, g.population);
+  g.migration_count = std::min(g.migration_count, g.population);
+  return g;
+}
+
 // The MCR stop and every budget that is set.
 std::unique_ptr<StopRule> GaSettings::stop_rules(bool with_mcr) const {
   auto any = std::make_unique<AnyOf>();
-  if (with_mcr && mcr_threshold > 0)
+  if (with_mcr && mcr_threshold > 0 && !explicit_budget())
     any->add(std::make_unique<McrStop>(mcr_threshold));
   if (max_generations > 0)
     any->add(std::make_unique<MaxGenerations>(max_generations));

@@ -15,20 +15,38 @@ struct GaSettings {
   int population = 16;
   int rows = 4;
   int cols = 4;
+  // Population, rows and cols not configured: 16 individuals per run, split over the
+  // islands by for_islands (4x4 alone, 2x4 for 2 islands, 2x2 for 3 or more), so islands
+  // buy time without costing measurements (docs/benchmarks.md).
+  bool auto_population = true;
   double crossover_rate = 0.8;
   double mutation_rate = 0.05;  // defaults chosen by bench/sweep (docs/benchmarks.md)
   Encoding encoding = Encoding::parameters;
   bool gray = false;
-  int migration_interval = 1;        // generations between migrations (0: never)
-  int migration_count = 1;           // emigrants per migration
-  double mcr_threshold = 0.9;        // MCR on offspring; every island must reach it (StopTally)
+  int migration_interval = 1;  // generations between migrations (0: never)
+  int migration_count = 1;     // emigrants per migration
+  double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
+  // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
+  // online model measuring the one it predicts fastest (1: off), and cells per generation
+  // given the model's fastest unmeasured setting (0: none; -1: population / 2).
+  int candidates = 1;
+  int model_picks = -1;
+  // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
+  // share of them; -1: population / 4, at least 1).
+  int predicted_seeds = -1;
   int max_generations = 100;         // after the initial population (0: unlimited)
   std::int64_t max_evaluations = 0;  // new measurements per island, a cap (0: unlimited)
   double time_budget_s = 0;          // evaluator clock seconds (0: unlimited)
 
+  // An explicit budget (max_evaluations or time_budget_s): a converged island then
+  // restarts instead of stopping the run (no MCR stop), so the budget is spent.
+  [[nodiscard]] bool explicit_budget() const { return max_evaluations > 0 || time_budget_s > 0; }
+  // These settings for one island of a run of `islands`: the automatic population split,
+  // model_picks and predicted_seeds resolved (-1 replaced by their values).
+  [[nodiscard]] GaSettings for_islands(int islands) const;
   // Throws InputError naming the key ("ga.<name>") and what was expected.
   void validate() const;
-  // The stop rules these settings ask for (MCR only when `with_mcr`).
+  // The stop rules these settings ask for (MCR only when `with_mcr` and no explicit budget).
   [[nodiscard]] std::unique_ptr<StopRule> stop_rules(bool with_mcr = true) const;
   // The collective decision for generation g: `voted`, or max_generations once g reaches
   // the limit (deterministic on every island, so it needs no vote).

@@ -48,6 +48,30 @@ std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
   return taken;
 }
 
+namespace {
+
+// The ids of the `count` best (lowest predicted) entries of `ranked`, taking every
+// ops.pick_stride-th from ops.pick_offset on (the island's share of the ranking).
+std::vector<int> strided_best(std::vector<std::pair<double, int>>& ranked, std::size_t count,
+                              const GaOperators& ops) {
+  const std::size_t stride = static_cast<std::size_t>(std::max(1, ops.pick_stride));
+  const std::size_t offset = static_cast<std::size_t>(std::max(0, ops.pick_offset)) % stride;
+  const std::size_t need = std::min(ranked.size(), offset + count * stride);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(need),
+                    ranked.end());
+  std::vector<int> out;
+  for (std::size_t i = offset; i < need && out.size() < count; i += stride)
+    out.push_back(ranked[i].second);
+  // Fewer than `count` in this island's share: the best of the rest.
+  for (std::size_t i = 0; i < need && out.size() < count; ++i) {
+    if (std::find(out.begin(), out.end(), ranked[i].second) == out.end())
+      out.push_back(ranked[i].second);
+  }
+  return out;
+}
+
+}  // namespace
+
 Island::Island(const Reindex& alphabet, const Torus& torus, GaOperators ops, std::uint64_t seed,
                std::uint64_t stream)
     : alphabet_(alphabet), torus_(torus), ops_(ops), rng_(seed, stream) {}
@@ -80,7 +104,8 @@ void Island::note_best(const Setting& s, const Measurement& m) {
 // Dedupes against the cache and within the batch, measures the rest in one call, records
 // every child in cell order.
 std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                                         const std::vector<bool>& bred) {
   constexpr int kDropped = -2;  // past the measurement cap: not measured, not recorded
   std::vector<Setting> pending;
   std::vector<int> first_of;  // per child: index into pending when it is the first, else -1
@@ -116,8 +141,13 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
   }
   // Offspring MCR: the share of the children considered (those past the cap are not)
   // that repeat a setting already measured or already in the batch.
-  const auto repeats = std::count(first_of.begin(), first_of.end(), -1);
-  const auto considered = repeats + static_cast<std::ptrdiff_t>(pending.size());
+  std::ptrdiff_t repeats = 0, considered = 0;
+  for (std::size_t i = 0; i < first_of.size(); ++i) {
+    if (first_of[i] == kDropped || (!bred.empty() && !bred[i]))
+      continue;
+    ++considered;
+    repeats += first_of[i] == -1 ? 1 : 0;
+  }
   offspring_repeats_ =
       considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
   const double wall = evaluator.clock_s() + clock_offset_;
@@ -149,7 +179,8 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
 }
 
 // Random initial population.
-int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                       std::span<const int> fixed) {
   generation_ = 0;
   fresh_.clear();
   const std::int64_t before = evaluations_;
@@ -157,8 +188,62 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room)
   std::vector<int> cells(torus_.cells());
   for (int c = 0; c < torus_.cells(); ++c) {
     ids[c] = static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size())));
+    if (c < static_cast<int>(fixed.size()) && fixed[c] >= 0 && fixed[c] < alphabet_.size())
+      ids[c] = fixed[c];
     cells[c] = c;
   }
+  population_ = evaluate(ids, cells, evaluator, sink, room);
+  return static_cast<int>(evaluations_ - before);
+}
+
+int Island::unmeasured() const {
+  int n = 0;
+  for (int id = 0; id < alphabet_.size(); ++id)
+    n += cached(alphabet_.setting(id)) ? 0 : 1;
+  return n;
+}
+
+// Best kept in cell 0, the rest unmeasured settings (model picks and random ones).
+int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+  std::vector<int> open;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    if (!cached(alphabet_.setting(id)))
+      open.push_back(id);
+  }
+  if (open.empty())
+    return -1;
+  ++generation_;
+  fresh_.clear();
+  const std::int64_t before = evaluations_;
+  const int cells_n = torus_.cells();
+  std::vector<int> ids;
+  ids.reserve(static_cast<std::size_t>(cells_n));
+  ids.push_back(keep);
+  if (ops_.candidates > 1 || ops_.model_picks > 0)
+    refit_model();
+  if (model_ && model_->fitted()) {
+    std::vector<std::pair<double, int>> ranked;
+    ranked.reserve(open.size());
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+    for (const int id : strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_)) {
+      ids.push_back(id);
+      std::erase(open, id);
+    }
+  }
+  // Uniformly random unmeasured settings without repeats (partial Fisher-Yates); when
+  // fewer remain than cells, random settings of the alphabet (cache hits) fill the rest.
+  for (std::size_t i = 0; static_cast<int>(ids.size()) < cells_n; ++i) {
+    if (i < open.size()) {
+      std::swap(open[i], open[i + rng_.below(open.size() - i)]);
+      ids.push_back(open[i]);
+    } else {
+      ids.push_back(static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size()))));
+    }
+  }
+  std::vector<int> cells(static_cast<std::size_t>(cells_n));
+  for (int c = 0; c < cells_n; ++c)
+    cells[c] = c;
   population_ = evaluate(ids, cells, evaluator, sink, room);
   return static_cast<int>(evaluations_ - before);
 }
@@ -195,9 +280,10 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
       }
     }
   }
+  std::vector<bool> bred;
   if (ops_.model_picks > 0 && model_ && model_->fitted())
-    pick_by_model(ids, fitness);
-  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room);
+    bred = pick_by_model(ids, fitness);
+  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room, bred);
   for (int c = 0; c < torus_.cells(); ++c) {
     if (!(children[c].fitness() > population_[c].fitness()))
       continue;
@@ -219,24 +305,28 @@ int Island::breed(int cell, const std::vector<double>& fitness) {
 }
 
 // The least fit cells get the unmeasured settings the model predicts fastest.
-void Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const {
+std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
+                                        const std::vector<double>& fitness) const {
   std::vector<std::pair<double, int>> unmeasured;
   for (int id = 0; id < alphabet_.size(); ++id) {
     const Setting& s = alphabet_.setting(id);
     if (!cached(s) && std::find(ids.begin(), ids.end(), id) == ids.end())
       unmeasured.emplace_back(model_->predict_ms(s), id);
   }
-  const std::size_t k = std::min<std::size_t>(
-      {static_cast<std::size_t>(ops_.model_picks), unmeasured.size(), ids.size()});
-  std::partial_sort(unmeasured.begin(), unmeasured.begin() + static_cast<std::ptrdiff_t>(k),
-                    unmeasured.end());
+  const std::vector<int> picks =
+      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_);
+  const std::size_t k = std::min(picks.size(), ids.size());
   std::vector<int> cells(ids.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
     cells[c] = static_cast<int>(c);
   std::stable_sort(cells.begin(), cells.end(),
                    [&](int a, int b) { return fitness[a] < fitness[b]; });
-  for (std::size_t i = 0; i < k; ++i)
-    ids[cells[i]] = unmeasured[i].second;
+  std::vector<bool> bred(ids.size(), true);
+  for (std::size_t i = 0; i < k; ++i) {
+    ids[cells[i]] = picks[i];
+    bred[cells[i]] = false;
+  }
+  return bred;
 }
 
 void Island::refit_model() {
@@ -245,7 +335,7 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all);
+    model_.emplace(all, 1.0, ops_.prior);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());
@@ -290,12 +380,10 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
   std::vector<Individual> arrivals;
   std::vector<bool> known;
   for (const Migrant& m : migrants) {
-    const std::optional<int> id = alphabet_.id_of(m.setting);
-    if (!id)
-      continue;
     const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
     note_best(m.setting, it->second);
-    if (m.measurement_only)
+    const std::optional<int> id = alphabet_.id_of(m.setting);
+    if (!id || m.measurement_only)
       continue;
     Individual ind;
     ind.id = *id;

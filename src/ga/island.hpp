@@ -58,6 +58,14 @@ struct GaOperators {
   // Cells per generation (the least fit) whose child is instead the sampled setting the
   // online model predicts fastest among those not measured yet (0: none).
   int model_picks = 0;
+  // The online model's prior feature (OnlineModel), e.g. the roofline predictor; must
+  // outlive the island. Null: parameters only.
+  const Predictor* prior = nullptr;
+  // Islands of the run and this island's place among them: the model's picks (and the
+  // model's half of a restart) take every `pick_stride`-th setting of the model's ranking
+  // from `pick_offset` on, so islands whose models agree do not measure the same picks.
+  int pick_stride = 1;
+  int pick_offset = 0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -89,11 +97,21 @@ class Island {
   // evaluator.clock_s() + offset.
   void set_clock_offset(double offset) { clock_offset_ = offset; }
 
-  // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch.
+  // Generation 0: a uniformly random sampled setting per cell, evaluated as one batch;
+  // the first cells hold the ids of `fixed` instead (e.g. the naive-equivalent setting).
   // Returns the number of new measurements. At most `room` new settings are measured
   // (-1: no cap); a child past the cap is neither measured nor recorded, and its cell
   // holds it unmeasured (fitness 0).
-  int initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
+  int initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1,
+                 std::span<const int> fixed = {});
+  // A restart (the next generation): cell 0 holds `keep` (the best setting, measured),
+  // every other cell a setting of the alphabet this island has not measured: the online
+  // model's fastest for half of them when the model is on and fit, uniformly random ones
+  // otherwise; then one batch as in step(). Returns the new measurements, or -1 (nothing
+  // changed) when every setting of the alphabet is measured.
+  int restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
+  // Settings of the alphabet this island has not measured (nor received).
+  [[nodiscard]] int unmeasured() const;
   // Next generation: breed one child per cell, evaluate the uncached distinct children
   // as one batch (at most `room` of them, in cell order; the others are dropped),
   // replace each cell whose child is strictly fitter.
@@ -107,7 +125,7 @@ class Island {
   // and are never measured again here. Records each as a migrant evaluation row. An
   // immigrant whose setting the island already holds takes no cell; measurement-only
   // migrants only enter the cache (no row: the sender recorded the measurement).
-  // Immigrants whose setting is not in this island's alphabet are ignored. `wall_s` is
+  // Immigrants whose setting is not in this island's alphabet only enter the cache. `wall_s` is
   // the search clock recorded with them.
   void immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, double wall_s);
 
@@ -116,10 +134,11 @@ class Island {
   [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
   [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
   // MCR measured on the offspring (docs/architecture.md, "The island GA"): the share of the last
-  // generation's children that copy a setting the island already knew (cached, or an earlier child
-  // of the same batch). With unique cells the population cannot fill with copies, so its
-  // most-common-genome ratio no longer shows convergence; repeated offspring do: an
-  // island whose children are mostly copies measures next to nothing new.
+  // generation's bred children (the model's picks left out) that copy a setting the island
+  // already knew (cached, or an earlier child of the same batch). With unique cells the
+  // population cannot fill with copies, so its most-common-genome ratio no longer shows
+  // convergence; repeated offspring do: an island whose children are mostly copies measures
+  // next to nothing new.
   [[nodiscard]] double mcr() const;
   // (copies of the most frequent genome) / population: the paper's population MCR.
   [[nodiscard]] double population_mcr() const;
@@ -133,13 +152,17 @@ class Island {
 
  private:
   // Evaluates the individuals bred for `cells` (ids) as one batch and records them.
+  // The offspring MCR counts only the children with `bred[i]` true (all when empty): the
+  // model's picks are unmeasured by construction and would hide convergence.
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room);
+                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                                   const std::vector<bool>& bred = {});
   void note_best(const Setting& s, const Measurement& m);
   // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
   int breed(int cell, const std::vector<double>& fitness);
   // Replaces the children of the least fit cells by the model's fastest unmeasured picks.
-  void pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
+  // Returns, per cell, whether its child is still the bred one.
+  std::vector<bool> pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
   // Refits the online model on the cache (in setting order, so resume refits the same).
   void refit_model();
 

@@ -50,26 +50,36 @@ enum class StopReason : int {
   return names[static_cast<int>(r)];
 }
 
-// The collective stop rule (docs/architecture.md, "Stopping"; chosen by the replay sweep): a
-// budget, signal or error wish of any island stops all (the smallest such reason); the MCR stop
-// needs every island converged, since one converged island stopping the others cut their
-// search short in most 2-island runs. The tally of one generation's wishes:
+// The collective stop rule (docs/architecture.md, "Stopping"; chosen by the replay sweep). Two
+// kinds of wish: a generation limit, time budget, signal or error of any island stops all (the
+// smallest such reason); an island that is done (MCR reached, or its evaluation budget
+// spent or nothing left to measure: max_evaluations) stops the run only once every
+// island is done, since one converged or spent island stopping the others cut their
+// search short (and left the others' budgets unspent). A done island keeps stepping,
+// measuring nothing. The tally of one generation's wishes:
+[[nodiscard]] inline bool needs_every_island(StopReason r) {
+  return r == StopReason::mcr || r == StopReason::max_evaluations;
+}
 struct StopTally {
-  StopReason other = StopReason::none;  // smallest non-MCR wish so far
-  int mcr = 0;                          // islands wishing the MCR stop
+  StopReason other = StopReason::none;  // smallest wish that stops all
+  StopReason done = StopReason::none;   // smallest wish that needs every island
+  int done_votes = 0;                   // islands that are done
   int votes = 0;
   void add(StopReason wish) {
     ++votes;
-    if (wish == StopReason::mcr)
-      ++mcr;
-    else if (wish != StopReason::none && (other == StopReason::none || wish < other))
+    if (needs_every_island(wish)) {
+      ++done_votes;
+      if (done == StopReason::none || wish < done)
+        done = wish;
+    } else if (wish != StopReason::none && (other == StopReason::none || wish < other)) {
       other = wish;
+    }
   }
   // The decision once all `islands` have voted.
   [[nodiscard]] StopReason decision(int islands) const {
     if (other != StopReason::none)
       return other;
-    return mcr == islands ? StopReason::mcr : StopReason::none;
+    return done_votes == islands ? done : StopReason::none;
   }
 };
 

@@ -57,7 +57,7 @@ std::vector<std::pair<Setting, Measurement>> get_cache(ByteReader& r) {
   return rows;
 }
 
-constexpr std::uint32_t kIslandTag = 0x49534c44U;  // "ISLD"
+constexpr std::uint32_t kIslandTag = 0x49534c32U;  // "ISL2" (with restart epochs)
 constexpr std::uint32_t kRandomTag = 0x524e4453U;  // "RNDS"
 
 }  // namespace
@@ -104,12 +104,8 @@ SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Eva
       sink_(std::make_unique<CountingSink>(sink)),
       hooks_(std::move(hooks)) {
   settings_.validate();
-  if (strategy_.converges() && settings_.mcr_threshold == 0 && settings_.max_generations == 0) {
-    throw InputError(
-        "ga.mcr_threshold is 0 (no MCR stop) while ga.max_generations is 0; expected a "
-        "generation limit, since a converged population measures nothing new and may never "
-        "spend the evaluation or time budget.");
-  }
+  // (validate() requires a budget: with mcr_threshold 0 and no generation limit an
+  // explicit budget is set, and converged islands restart to spend it.)
   rules_ = settings_.stop_rules(strategy_.converges());
   if (resume) {
     strategy_.restore(resume->strategy);
@@ -213,20 +209,106 @@ SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Ev
 // ---- island-ga -------------------------------------------------------------------------
 
 IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphabet,
-                               std::uint64_t seed, int rank)
+                               std::uint64_t seed, int rank, IslandExtras extras)
     : torus_(settings.rows, settings.cols),
       alphabet_(alphabet),
-      ops_{settings.crossover_rate, settings.mutation_rate},
+      ops_{settings.crossover_rate,
+           settings.mutation_rate,
+           true,
+           settings.candidates,
+           settings.model_picks,
+           extras.prior.get(),
+           std::max(1, extras.islands),
+           rank % std::max(1, extras.islands)},
       policy_{settings.migration_interval, settings.migration_count},
-      rank_(rank) {
+      rank_(rank),
+      restarts_on_(settings.explicit_budget()),
+      restart_mcr_(settings.mcr_threshold),
+      extras_(std::move(extras)) {
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
+}
+
+std::unique_ptr<Reindex> IslandStrategy::epoch_alphabet(int epoch, const Setting& kept) const {
+  std::vector<Setting> settings = extras_.refill(epoch);
+  settings.push_back(kept);
+  return std::make_unique<Reindex>(std::move(settings), alphabet_.encoding(), alphabet_.gray());
 }
 
 GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   island_->set_clock_offset(ctx.clock_offset);
   GenerationOutcome out;
-  out.measured = g == 0 ? island_->initialize(ctx.evaluator, ctx.sink, ctx.room)
-                        : island_->step(ctx.evaluator, ctx.sink, ctx.room);
+  if (g == 0) {
+    std::vector<int> fixed;
+    for (const Setting& s : extras_.seeds) {
+      if (const auto id = alphabet_.id_of(s))
+        fixed.push_back(*id);
+    }
+    out.measured = island_->initialize(ctx.evaluator, ctx.sink, ctx.room, fixed);
+    return out;
+  }
+  if (exhausted_) {
+    out.exhausted = true;
+    return out;
+  }
+  if (restart_due_)
+    return restart(ctx);
+  out.measured = island_->step(ctx.evaluator, ctx.sink, ctx.room);
+  if (restarts_on_) {
+    restart_due_ = restart_mcr_ > 0 ? island_->mcr() >= restart_mcr_ : out.measured == 0;
+  }
+  return out;
+}
+
+// Opens the next epoch that still has an unmeasured setting and restarts the island on it.
+GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
+  constexpr int kEpochTries = 4;
+  GenerationOutcome out;
+  const auto best = island_->best();
+  const Reindex& current = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
+  // The setting kept in cell 0: the best ever seen, else the population's best.
+  Setting kept =
+      best ? best->first
+           : current.setting(island_->population()[select_best(island_->population(), 1)[0]].id);
+  std::unique_ptr<Reindex> next;
+  int epoch = epoch_;
+  if (extras_.refill) {
+    for (int t = 0; t < kEpochTries; ++t) {
+      next = epoch_alphabet(epoch_ + 1 + t, kept);
+      epoch = epoch_ + 1 + t;
+      IslandState cache_only = island_->state();
+      cache_only.population.clear();
+      const Island probe(*next, torus_, ops_, cache_only);
+      if (probe.unmeasured() > 0)
+        break;
+      next.reset();
+    }
+  } else if (island_->unmeasured() > 0) {
+    epoch = epoch_ + 1;
+  }
+  if (!next && (extras_.refill || epoch == epoch_)) {
+    exhausted_ = out.exhausted = true;  // every setting this island may draw is measured
+    return out;
+  }
+  // Cell 0 keeps `kept`; an alphabet without it (a best received from an island of
+  // another alphabet, with no epoch opened) keeps the population's best instead.
+  const int population_best =
+      island_->population().empty()
+          ? 0
+          : island_->population()[select_best(island_->population(), 1)[0]].id;
+  IslandState state = island_->state();
+  state.population.clear();
+  if (next) {
+    epoch_alpha_ = std::move(next);
+    epoch_kept_ = kept;
+  }
+  epoch_ = epoch;
+  ++restarts_;
+  restart_due_ = false;
+  const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
+  island_.emplace(alpha, torus_, ops_, state);
+  island_->set_clock_offset(ctx.clock_offset);
+  out.measured = island_->restart(alpha.id_of(kept).value_or(population_best), ctx.evaluator,
+                                  ctx.sink, ctx.room);
   return out;
 }
 
@@ -276,6 +358,13 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
     w.put(word);
   w.put(s.next_eval_id);
   w.put(s.evaluations);
+  w.put(static_cast<std::int32_t>(epoch_));
+  w.put(static_cast<std::int32_t>(restarts_));
+  w.put(static_cast<std::uint8_t>(restart_due_));
+  w.put(static_cast<std::uint8_t>(exhausted_));
+  w.put(static_cast<std::uint8_t>(epoch_kept_.has_value()));
+  if (epoch_kept_)
+    w.put_setting(*epoch_kept_);
   return std::move(w.bytes);
 }
 
@@ -290,8 +379,6 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
     damaged_state();
   for (Individual& ind : s.population) {
     ind.id = r.get<std::int32_t>();
-    if (ind.id < 0 || ind.id >= alphabet_.size())
-      damaged_state();
     ind.genome = r.get_ints();
     ind.measurement = r.get_measurement();
   }
@@ -301,9 +388,24 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
     word = r.get<std::uint64_t>();
   s.next_eval_id = r.get<std::int64_t>();
   s.evaluations = r.get<std::int64_t>();
-  if (!r.done())
+  epoch_ = r.get<std::int32_t>();
+  restarts_ = r.get<std::int32_t>();
+  restart_due_ = r.get<std::uint8_t>() != 0;
+  exhausted_ = r.get<std::uint8_t>() != 0;
+  epoch_kept_.reset();
+  if (r.get<std::uint8_t>())
+    epoch_kept_ = r.get_setting();
+  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill))
     damaged_state();
-  island_.emplace(alphabet_, torus_, ops_, s);
+  epoch_alpha_.reset();
+  if (epoch_kept_)
+    epoch_alpha_ = epoch_alphabet(epoch_, *epoch_kept_);
+  const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
+  for (const Individual& ind : s.population) {
+    if (ind.id < 0 || ind.id >= alpha.size())
+      damaged_state();
+  }
+  island_.emplace(alpha, torus_, ops_, s);
 }
 
 // ---- random and sampled-random ---------------------------------------------------------
@@ -454,16 +556,16 @@ void RandomStrategy::restore(const std::vector<std::uint8_t>& bytes) {
 IslandSearch::IslandSearch(const GaSettings& settings, const Reindex& alphabet,
                            Evaluator& evaluator, Migrator& migrator, StopVote& vote,
                            TraceSink& sink, std::uint64_t seed, int rank, SearchHooks hooks,
-                           const std::optional<SearchState>& resume)
-    : strategy_(settings, alphabet, seed, rank),
+                           const std::optional<SearchState>& resume, IslandExtras extras)
+    : strategy_(settings, alphabet, seed, rank, std::move(extras)),
       loop_(settings, strategy_, evaluator, migrator, vote, sink, std::move(hooks), resume) {}
 
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks,
-                        const std::optional<SearchState>& resume) {
+                        const std::optional<SearchState>& resume, IslandExtras extras) {
   const Reindex alphabet(sampled.settings, settings.encoding, settings.gray);
-  IslandStrategy strategy(settings, alphabet, seed, rank);
+  IslandStrategy strategy(settings, alphabet, seed, rank, std::move(extras));
   return run_search(settings, strategy, evaluator, migrator, vote, sink, hooks, resume);
 }
 

@@ -41,6 +41,7 @@
 #include "ga/reindex.hpp"
 #include "ga/selection.hpp"
 #include "ga/stop.hpp"
+#include "sample/predictor.hpp"
 #include "sample/sampled_set.hpp"
 
 namespace isletune {
@@ -165,11 +166,37 @@ SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Ev
 
 // The strategies. Each is deterministic in (seed, rank).
 
+// Fresh settings for a restart epoch (1, 2, ...): e.g. the sampler run again with a seed of
+// (seed, rank, epoch), so a setting the first sample left out can still be reached.
+using RefillSource = std::function<std::vector<Setting>(int epoch)>;
+
+// What a run gives an island beyond its settings and alphabet (all optional).
+struct IslandExtras {
+  RefillSource refill;         // samples of restart epochs (see IslandStrategy)
+  std::vector<Setting> seeds;  // placed in the first cells of generation 0 (this island's)
+  // The online model's prior (OnlineModel; e.g. the roofline predictor) when the
+  // surrogate is on (GaSettings::candidates > 1 or model_picks > 0).
+  std::shared_ptr<const Predictor> prior;
+  int islands = 1;  // islands of the run (the model's picks are shared out by rank)
+};
+
 // island-ga (and global-ga): one cellular island over `alphabet`.
+//
+// Restarts (with an explicit budget, GaSettings::explicit_budget): when the island has
+// converged (offspring MCR >= mcr_threshold; with mcr_threshold 0, a generation that
+// measured nothing new) its next generation is a restart (Island::restart): its best
+// setting stays, every other cell gets a setting it has not measured. With a `refill`
+// source each restart opens a new epoch whose alphabet is refill(epoch) plus the kept
+// best, so the sample never locks a setting out; without one the alphabet stays. When no
+// unmeasured setting is left (after up to 4 epochs tried in a row), the strategy is
+// exhausted and the run ends. Without an explicit budget the MCR stop ends the run.
 class IslandStrategy final : public SearchStrategy {
  public:
-  // `alphabet` must outlive the strategy.
-  IslandStrategy(const GaSettings& settings, const Reindex& alphabet, std::uint64_t seed, int rank);
+  // `alphabet` must outlive the strategy. `extras.seeds`: settings placed in the first
+  // cells of generation 0 (those in the alphabet; e.g. the naive-equivalent setting on
+  // rank 0).
+  IslandStrategy(const GaSettings& settings, const Reindex& alphabet, std::uint64_t seed, int rank,
+                 IslandExtras extras = {});
   GenerationOutcome advance(int g, StepContext& ctx) override;
   [[nodiscard]] bool converges() const override { return true; }
   double exchange(int g, Migrator& migrator, StepContext& ctx,
@@ -181,14 +208,29 @@ class IslandStrategy final : public SearchStrategy {
   [[nodiscard]] std::vector<std::uint8_t> save() const override;
   void restore(const std::vector<std::uint8_t>& bytes) override;
   [[nodiscard]] const Island& island() const { return *island_; }
+  // Restarts so far (the current epoch when a refill source is set).
+  [[nodiscard]] int restarts() const { return restarts_; }
 
  private:
+  // The alphabet of `epoch` (0: the one given; else refill(epoch) plus `kept`).
+  [[nodiscard]] std::unique_ptr<Reindex> epoch_alphabet(int epoch, const Setting& kept) const;
+  GenerationOutcome restart(StepContext& ctx);
+
   Torus torus_;  // before island_, which refers to it
   const Reindex& alphabet_;
   GaOperators ops_;
   MigrationPolicy policy_;
   int rank_;
-  std::optional<Island> island_;  // re-made by restore()
+  bool restarts_on_ = false;
+  double restart_mcr_ = 0;
+  IslandExtras extras_;
+  std::unique_ptr<Reindex> epoch_alpha_;  // the current epoch's alphabet (epoch > 0)
+  int epoch_ = 0;
+  std::optional<Setting> epoch_kept_;  // the best kept when the epoch opened
+  int restarts_ = 0;
+  bool restart_due_ = false;
+  bool exhausted_ = false;        // nothing left to measure (stays so: it waits for the others)
+  std::optional<Island> island_;  // re-made by restore() and by restarts
 };
 
 // random and sampled-random: `population` proposals per generation, repeats answered
@@ -230,23 +272,26 @@ class IslandSearch {
  public:
   IslandSearch(const GaSettings& settings, const Reindex& alphabet, Evaluator& evaluator,
                Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed, int rank,
-               SearchHooks hooks = {}, const std::optional<SearchState>& resume = std::nullopt);
+               SearchHooks hooks = {}, const std::optional<SearchState>& resume = std::nullopt,
+               IslandExtras extras = {});
   bool step() { return loop_.step(); }
   [[nodiscard]] bool finished() const { return loop_.finished(); }
   [[nodiscard]] SearchResult result() const { return loop_.result(); }
   [[nodiscard]] SearchState snapshot() const { return loop_.snapshot(); }
   [[nodiscard]] const Island& island() const { return strategy_.island(); }
+  [[nodiscard]] int restarts() const { return strategy_.restarts(); }
 
  private:
   IslandStrategy strategy_;
   SearchLoop loop_;
 };
 
-// Runs one island to the end over the sampled set.
+// Runs one island to the end over the sampled set (`extras`: IslandStrategy).
 SearchResult run_island(const GaSettings& settings, const SampledSet& sampled, Evaluator& evaluator,
                         Migrator& migrator, StopVote& vote, TraceSink& sink, std::uint64_t seed,
                         int rank, const SearchHooks& hooks = {},
-                        const std::optional<SearchState>& resume = std::nullopt);
+                        const std::optional<SearchState>& resume = std::nullopt,
+                        IslandExtras extras = {});
 
 // global-ga: one population over `alphabet` (any finite set, e.g. an enumerated space),
 // no migration; otherwise as run_island.

@@ -9,16 +9,18 @@
 namespace isletune::ring {
 namespace {
 
-// A wish as the two MPI_MIN operands of StopTally: the non-MCR reason (none = INT_MAX,
-// so the minimum is the smallest real reason) and 0 for an MCR wish, -1 otherwise.
+// A wish as the two MPI_MIN operands of StopTally: the reason that stops all (none =
+// INT_MAX, so the minimum is the smallest real reason), and the reason that needs every
+// island (-1 when this island is not done, so the minimum is -1 unless all are done).
 std::array<int, 2> encode(StopReason r) {
-  const bool mcr = r == StopReason::mcr;
-  return {r == StopReason::none || mcr ? INT_MAX : static_cast<int>(r), mcr ? 0 : -1};
+  const bool done = needs_every_island(r);
+  return {r == StopReason::none || done ? INT_MAX : static_cast<int>(r),
+          done ? static_cast<int>(r) : -1};
 }
 StopReason decode(const std::array<int, 2>& v) {
   if (v[0] != INT_MAX)
     return static_cast<StopReason>(v[0]);
-  return v[1] == 0 ? StopReason::mcr : StopReason::none;
+  return v[1] > 0 ? static_cast<StopReason>(v[1]) : StopReason::none;
 }
 
 }  // namespace

@@ -100,8 +100,14 @@ class CheckpointingSink final : public TraceSink {
   void evaluation(const EvaluationRecord& r) override {
     if (!r.migrant)
       compile_ms_ += r.measurement.compile_ms;
+    if (naive_ && r.setting == *naive_ && r.measurement.ok())
+      naive_ms_ = r.measurement.median_ms;
     writer_.evaluation(r);
   }
+  // Watches for the measurement of `naive` (the progress line's speed-up over it).
+  void watch_naive(const Setting& naive) { naive_ = naive; }
+  // The naive-equivalent setting's time on this rank (NaN until measured or received).
+  [[nodiscard]] double naive_ms() const { return naive_ms_; }
   // Compile time (s) of the measurements recorded since the last call, for the progress line.
   [[nodiscard]] double take_compile_s() {
     const double s = compile_ms_ * 1e-3;
@@ -136,6 +142,8 @@ class CheckpointingSink final : public TraceSink {
   std::optional<std::vector<std::uint8_t>> pending_;
   std::string& write_error_;  // the first TraceWriteError of this rank
   double compile_ms_ = 0;     // of the rows recorded since take_compile_s
+  std::optional<Setting> naive_;
+  double naive_ms_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Everything one rank builds before the search.
@@ -201,12 +209,13 @@ EnvironmentInfo unpack(const std::string& s) {
 class Progress {
  public:
   Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
-           double start_s, std::int64_t evaluations)
+           double start_s, std::int64_t evaluations, double copy_bandwidth_gbs)
       : world_(world),
         config_(config),
         printer_(printer),
         start_s_(start_s),
-        evaluations_(evaluations) {}
+        evaluations_(evaluations),
+        roof_ms_(copy_roofline_ms(config.grid, copy_bandwidth_gbs)) {}
 
   // " (37% of budget, ETA 2m10s)": the largest share used of the budgets that are set
   // (generations, the island with the fewest evaluations left, evaluator clock) and the
@@ -243,7 +252,8 @@ class Progress {
   // Every strategy records one GenerationRecord per generation on every rank, so the
   // gather below is matched on all ranks. `evaluations` counts measurements so far.
   // `compile_s`: this rank's compile time for the generation's new measurements.
-  void generation(const GenerationRecord& g, double compile_s) {
+  // `naive_ms`: rank 0's time of the naive-equivalent setting (NaN: not measured).
+  void generation(const GenerationRecord& g, double compile_s, double naive_ms) {
     evaluations_ += g.evaluations;
     const std::vector<double> mine = {static_cast<double>(g.generation),
                                       static_cast<double>(evaluations_),
@@ -296,11 +306,18 @@ class Progress {
           g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all,
           left.c_str()));
     } else {
+      // Speed-up over the naive kernel and share of the copy roofline, when known.
+      std::string versus;
+      if (!std::isnan(naive_ms))
+        versus += format(" %.2fx naive", naive_ms / best_all);
+      if (roof_ms_ > 0)
+        versus += format("%s %.0f%% copy", versus.empty() ? "" : ",", 100 * roof_ms_ / best_all);
       line = (format(
-          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s | MCR %s | %.1f s (wall %.3f s) | "
+          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s%s | MCR %s | %.1f s (wall %.3f s) | "
           "compile %.1f s | left:%s",
-          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all), mcrs.c_str(),
-          elapsed, now_s() - start_s_, compile_all, left.c_str()));
+          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all),
+          versus.empty() ? "" : (" (" + versus.substr(1) + ")").c_str(), mcrs.c_str(), elapsed,
+          now_s() - start_s_, compile_all, left.c_str()));
     }
     if (printer_.line)
       printer_.line(line);
@@ -314,6 +331,7 @@ class Progress {
   const RunPrinter& printer_;
   double start_s_;
   std::int64_t evaluations_ = 0;
+  double roof_ms_ = 0;  // copy roofline time per step (0: bandwidth unknown)
   std::optional<std::pair<double, double>> first_;  // (wall, budget share) of the first line
 };
 
@@ -325,8 +343,13 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   ring::RingStopVote ring_vote(world.comm());
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
-  Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0);
+  Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0,
+                    s.evaluator->limits().memory_bandwidth_gbs);
   CheckpointingSink sink(*s.rank_writer, s.write_error);
+  const std::optional<Setting> naive =
+      naive_seed(*s.space, s.candidates ? &*s.candidates : nullptr);
+  if (naive)
+    sink.watch_naive(*naive);
   std::optional<SearchState> resume_search;
   std::optional<RankState> previous;
   if (s.resume) {
@@ -349,7 +372,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   hooks.wall_clock = now_s;
   hooks.on_generation = [&](const GenerationRecord& g) {
     elapsed_s = g.wall_s;
-    progress.generation(g, sink.take_compile_s());
+    progress.generation(g, sink.take_compile_s(), sink.naive_ms());
   };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
@@ -360,19 +383,48 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   const Config& c = s.config;
   const auto seed = c.seed;
   const int rank = world.rank();
+  const GaSettings ga = c.ga.for_islands(world.size());
   SearchResult result;
   try {
     switch (c.strategy) {
-      case Strategy::island_ga:
-        result = run_island(c.ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
-                            resume_search);
+      case Strategy::island_ga: {
+        // Restarts spend an explicit budget; their epochs draw fresh samples.
+        IslandExtras extras;
+        extras.islands = world.size();
+        if (ga.explicit_budget()) {
+          extras.refill =
+              refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
+        }
+        if (naive && rank == 0)
+          extras.seeds.push_back(*naive);
+        // The sampler's best predicted settings, this rank's share of them.
+        std::vector<std::size_t> order(s.sampled.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+          order[i] = i;
+        if (s.sampled.predicted_ms.size() == order.size()) {
+          std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return s.sampled.predicted_ms[a] < s.sampled.predicted_ms[b];
+          });
+          for (int k = 0; k < ga.predicted_seeds; ++k) {
+            const std::size_t at = static_cast<std::size_t>(rank * ga.predicted_seeds + k);
+            if (at < order.size())
+              extras.seeds.push_back(s.sampled.settings[order[at]]);
+          }
+        }
+        if (ga.candidates > 1 || ga.model_picks > 0) {
+          extras.prior = make_predictor(predictor_name(c.predictor), *s.stencil, c.grid,
+                                        s.evaluator->limits());
+        }
+        result = run_island(ga, s.sampled, *s.evaluator, migrator, vote, sink, seed, rank, hooks,
+                            resume_search, std::move(extras));
         break;
+      }
       case Strategy::sampled_random:
-        result = run_sampled_random(c.ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
+        result = run_sampled_random(ga, s.sampled, *s.evaluator, vote, sink, seed, rank, hooks,
                                     resume_search);
         break;
       case Strategy::global_ga:
-        result = run_global_ga(c.ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
+        result = run_global_ga(ga, s.global_alphabet, *s.evaluator, vote, sink, seed, rank, hooks,
                                resume_search);
         break;
       case Strategy::random: {
@@ -384,7 +436,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
         } else {
           draw = [&](Rng& rng) { return s.space->random_setting(rng); };
         }
-        result = run_random(c.ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
+        result = run_random(ga, draw, *s.evaluator, vote, sink, seed, rank, hooks, resume_search);
         break;
       }
     }
@@ -573,8 +625,11 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   phases.attempt([&] {
     if (world.rank() != 0)
       return;
-    for (const auto& e : envs)
-      s.run_writer->write_environment(unpack(e));
+    for (const auto& e : envs) {
+      EnvironmentInfo env = unpack(e);
+      env.limits = s.evaluator->limits();  // rank 0's (the copy bandwidth for `report`)
+      s.run_writer->write_environment(env);
+    }
     s.run_writer->flush();
     mark_run_created(s.dir);  // last: the directory now holds a complete new run
   });

@@ -1,6 +1,7 @@
 // Building the pieces of a run from its configuration (see setup.hpp).
 #include "run/setup.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common/error.hpp"
@@ -89,12 +90,39 @@ SampledSet sample_settings(const Config& config, const Stencil& stencil, const S
                            const std::optional<std::vector<Setting>>& candidates) {
   const auto predictor =
       make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
+  SampledSet set;
   if (candidates) {
     ListSource source(*candidates);
-    return sample(source, *predictor, config.sampler, config.seed).set;
+    set = sample(source, *predictor, config.sampler, config.seed).set;
+  } else {
+    SpaceSource source(space);
+    set = sample(source, *predictor, config.sampler, config.seed).set;
   }
-  SpaceSource source(space);
-  return sample(source, *predictor, config.sampler, config.seed).set;
+  const auto naive = naive_seed(space, candidates ? &*candidates : nullptr);
+  if (naive && std::find(set.settings.begin(), set.settings.end(), *naive) == set.settings.end()) {
+    set.settings.push_back(*naive);
+    set.oc.push_back(space.oc_of(*naive));
+    set.predicted_ms.push_back(predictor->predict_ms(*naive));
+  }
+  return set;
+}
+
+EpochSampler refill_source(const Config& config, const Stencil& stencil, const Space& space,
+                           const std::optional<std::vector<Setting>>& candidates, int rank,
+                           std::size_t sampled) {
+  const double all = candidates ? static_cast<double>(candidates->size()) : space.size(config.seed);
+  if (static_cast<double>(sampled) >= all)
+    return {};
+  std::shared_ptr<const Predictor> predictor =
+      make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
+  std::function<std::unique_ptr<SettingSource>()> make_source;
+  if (candidates) {
+    make_source = [&candidates] { return std::make_unique<ListSource>(*candidates); };
+  } else {
+    make_source = [&space] { return std::make_unique<SpaceSource>(space); };
+  }
+  return epoch_sampler(std::move(make_source), std::move(predictor), config.sampler, config.seed,
+                       rank);
 }
 
 SampleData to_sample_data(const SampledSet& s) {

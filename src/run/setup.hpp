@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "eval/evaluator.hpp"
 #include "sample/sampled_set.hpp"
+#include "sample/sampler.hpp"
 #include "space/space.hpp"
 #include "trace/trace_types.hpp"
 
@@ -33,10 +34,20 @@ namespace isletune::run {
                                                                       const Space& space);
 
 // The sampled set of the run (quota-based reward sampling, docs/architecture.md, "The sampler")
-// from the recorded candidates when given, else from the space. Deterministic in the seed.
+// from the recorded candidates when given, else from the space, plus the naive-equivalent
+// setting when the run may draw it (naive_seed). Deterministic in the seed.
 [[nodiscard]] SampledSet sample_settings(const Config& config, const Stencil& stencil,
                                          const Space& space,
                                          const std::optional<std::vector<Setting>>& candidates);
+
+// The samples of restart epochs for island `rank` (sampler.hpp epoch_sampler over the
+// recorded candidates or the space), or an empty function when the sample of `sampled`
+// settings already holds every setting the run may draw. `stencil`, `space` and
+// `candidates` must outlive it.
+[[nodiscard]] EpochSampler refill_source(const Config& config, const Stencil& stencil,
+                                         const Space& space,
+                                         const std::optional<std::vector<Setting>>& candidates,
+                                         int rank, std::size_t sampled);
 
 // SampleData (trace) ⇄ SampledSet (search).
 [[nodiscard]] SampleData to_sample_data(const SampledSet& s);

@@ -8,7 +8,8 @@
 namespace isletune {
 
 // One indicator per non-first value of every varying parameter, plus merge interactions.
-OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda) : lambda_(lambda) {
+OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior)
+    : lambda_(lambda), prior_(prior) {
   for (std::size_t p = 0; p < kParamCount; ++p) {
     std::set<int> values;
     for (const Setting& s : settings)
@@ -21,7 +22,15 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda) : lam
       levels_.push_back({static_cast<Param>(p), *it});
     }
   }
-  feature_count_ = levels_.size() + merge_levels_.size() * levels_.size();
+  feature_count_ = levels_.size() + merge_levels_.size() * levels_.size() + (prior_ ? 1 : 0);
+}
+
+double OnlineModel::prior_feature(const Setting& s) const {
+  if (!prior_)
+    return 0;
+  const double p = prior_->predict_ms(s);
+  // Unfit plans (RooflinePredictor::kUnfit) and failures sit one decade above the rest.
+  return std::log(std::clamp(p > 0 && std::isfinite(p) ? p : 1e3, 1e-6, 1e3));
 }
 
 // Main-effect indicators first, then merge-level x main-effect products.
@@ -58,11 +67,13 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   if (ok < min_points || feature_count_ == 0)
     return;
   const std::size_t d = feature_count_;
+  const int pf = prior_ ? static_cast<int>(d) - 1 : -1;  // the prior's column
   std::vector<std::vector<int>> rows;
-  std::vector<double> y;
+  std::vector<double> y, z;  // targets, prior feature per row
   for (const auto& [s, ms] : measured) {
     rows.push_back(active(s));
     y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : 2 * slowest));
+    z.push_back(prior_feature(s));
   }
   const double n = static_cast<double>(y.size());
   double mean_y = 0;
@@ -73,12 +84,24 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   for (const auto& r : rows)
     for (const int j : r)
       mean_x[j] += 1.0 / n;
+  if (pf >= 0) {
+    for (const double v : z)
+      mean_x[pf] += v / n;
+  }
   std::vector<double> a(d * d, 0.0), b(d, 0.0);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (const int j : rows[i]) {
       b[j] += y[i] - mean_y;
       for (const int k : rows[i])
         a[j * d + k] += 1.0;
+      if (pf >= 0) {
+        a[j * d + pf] += z[i];
+        a[pf * d + j] += z[i];
+      }
+    }
+    if (pf >= 0) {
+      b[pf] += z[i] * (y[i] - mean_y);
+      a[pf * d + pf] += z[i] * z[i];
     }
   }
   for (std::size_t j = 0; j < d; ++j) {
@@ -126,6 +149,8 @@ double OnlineModel::predict_ms(const Setting& s) const {
   double v = intercept_;
   for (const int j : active(s))
     v += weights_[j];
+  if (prior_)
+    v += weights_.back() * prior_feature(s);
   return std::exp(v);
 }
 

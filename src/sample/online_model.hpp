@@ -7,8 +7,11 @@
 // effects); and, when the merge kind varies, the product of each merge-kind indicator with
 // every other indicator (merging changes what the other parameters do: block merging
 // along x breaks coalescing, cyclic does not). Target: log(median ms); a failed setting
-// counts as twice the slowest success. Fit: minimise |X w + b - y|^2 + lambda |w|^2
-// (intercept b unpenalised) by Cholesky on the normal equations.
+// counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
+// which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
+// log(predicted ms) is one more, continuous feature, so the regression starts from what
+// the plan says and learns the GPU's corrections. Fit: minimise |X w + b - y|^2 +
+// lambda |w|^2 (intercept b unpenalised) by Cholesky on the normal equations.
 #pragma once
 
 #include <span>
@@ -24,7 +27,9 @@ namespace isletune {
 class OnlineModel final : public Predictor {
  public:
   // Feature map over `settings` (the alphabet of the search); lambda = ridge strength.
-  explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0);
+  // `prior` (may be null) must outlive the model.
+  explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
+                       const Predictor* prior = nullptr);
 
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
@@ -38,6 +43,8 @@ class OnlineModel final : public Predictor {
  private:
   // Indicator features of `s` (indices of the features that are 1).
   [[nodiscard]] std::vector<int> active(const Setting& s) const;
+  // The prior's feature of `s` (log of its prediction, clamped), 0 without a prior.
+  [[nodiscard]] double prior_feature(const Setting& s) const;
 
   struct Level {
     Param param;
@@ -47,6 +54,7 @@ class OnlineModel final : public Predictor {
   std::vector<int> merge_levels_;  // indices into levels_ of the merge-kind indicators
   std::size_t feature_count_ = 0;
   double lambda_;
+  const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)
   std::vector<double> weights_;
   double intercept_ = 0;
   bool fitted_ = false;

@@ -284,4 +284,27 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
   return result;
 }
 
+EpochSampler epoch_sampler(std::function<std::unique_ptr<SettingSource>()> make_source,
+                           std::shared_ptr<const Predictor> predictor,
+                           const SamplerSettings& settings, std::uint64_t seed, int rank) {
+  return [make_source = std::move(make_source), predictor = std::move(predictor), settings, seed,
+          rank](int epoch) {
+    const std::unique_ptr<SettingSource> source = make_source();
+    // A seed per (seed, rank, epoch): golden-ratio steps keep them apart.
+    const std::uint64_t mixed =
+        seed + 0x9e3779b97f4a7c15ULL * (1 + static_cast<std::uint64_t>(rank) * 4099 +
+                                        static_cast<std::uint64_t>(epoch));
+    return sample(*source, *predictor, settings, mixed).set.settings;
+  };
+}
+
+std::optional<Setting> naive_seed(const Space& space, const std::vector<Setting>* recorded) {
+  const Setting naive = naive_setting(space.dims());
+  if (!space.valid(naive))
+    return std::nullopt;
+  if (recorded && std::find(recorded->begin(), recorded->end(), naive) == recorded->end())
+    return std::nullopt;
+  return naive;
+}
+
 }  // namespace isletune

@@ -20,6 +20,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "sample/predictor.hpp"
@@ -60,5 +63,20 @@ struct SampleResult {
 // Samples settings from `source`, scored by `predictor`, deterministic given `seed`.
 [[nodiscard]] SampleResult sample(SettingSource& source, const Predictor& predictor,
                                   const SamplerSettings& settings, std::uint64_t seed);
+
+// The samples of restart epochs (IslandStrategy): epoch e >= 1 of island `rank` runs the
+// sampler again on a fresh source from `make_source` with its own seed (seed, rank, e),
+// so every setting the source holds has a chance in every epoch, however large the space
+// is against max_samples.
+using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
+[[nodiscard]] EpochSampler epoch_sampler(
+    std::function<std::unique_ptr<SettingSource>()> make_source,
+    std::shared_ptr<const Predictor> predictor, const SamplerSettings& settings, std::uint64_t seed,
+    int rank);
+
+// The naive-equivalent setting (naive_setting) when the search may draw it: valid in
+// `space` and, when `recorded` is given (replay), one of the recorded settings.
+[[nodiscard]] std::optional<Setting> naive_seed(const Space& space,
+                                                const std::vector<Setting>* recorded);
 
 }  // namespace isletune

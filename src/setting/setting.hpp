@@ -84,6 +84,11 @@ struct Setting {
 // 64-bit FNV-1a hash of the canonical key (for hash maps and cache file names).
 [[nodiscard]] std::uint64_t setting_hash(const Setting& s);
 
+// The naive-equivalent setting, the one the naive kernel runs: tiled, one point per thread,
+// no merge, no unroll, no shared or constant memory, tdeg 1, blocks of 32x8 (2-D) or 32x4x2
+// (3-D). The CUDA evaluator's naive reference and benchmarks run it; the search starts from it.
+[[nodiscard]] Setting naive_setting(int dims);
+
 struct SettingHash {
   std::size_t operator()(const Setting& s) const {
     return static_cast<std::size_t>(setting_hash(s));

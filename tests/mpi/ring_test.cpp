@@ -133,14 +133,14 @@ void test_stop(MPI_Comm comm) {
   for (int trigger = 0; trigger < size; ++trigger) {
     const int at = 3 + 2 * trigger;
     auto [g, reason] = run_vote(comm, [&](int r, int gen) {
-      return r == trigger && gen >= at ? StopReason::max_evaluations : StopReason::none;
+      return r == trigger && gen >= at ? StopReason::time_budget : StopReason::none;
     });
     int lo = 0, hi = 0;
     MPI_Allreduce(&g, &lo, 1, MPI_INT, MPI_MIN, comm);
     MPI_Allreduce(&g, &hi, 1, MPI_INT, MPI_MAX, comm);
     CHECK(lo == hi, "trigger %d: ranks stopped in generations %d..%d", trigger, lo, hi);
     CHECK(g == at + 1, "trigger %d: stopped at %d, wish at %d", trigger, g, at);
-    CHECK(reason == StopReason::max_evaluations, "reason %d", static_cast<int>(reason));
+    CHECK(reason == StopReason::time_budget, "reason %d", static_cast<int>(reason));
   }
   // The MCR stop needs every island: rank r converges at generation 3 + 2 r, so all stop
   // one generation after the last one converged.
@@ -150,6 +150,14 @@ void test_stop(MPI_Comm comm) {
     });
     CHECK(g == 3 + 2 * (size - 1) + 1, "MCR: stopped at %d with %d ranks", g, size);
     CHECK(reason == StopReason::mcr, "MCR reason %d", static_cast<int>(reason));
+  }
+  // So does a spent evaluation budget (an island that is done waits for the others).
+  {
+    auto [g, reason] = run_vote(comm, [&](int r, int gen) {
+      return gen >= 3 + 2 * r ? StopReason::max_evaluations : StopReason::none;
+    });
+    CHECK(g == 3 + 2 * (size - 1) + 1, "spent: stopped at %d with %d ranks", g, size);
+    CHECK(reason == StopReason::max_evaluations, "spent reason %d", static_cast<int>(reason));
   }
   // Two wishes in the same generation: the smallest reason wins everywhere.
   auto [g, reason] = run_vote(comm, [&](int r, int gen) {

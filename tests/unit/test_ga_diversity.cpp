@@ -162,7 +162,7 @@ TEST(GaDiversity, MeasurementOnlyMigrantsFillTheCacheNotThePopulation) {
   EXPECT_EQ(out.size(), measured.size());  // every measurement, each once
 }
 
-TEST(GaDiversity, McrStopNeedsEveryIslandButBudgetsStopAll) {
+TEST(GaDiversity, McrAndSpentBudgetsNeedEveryIslandOtherStopsStopAll) {
   StopTally t;
   t.add(StopReason::mcr);
   t.add(StopReason::none);
@@ -173,11 +173,19 @@ TEST(GaDiversity, McrStopNeedsEveryIslandButBudgetsStopAll) {
   all.add(StopReason::mcr);
   all.add(StopReason::mcr);
   EXPECT_EQ(all.decision(2), StopReason::mcr);
-  StopTally budget;
+  StopTally budget;  // one island spent, one converged, one going on: no stop
   budget.add(StopReason::none);
   budget.add(StopReason::max_evaluations);
   budget.add(StopReason::mcr);
-  EXPECT_EQ(budget.decision(3), StopReason::max_evaluations);
+  EXPECT_EQ(budget.decision(3), StopReason::none);
+  StopTally spent;  // every island done: the smallest reason
+  spent.add(StopReason::max_evaluations);
+  spent.add(StopReason::mcr);
+  EXPECT_EQ(spent.decision(2), StopReason::mcr);
+  StopTally time;  // a time budget of any island stops all
+  time.add(StopReason::none);
+  time.add(StopReason::time_budget);
+  EXPECT_EQ(time.decision(2), StopReason::time_budget);
   MemoryStopVote vote(2);
   EXPECT_EQ(vote.vote(0).vote(0, StopReason::mcr), StopReason::none);
   EXPECT_EQ(vote.vote(1).vote(0, StopReason::none), StopReason::none);

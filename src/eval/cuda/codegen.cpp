@@ -185,17 +185,4 @@ std::string generate_reference(const Stencil& stencil, const Grid& grid) {
   return s.str();
 }
 
-Setting naive_setting(int dims) {
-  Setting s;
-  s[Param::merge] = static_cast<int>(MergeKind::none);
-  s[Param::tdeg] = 1;
-  s[Param::tbx] = 32;
-  s[Param::tby] = dims == 2 ? 8 : 4;
-  s[Param::tbz] = dims == 2 ? 1 : 2;
-  for (Param p : {Param::mfx, Param::mfy, Param::mfz, Param::ufx, Param::ufy, Param::ufz}) {
-    s[p] = 1;
-  }
-  return s;
-}
-
 }  // namespace isletune::cuda

@@ -73,8 +73,7 @@ struct KernelSource {
 // The embedded text of kernels/<name> (e.g. "tiled.cuh"); throws if unknown.
 [[nodiscard]] std::string_view kernel_template(std::string_view name);
 
-// The lowest-register "naive" setting: one point per thread, no shared or constant
-// memory, blocks of 32x8 (2-D) or 32x4x2 (3-D).
-[[nodiscard]] Setting naive_setting(int dims);
+// The lowest-register "naive" setting (declared with Setting, space/setting.hpp).
+using ::isletune::naive_setting;
 
 }  // namespace isletune::cuda

@@ -1,0 +1,280 @@
+// Spending an explicit budget (restarts of converged islands), sample epochs that keep every
+// setting reachable, the naive-equivalent setting in generation 0, and the settings that
+// switch them on; in replay on the shipped synthetic dataset.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+#include "ga/memory_ring.hpp"
+#include "ga/search.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
+#include "test_ga_fakes.hpp"
+#include "trace/reader.hpp"
+
+namespace isletune {
+namespace {
+
+using testing::MemorySink;
+
+const std::filesystem::path kDataset =
+    std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
+
+// The synthetic dataset as a problem: its space, its recorded valid settings, the optimum.
+struct Recorded {
+  Stencil stencil;
+  Config config;
+  std::optional<Space> space;
+  ReplayEvaluator replay;
+  std::vector<Setting> settings;  // recorded and valid
+  Setting optimum;
+  double optimum_ms = std::numeric_limits<double>::infinity();
+};
+
+const Recorded& recorded() {
+  static const Recorded r = [] {
+    Config c = parse_config(TraceReader(kDataset).config_yaml(), kDataset.string(),
+                            kDataset.parent_path());
+    Recorded out{resolve_stencil(c), c, std::nullopt, ReplayEvaluator::from_file(kDataset), {}, {}};
+    out.space.emplace(out.stencil, c.grid, out.replay.limits(), space_values(c));
+    for (const Setting& s : out.replay.candidates()) {
+      if (out.space->valid(s))
+        out.settings.push_back(s);
+    }
+    const std::vector<Measurement> m = out.replay.evaluate(out.settings);
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i].ok() && m[i].median_ms < out.optimum_ms) {
+        out.optimum_ms = m[i].median_ms;
+        out.optimum = out.settings[i];
+      }
+    }
+    return out;
+  }();
+  return r;
+}
+
+SampledSet whole_set() {
+  SampledSet set;
+  set.settings = recorded().settings;
+  return set;
+}
+
+TEST(SearchBudget, ConvergedIslandsRestartAndSpendTheBudget) {
+  ASSERT_GT(recorded().settings.size(), 1000u);
+  GaSettings ga;  // offspring MCR 0.9, unique cells, migration of the best
+  ga.max_generations = 0;
+  ga.max_evaluations = 300;
+  for (const int islands : {1, 2}) {
+    MemoryRing ring(islands);
+    MemoryStopVote votes(islands);
+    std::vector<ReplayEvaluator> evals(static_cast<std::size_t>(islands), recorded().replay);
+    std::vector<MemorySink> sinks(static_cast<std::size_t>(islands));
+    const Reindex alphabet(recorded().settings, ga.encoding);
+    std::vector<std::unique_ptr<IslandSearch>> isl;
+    for (int r = 0; r < islands; ++r) {
+      isl.push_back(std::make_unique<IslandSearch>(ga, alphabet, evals[r], ring.migrator(r),
+                                                   votes.vote(r), sinks[r], 3, r));
+    }
+    for (bool going = true; going;) {
+      going = false;
+      for (auto& island : isl)
+        going = island->step() || going;
+    }
+    std::int64_t spent = 0;
+    int restarts = 0;
+    for (const auto& island : isl) {
+      spent += island->result().evaluations;
+      restarts += island->restarts();
+      EXPECT_EQ(island->result().reason, StopReason::max_evaluations);
+    }
+    // Every island spends its whole cap: the run never ends with budget left while
+    // thousands of recorded settings are unmeasured.
+    EXPECT_EQ(spent, 300 * islands) << islands << " islands";
+    EXPECT_GT(restarts, 0) << "the islands converged and restarted";
+  }
+  // Without an explicit budget the MCR stop keeps its meaning: the run ends converged.
+  GaSettings mcr_only;
+  mcr_only.max_generations = 1000;
+  ReplayEvaluator eval = recorded().replay;
+  NoMigrator alone;
+  LocalStopVote vote;
+  MemorySink sink;
+  const SearchResult r = run_island(mcr_only, whole_set(), eval, alone, vote, sink, 3, 0);
+  EXPECT_EQ(r.reason, StopReason::mcr);
+  EXPECT_LT(r.evaluations, 1000);
+}
+
+TEST(SearchBudget, RunEndsEarlyOnlyWhenEverySettingIsMeasured) {
+  // 40 settings, a budget of 1000: the island measures all 40, then stops.
+  SampledSet few;
+  few.settings.assign(recorded().settings.begin(), recorded().settings.begin() + 40);
+  GaSettings ga;
+  ga.max_generations = 0;
+  ga.max_evaluations = 1000;
+  ReplayEvaluator eval = recorded().replay;
+  NoMigrator alone;
+  LocalStopVote vote;
+  MemorySink sink;
+  const SearchResult r = run_island(ga, few, eval, alone, vote, sink, 5, 0);
+  EXPECT_EQ(r.reason, StopReason::max_evaluations);
+  EXPECT_EQ(r.evaluations, 40);
+}
+
+TEST(SearchBudget, SampleEpochsReachAnOptimumTheFirstSampleLeftOut) {
+  // 400 recorded settings (the optimum among them), samples of at most 100.
+  std::vector<Setting> pool(recorded().settings.begin(), recorded().settings.begin() + 399);
+  if (std::find(pool.begin(), pool.end(), recorded().optimum) == pool.end())
+    pool.push_back(recorded().optimum);
+  SamplerSettings ss;
+  ss.max_samples = 100;
+  std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
+  // A seed whose first sample excludes the optimum.
+  std::uint64_t seed = 0;
+  SampledSet first;
+  for (std::uint64_t s = 1; s < 50 && seed == 0; ++s) {
+    ListSource source(pool);
+    first = sample(source, *uniform, ss, s).set;
+    if (std::find(first.settings.begin(), first.settings.end(), recorded().optimum) ==
+        first.settings.end())
+      seed = s;
+  }
+  ASSERT_NE(seed, 0u);
+  GaSettings ga;
+  ga.max_generations = 0;
+  ga.max_evaluations = 350;
+  const auto run = [&](bool epochs) {
+    IslandExtras extras;
+    if (epochs) {
+      extras.refill =
+          epoch_sampler([&] { return std::make_unique<ListSource>(pool); }, uniform, ss, seed, 0);
+    }
+    ReplayEvaluator eval = recorded().replay;
+    NoMigrator alone;
+    LocalStopVote vote;
+    MemorySink sink;
+    return run_island(ga, first, eval, alone, vote, sink, seed, 0, {}, std::nullopt,
+                      std::move(extras));
+  };
+  // The first sample alone can never measure the optimum ...
+  const SearchResult locked = run(false);
+  ASSERT_TRUE(locked.best);
+  EXPECT_NE(*locked.best, recorded().optimum);
+  EXPECT_EQ(locked.evaluations, 100);  // ... and ends when its 100 settings are measured.
+  // With fresh samples per restart epoch every setting stays reachable.
+  const SearchResult open = run(true);
+  ASSERT_TRUE(open.best);
+  EXPECT_EQ(*open.best, recorded().optimum);
+  EXPECT_EQ(open.evaluations, 350);
+}
+
+TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
+  std::vector<Setting> pool(recorded().settings.begin(), recorded().settings.begin() + 600);
+  SamplerSettings ss;
+  ss.max_samples = 120;
+  std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
+  ListSource source(pool);
+  const SampledSet first = sample(source, *uniform, ss, 7).set;
+  GaSettings ga;
+  ga.max_generations = 0;
+  ga.max_evaluations = 260;
+  ga.model_picks = 4;
+  const auto extras = [&] {
+    IslandExtras e;
+    e.refill = epoch_sampler([&] { return std::make_unique<ListSource>(pool); }, uniform, ss, 7, 0);
+    e.prior = uniform;
+    return e;
+  };
+  std::vector<SearchState> snapshots;
+  SearchHooks hooks;
+  hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
+  ReplayEvaluator eval = recorded().replay;
+  NoMigrator alone;
+  LocalStopVote vote;
+  MemorySink full;
+  const SearchResult whole =
+      run_island(ga, first, eval, alone, vote, full, 7, 0, hooks, std::nullopt, extras());
+  ASSERT_GE(snapshots.size(), 6u);
+  EXPECT_GT(whole.evaluations, 121) << "more than one epoch's alphabet (120 + the kept best)";
+  int epochs_seen = 0;
+  for (std::size_t k = 1; k + 1 < snapshots.size(); k += 2) {
+    ReplayEvaluator fresh = recorded().replay;
+    MemorySink rest;
+    const SearchResult resumed =
+        run_island(ga, first, fresh, alone, vote, rest, 7, 0, {}, snapshots[k], extras());
+    EXPECT_EQ(resumed.evaluations, whole.evaluations) << "resumed after snapshot " << k;
+    EXPECT_EQ(resumed.best, whole.best);
+    std::vector<std::string> a, b;
+    for (const auto& r : rest.evaluations)
+      a.push_back(canonical_key(r.setting));
+    for (const auto& r : full.evaluations) {
+      if (r.generation > snapshots[k].generation)
+        b.push_back(canonical_key(r.setting));
+    }
+    EXPECT_EQ(a, b) << "resumed after snapshot " << k;
+    ++epochs_seen;
+  }
+  EXPECT_GT(epochs_seen, 0);
+}
+
+TEST(SearchBudget, GenerationZeroHoldsTheNaiveSetting) {
+  const auto naive = naive_seed(*recorded().space, &recorded().settings);
+  ASSERT_TRUE(naive) << "the synthetic dataset records the naive-equivalent setting";
+  GaSettings ga;
+  ga.max_generations = 3;
+  IslandExtras extras;
+  extras.seeds.push_back(*naive);
+  ReplayEvaluator eval = recorded().replay;
+  NoMigrator alone;
+  LocalStopVote vote;
+  MemorySink sink;
+  const SearchResult r =
+      run_island(ga, whole_set(), eval, alone, vote, sink, 9, 0, {}, std::nullopt, extras);
+  ASSERT_FALSE(sink.evaluations.empty());
+  EXPECT_EQ(sink.evaluations.front().generation, 0);
+  EXPECT_EQ(sink.evaluations.front().cell, 0);
+  EXPECT_EQ(sink.evaluations.front().setting, *naive);
+  // So the result is never slower than the naive kernel.
+  ASSERT_TRUE(r.best);
+  EXPECT_LE(r.best_measurement.median_ms, sink.evaluations.front().measurement.median_ms);
+}
+
+TEST(SearchBudget, ConfigKeysAndTheirDefaults) {
+  const Config c = parse_config(
+      "stencil: star2d1r\ngrid: [64, 64]\nga: {candidates: 4, model_picks: 6, predicted_seeds: "
+      "2}\nbudget: {max_evaluations: 100}\n",
+      "t.yaml", ".");
+  EXPECT_EQ(c.ga.candidates, 4);
+  EXPECT_EQ(c.ga.model_picks, 6);
+  EXPECT_EQ(c.ga.predicted_seeds, 2);
+  EXPECT_EQ(c.ga.max_generations, 0) << "an explicit budget drops the default generation limit";
+  EXPECT_TRUE(c.ga.explicit_budget());
+  EXPECT_TRUE(c.ga.auto_population);
+  EXPECT_EQ(parse_config(to_yaml(c), "t.yaml", "."), c);
+  // The population is split over the islands unless configured; picks and seeds follow it.
+  const GaSettings d;
+  EXPECT_EQ(d.for_islands(1).population, 16);
+  EXPECT_EQ(d.for_islands(1).model_picks, 8);
+  EXPECT_EQ(d.for_islands(1).predicted_seeds, 4);
+  EXPECT_EQ(d.for_islands(2).population, 8);
+  EXPECT_EQ(d.for_islands(4).population, 4);
+  EXPECT_EQ(d.for_islands(4).model_picks, 2);
+  const Config fixed =
+      parse_config("stencil: star2d1r\ngrid: [64, 64]\nga: {rows: 4, cols: 4}\n", "t.yaml", ".");
+  EXPECT_FALSE(fixed.ga.auto_population);
+  EXPECT_EQ(fixed.ga.for_islands(4).population, 16);
+  EXPECT_EQ(fixed.ga.max_generations, 100) << "without a budget the generation limit stays";
+  EXPECT_THROW(
+      (void)parse_config("stencil: star2d1r\ngrid: [64, 64]\nga: {candidates: 0}\n", "t.yaml", "."),
+      InputError);
+}
+
+}  // namespace
+}  // namespace isletune
