@@ -149,6 +149,9 @@ struct Session {
   std::optional<RankTraceWriter> rank_writer;
   std::optional<RunTraceWriter> run_writer;  // rank 0
   std::optional<RankState> resume;
+  // Resume: the resumed generation's state and those kept before it (the next checkpoints
+  // keep them, as the interrupted run's would have).
+  std::optional<RankCheckpoint> resume_kept;
   std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
   std::string write_error;               // the first trace write error of this rank
 };
@@ -290,12 +293,12 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0);
   CheckpointingSink sink(*s.rank_writer, s.write_error);
   std::optional<SearchState> resume_search;
-  std::optional<RankState> previous;
+  std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
     migrator.restore(s.resume->sends, s.resume->last_sent);
     vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
     resume_search = s.resume->search;
-    previous = s.resume;
+    kept = s.resume_kept;
     // The replay clock continues where it was, so every later time is the same sum, bit
     // for bit, as in a run that was never interrupted.
     if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
@@ -315,8 +318,8 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
-    sink.set_pending(st.generation, encode_checkpoint({current, previous}));
-    previous = std::move(current);
+    kept = kept ? kept->then(std::move(current)) : RankCheckpoint{std::move(current), {}};
+    sink.set_pending(st.generation, encode_checkpoint(*kept));
   };
 
   const Config& c = s.config;
@@ -509,10 +512,28 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   });
   if (phases.failed(command))
     return failure(world, s);
+  // A write error while the run's files are created (a full disk): nothing was committed,
+  // so the sentence says to start the run again once there is space.
+  const auto creating = [&](auto&& create) {
+    return [&, create] {
+      try {
+        create();
+      } catch (const TraceWriteError& e) {
+        std::string reason = e.what();
+        if (reason.ends_with("."))
+          reason.pop_back();
+        const bool full = reason.find("No space left") != std::string::npos ||
+                          reason.find("quota") != std::string::npos;
+        throw InputError(reason + "; the run was not created: " +
+                         (full ? "free space" : "fix that") + ", then start it again with " +
+                         "`isletune run CONFIG --out " + s.dir.string() + "`.");
+      }
+    };
+  };
   // Rank 0 first creates trace.h5; then every rank its own file, stamped with trace.h5's
   // creation time so a reader can tell a rank file of another run.
   const std::string created = world.broadcast(world.rank() == 0 ? utc_now_iso() : std::string());
-  phases.attempt([&] {
+  phases.attempt(creating([&] {
     if (world.rank() != 0)
       return;
     RunInfo info;
@@ -526,20 +547,20 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     if (!s.sampled.empty())
       s.run_writer->write_sample(to_sample_data(s.sampled));
     s.run_writer->link_ranks(world.size());
-  });
+  }));
   if (phases.failed(command))
     return failure(world, s);
-  phases.attempt(
-      [&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank(), created)); });
+  phases.attempt(creating(
+      [&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank(), created)); }));
   const auto envs = world.gather(pack(s.env));
-  phases.attempt([&] {
+  phases.attempt(creating([&] {
     if (world.rank() != 0)
       return;
     for (const auto& e : envs)
       s.run_writer->write_environment(unpack(e));
     s.run_writer->flush();
     mark_run_created(s.dir);  // last: the directory now holds a complete new run
-  });
+  }));
   if (phases.failed(command))
     return failure(world, s);
   if (world.rank() == 0 && printer.line) {
@@ -608,7 +629,22 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;
     if (!fs::is_directory(s.dir))
       s.dir = s.dir.parent_path();
-    const TraceReader reader(file);
+    // A trace.h5 that a full disk or a kill left half-written, in a directory that never
+    // finished its creation, holds nothing to continue: `run` starts it again.
+    const auto half_created = [&](const std::string& why) {
+      return InputError(s.dir.string() + " never finished its creation (" + why +
+                        "); start it again with `isletune run CONFIG --out " + s.dir.string() +
+                        "`, which accepts such a directory.");
+    };
+    std::optional<TraceReader> opened;
+    try {
+      opened.emplace(file);
+    } catch (const InputError& e) {
+      if (fs::is_directory(s.dir) && run_directory_state(s.dir) == RunDirState::creating)
+        throw half_created(fs::exists(file) ? "its trace.h5 is incomplete" : "it has no trace.h5");
+      throw;
+    }
+    const TraceReader& reader = *opened;
     if (reader.is_dataset()) {
       throw InputError(file.string() + " is a dataset, not a run; nothing to resume.");
     }
@@ -616,11 +652,8 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
       s.lock.emplace(RunDirectoryLock::acquire(s.dir));
     // A directory whose creation a kill cut short holds no generation: start it over.
     creating = run_directory_state(s.dir) == RunDirState::creating;
-    if (creating && reader.config_yaml().empty()) {
-      throw InputError(s.dir.string() + " never finished its creation and holds no " +
-                       "configuration; start it again with `isletune run CONFIG --out " +
-                       s.dir.string() + "` (which accepts such a directory).");
-    }
+    if (creating && reader.config_yaml().empty())
+      throw half_created("it holds no configuration");
     s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
     s.config.output = s.dir;
     if (creating)
@@ -685,6 +718,12 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     }
     if (s.resume->search.stopped == StopReason::signal)
       s.resume->search.stopped = StopReason::none;
+    RankCheckpoint kept{*s.resume, {}};
+    for (const RankState& older : checkpoint->earlier) {
+      if (older.search.generation < common)
+        kept.earlier.push_back(older);
+    }
+    s.resume_kept = std::move(kept);
   });
   build(world, s, phases);
   phases.attempt([&] {

@@ -177,12 +177,12 @@ void mark_run_created(const fs::path& dir) {
     out << "isletune run directory: trace.h5 and every rank file were created\n";
     out.flush();
     if (!out)
-      throw InputError("cannot write " + tmp.string() + " (" + std::strerror(errno) + ").");
+      throw TraceWriteError("cannot write " + tmp.string() + ": " + std::strerror(errno));
   }
   std::error_code ec;
   fs::rename(tmp, dir / kCreatedMarker, ec);
   if (ec)
-    throw InputError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message() + ".");
+    throw TraceWriteError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message());
 }
 
 void remove_run_files(const fs::path& dir) {

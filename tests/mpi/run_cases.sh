@@ -337,6 +337,65 @@ PY
     launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
     ;;
+  full_disk_points)
+    # A full output file system at ISLETUNE_FILL_POINTS (default 6) moments of a run:
+    # a 2 MiB tmpfs pre-filled so that between ~0 and ~1 MiB is left (from "full while
+    # the run is created" to "full in the last generations"). Each run must stop with one
+    # sentence naming the disk's reason, leave no 0-byte trace.h5, and, after the space is
+    # freed, what the sentence says (`isletune resume DIR`, else `isletune run` again; a
+    # resume of a run whose creation failed starts it over or says `isletune run` does)
+    # must end exactly like an uninterrupted run. Counts unresumable runs.
+    n=${ISLETUNE_FILL_POINTS:-6}
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    small_tmpfs fdisk 2m
+    unresumable=0 unclear=0 identical=0 finished=0
+    for ((t = 0; t < n; ++t)); do
+      # Free space from 8 KiB to 1.1 MiB, spread evenly over the points.
+      fill=$((2040 - t * 1100 / (n > 1 ? n - 1 : 1)))
+      rm -rf fdisk/* fdisk/.[!.]* 2>/dev/null
+      dd if=/dev/zero of=fdisk/fill bs=1k count=$fill 2>/dev/null
+      d=fdisk/r$t
+      launch run "$config" --out $d >p$t.log 2>&1
+      rc=$?
+      verdict="exit $rc"
+      if ((rc == 0)); then
+        finished=$((finished + 1))
+      elif ! grep -q "No space left on device" p$t.log ||
+        [[ $(grep '^isletune' p$t.log | grep -vc ', strategy .*, backend ') != 1 ]] ||
+        grep -q 'already exists\|another run\|H5[A-Z][a-z]*(\|\.cpp' p$t.log; then
+        unclear=$((unclear + 1)) verdict+=" UNCLEAR: $(grep '^isletune' p$t.log | head -n 2 | tr '\n' ' ')"
+      fi
+      [[ -f $d/trace.h5 && ! -s $d/trace.h5 ]] && verdict+=" ZERO-BYTE-TRACE" unresumable=$((unresumable + 1))
+      rm -f fdisk/fill
+      # What the sentence tells the user to do: resume, or run again. A resume of a run
+      # whose creation failed either starts it over (its configuration was written) or
+      # says that `isletune run` starts it again.
+      if grep -q 'isletune resume' p$t.log; then
+        again=(launch resume $d)
+      elif [[ ! -d $d ]]; then
+        again=(launch run "$config" --out $d)
+      elif launch resume $d >p$t.resume.log 2>&1; then
+        again=(true)  # the resume started the run over and finished it
+      else
+        if ! grep -q 'start it again with `isletune run' p$t.resume.log; then
+          verdict+=" RESUME-UNCLEAR: $(grep '^isletune' p$t.resume.log | head -n 1)"
+          unclear=$((unclear + 1))
+        fi
+        again=(launch run "$config" --out $d)
+      fi
+      if "${again[@]}" >p$t.again.log 2>&1 &&
+        $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 >/dev/null 2>&1; then
+        identical=$((identical + 1)) verdict+=" identical"
+      else
+        unresumable=$((unresumable + 1))
+        verdict+=" UNRESUMABLE: $(grep '^isletune\|^tune' p$t.again.log | tail -n 2 | tr '\n' ' ')"
+      fi
+      echo "point $t: $((2048 - fill)) KiB free: $verdict"
+    done
+    echo "RESULT points=$n identical=$identical unresumable=$unresumable unclear=$unclear" \
+      "finished_before_full=$finished"
+    ((unresumable == 0 && unclear == 0)) || fail "full disk at $n points"
+    ;;
   readonly)
     # A read-only output file system: one sentence naming the directory, non-zero exit.
     small_tmpfs ro 1m ro
