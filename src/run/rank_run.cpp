@@ -21,6 +21,7 @@
 #include "config/config.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
+#include "ring/bounded_wait.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -595,6 +596,7 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
   phases.attempt([&] {
     if (!request.usage_error.empty())
       throw InputError(request.usage_error);
+    static_cast<void>(ring::rank_timeout_s());  // a bad ISLETUNE_RANK_TIMEOUT_S is refused
     s.config = load_config(request.config_path);
     ConfigOverrides o;
     o.backend = request.backend;
@@ -625,6 +627,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   phases.attempt([&] {
     if (!request.usage_error.empty())
       throw InputError(request.usage_error);
+    static_cast<void>(ring::rank_timeout_s());  // a bad ISLETUNE_RANK_TIMEOUT_S is refused
     s.dir = request.dir;
     const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;
     if (!fs::is_directory(s.dir))

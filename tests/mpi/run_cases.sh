@@ -516,27 +516,58 @@ PY
     $py "$here/compare_traces.py" full/trace.h5 t/trace.h5 || fail "resume changed the run"
     ;;
   frozen_rank)
-    # A rank that stops answering (SIGSTOP): the others end the job after
-    # ISLETUNE_RANK_TIMEOUT_S with a message instead of waiting forever; resume then
-    # ends like an uninterrupted run.
-    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
-      "$config" --out frozen >frozen.log 2>&1 &
-    launcher=$!
-    wait_for_generation frozen.log 2
-    victim=$(children "$launcher" | tail -n 1)
-    kill -STOP "$victim"
-    for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
-    if kill -0 $launcher 2>/dev/null; then
-      kill -9 "$victim" $launcher 2>/dev/null
-      fail "the job still runs 30 s after a rank froze"
-    fi
-    wait $launcher && fail "a job with a frozen rank exited 0"
-    kill -9 "$victim" 2>/dev/null
-    cat frozen.log
-    grep -q "no answer from the other ranks" frozen.log || fail "no message"
-    launch resume frozen >resume.log 2>&1 || fail "resume: $(cat resume.log)"
-    $py "$here/compare_traces.py" full/trace.h5 frozen/trace.h5 || fail "resume changed the run"
+    # A rank that stops answering (SIGSTOP) under every strategy, rank 0 and the last rank
+    # in turn (ISLETUNE_FROZEN_REPEATS times, default 1): the others end the job within ISLETUNE_RANK_TIMEOUT_S (3 s here) plus a
+    # margin, with one clear line, instead of waiting forever (island-ga's rank 1 used to
+    # wait for migrants in MPI_Probe with no bound); resume then ends exactly like an
+    # uninterrupted run.
+    bad_timeouts=(nan -1 abc 0 inf "")
+    for value in "${bad_timeouts[@]:0:5}"; do
+      ISLETUNE_RANK_TIMEOUT_S=$value expect_error ISLETUNE_RANK_TIMEOUT_S \
+        launch run "$config" --out badtimeout
+      [[ -e badtimeout/trace.h5 ]] && fail "a refused timeout created a run"
+    done
+    trials=0 bounded=0 identical=0
+    for strategy in "${strategies[@]}"; do
+      strategy_config "$strategy"
+      launch run "$strategy.yaml" --out "full-$strategy" >"full-$strategy.log" 2>&1 ||
+        fail "run: $(cat "full-$strategy.log")"
+      for trial in $(seq 1 "${ISLETUNE_FROZEN_REPEATS:-1}") ; do
+      for victim_rank in 0 $((np - 1)); do
+        d=frozen-$strategy-$victim_rank-$trial
+        ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+          "$strategy.yaml" --out $d >$d.log 2>&1 &
+        launcher=$!
+        wait_for_generation $d.log 2
+        victim=""
+        for p in $(children "$launcher"); do
+          grep -qz "^OMPI_COMM_WORLD_RANK=$victim_rank\$" /proc/$p/environ 2>/dev/null && victim=$p
+        done
+        [[ -n $victim ]] || fail "$strategy: no process of rank $victim_rank"
+        kill -STOP "$victim"
+        frozen_at=$SECONDS
+        for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $launcher 2>/dev/null; then
+          kill -9 "$victim" $launcher 2>/dev/null
+          fail "$strategy, rank $victim_rank frozen: the job still runs 30 s later"
+        fi
+        wait $launcher && fail "$strategy: a job with a frozen rank exited 0"
+        took=$((SECONDS - frozen_at))
+        kill -9 "$victim" 2>/dev/null
+        trials=$((trials + 1))
+        grep -q "no answer from the other ranks for 3 s" $d.log ||
+          fail "$strategy, rank $victim_rank frozen: no message: $(grep isletune $d.log)"
+        bounded=$((bounded + 1))
+        launch resume $d >$d.resume.log 2>&1 ||
+          fail "$strategy, rank $victim_rank frozen: resume: $(grep isletune $d.resume.log)"
+        $py "$here/compare_traces.py" "full-$strategy/trace.h5" $d/trace.h5 >/dev/null ||
+          fail "$strategy, rank $victim_rank frozen: resume changed the run"
+        identical=$((identical + 1))
+        echo "$strategy: rank $victim_rank frozen: ended after ${took} s ($(grep -o 'in [a-z ]* (a rank' $d.log | head -n 1 | sed 's/ (a rank//')), resume identical"
+      done
+      done
+    done
+    echo "RESULT frozen=$trials bounded=$bounded identical=$identical"
     ;;
   random_kills)
     # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random
