@@ -24,9 +24,11 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "config/config.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/standalone.hpp"
+#include "run/setup.hpp"
 #include "trace/reader.hpp"
 
 namespace isletune::cli {
@@ -86,6 +88,23 @@ Config recorded_config(const TraceReader& reader, const std::filesystem::path& i
   return parse_config(yaml, in.string() + ":/config", in.parent_path());
 }
 
+// A run that replayed a dataset of another problem (before replay refused one) holds
+// times that are not its kernel's: --best must not write them into the kernel's header.
+void refuse_replayed_other_problem(const Config& config, const Stencil& stencil,
+                                   const std::filesystem::path& in) {
+  if (config.evaluator.backend != Backend::replay || config.evaluator.dataset.empty())
+    return;
+  std::error_code ec;
+  if (!std::filesystem::exists(config.evaluator.dataset, ec))
+    return;
+  const TraceReader dataset(config.evaluator.dataset);
+  if (const auto why = run::replay_problem_mismatch(config, stencil, dataset)) {
+    throw InputError(in.string() + ": its times were replayed from " +
+                     display_path(config.evaluator.dataset) + ", which " + *why +
+                     "; --best exports no kernel with another problem's time.");
+  }
+}
+
 // Writes text to a file; InputError when it cannot.
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
@@ -101,6 +120,7 @@ void export_best(const TraceReader& reader, const std::filesystem::path& in,
   const StencilInfo si = reader.stencil();
   const Stencil stencil = Stencil::make(si.name, si.dims, si.offsets, si.coefficients);
   const Config config = recorded_config(reader, in);
+  refuse_replayed_other_problem(config, stencil, in);
   const Best best = find_best(reader);
   if (!best.found) {
     throw InputError(in.string() +

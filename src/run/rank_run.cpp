@@ -543,6 +543,8 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     info.seed = s.config.seed;
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
     s.run_writer->write_config(to_yaml(s.config));
+    if (const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get()))
+      s.run_writer->write_replay_fingerprint(replay->fingerprint());
     s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
     s.run_writer->write_space(values_taken(*s.stencil, *s.space));
     if (!s.sampled.empty())
@@ -622,6 +624,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   Session s;
   s.command_line = request.command_line;
   std::optional<RankCheckpoint> checkpoint;
+  std::string recorded_fingerprint;  // of the replay dataset the run started with
   std::string finished_reason;
   bool creating = false;  // the directory never finished its creation
   phases.attempt([&] {
@@ -657,8 +660,9 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     creating = run_directory_state(s.dir) == RunDirState::creating;
     if (creating && reader.config_yaml().empty())
       throw half_created("it holds no configuration");
-    s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
+    s.config = parse_config(reader.config_yaml(), file.string() + ":/config", s.dir);
     s.config.output = s.dir;
+    recorded_fingerprint = reader.replay_fingerprint();
     if (creating)
       return;
     const auto ranks = reader.ranks();
@@ -730,6 +734,16 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   });
   build(world, s, phases);
   phases.attempt([&] {
+    // The replay answers must be those the run started with, or the resumed run mixes
+    // the times of two datasets.
+    const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get());
+    if (replay != nullptr && !recorded_fingerprint.empty() &&
+        replay->fingerprint() != recorded_fingerprint) {
+      throw InputError(replay->origin() + " is not the dataset " + s.dir.string() +
+                       " was started with: its measurements changed (fingerprint " +
+                       replay->fingerprint() + ", the run recorded " + recorded_fingerprint +
+                       "); restore that dataset to resume, or start a new run.");
+    }
     if (s.config.strategy == Strategy::global_ga)
       list_global_alphabet(s);
   });

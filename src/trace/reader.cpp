@@ -252,6 +252,15 @@ std::string TraceReader::config_yaml() const {
   });
 }
 
+std::string TraceReader::replay_fingerprint() const {
+  return impl_->guarded("/config", [&]() -> std::string {
+    if (!h5::exists(impl_->file.get(), "config"))
+      return {};
+    h5::Group g(H5_CHECK(H5Gopen2(impl_->file.get(), "config", H5P_DEFAULT)));
+    return attr_or_empty(g.get(), "replay_fingerprint");
+  });
+}
+
 StencilInfo TraceReader::stencil() const {
   return impl_->guarded("/stencil", [&] {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "stencil", H5P_DEFAULT)));

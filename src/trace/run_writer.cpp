@@ -173,6 +173,13 @@ void RunTraceWriter::write_config_now(std::string_view yaml) {
   h5::write_attr(group.get(), "yaml", yaml);
 }
 
+void RunTraceWriter::write_replay_fingerprint(std::string_view fingerprint) {
+  guarded([&] {
+    h5::Group group = h5::open_or_create_group(impl_->file->get(), "config");
+    h5::write_attr(group.get(), "replay_fingerprint", fingerprint);
+  });
+}
+
 void RunTraceWriter::write_stencil(const Stencil& stencil,
                                    const std::vector<StencilFeature>& features) {
   guarded([&] { write_stencil_now(stencil, features); });

@@ -35,6 +35,9 @@ class RunTraceWriter {
 
   // /config attr yaml: the effective configuration text.
   void write_config(std::string_view yaml);
+  // /config attr replay_fingerprint: which measurements a replay run answers from (resume
+  // refuses a dataset whose fingerprint differs).
+  void write_replay_fingerprint(std::string_view fingerprint);
   // /stencil: attributes, offsets, coefficients and features.
   void write_stencil(const Stencil& stencil, const std::vector<StencilFeature>& features = {});
   // /space/parameters: the allowed values of every parameter.

@@ -337,6 +337,51 @@ PY
     launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
     ;;
+  replay_mismatch)
+    # Replay answers only the problem its dataset recorded: another stencil, grid or step
+    # count is refused with one sentence naming both; resume refuses a dataset whose
+    # measurements changed since the run started; export --best refuses a run whose times
+    # were replayed from another problem.
+    sed "s|dataset: .*|dataset: $here/../data/h200-box2d2r.h5}|" "$config" >box.yaml
+    expect_error "h200-box2d2r.h5 holds times of box2d2r on 4096x4096 over 48 steps, not of box.yaml's star2d1r on 4096x4096" \
+      launch run box.yaml --out m
+    sed "s|^grid: .*|grid: [8192, 4096]|; s|\.\./data/|$here/../data/|" "$config" >grid.yaml
+    expect_error "star2d1r on 4096x4096 over 48 steps, not of grid.yaml's star2d1r on 8192x4096" \
+      launch run grid.yaml --out m
+    sed "s|^seed: 11|seed: 11\nsteps: 7|; s|\.\./data/|$here/../data/|" "$config" >steps.yaml
+    expect_error "not of steps.yaml's star2d1r on 4096x4096 over 7 steps" launch run steps.yaml --out m
+    sed "s|^stencil: .*|stencil: {name: mine, dims: 2, points: [[0,0,0.4],[1,0,0.1],[-1,0,0.1],[0,1,0.1],[0,-1,0.1],[2,0,0.1],[-2,0,0.1]]}|; s|^grid: .*|grid: [8192, 4096]|; s|\.\./data/|$here/../data/|" \
+      "$config" >user.yaml
+    expect_error "not of user.yaml's mine on 8192x4096" launch run user.yaml --out m
+    expect_error "holds times of star2d1r" "$bin" measure user.yaml --random 8 -o m.h5 --backend replay
+    [[ -e m/trace.h5 || -e m.h5 ]] && fail "a refused run created a trace"
+    # A dataset replaced between run and resume.
+    cp "$here/../data/synthetic-star2d1r.h5" ds.h5
+    sed "s|dataset: .*|dataset: $work/ds.h5}|" "$config" >ds.yaml
+    launch run ds.yaml --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    run_and_kill killed 3 ds.yaml
+    cp ds.h5 ds.orig.h5
+    $py -c "
+import h5py, numpy as np
+f = h5py.File('ds.h5', 'r+'); e = f['ranks/0000/evaluations']; rows = e[()]
+rows['median_ms'] *= 0.5; e[...] = rows"
+    before=$(run_files_sum killed)
+    expect_error "ds.h5 is not the dataset killed was started with" launch resume killed
+    [[ $(run_files_sum killed) == "$before" ]] || fail "the refused resume changed files"
+    cp ds.orig.h5 ds.h5
+    launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
+    # export --best of a run whose times came from another problem (a trace written before
+    # replay refused one: its /config claims a grid its dataset was not measured on).
+    cp -r full forged
+    $py -c "
+import h5py
+f = h5py.File('forged/trace.h5', 'r+'); g = f['config']
+g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 4096]')"
+    expect_error "times were replayed from another problem" "$bin" export forged --best -o best.cu
+    [[ -e best.cu ]] && fail "export wrote a kernel claiming another problem's time"
+    "$bin" export full --best -o best.cu >/dev/null || fail "export of the matching run"
+    ;;
   full_disk_points)
     # A full output file system at ISLETUNE_FILL_POINTS (default 6) moments of a run:
     # a 2 MiB tmpfs pre-filled so that between ~0 and ~1 MiB is left (from "full while
