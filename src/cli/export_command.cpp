@@ -30,6 +30,7 @@
 #include "eval/cuda/standalone.hpp"
 #include "run/setup.hpp"
 #include "trace/reader.hpp"
+#include "trace/run_directory.hpp"
 
 namespace isletune::cli {
 namespace {
@@ -102,6 +103,20 @@ void refuse_replayed_other_problem(const Config& config, const Stencil& stencil,
     throw InputError(in.string() + ": its times were replayed from " +
                      display_path(config.evaluator.dataset) + ", which " + *why +
                      "; --best exports no kernel with another problem's time.");
+  }
+}
+
+// The replay dataset a run or dataset was recorded from ("" when none or unknown).
+std::filesystem::path recorded_dataset(const TraceReader& reader) {
+  try {
+    const std::string yaml = reader.config_yaml();
+    if (yaml.empty())
+      return {};
+    const Config config = parse_config(yaml, reader.path().string(), reader.path().parent_path());
+    return config.evaluator.backend == Backend::replay ? config.evaluator.dataset
+                                                       : std::filesystem::path();
+  } catch (const InputError&) {
+    return {};  // an unreadable /config is reported by the export itself
   }
 }
 
@@ -492,6 +507,22 @@ int export_command(const Args& args) {
   }
   const std::filesystem::path in = parsed.positional[0];
   const TraceReader reader(in);
+  // Neither output may replace what export reads: the trace or dataset, a rank file, the
+  // run's replay dataset; nor may the two outputs be one file.
+  std::vector<CommandInput> inputs;
+  for (const auto& f : trace_input_files(in))
+    inputs.push_back({f, f == reader.path() ? "the trace it exports from" : "a rank file it reads"});
+  if (const auto dataset = recorded_dataset(reader); !dataset.empty()) {
+    for (const auto& f : trace_input_files(dataset))
+      inputs.push_back({f, "the run's replay dataset"});
+  }
+  if (out)
+    refuse_overwriting_inputs("export", *out, inputs);
+  if (kt) {
+    refuse_overwriting_inputs("export", *kt, inputs);
+    if (out)
+      refuse_overwriting_inputs("export", *kt, {{*out, "also the --best output"}});
+  }
   if (kt)
     export_kernel_tuner_cache(reader, in, *kt);
   if (best)

@@ -460,13 +460,29 @@ RunOutcome failure(const ring::World& world, const Session& s) {
 }
 
 // Builds stencil, evaluator, space and candidates on every rank (collective errors).
-void build(const ring::World& world, Session& s, Phases& phases) {
+// `resuming`: a resumed run keeps its backend, so a cuda run that cannot start here is
+// told where it can be resumed (not to switch to replay, which `resume` does not offer).
+void build(const ring::World& world, Session& s, Phases& phases, bool resuming = false) {
   phases.attempt([&] {
     s.stencil = resolve_stencil(s.config);
     s.env.rank = world.rank();
     s.env.host = world.host();
     s.env.mpi_library = ring::World::library_version();
-    s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    try {
+      s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    } catch (const InputError& e) {
+      if (!resuming || s.config.evaluator.backend != Backend::cuda)
+        throw;
+      std::string why = e.what();
+      for (const char* advice : {"; use --backend replay on this machine", "; use --backend replay."}) {
+        if (const auto at = why.find(advice); at != std::string::npos)
+          why.erase(at);
+      }
+      if (why.ends_with("."))
+        why.pop_back();
+      throw InputError(why + "; " + s.dir.string() + " was run with the cuda backend and " +
+                       "resumes only with it: resume it where isletune has CUDA and a GPU.");
+    }
     s.space.emplace(make_space(s.config, *s.stencil, s.evaluator->limits()));
     s.candidates = recorded_candidates(*s.evaluator, *s.space);
   });
@@ -584,9 +600,30 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
 std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, const fs::path& dir,
                                                 int rank) {
   check_rank_file(dir, rank);  // a damaged rank file is an error that changes nothing
-  if (const auto blob = reader.checkpoint(rank))
+  // Resume copies the committed rows into a fresh rank file: a row the reader would refuse
+  // (a status outside 0-6, a damaged table) is an error now, not a damaged resumed run.
+  try {
+    static_cast<void>(reader.evaluations(rank));
+    static_cast<void>(reader.generations(rank));
+    static_cast<void>(reader.migrations(rank));
+  } catch (const InputError& e) {
+    std::string why = e.what();
+    if (why.ends_with("."))
+      why.pop_back();
+    throw InputError(why + "; rank " + std::to_string(rank) +
+                     " cannot be resumed (nothing was changed).");
+  }
+  const auto blob = reader.checkpoint(rank);
+  if (!blob)
+    return std::nullopt;
+  try {
     return decode_checkpoint(blob->bytes);
-  return std::nullopt;
+  } catch (const InputError&) {
+    throw InputError((dir / RankTraceWriter::file_name(rank)).string() + ": the checkpoint of rank " +
+                     std::to_string(rank) +
+                     " is damaged or was written by another isletune version; the run cannot be "
+                     "resumed (nothing was changed).");
+  }
 }
 
 RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
@@ -609,7 +646,12 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
     s.dir = s.config.output;
     if (world.rank() == 0) {
       s.lock.emplace(RunDirectoryLock::acquire(s.dir));
-      prepare_new_run(s.dir, request.overwrite, {request.config_path, s.config.evaluator.dataset});
+      std::vector<fs::path> inputs{request.config_path};
+      if (s.config.evaluator.backend == Backend::replay) {
+        for (const auto& f : trace_input_files(s.config.evaluator.dataset))
+          inputs.push_back(f);
+      }
+      prepare_new_run(s.dir, request.overwrite, inputs);
     }
   });
   if (phases.failed("run"))
@@ -732,7 +774,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     }
     s.resume_kept = std::move(kept);
   });
-  build(world, s, phases);
+  build(world, s, phases, true);
   phases.attempt([&] {
     // The replay answers must be those the run started with, or the resumed run mixes
     // the times of two datasets.

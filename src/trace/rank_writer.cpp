@@ -122,13 +122,19 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
       throw InputError(path.string() + ": cannot reopen the rank trace file to resume; " +
                        "expected an existing, readable rank-NNNN.h5 of this run.");
     }
-    h5::Group root(H5_CHECK(H5Gopen2(old.get(), "/", H5P_DEFAULT)));
-    evaluations = trace_detail::read_evaluations(root.get());
-    generations = trace_detail::read_generations(root.get());
-    migrations = trace_detail::read_migrations(root.get());
-    checkpoint = trace_detail::read_checkpoint(root.get());
-    if (h5::has_attr(root.get(), "run_created"))
-      run_created = h5::read_attr_string(root.get(), "run_created");
+    try {
+      h5::Group root(H5_CHECK(H5Gopen2(old.get(), "/", H5P_DEFAULT)));
+      evaluations = trace_detail::read_evaluations(root.get());
+      generations = trace_detail::read_generations(root.get());
+      migrations = trace_detail::read_migrations(root.get());
+      checkpoint = trace_detail::read_checkpoint(root.get());
+      if (h5::has_attr(root.get(), "run_created"))
+        run_created = h5::read_attr_string(root.get(), "run_created");
+    } catch (const h5::Error&) {
+      throw InputError(path.string() + " is damaged: its tables or checkpoint cannot be read; " +
+                       "rank " + std::to_string(rank) +
+                       " cannot be resumed (nothing was changed).");
+    }
   }
   // ... and write it into a fresh file that replaces the old one (rename is atomic): a
   // kill during an interrupted commit may have left metadata past the file's end that

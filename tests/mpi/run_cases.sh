@@ -337,6 +337,87 @@ PY
     launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
     ;;
+  half_written)
+    # A trace.h5 that a kill or a full disk left half-written before the run was created:
+    # resume says that `isletune run` starts it again (and changes nothing), run does.
+    # Rows a resume would copy must be valid: a status outside 0-6 (100) is refused with
+    # the file and row, not copied into a run that report then calls damaged. A damaged
+    # checkpoint blob names its file and rank. No message quotes HDF5 calls or sources.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    for how in half zero; do
+      d=hw-$how
+      launch run "$config" --out $d >/dev/null 2>&1 || fail "run $d"
+      rm $d/rank-*.h5 $d/.created
+      if [[ $how == half ]]; then
+        truncate -s $(($(stat -c %s $d/trace.h5) / 2)) $d/trace.h5
+      else
+        : >$d/trace.h5
+      fi
+      before=$(run_files_sum $d)
+      expect_error 'never finished its creation .*start it again with `isletune run' launch resume $d
+      [[ $(run_files_sum $d) == "$before" ]] || fail "resume of a half-written trace changed it"
+      launch run "$config" --out $d >$d.log 2>&1 || fail "run after a half-written trace: $(cat $d.log)"
+      $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 || fail "$d: a different run"
+    done
+    run_and_kill st 3
+    $py -c "
+import h5py
+f = h5py.File('st/rank-0001.h5', 'r+'); e = f['evaluations']; rows = e[()]
+rows['status'][2] = 100; e[...] = rows"
+    before=$(run_files_sum st)
+    out=$(expect_error "rank-0001.h5.*status 100.*rank 1 cannot be resumed (nothing was changed)" \
+      launch resume st) || fail "$out"
+    echo "$out"
+    grep -q 'H5[A-Z][a-z]*(\|\.cpp\|HDF5 call' <<<"$out" && fail "raw HDF5 text in the message"
+    [[ $(run_files_sum st) == "$before" ]] || fail "a refused resume changed files"
+    run_and_kill blob 3
+    $py -c "
+import h5py
+f = h5py.File('blob/rank-0001.h5', 'r+'); c = f['checkpoint']; s = c['slot%d' % c.attrs['current']]
+b = s[()]; b[8:64] = 0xAB; s[...] = b"
+    before=$(run_files_sum blob)
+    expect_error "blob/rank-0001.h5: the checkpoint of rank 1 is damaged" launch resume blob
+    [[ $(run_files_sum blob) == "$before" ]] || fail "a refused resume changed files"
+    ;;
+  own_inputs)
+    # Every writing command refuses to write onto its own inputs, recognised by file
+    # identity (device and inode; the resolved path for a file that does not exist yet),
+    # whatever the spelling (relative, `..`, a symlink, a hard link); nothing changes.
+    launch run "$config" --out r >r.log 2>&1 || fail "run: $(cat r.log)"
+    cp "$here/../data/synthetic-star2d1r.h5" ds.h5
+    sed "s|dataset: .*|dataset: $work/ds.h5}|" "$config" >ds.yaml
+    sed "s|dataset: .*|dataset: $work/r/trace.h5}|" "$config" >tr.yaml
+    mkdir -p sub
+    ln -sf "$work/ds.h5" link.h5
+    ln -f ds.h5 hard.h5
+    sums() { md5sum ds.h5 r/trace.h5 r/rank-*.h5 ds.yaml; }
+    before=$(sums)
+    m=("$bin" measure ds.yaml --random 8 --backend replay -o)
+    for target in ds.h5 "$work/ds.h5" sub/../ds.h5 link.h5 hard.h5; do
+      expect_error "is its replay dataset" "${m[@]}" "$target"
+    done
+    expect_error "is its configuration" "${m[@]}" ds.yaml
+    expect_error "is its replay dataset (.*rank-0001.h5)" \
+      "$bin" measure tr.yaml --random 8 --backend replay -o r/rank-0001.h5
+    expect_error "is a run's trace" "${m[@]}" r/trace.h5
+    expect_error "is a run's rank file" "${m[@]}" r/rank-0000.h5
+    for flag in "--best -o" "--kernel-tuner-cache"; do
+      read -r -a f <<<"$flag"
+      expect_error "is the trace it exports from" "$bin" export r "${f[@]}" r/trace.h5
+      expect_error "is a rank file it reads" "$bin" export r "${f[@]}" r/rank-0001.h5
+      expect_error "is a rank file it reads" "$bin" export r/trace.h5 "${f[@]}" sub/../r/rank-0000.h5
+      expect_error "is the trace it exports from" "$bin" export ds.h5 "${f[@]}" link.h5
+    done
+    # The run's own replay dataset (a copy, through a hard link).
+    launch run ds.yaml --out r2 >r2.log 2>&1 || fail "run: $(cat r2.log)"
+    expect_error "is the run's replay dataset" "$bin" export r2 --best -o hard.h5
+    # Both outputs one file that does not exist yet, spelled two ways.
+    expect_error "is also the --best output" "$bin" export r --best -o new.cu --kernel-tuner-cache sub/../new.cu
+    [[ -e new.cu ]] && fail "a refused export wrote its output"
+    [[ $(sums) == "$before" ]] || fail "a refused command changed an input"
+    "${m[@]}" fresh.h5 >/dev/null || fail "measure to a new file"
+    "$bin" export r --best -o best.cu --kernel-tuner-cache kt.json >/dev/null || fail "export"
+    ;;
   replay_mismatch)
     # Replay answers only the problem its dataset recorded: another stencil, grid or step
     # count is refused with one sentence naming both; resume refuses a dataset whose
@@ -378,7 +459,8 @@ rows['median_ms'] *= 0.5; e[...] = rows"
 import h5py
 f = h5py.File('forged/trace.h5', 'r+'); g = f['config']
 g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 4096]')"
-    expect_error "times were replayed from another problem" "$bin" export forged --best -o best.cu
+    expect_error "its times were replayed from $work/ds.h5, which holds times of star2d1r on 4096x4096" \
+      "$bin" export forged --best -o best.cu
     [[ -e best.cu ]] && fail "export wrote a kernel claiming another problem's time"
     "$bin" export full --best -o best.cu >/dev/null || fail "export of the matching run"
     ;;
