@@ -133,7 +133,16 @@ void write_file(const std::string& path, const std::string& text) {
 void export_best(const TraceReader& reader, const std::filesystem::path& in,
                  const std::string& out) {
   const StencilInfo si = reader.stencil();
-  const Stencil stencil = Stencil::make(si.name, si.dims, si.offsets, si.coefficients);
+  const Stencil stencil = [&] {
+    try {
+      return Stencil::make(si.name, si.dims, si.offsets, si.coefficients);
+    } catch (const InputError& e) {
+      std::string why = e.what();
+      if (why.ends_with("."))
+        why.pop_back();
+      throw InputError(in.string() + ": its /stencil is not a valid stencil (" + why + ").");
+    }
+  }();
   const Config config = recorded_config(reader, in);
   refuse_replayed_other_problem(config, stencil, in);
   const Best best = find_best(reader);
