@@ -635,6 +635,9 @@ YAML::Node load_one_document(std::string_view yaml, const std::string& origin) {
                      ", column " + std::to_string(e.mark.column + 1) + ": " + printable(e.msg, 80) +
                      ".");
   }
+  // An empty document after the first (a trailing `---`) holds nothing to ignore.
+  while (documents.size() > 1 && documents.back().IsNull())
+    documents.pop_back();
   if (documents.size() > 1) {
     if (control_bytes)
       throw not_text();
