@@ -520,7 +520,8 @@ int export_command(const Args& args) {
   // run's replay dataset; nor may the two outputs be one file.
   std::vector<CommandInput> inputs;
   for (const auto& f : trace_input_files(in))
-    inputs.push_back({f, f == reader.path() ? "the trace it exports from" : "a rank file it reads"});
+    inputs.push_back(
+        {f, f == reader.path() ? "the trace it exports from" : "a rank file it reads"});
   if (const auto dataset = recorded_dataset(reader); !dataset.empty()) {
     for (const auto& f : trace_input_files(dataset))
       inputs.push_back({f, "the run's replay dataset"});

@@ -170,9 +170,9 @@ int measure_command(const Args& args) {
   refuse_overwriting_inputs("measure", *out_file, inputs);
   if (const std::string format = file_format(*out_file);
       format == kTraceFormat || format == kRankFormat) {
-    throw InputError(*out_file + " is a run's " +
-                     (format == kTraceFormat ? "trace" : "rank file") +
-                     "; measure writes a dataset and never replaces a run: choose another -o FILE.");
+    throw InputError(
+        *out_file + " is a run's " + (format == kTraceFormat ? "trace" : "rank file") +
+        "; measure writes a dataset and never replaces a run: choose another -o FILE.");
   }
 
   const Stencil stencil = resolve_stencil(config);

@@ -12,7 +12,7 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-constexpr std::uint32_t kFormat = 3;  // 3: up to kKeptStates generations (2: two)
+constexpr std::uint32_t kFormat = 3;           // 3: up to kKeptStates generations (2: two)
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {

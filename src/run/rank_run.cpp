@@ -474,7 +474,8 @@ void build(const ring::World& world, Session& s, Phases& phases, bool resuming =
       if (!resuming || s.config.evaluator.backend != Backend::cuda)
         throw;
       std::string why = e.what();
-      for (const char* advice : {"; use --backend replay on this machine", "; use --backend replay."}) {
+      for (const char* advice :
+           {"; use --backend replay on this machine", "; use --backend replay."}) {
         if (const auto at = why.find(advice); at != std::string::npos)
           why.erase(at);
       }
@@ -541,9 +542,9 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
           reason.pop_back();
         const bool full = reason.find("No space left") != std::string::npos ||
                           reason.find("quota") != std::string::npos;
-        throw InputError(reason + "; the run was not created: " +
-                         (full ? "free space" : "fix that") + ", then start it again with " +
-                         "`isletune run CONFIG --out " + s.dir.string() + "`.");
+        throw InputError(
+            reason + "; the run was not created: " + (full ? "free space" : "fix that") +
+            ", then start it again with " + "`isletune run CONFIG --out " + s.dir.string() + "`.");
       }
     };
   };
@@ -619,8 +620,8 @@ std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, const
   try {
     return decode_checkpoint(blob->bytes);
   } catch (const InputError&) {
-    throw InputError((dir / RankTraceWriter::file_name(rank)).string() + ": the checkpoint of rank " +
-                     std::to_string(rank) +
+    throw InputError((dir / RankTraceWriter::file_name(rank)).string() +
+                     ": the checkpoint of rank " + std::to_string(rank) +
                      " is damaged or was written by another isletune version; the run cannot be "
                      "resumed (nothing was changed).");
   }

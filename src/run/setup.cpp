@@ -65,7 +65,8 @@ std::optional<std::string> replay_problem_mismatch(const Config& config, const S
          config.origin + "'s " + describe_problem(mine, config.grid, config.steps);
 }
 
-void check_replay_problem(const Config& config, const Stencil& stencil, const TraceReader& dataset) {
+void check_replay_problem(const Config& config, const Stencil& stencil,
+                          const TraceReader& dataset) {
   if (const auto why = replay_problem_mismatch(config, stencil, dataset)) {
     throw InputError(display_path(dataset.path()) + " " + *why +
                      "; replay answers only the problem it recorded: use a dataset of this " +

@@ -26,8 +26,8 @@ namespace isletune::run {
 
 // Throws InputError, one sentence naming both problems, unless `dataset` (a replay dataset
 // or trace) measured the problem of `config`: the same stencil points (their coefficients
-// do not change a kernel's time), grid and step count. Replay answers with recorded times, which are only true of the
-// problem they were measured on.
+// do not change a kernel's time), grid and step count. Replay answers with recorded times, which
+// are only true of the problem they were measured on.
 void check_replay_problem(const Config& config, const Stencil& stencil, const TraceReader& dataset);
 // The reason check_replay_problem refuses ("holds times of A, not of CONFIG's B"), or
 // nullopt when the dataset matches.

@@ -234,8 +234,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 std::vector<fs::path> trace_input_files(const fs::path& path) {
   std::error_code ec;
-  const fs::path file =
-      fs::is_directory(path, ec) ? path / RunTraceWriter::kTraceFile : path;
+  const fs::path file = fs::is_directory(path, ec) ? path / RunTraceWriter::kTraceFile : path;
   std::vector<fs::path> files{file};
   try {
     const TraceReader reader(file);

@@ -67,7 +67,8 @@ struct CommandInput {
 
 // The files that reading the trace or dataset `path` reads: the file itself and, for a
 // run's trace.h5 (or its directory), the rank files it links. Never throws.
-[[nodiscard]] std::vector<std::filesystem::path> trace_input_files(const std::filesystem::path& path);
+[[nodiscard]] std::vector<std::filesystem::path> trace_input_files(
+    const std::filesystem::path& path);
 
 // The root `format` attribute of an HDF5 file (kTraceFormat, kDatasetFormat, kRankFormat),
 // or "" when it is not a readable HDF5 file with one. Never throws.

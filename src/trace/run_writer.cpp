@@ -1,12 +1,12 @@
 // RunTraceWriter: trace.h5 (or a dataset file) with everything but the rank tables.
 #include "trace/run_writer.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <functional>
 #include <regex>
-#include <cerrno>
 #include <system_error>
 
 #include "common/error.hpp"
@@ -186,7 +186,7 @@ void RunTraceWriter::write_stencil(const Stencil& stencil,
 }
 
 void RunTraceWriter::write_stencil_now(const Stencil& stencil,
-                                   const std::vector<StencilFeature>& features) {
+                                       const std::vector<StencilFeature>& features) {
   h5::Group group = fresh_group(impl_->file->get(), "stencil");
   const hid_t g = group.get();
   h5::write_attr(g, "name", std::string_view(stencil.name()));

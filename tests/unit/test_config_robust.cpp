@@ -148,7 +148,8 @@ TEST(ConfigRobust, OversizedBinaryAndMultiDocumentTextIsOneSentence) {
 }
 
 TEST(ConfigRobust, TooLargeConfigFileIsRefusedBeforeReading) {
-  const fs::path big = fs::temp_directory_path() / ("isletune-big-" + std::to_string(getpid()) + ".yaml");
+  const fs::path big =
+      fs::temp_directory_path() / ("isletune-big-" + std::to_string(getpid()) + ".yaml");
   { std::ofstream(big) << kHead << "#" << std::string(5 << 20, 'x') << "\n"; }
   try {
     (void)load_config(big);

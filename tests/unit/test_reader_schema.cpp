@@ -141,7 +141,8 @@ TEST_F(ReaderSchema, VerifiedRowWithoutAPositiveTime) {
     damage(std::string(R"py(ev = f['ranks/0000/evaluations']
 rows = ev[()]
 i = int(np.flatnonzero(rows['status'] == 0)[2])
-rows['median_ms'][i] = )py") + bad + "\nev[...] = rows");
+rows['median_ms'][i] = )py") +
+           bad + "\nev[...] = rows");
     const std::string msg = read_error();
     expect_names_file(msg, "expected a positive time");
   }

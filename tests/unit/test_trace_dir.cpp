@@ -349,11 +349,12 @@ TEST(OwnInputs, SameFileByIdentityAndByResolvedPathForNewFiles) {
   EXPECT_TRUE(same_file(dir / "data.h5", dir / "hard.h5"));
   EXPECT_TRUE(same_file(dir / "link.h5", dir / "data.h5"));
   EXPECT_TRUE(same_file(dir / "sub/../data.h5", dir / "data.h5"));
-  EXPECT_FALSE(same_file(dir / "other.h5", dir / "data.h5"));  // equal content, other file
+  EXPECT_FALSE(same_file(dir / "other.h5", dir / "data.h5"));     // equal content, other file
   EXPECT_TRUE(same_file(dir / "sub/../new.cu", dir / "new.cu"));  // neither exists yet
   EXPECT_FALSE(same_file(dir / "new.cu", dir / "sub/new.cu"));
   const std::string msg = input_error([&] {
-    refuse_overwriting_inputs("measure", dir / "hard.h5", {{dir / "data.h5", "its replay dataset"}});
+    refuse_overwriting_inputs("measure", dir / "hard.h5",
+                              {{dir / "data.h5", "its replay dataset"}});
   });
   EXPECT_NE(msg.find("hard.h5 is its replay dataset"), std::string::npos) << msg;
   EXPECT_NE(msg.find("nothing was written"), std::string::npos) << msg;
