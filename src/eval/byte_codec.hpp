@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "eval/evaluator.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 

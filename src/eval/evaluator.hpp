@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {

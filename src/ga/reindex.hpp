@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "common/rng.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 

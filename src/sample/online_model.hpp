@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sample/predictor.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 

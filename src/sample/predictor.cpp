@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
 
 namespace isletune {
 
@@ -19,9 +19,10 @@ RooflinePredictor::RooflinePredictor(const Stencil& stencil, const Grid& grid,
 
 // Analytic time per step of a setting from its kernel plan (see the header for the model).
 double RooflinePredictor::predict_ms(const Setting& s) const {
-  if (plan_violation(stencil_, grid_, s, limits_))
+  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
+  if (!std::holds_alternative<KernelPlan>(planned))
     return kUnfit;
-  const KernelPlan plan = make_plan(stencil_, grid_, s, limits_);
+  const KernelPlan& plan = std::get<KernelPlan>(planned);
   const long long threads = plan.threads_per_block;
   // The plan's read is the whole loaded region per useful cell-step; the useful part of it
   // is 1 / tdeg. Without a shared-memory stage the halo part is re-read through L1/L2 and
@@ -56,12 +57,8 @@ double RooflinePredictor::predict_ms(const Setting& s) const {
   const double t_mem_ms = cells * bytes / (limits_.memory_bandwidth_gbs * 1e9) * 1e3;
   const double t_flop_ms =
       cells * plan.flops_per_cell * plan.redundancy / (limits_.fp64_gflops * 1e9) * 1e3;
-  double f_stream = 1.0;
-  if (plan.family == KernelFamily::streaming && s[Param::retiming] != 0)
-    f_stream *= 0.95;
-  if (plan.family == KernelFamily::streaming && s[Param::prefetch] != 0)
-    f_stream *= 0.95;
-  return std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) * f_stream +
+  return std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) *
+             plan.family->cost_factor(s) +
          0.005 / plan.tdeg;
 }
 

@@ -3,7 +3,7 @@
 // setting the same (pure stratified sampling); `roofline` is an analytic time per step.
 //
 // Roofline model (per time step, double precision). Every geometry and cost input comes from
-// the kernel plan (make_plan, src/space/kernel_plan.hpp, the one home of these numbers); a
+// the kernel plan (make_plan, src/kernel/kernel_plan.hpp, the one home of these numbers); a
 // setting with a plan_violation, or a block that cannot be resident, predicts kUnfit.
 //   read     = plan.global_read_doubles: the block's whole loaded region (tile + halo x tdeg)
 //              per useful cell-step, i.e. halo and temporal redundancy included; its useful
@@ -26,8 +26,8 @@
 //   t_mem    = cells * bytes / bandwidth;  t_flop = cells * plan.flops_per_cell *
 //              plan.redundancy / fp64_peak
 //   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
-//              f_stream = 0.95 for retiming and 0.95 for prefetch (multiplied) on the streaming
-//              family, else 1; launches = 0.005 ms / tdeg.
+//              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
+//              for prefetch, multiplied; tiled: 1); launches = 0.005 ms / tdeg.
 // Temporal blocking therefore pays through the plan: DRAM traffic per step falls roughly as
 // 1/tdeg while redundancy (flops) and shared memory (occupancy) grow.
 // Measured rank correlation with real H200 times: printed by
@@ -40,8 +40,8 @@
 #include <string>
 #include <string_view>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/rng.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 #include "space/space.hpp"
 
 namespace isletune {

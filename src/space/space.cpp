@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "kernel/registry.hpp"
 
 namespace isletune {
 namespace {
@@ -66,43 +67,31 @@ double product(const Space::Values& values) {
   return p;
 }
 
-// Constraint ids in the order violation() checks them.
+// Constraint ids in the order violation() checks them. The kernel families add their own
+// rules (KernelFamily::rules, src/kernel/<family>.cpp): `form` rules before the value lists,
+// the others after them.
 enum Rule : int {
   kTwoDimensional,
-  kNoStreamCanonical,
-  kRetimingNeedsStreaming,
-  kPrefetchNeedsStreaming,
+  kFamilyForm,    // the building family's form rules
   kAllowedValue,  // one per parameter, checked in parameter order
-  kStreamBlockFitsGrid,
-  kStreamBlockExtent,
+  kFamilyRules,   // the building family's other rules
   kThreads,
   kBlockLimits,
   kMergeNoneFactors,
   kMergeNeedsFactor,
-  kStreamNoMerge,
   kTileCoversHalo,
   kUnrollDividesMerge,
-  kStreamUnroll,
-  kTemporalNeedsStaging,
   kKernelPlan,
   kRuleCount
 };
 
-// The parameter after which a rule is decided (all it reads is set).
+// Family rules that read only parameters before kFamilyKnown are decided there.
+
+// The parameter after which a generic rule is decided (all it reads is set).
 constexpr Param stage_of(Rule r) {
   switch (r) {
     case kTwoDimensional:
       return Param::ufz;
-    case kNoStreamCanonical:
-      return Param::sb;
-    case kRetimingNeedsStreaming:
-      return Param::retiming;
-    case kPrefetchNeedsStreaming:
-      return Param::prefetch;
-    case kStreamBlockFitsGrid:
-      return Param::sb;
-    case kStreamBlockExtent:
-      return Param::tbz;
     case kThreads:
       return Param::tbz;
     case kBlockLimits:
@@ -111,16 +100,10 @@ constexpr Param stage_of(Rule r) {
       return Param::mfz;
     case kMergeNeedsFactor:
       return Param::mfz;
-    case kStreamNoMerge:
-      return Param::mfz;
     case kTileCoversHalo:
       return Param::mfz;
     case kUnrollDividesMerge:
       return Param::ufz;
-    case kStreamUnroll:
-      return Param::ufz;
-    case kTemporalNeedsStaging:
-      return Param::use_shared;
     case kKernelPlan:
       return Param::use_shared;
     default:
@@ -128,18 +111,23 @@ constexpr Param stage_of(Rule r) {
   }
 }
 
-// Rules (other than kAllowedValue) decided at each parameter.
+// Generic rules (other than kAllowedValue and the family's) decided at each parameter.
 const std::array<std::vector<Rule>, kParamCount>& rules_by_stage() {
   static const auto table = [] {
     std::array<std::vector<Rule>, kParamCount> t;
     for (int r = 0; r < kRuleCount; ++r) {
-      if (r == kAllowedValue)
+      if (r == kAllowedValue || r == kFamilyForm || r == kFamilyRules)
         continue;
       t[index_of(stage_of(static_cast<Rule>(r)))].push_back(static_cast<Rule>(r));
     }
     return t;
   }();
   return table;
+}
+
+// The stage at which the space checks a family rule.
+std::size_t family_stage(const FamilyRule& rule) {
+  return std::max(index_of(rule.stage), index_of(kFamilyKnown));
 }
 
 }  // namespace
@@ -162,8 +150,9 @@ struct SpaceRules {
   }
 
   // Whether rule r holds for s; on failure fills *why (when given) with one sentence.
-  static bool check(const Space& sp, const Setting& s, Rule r, std::string* why) {
-    const bool streaming = s[Param::streaming] != 0;
+  // `family` is the family that builds s (nullptr: none does).
+  static bool check(const Space& sp, const Setting& s, Rule r, const KernelFamily* family,
+                    std::string* why) {
     const int sd = s[Param::sd];
     const int dims = sp.dims_;
     // Builds the sentence only when asked for: the fast path never allocates.
@@ -181,53 +170,6 @@ struct SpaceRules {
                 "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z (got tbz=" +
                 std::to_string(s[Param::tbz]) + ", mfz=" + std::to_string(s[Param::mfz]) +
                 ", ufz=" + std::to_string(s[Param::ufz]) + ", sd=" + std::to_string(sd) + ").");
-          });
-        }
-        return true;
-      case kNoStreamCanonical:
-        if (!streaming && (sd != 0 || s[Param::sb] != 0)) {
-          return fail([&] {
-            return std::string("without streaming sd and sb must be 0 (got sd=" +
-                               std::to_string(sd) + ", sb=" + std::to_string(s[Param::sb]) + ").");
-          });
-        }
-        return true;
-      case kRetimingNeedsStreaming:
-        if (!streaming && s[Param::retiming] != 0) {
-          return fail([&] {
-            return std::string(
-                "retiming=1 needs streaming=1 (retiming reorders the sum along sd).");
-          });
-        }
-        return true;
-      case kPrefetchNeedsStreaming:
-        if (!streaming && s[Param::prefetch] != 0) {
-          return fail([&] {
-            return std::string(
-                "prefetch=1 needs streaming=1 (it prefetches the next plane along sd).");
-          });
-        }
-        return true;
-      case kStreamBlockFitsGrid:
-        if (streaming && (sd == 1 || sd == 2)) {
-          const int extent = sd == 1 ? sp.grid_.ny : sp.grid_.nz;
-          if (s[Param::sb] > extent) {
-            return fail([&] {
-              return std::string("sb=" + std::to_string(s[Param::sb]) +
-                                 " exceeds the grid extent " + std::to_string(extent) +
-                                 " along the streaming dimension " +
-                                 kAxis[static_cast<std::size_t>(sd)] + ".");
-            });
-          }
-        }
-        return true;
-      case kStreamBlockExtent:
-        if (streaming && (sd == 1 || sd == 2) && s[kTb[static_cast<std::size_t>(sd)]] != 1) {
-          return fail([&] {
-            return std::string(
-                "while streaming along " + std::string(1, kAxis[static_cast<std::size_t>(sd)]) +
-                " the block extent " + std::string(param_name(kTb[static_cast<std::size_t>(sd)])) +
-                " must be 1 (got " + std::to_string(s[kTb[static_cast<std::size_t>(sd)]]) + ").");
           });
         }
         return true;
@@ -268,20 +210,9 @@ struct SpaceRules {
           });
         }
         return true;
-      case kStreamNoMerge:
-        if (streaming && (sd == 1 || sd == 2) && s[kMf[static_cast<std::size_t>(sd)]] != 1) {
-          return fail([&] {
-            return std::string(
-                "while streaming along " + std::string(1, kAxis[static_cast<std::size_t>(sd)]) +
-                " there is no merging along it: " +
-                std::string(param_name(kMf[static_cast<std::size_t>(sd)])) + " must be 1 (got " +
-                std::to_string(s[kMf[static_cast<std::size_t>(sd)]]) + ").");
-          });
-        }
-        return true;
       case kTileCoversHalo:
         for (int d = 0; d < dims; ++d) {
-          if (streaming && d == sd)
+          if (family && d == family->stream_axis(s))
             continue;
           const auto i = static_cast<std::size_t>(d);
           const int tile = s[kTb[i]] * s[kMf[i]];
@@ -298,7 +229,7 @@ struct SpaceRules {
         return true;
       case kUnrollDividesMerge:
         for (int d = 0; d < dims; ++d) {
-          if (streaming && d == sd)
+          if (family && d == family->stream_axis(s))
             continue;
           const auto i = static_cast<std::size_t>(d);
           const int uf = s[kUf[i]];
@@ -313,28 +244,22 @@ struct SpaceRules {
           }
         }
         return true;
-      case kStreamUnroll:
-        if (streaming && (sd == 1 || sd == 2) &&
-            s[kUf[static_cast<std::size_t>(sd)]] > s[Param::sb]) {
+      case kFamilyForm:
+      case kFamilyRules:
+        if (!family) {
           return fail([&] {
-            return std::string(std::string(param_name(kUf[static_cast<std::size_t>(sd)])) + "=" +
-                               std::to_string(s[kUf[static_cast<std::size_t>(sd)]]) +
-                               " exceeds sb=" + std::to_string(s[Param::sb]) +
-                               " (the streaming loop cannot be unrolled beyond the stream block).");
+            return std::string("no kernel family builds this setting (streaming=" +
+                               std::to_string(s[Param::streaming]) + ").");
           });
         }
-        return true;
-      case kTemporalNeedsStaging:
-        if (s[Param::tdeg] > 1 && s[Param::use_shared] == 0 && !streaming) {
-          return fail([&] {
-            return std::string("tdeg=" + std::to_string(s[Param::tdeg]) +
-                               " (temporal blocking) needs use_shared=1 or streaming=1 to keep the "
-                               "intermediate steps on chip.");
-          });
+        for (const FamilyRule& rule : family->rules()) {
+          if (rule.form == (r == kFamilyForm) && !rule.check(sp.shape_, s, why))
+            return false;
         }
         return true;
       case kKernelPlan:
-        return plan_ok(sp.reach_, dims, sp.flops_per_cell_, sp.grid_, s, sp.limits_, why);
+        return family ? plan_ok(*family, sp.shape_, s, sp.limits_, why)
+                      : plan_ok(sp.shape_, s, sp.limits_, why);
       default:
         return true;
     }
@@ -343,8 +268,11 @@ struct SpaceRules {
   // Every rule, fast path without messages, for settings drawn from an OC's parts (their
   // values are allowed by construction).
   static bool all_ok(const Space& sp, const Setting& s) {
+    const KernelFamily* family = find_family(s);
+    if (!family)
+      return false;
     for (std::size_t p = 0; p < kParamCount; ++p) {
-      if (!sp.stage_ok(s, p))
+      if (!sp.stage_ok(s, p, family))
         return false;
     }
     return true;
@@ -553,8 +481,7 @@ Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limit
     : dims_(stencil.dims()),
       order_(stencil.order()),
       radius_{stencil.radius(0), stencil.radius(1), stencil.radius(2)},
-      reach_(reach_of(stencil)),
-      flops_per_cell_(stencil.flops_per_cell()),
+      shape_(shape_of(stencil, grid)),
       grid_(grid),
       limits_(limits),
       values_(std::move(values)) {
@@ -584,8 +511,20 @@ Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limit
 }
 
 bool Space::stage_ok(const Setting& s, std::size_t p) const {
+  return stage_ok(s, p, p < index_of(kFamilyKnown) ? nullptr : find_family(s));
+}
+
+bool Space::stage_ok(const Setting& s, std::size_t p, const KernelFamily* family) const {
   for (const Rule r : rules_by_stage()[p]) {
-    if (!SpaceRules::check(*this, s, r, nullptr))
+    if (!SpaceRules::check(*this, s, r, family, nullptr))
+      return false;
+  }
+  if (p < index_of(kFamilyKnown))
+    return true;
+  if (!family)
+    return false;
+  for (const FamilyRule& rule : family->rules()) {
+    if (family_stage(rule) == p && !rule.check(shape_, s, nullptr))
       return false;
   }
   return true;
@@ -593,13 +532,14 @@ bool Space::stage_ok(const Setting& s, std::size_t p) const {
 
 std::optional<std::string> Space::violation(const Setting& s) const {
   std::string why;
+  const KernelFamily* family = find_family(s);
   for (int r = 0; r < kRuleCount; ++r) {
     if (r == kAllowedValue) {
       for (std::size_t p = 0; p < kParamCount; ++p) {
         if (!SpaceRules::allowed(*this, s, param_at(p), &why))
           return why;
       }
-    } else if (!SpaceRules::check(*this, s, static_cast<Rule>(r), &why)) {
+    } else if (!SpaceRules::check(*this, s, static_cast<Rule>(r), family, &why)) {
       return why;
     }
   }

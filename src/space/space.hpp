@@ -28,9 +28,10 @@
 #include <vector>
 
 #include "common/rng.hpp"
-#include "space/device_limits.hpp"
-#include "space/kernel_plan.hpp"
-#include "space/setting.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "kernel/registry.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {
@@ -103,12 +104,13 @@ class Space {
   // (p is a parameter index), for settings whose values come from an OC's domain (so
   // allowed by construction): lets enumeration prune whole subtrees.
   [[nodiscard]] bool stage_ok(const Setting& s, std::size_t p) const;
+  // Same, with the family that builds s already looked up (nullptr: none, or p < tdeg).
+  [[nodiscard]] bool stage_ok(const Setting& s, std::size_t p, const KernelFamily* family) const;
 
   int dims_;
   int order_;
   std::array<int, 3> radius_;
-  StencilReach reach_;
-  int flops_per_cell_;
+  ProblemShape shape_;
   Grid grid_;
   DeviceLimits limits_;
   Values values_;
@@ -128,6 +130,7 @@ void Space::for_each_valid(int oc, F&& f) const {
     Setting s;
     std::array<std::size_t, kParamCount> at{};
     std::size_t depth = 0;
+    const KernelFamily* family = nullptr;  // looked up once the OC parameters are set
     while (true) {
       if (at[depth] == dom[depth].size()) {
         if (depth == 0)
@@ -137,7 +140,9 @@ void Space::for_each_valid(int oc, F&& f) const {
         continue;
       }
       s.values[depth] = dom[depth][at[depth]];
-      if (!stage_ok(s, depth)) {
+      if (depth == index_of(kFamilyKnown))
+        family = find_family(s);
+      if (!stage_ok(s, depth, depth >= index_of(kFamilyKnown) ? family : nullptr)) {
         ++at[depth];
         continue;
       }

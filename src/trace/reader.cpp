@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "common/text.hpp"
@@ -396,26 +397,20 @@ std::vector<EnvironmentInfo> TraceReader::environment() const {
         h5::Group limits(H5_CHECK(H5Gopen2(id, "device_limits", H5P_DEFAULT)));
         const hid_t l = limits.get();
         DeviceLimits d;
-        d.name = h5::read_attr_string(l, "name");
-        const std::pair<const char*, int*> ints[] = {
-            {"sm_count", &d.sm_count},
-            {"warp_size", &d.warp_size},
-            {"max_threads_per_block", &d.max_threads_per_block},
-            {"max_threads_per_sm", &d.max_threads_per_sm},
-            {"max_blocks_per_sm", &d.max_blocks_per_sm},
-            {"registers_per_sm", &d.registers_per_sm},
-            {"registers_per_block", &d.registers_per_block},
-            {"max_registers_per_thread", &d.max_registers_per_thread},
-            {"shared_per_block", &d.shared_per_block},
-            {"shared_per_block_optin", &d.shared_per_block_optin},
-            {"shared_per_sm", &d.shared_per_sm},
-            {"l2_bytes", &d.l2_bytes},
-            {"compute_major", &d.compute_major},
-            {"compute_minor", &d.compute_minor}};
-        for (const auto& [name, value] : ints)
-          *value = static_cast<int>(h5::read_attr_int(l, name));
-        d.memory_bandwidth_gbs = h5::read_attr_double(l, "memory_bandwidth_gbs");
-        d.fp64_gflops = h5::read_attr_double(l, "fp64_gflops");
+        for_each_field(d, [&](const char* field, auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            v = h5::read_attr_string(l, field);
+          } else if constexpr (std::is_same_v<T, int>) {
+            v = static_cast<int>(h5::read_attr_int(l, field));
+          } else if constexpr (std::is_same_v<T, double>) {
+            v = h5::read_attr_double(l, field);
+          } else if (h5::has_attr(l, field)) {  // the block and grid limits came later
+            const std::vector<std::int64_t> got = h5::read_attr_ints64(l, field);
+            if (got.size() == v.size())
+              std::copy(got.begin(), got.end(), v.begin());
+          }
+        });
         e.limits = d;
       }
       envs.push_back(std::move(e));

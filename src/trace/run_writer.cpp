@@ -8,6 +8,7 @@
 #include <functional>
 #include <regex>
 #include <system_error>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "trace/h5.hpp"
@@ -272,26 +273,18 @@ void RunTraceWriter::write_environment_now(const EnvironmentInfo& env) {
     const DeviceLimits& d = *env.limits;
     h5::Group limits = h5::open_or_create_group(g, "device_limits");
     const hid_t l = limits.get();
-    h5::write_attr(l, "name", std::string_view(d.name));
-    const std::pair<const char*, int> ints[] = {
-        {"sm_count", d.sm_count},
-        {"warp_size", d.warp_size},
-        {"max_threads_per_block", d.max_threads_per_block},
-        {"max_threads_per_sm", d.max_threads_per_sm},
-        {"max_blocks_per_sm", d.max_blocks_per_sm},
-        {"registers_per_sm", d.registers_per_sm},
-        {"registers_per_block", d.registers_per_block},
-        {"max_registers_per_thread", d.max_registers_per_thread},
-        {"shared_per_block", d.shared_per_block},
-        {"shared_per_block_optin", d.shared_per_block_optin},
-        {"shared_per_sm", d.shared_per_sm},
-        {"l2_bytes", d.l2_bytes},
-        {"compute_major", d.compute_major},
-        {"compute_minor", d.compute_minor}};
-    for (const auto& [name, value] : ints)
-      h5::write_attr(l, name, static_cast<std::int32_t>(value));
-    h5::write_attr(l, "memory_bandwidth_gbs", d.memory_bandwidth_gbs);
-    h5::write_attr(l, "fp64_gflops", d.fp64_gflops);
+    for_each_field(d, [&](const char* name, const auto& v) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, std::string>) {
+        h5::write_attr(l, name, std::string_view(v));
+      } else if constexpr (std::is_same_v<T, int>) {
+        h5::write_attr(l, name, static_cast<std::int32_t>(v));
+      } else if constexpr (std::is_same_v<T, double>) {
+        h5::write_attr(l, name, v);
+      } else {
+        h5::write_attr_in_place(l, name, std::vector<std::int64_t>(v.begin(), v.end()));
+      }
+    });
   }
 }
 

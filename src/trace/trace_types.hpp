@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {

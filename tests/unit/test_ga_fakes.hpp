@@ -14,7 +14,7 @@
 #include "eval/evaluator.hpp"
 #include "ga/records.hpp"
 #include "sample/sampled_set.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune::testing {
 

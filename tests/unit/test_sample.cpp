@@ -10,7 +10,7 @@
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
-#include "space/kernel_plan.hpp"
+#include "kernel/kernel_plan.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/rng.hpp"
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 namespace isletune {
 namespace {

@@ -149,6 +149,8 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
   with_limits.limits->name = "NVIDIA H200";
   with_limits.limits->shared_per_block_optin = 232447;
   with_limits.limits->memory_bandwidth_gbs = 4321.5;
+  with_limits.limits->max_block_dim = {512, 256, 32};
+  with_limits.limits->max_grid_dim = {1LL << 31, 1000, 7};
   run.write_environment(with_limits);
   run.link_ranks(2);
   for (int r = 0; r < 2; ++r) {
@@ -218,6 +220,8 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   EXPECT_EQ(env[2].limits->shared_per_block_optin, 232447);
   EXPECT_EQ(env[2].limits->memory_bandwidth_gbs, 4321.5);
   EXPECT_EQ(env[2].limits->max_threads_per_sm, DeviceLimits{}.max_threads_per_sm);
+  EXPECT_EQ(env[2].limits->max_block_dim, (std::array<int, 3>{512, 256, 32}));
+  EXPECT_EQ(env[2].limits->max_grid_dim, (std::array<long long, 3>{1LL << 31, 1000, 7}));
   EXPECT_EQ(env[1].gpu_uuid, "GPU-1234-1");
   EXPECT_EQ(env[1].mpi_library, "Open MPI v4.1.4");
   EXPECT_EQ(env[0].sm_clock_mhz, 1980);

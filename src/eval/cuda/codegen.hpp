@@ -1,20 +1,22 @@
 // CUDA code generation for the CUDA evaluator (pure C++, no CUDA headers): from a Stencil,
 // a Grid and a Setting it emits a self-contained NVRTC source (the kernel family's template of
 // kernels/*.cuh inlined, one config struct per entry built from the kernel plan
-// (space/kernel_plan.hpp), the stencil's weighted sum unrolled with literal or __constant__
-// coefficients, extern "C" main and tail entries) and their launch configurations. Families:
-// tiled (kernels/tiled.cuh, codegen_tiled.cpp) and streaming (kernels/streaming.cuh,
-// codegen_streaming.cpp), each with temporal blocking for tdeg > 1. Also emits the reference
-// module used for verification.
+// (kernel/kernel_plan.hpp), the stencil's weighted sum unrolled with literal or __constant__
+// coefficients, extern "C" main and tail entries) and their launch configurations. What each
+// family emits lives with the family (src/kernel/<family>.cpp, paired with kernels/<family>.cuh);
+// this file assembles the translation unit. Also emits the reference module used for
+// verification.
 #pragma once
 
 #include <array>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune::cuda {
@@ -41,6 +43,14 @@ struct KernelSource {
   LaunchConfig tail_launch;  // steps == 1
 };
 
+// The kernel plan of a setting codegen can build, or why it cannot (the kernel plan cannot
+// launch on `limits`, no family supports it, values out of range, a grid too large for 32-bit
+// coordinates). Callers that go on to generate build the plan once here and hand it on.
+[[nodiscard]] std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil,
+                                                                 const Grid& grid,
+                                                                 const Setting& setting,
+                                                                 const DeviceLimits& limits = {});
+
 // Why codegen cannot build this setting (the kernel plan cannot launch on `limits`, no family
 // supports it, values out of range, a grid too large for 32-bit coordinates); nullopt when it
 // can. Every valid setting of the space is supported.
@@ -53,6 +63,9 @@ struct KernelSource {
 // one-step tail entry of the same family. Precondition: unsupported_reason(...) is nullopt.
 [[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
                                            const Setting& setting, const DeviceLimits& limits = {});
+// Same, from the plan codegen_plan built (its family may be one outside the registry).
+[[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
+                                           const Setting& setting, const KernelPlan& plan);
 
 // The reference module (isl_reference_step, isl_fill_random, isl_fill_nan, isl_compare).
 [[nodiscard]] std::string generate_reference(const Stencil& stencil, const Grid& grid);

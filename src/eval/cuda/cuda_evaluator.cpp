@@ -122,35 +122,8 @@ void CudaEvaluator::start_worker() {
                      hello.get("message") + "; use --backend replay on this machine");
   }
   DeviceLimits d;
-  d.name = hello.get("name");
-  d.sm_count = static_cast<int>(hello.number("sm_count", d.sm_count));
-  d.warp_size = static_cast<int>(hello.number("warp_size", d.warp_size));
-  d.max_threads_per_block =
-      static_cast<int>(hello.number("max_threads_per_block", d.max_threads_per_block));
-  d.max_threads_per_sm = static_cast<int>(hello.number("max_threads_per_sm", d.max_threads_per_sm));
-  {
-    std::istringstream block(hello.get("max_block_dim")), grid(hello.get("max_grid_dim"));
-    std::array<int, 3> b{};
-    std::array<long long, 3> g{};
-    if (block >> b[0] >> b[1] >> b[2])
-      d.max_block_dim = b;
-    if (grid >> g[0] >> g[1] >> g[2])
-      d.max_grid_dim = g;
-  }
-  d.max_blocks_per_sm = static_cast<int>(hello.number("max_blocks_per_sm", d.max_blocks_per_sm));
-  d.registers_per_sm = static_cast<int>(hello.number("registers_per_sm", d.registers_per_sm));
-  d.registers_per_block =
-      static_cast<int>(hello.number("registers_per_block", d.registers_per_block));
-  d.shared_per_block = static_cast<int>(hello.number("shared_per_block", d.shared_per_block));
-  d.shared_per_block_optin =
-      static_cast<int>(hello.number("shared_per_block_optin", d.shared_per_block_optin));
-  d.shared_per_sm = static_cast<int>(hello.number("shared_per_sm", d.shared_per_sm));
-  d.l2_bytes = static_cast<int>(hello.number("l2_bytes", d.l2_bytes));
-  d.compute_major = static_cast<int>(hello.number("compute_major", d.compute_major));
-  d.compute_minor = static_cast<int>(hello.number("compute_minor", d.compute_minor));
+  get_limits(hello, d);
   const double bw = hello.number("copy_bandwidth_gbs", 0);
-  if (bw > 0)
-    d.memory_bandwidth_gbs = bw;
   limits_ = d;
   environment_.name = d.name;
   environment_.uuid = hello.get("uuid");
@@ -186,9 +159,10 @@ void CudaEvaluator::start_worker() {
 }
 
 std::string CudaEvaluator::source(const Setting& s) const {
-  if (unsupported_reason(problem_.stencil, problem_.grid, s, limits_))
+  const auto plan = codegen_plan(problem_.stencil, problem_.grid, s, limits_);
+  if (!std::holds_alternative<KernelPlan>(plan))
     return {};
-  return generate_kernel(problem_.stencil, problem_.grid, s, limits_).source;
+  return generate_kernel(problem_.stencil, problem_.grid, s, std::get<KernelPlan>(plan)).source;
 }
 
 std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch) {
@@ -196,11 +170,14 @@ std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch)
   std::vector<KernelSource> kernels;
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (auto why = unsupported_reason(problem_.stencil, problem_.grid, batch[i], limits_)) {
+    // The plan is built once here and handed to codegen.
+    const auto plan = codegen_plan(problem_.stencil, problem_.grid, batch[i], limits_);
+    if (const auto* why = std::get_if<std::string>(&plan)) {
       out[i] = failure(Status::invalid, *why);
       continue;
     }
-    kernels.push_back(generate_kernel(problem_.stencil, problem_.grid, batch[i], limits_));
+    kernels.push_back(
+        generate_kernel(problem_.stencil, problem_.grid, batch[i], std::get<KernelPlan>(plan)));
     where.push_back(i);
     if (const auto fault = planted_fault(batch[i]))
       kernels.back() = planted_kernel(*fault, kernels.back());

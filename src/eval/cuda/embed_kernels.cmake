@@ -1,7 +1,9 @@
-# Turns kernels/*.cuh into a C++ string table (kernel_templates.cpp) at build time, so the
-# installed binaries need no source tree. Run with -DKERNEL_DIR=... -DOUTPUT=...
+# Turns kernels/*.cuh (and the files listed in EXTRA_FILES, ';'-separated, e.g. the launch
+# schedule the exported .cu embeds) into a C++ string table (kernel_templates.cpp) at build
+# time, so the installed binaries need no source tree. Run with -DKERNEL_DIR=... -DOUTPUT=...
 file(GLOB files ${KERNEL_DIR}/*.cuh)
 list(SORT files)
+list(APPEND files ${EXTRA_FILES})
 set(body "// Generated from kernels/*.cuh by embed_kernels.cmake; do not edit.\n")
 string(APPEND body "namespace isletune::cuda::detail {\n")
 string(APPEND body "struct EmbeddedFile { const char* name; const char* text; };\n")

@@ -52,18 +52,19 @@ static void launch_tuned(bool tail, const double* src, double* dst) {
 }
 
 // Runs `steps` steps from the input into the NaN-poisoned ping-pong buffers; the tuned
-// kernel runs steps / ISL_S main launches, then steps % ISL_S one-step tail launches.
+// kernel follows isl_launch_schedule (main launches, then one-step tail launches).
 static double* run(bool reference, int steps) {
   isl_fill_nan<<<2048, 256>>>(g_a);
   isl_fill_nan<<<2048, 256>>>(g_b);
   const double* src = g_in0;
   double* dst = g_a;
-  const int launches = reference ? steps : steps / ISL_S + steps % ISL_S;
-  for (int t = 0; t < launches; ++t) {
+  const IslLaunchSchedule plan = isl_launch_schedule(steps, ISL_S);
+  const long long launches = reference ? steps : plan.main_launches + plan.tail_launches;
+  for (long long t = 0; t < launches; ++t) {
     if (reference) {
       isl_reference_step<<<(unsigned)((isl::kCells + 255) / 256), 256>>>(src, dst);
     } else {
-      launch_tuned(t >= steps / ISL_S, src, dst);
+      launch_tuned(t >= plan.main_launches, src, dst);
     }
     CHECK(cudaGetLastError());
     src = dst;
@@ -124,9 +125,10 @@ int main(int argc, char** argv) {
   const dim3 grid(ISL_GX, ISL_GY, ISL_GZ), block(ISL_BX, ISL_BY, ISL_BZ);
   for (int t = 0; t < 2; ++t) isl_kernel<<<grid, block, ISL_SMEM>>>(src, dst);
   CHECK(cudaEventRecord(e0));
-  const int launches = steps / ISL_S + steps % ISL_S;  // per-step time over the whole schedule
-  for (int t = 0; t < launches; ++t) {
-    launch_tuned(t >= steps / ISL_S, src, dst);
+  // Per-step time over the whole schedule.
+  const IslLaunchSchedule timed = isl_launch_schedule(steps, ISL_S);
+  for (long long t = 0; t < timed.main_launches + timed.tail_launches; ++t) {
+    launch_tuned(t >= timed.main_launches, src, dst);
     double* tmp = src;
     src = dst;
     dst = tmp;
@@ -170,7 +172,9 @@ std::string write_standalone_cu(const Stencil& stencil, const Grid& grid,
     << kernel.tail_launch.block[2] << "\n#define ISL_TGX " << kernel.tail_launch.grid[0]
     << "\n#define ISL_TGY " << kernel.tail_launch.grid[1] << "\n#define ISL_TGZ "
     << kernel.tail_launch.grid[2] << "\n#define ISL_TSMEM " << kernel.tail_launch.shared_bytes
-    << "\n\n// ---- the tuned kernel ----\n"
+    << "\n\n// ---- the launch schedule ----\n"
+    << without_pragma_once(std::string(kernel_template("launch_schedule.hpp")))
+    << "\n// ---- the tuned kernel ----\n"
     << without_pragma_once(kernel.source) << "\n// ---- the naive reference ----\n"
     << without_pragma_once(generate_reference(stencil, grid)) << kMain;
   return s.str();

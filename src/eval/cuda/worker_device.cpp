@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernel/launch_schedule.hpp"
+
 namespace isletune::cuda {
 namespace {
 
@@ -126,11 +128,9 @@ void launch(cudaStream_t stream, const void* fn, const Launch& l, void** args) {
 
 void enqueue_steps(cudaStream_t stream, const Schedule& s, long long steps, PingPong buffers,
                    const double*& src, double*& dst) {
-  const long long per = std::max(1, s.main.steps);
-  const long long mains = steps / per;
-  const long long launches = mains + steps % per;
-  for (long long i = 0; i < launches; ++i) {
-    const Entry& k = i < mains ? s.main : s.tail;
+  const IslLaunchSchedule plan = isl_launch_schedule(steps, s.main.steps);
+  for (long long i = 0; i < plan.main_launches + plan.tail_launches; ++i) {
+    const Entry& k = i < plan.main_launches ? s.main : s.tail;
     void* args[] = {&src, &dst};
     launch(stream, k.fn, k.launch, args);
     src = dst;
@@ -139,7 +139,7 @@ void enqueue_steps(cudaStream_t stream, const Schedule& s, long long steps, Ping
 }
 
 std::optional<std::string> prepare_entry(Entry& entry, const LaunchConfig& config,
-                                         const DeviceCaps& caps, EntryInfo& info) {
+                                         const DeviceLimits& caps, EntryInfo& info) {
   entry.steps = std::max(1, config.steps);
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, entry.fn));
@@ -148,13 +148,13 @@ std::optional<std::string> prepare_entry(Entry& entry, const LaunchConfig& confi
   info.local_bytes = static_cast<long long>(attr.localSizeBytes);
   for (int d = 0; d < 3; ++d) {
     const std::string axis(1, "xyz"[d]);
-    if (config.block[d] < 1 || config.block[d] > caps.max_block[d]) {
+    if (config.block[d] < 1 || config.block[d] > caps.max_block_dim[d]) {
       return "block " + axis + " = " + std::to_string(config.block[d]) +
-             " is outside the device's limit of " + std::to_string(caps.max_block[d]);
+             " is outside the device's limit of " + std::to_string(caps.max_block_dim[d]);
     }
-    if (config.grid[d] < 1 || config.grid[d] > caps.max_grid[d]) {
+    if (config.grid[d] < 1 || config.grid[d] > caps.max_grid_dim[d]) {
       return "grid " + axis + " = " + std::to_string(config.grid[d]) +
-             " is outside the device's limit of " + std::to_string(caps.max_grid[d]);
+             " is outside the device's limit of " + std::to_string(caps.max_grid_dim[d]);
     }
   }
   const long long threads = 1LL * config.block[0] * config.block[1] * config.block[2];

@@ -1,8 +1,8 @@
 // The device layer of isletune-worker: one throwing error path (CUDA_CHECK names the call,
 // file and line), a no-throw variant for destructors, RAII owners of device buffers, events,
-// the stream and loaded libraries, and the launch schedule of the kernel ABI: T steps run as
-// T / steps launches of the main entry, then T % steps launches of the one-step tail entry,
-// the two buffers swapped after every launch.
+// the stream and loaded libraries, and the launches of the kernel ABI's schedule
+// (kernel/launch_schedule.hpp: main launches, then one-step tail launches, the two buffers
+// swapped after every launch).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "eval/cuda/codegen.hpp"
+#include "setting/device_limits.hpp"
 
 namespace isletune::cuda {
 
@@ -138,13 +139,6 @@ struct PingPong {
 void enqueue_steps(cudaStream_t stream, const Schedule& s, long long steps, PingPong buffers,
                    const double*& src, double*& dst);
 
-// What the device allows, from cudaGetDeviceProperties.
-struct DeviceCaps {
-  std::array<long long, 3> max_block{1024, 1024, 64};
-  std::array<long long, 3> max_grid{2147483647LL, 65535, 65535};
-  int max_threads_per_sm = 2048;
-};
-
 // What the runtime says about one entry prepared for its launch.
 struct EntryInfo {
   int registers = 0;
@@ -158,7 +152,7 @@ struct EntryInfo {
 // config.shared_bytes, checks that a block can be resident. Returns why it cannot launch
 // (a sentence), or nullopt with `info` filled. Throws CudaError on a sticky error.
 [[nodiscard]] std::optional<std::string> prepare_entry(Entry& entry, const LaunchConfig& config,
-                                                       const DeviceCaps& caps, EntryInfo& info);
+                                                       const DeviceLimits& caps, EntryInfo& info);
 
 // Device-to-device copy of up to 1 GiB on the stream: GB/s of read + write (0 if no memory).
 [[nodiscard]] double measure_copy_bandwidth(cudaStream_t stream);

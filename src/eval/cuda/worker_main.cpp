@@ -37,6 +37,31 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// The device's limits as the tuner sees them (memory_bandwidth_gbs is measured later and
+// fp64_gflops keeps its default: the properties do not give them).
+DeviceLimits limits_of(const cudaDeviceProp& p) {
+  DeviceLimits d;
+  d.name = p.name;
+  d.sm_count = p.multiProcessorCount;
+  d.warp_size = p.warpSize;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  for (std::size_t a = 0; a < 3; ++a) {
+    d.max_block_dim[a] = p.maxThreadsDim[a];
+    d.max_grid_dim[a] = p.maxGridSize[a];
+  }
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.registers_per_sm = p.regsPerMultiprocessor;
+  d.registers_per_block = p.regsPerBlock;
+  d.shared_per_block = static_cast<int>(p.sharedMemPerBlock);
+  d.shared_per_block_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  d.shared_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
+  d.l2_bytes = p.l2CacheSize;
+  d.compute_major = p.major;
+  d.compute_minor = p.minor;
+  return d;
+}
+
 // What the parent asks to run for one kernel (the codegen ABI without the source).
 struct KernelRequest {
   std::string entry, tail_entry;
@@ -70,11 +95,7 @@ class Worker {
     }
     cudaDeviceProp p{};
     CUDA_CHECK(cudaGetDeviceProperties(&p, device));
-    caps_.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-    for (int d = 0; d < 3; ++d) {
-      caps_.max_block[d] = p.maxThreadsDim[d];
-      caps_.max_grid[d] = p.maxGridSize[d];
-    }
+    limits_ = limits_of(p);
     const char* no_cache = std::getenv("ISLETUNE_NO_CUBIN_CACHE");
     compiler_ = std::make_unique<CubinCompiler>(
         p.major * 10 + p.minor,
@@ -116,34 +137,19 @@ class Worker {
     CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
     CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device));
-    auto triple = [](const int* v) {
-      return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
-    };
-    h.set("name", std::string(p.name))
-        .set("uuid", std::string(uuid))
+    const double bandwidth = measure_copy_bandwidth(stream_->get());
+    if (bandwidth > 0)
+      limits_.memory_bandwidth_gbs = bandwidth;
+    put_limits(h, limits_);
+    h.set("uuid", std::string(uuid))
         .set("device", device)
         .set("driver_version", driver)
         .set("runtime_version", runtime)
         .set("nvrtc_version", nvrtc_version())
         .set("sm_clock_mhz", clock_khz / 1000)
         .set("mem_clock_mhz", mem_khz / 1000)
-        .set("sm_count", p.multiProcessorCount)
-        .set("warp_size", p.warpSize)
-        .set("max_threads_per_block", p.maxThreadsPerBlock)
-        .set("max_block_dim", triple(p.maxThreadsDim))
-        .set("max_grid_dim", triple(p.maxGridSize))
-        .set("max_threads_per_sm", p.maxThreadsPerMultiProcessor)
-        .set("max_blocks_per_sm", p.maxBlocksPerMultiProcessor)
-        .set("registers_per_sm", p.regsPerMultiprocessor)
-        .set("registers_per_block", p.regsPerBlock)
-        .set("shared_per_block", static_cast<long long>(p.sharedMemPerBlock))
-        .set("shared_per_block_optin", static_cast<long long>(p.sharedMemPerBlockOptin))
-        .set("shared_per_sm", static_cast<long long>(p.sharedMemPerMultiprocessor))
-        .set("l2_bytes", p.l2CacheSize)
-        .set("compute_major", p.major)
-        .set("compute_minor", p.minor)
         .set("global_mem_bytes", static_cast<long long>(p.totalGlobalMem))
-        .set("copy_bandwidth_gbs", measure_copy_bandwidth(stream_->get()));
+        .set("copy_bandwidth_gbs", bandwidth);
     return h;
   }
 
@@ -287,7 +293,7 @@ class Worker {
     r.set("load_ms", ms_since(t_load));
     try {
       EntryInfo info;
-      if (auto why = prepare_entry(s.main, k.launch, caps_, info)) {
+      if (auto why = prepare_entry(s.main, k.launch, limits_, info)) {
         r.set("message", *why);
         return "launch_error";
       }
@@ -297,7 +303,7 @@ class Worker {
           .set("occupancy", info.occupancy);
       if (s.tail.fn) {
         EntryInfo tail_info;
-        if (auto why = prepare_entry(s.tail, k.tail_launch, caps_, tail_info)) {
+        if (auto why = prepare_entry(s.tail, k.tail_launch, limits_, tail_info)) {
           r.set("message", "the tail kernel: " + *why);
           return "launch_error";
         }
@@ -340,7 +346,7 @@ class Worker {
   std::string cache_dir_;
   int compile_threads_ = 0;
   double compile_timeout_s_ = 60;
-  DeviceCaps caps_;
+  DeviceLimits limits_;  // from cudaGetDeviceProperties
   std::unique_ptr<CubinCompiler> compiler_;
   std::unique_ptr<Stream> stream_;
   ProblemSize problem_;

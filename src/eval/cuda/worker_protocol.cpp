@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <type_traits>
 
 namespace isletune::cuda {
 namespace {
@@ -33,6 +34,37 @@ Message& Message::set(std::string key, double value) {
 
 Message& Message::set(std::string key, long long value) {
   return set(std::move(key), std::to_string(value));
+}
+
+void put_limits(Message& m, const DeviceLimits& d) {
+  for_each_field(d, [&](const char* name, const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      m.set(name, v);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      m.set(name, v);
+    } else {
+      m.set(name, std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]));
+    }
+  });
+}
+
+void get_limits(const Message& m, DeviceLimits& d) {
+  for_each_field(d, [&](const char* name, auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if (!m.has(name))
+      return;
+    if constexpr (std::is_same_v<T, std::string>) {
+      v = m.get(name);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      v = static_cast<T>(m.number(name, static_cast<double>(v)));
+    } else {
+      std::istringstream in(m.get(name));
+      T parsed{};
+      if (in >> parsed[0] >> parsed[1] >> parsed[2])
+        v = parsed;
+    }
+  });
 }
 
 const std::string& Message::get(const std::string& key) const {

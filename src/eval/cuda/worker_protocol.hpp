@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eval/cuda/codegen.hpp"
+#include "setting/device_limits.hpp"
 
 namespace isletune::cuda {
 
@@ -34,6 +35,11 @@ struct Message {
 [[nodiscard]] std::string launch_text(const LaunchConfig& l);
 // The inverse of launch_text; nullopt when the text is not eight integers.
 [[nodiscard]] std::optional<LaunchConfig> parse_launch(const std::string& text);
+
+// The device limits as hello fields (DeviceLimits' for_each_field: one field per limit,
+// arrays as "a b c"), and back: a field absent or unparsable keeps the value already in `d`.
+void put_limits(Message& m, const DeviceLimits& d);
+void get_limits(const Message& m, DeviceLimits& d);
 
 // Serialises a message.
 [[nodiscard]] std::string encode(const Message& m);

@@ -1,5 +1,5 @@
 // Parameter names and the canonical setting key.
-#include "space/setting.hpp"
+#include "setting/setting.hpp"
 
 #include <algorithm>
 #include <charconv>

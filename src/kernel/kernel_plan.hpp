@@ -1,33 +1,27 @@
 // The kernel plan (pure core): from (stencil, grid, setting, device limits) one value saying
 // which kernel family runs a setting, its tile and halo (x tdeg), launch geometry, dynamic
-// shared-memory bytes, steps per launch and how leftover steps run, plus per-cell cost inputs
-// for the predictor. The space's launch and shared-memory constraints, codegen, the worker,
-// export, the benchmark and the predictor all read it; nothing recomputes these numbers.
-// The agreed interface and the families as implemented: docs/kernel-plan.md.
+// shared-memory bytes, steps per launch, plus per-cell cost inputs for the predictor. The
+// generic part is filled here; the family's part by its KernelFamily::plan (src/kernel/<f>.cpp).
+// The space's launch and shared-memory constraints, codegen, the worker, export, the benchmark
+// and the predictor all read it; nothing recomputes these numbers. How T steps run as launches:
+// kernel/launch_schedule.hpp. How to add a family: docs/kernel-plan.md.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 
-#include "space/device_limits.hpp"
-#include "space/setting.hpp"
+#include "kernel/family.hpp"
+#include "setting/device_limits.hpp"
+#include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {
 
-enum class KernelFamily : std::uint8_t { tiled, streaming };  // temporal = tdeg > 1 on either
-
-// Largest negative (lo) and positive (hi) offset per axis, both >= 0: the exact one-step halo.
-struct StencilReach {
-  std::array<int, 3> lo{};
-  std::array<int, 3> hi{};
-};
-[[nodiscard]] StencilReach reach_of(const Stencil& stencil);
-
 struct KernelPlan {
-  KernelFamily family = KernelFamily::tiled;
+  const KernelFamily* family = nullptr;  // the family that builds the setting
   int dims = 2;
   int tdeg = 1;                             // steps fused per launch (1 = no temporal blocking)
   int steps_per_launch = 1;                 // = tdeg for the main kernel
@@ -45,12 +39,15 @@ struct KernelPlan {
   double redundancy = 1;            // computed / useful cell-updates (>= 1)
   double flops_per_cell = 1;        // 2 * points - 1
   int threads_per_block = 1;
-
-  // T steps run as main_launches(T) launches of the main kernel (tdeg steps each), then
-  // tail_launches(T) launches of the one-step tail kernel.
-  [[nodiscard]] long long main_launches(long long T) const { return T / steps_per_launch; }
-  [[nodiscard]] long long tail_launches(long long T) const { return T % steps_per_launch; }
 };
+
+// Helpers for the families' plan arithmetic. plan_tiles: sets tile, loaded = tile +
+// (lo + hi) * tdeg and blocks per axis from the output tile per axis (axes >= dims get 1).
+void plan_tiles(KernelPlan& p, const ProblemShape& shape, const std::array<int, 3>& tile);
+// plan_costs: the overlapped-tile cost model: each block reads its loaded region once per
+// launch and writes its tile once; level L of a fused launch computes the region shrunk by L
+// halos.
+void plan_costs(KernelPlan& p);
 
 // Whether a block of this shape can launch (every axis within max_block_dim, at most
 // max_threads_per_block threads).
@@ -60,21 +57,30 @@ struct KernelPlan {
 [[nodiscard]] std::optional<std::string> block_violation(const std::array<int, 3>& block,
                                                          const DeviceLimits& limits);
 
-// Why no kernel can be planned for this setting on this device (block over a per-axis limit,
-// grid over the grid limit, shared memory over the opt-in limit), or nullopt.
+// Why no kernel can be planned for this setting on this device (no family builds it, block
+// over a per-axis limit, grid over the grid limit, shared memory over the opt-in limit), or
+// nullopt.
 [[nodiscard]] std::optional<std::string> plan_violation(const Stencil& stencil, const Grid& grid,
                                                         const Setting& setting,
                                                         const DeviceLimits& limits);
-// Same, for callers that keep the reach (the space checks millions of settings); `why` is
+// Same, for callers that keep the shape (the space checks millions of settings); `why` is
 // filled only when given, so the fast path never allocates.
-[[nodiscard]] bool plan_ok(const StencilReach& reach, int dims, int flops_per_cell,
-                           const Grid& grid, const Setting& setting, const DeviceLimits& limits,
-                           std::string* why);
+[[nodiscard]] bool plan_ok(const ProblemShape& shape, const Setting& setting,
+                           const DeviceLimits& limits, std::string* why);
+// Same, with the family that builds the setting already looked up.
+[[nodiscard]] bool plan_ok(const KernelFamily& family, const ProblemShape& shape,
+                           const Setting& setting, const DeviceLimits& limits, std::string* why);
 
 // The plan. Precondition: plan_violation(...) is nullopt.
 [[nodiscard]] KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
                                    const DeviceLimits& limits);
-[[nodiscard]] KernelPlan make_plan(const StencilReach& reach, int dims, int flops_per_cell,
-                                   const Grid& grid, const Setting& setting);
+[[nodiscard]] KernelPlan make_plan(const ProblemShape& shape, const Setting& setting);
+// The plan of `setting` by a given family (tests of a family not in the registry).
+[[nodiscard]] KernelPlan make_plan(const KernelFamily& family, const ProblemShape& shape,
+                                   const Setting& setting);
+// The plan, or why there is none (plan_violation), building the plan once.
+[[nodiscard]] std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shape,
+                                                                      const Setting& setting,
+                                                                      const DeviceLimits& limits);
 
 }  // namespace isletune

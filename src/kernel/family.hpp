@@ -1,0 +1,100 @@
+// A kernel family: one kind of generated kernel (kernels/<family>.cuh) and everything the
+// tuner knows about it, in one unit (src/kernel/<family>.cpp): which settings it builds, the
+// parameters its kernel reads, its rules for the space, its plan arithmetic (tile, loaded
+// region, shared bytes, costs, the one-step tail) and its code emission (the IslApply member
+// and the config struct of one entry). Families are listed in the registry (registry.cpp);
+// nothing else branches on the family. How to add one: docs/kernel-plan.md; the skeleton to
+// copy: family_template.cpp + kernels/family_template.cuh.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "setting/setting.hpp"
+#include "stencil/stencil.hpp"
+
+namespace isletune {
+
+struct KernelPlan;
+
+// Largest negative (lo) and positive (hi) offset per axis, both >= 0: the exact one-step halo.
+struct StencilReach {
+  std::array<int, 3> lo{};
+  std::array<int, 3> hi{};
+};
+[[nodiscard]] StencilReach reach_of(const Stencil& stencil);
+
+// What the rules and the plan arithmetic know of the problem (no stencil coefficients).
+struct ProblemShape {
+  StencilReach reach;
+  int dims = 2;
+  int flops_per_cell = 1;
+  Grid grid;
+  // Largest |offset| per axis: max(reach.lo, reach.hi).
+  [[nodiscard]] int radius(std::size_t axis) const;
+};
+[[nodiscard]] ProblemShape shape_of(const Stencil& stencil, const Grid& grid);
+
+// One rule a family adds to the space. `stage` is the last parameter it reads (the space
+// enumerates in parameter order and prunes as soon as a rule fails); `check` says whether
+// the rule holds and, on failure, fills *why (when given) with one sentence. `form` rules
+// say how a parameter the family does not read must be set; they are reported before the
+// value lists are checked.
+struct FamilyRule {
+  Param stage;
+  bool (*check)(const ProblemShape& shape, const Setting& s, std::string* why);
+  bool form = false;
+};
+
+// The code of one entry: kernels/<template_file>, the device function
+// isl::<function><Config, IslApply>(in, out, smem) it calls, and the config struct.
+struct FamilyCode {
+  std::string_view template_file;
+  std::string_view function;
+  std::string config;  // `struct <name> { static constexpr ... };`
+};
+
+class KernelFamily {
+ public:
+  virtual ~KernelFamily() = default;
+
+  // Short name: "tiled", "streaming" (plans, tests, docs).
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // Whether this family builds s. It may read only the OC parameters (streaming, merge,
+  // retiming, prefetch, tdeg): the space picks the family once they are set.
+  [[nodiscard]] virtual bool builds(const Setting& s) const = 0;
+  // Its rules for the space (checked for the settings it builds).
+  [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;
+  // The axis it streams along for s (1 = y, 2 = z), or -1: the generic tile rules
+  // (tile covers the halo, unroll divides merge) apply to every other axis.
+  [[nodiscard]] virtual int stream_axis(const Setting& s) const {
+    (void)s;
+    return -1;
+  }
+
+  // Plan arithmetic. `p` arrives with the generic part filled (dims, tdeg, steps_per_launch,
+  // block, threads_per_block, halo, flops_per_cell); the family sets tile, loaded, grid,
+  // stream_axis/stream_len, shared_bytes and the costs (plan_tiles / plan_costs help).
+  virtual void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const = 0;
+  // The setting of the one-step tail kernel that runs the T % tdeg leftover steps.
+  [[nodiscard]] virtual Setting one_step(const Setting& s) const;
+  // Predictor: factor on the roofline time for what the plan cannot see (1 = none).
+  [[nodiscard]] virtual double cost_factor(const Setting& s) const {
+    (void)s;
+    return 1.0;
+  }
+
+  // Why codegen cannot build s beyond the space's rules (values out of range), or nullopt.
+  [[nodiscard]] virtual std::optional<std::string> unsupported(const Setting& s) const = 0;
+  // The family's member of the generated IslApply struct (after the common `at`), or "".
+  [[nodiscard]] virtual std::string apply_member(const Stencil& stencil, const Setting& s,
+                                                 const KernelPlan& plan) const = 0;
+  // The code of one entry named `name` (its config struct).
+  [[nodiscard]] virtual FamilyCode code(const KernelPlan& plan, const Setting& s, const Grid& grid,
+                                        std::string_view name) const = 0;
+};
+
+}  // namespace isletune

@@ -1,0 +1,81 @@
+// Kernel family template (kernels/family_template.cuh): a skeleton to copy when adding a
+// family. It builds one point per thread from global memory, one step per launch, and shows
+// every piece a family provides. To add a family:
+//   1. copy this file to src/kernel/<family>.cpp and kernels/family_template.cuh to
+//      kernels/<family>.cuh; rename the class, template_family() and template_step;
+//   2. say which settings it builds (builds: only the OC parameters), its rules, its plan
+//      arithmetic, its code;
+//   3. add one line to the registry (src/kernel/registry.cpp).
+// Unlike a real family it is not in the registry (builds() accepts no setting); the unit tests
+// plan and generate it explicitly and compile it with NVRTC (tests/unit/test_kernel_family.cpp).
+#include <sstream>
+
+#include "kernel/emit.hpp"
+#include "kernel/family.hpp"
+#include "kernel/kernel_plan.hpp"
+
+namespace isletune {
+namespace {
+
+// A family rule: `stage` is the last parameter it reads; on failure it fills *why (when
+// given) with one sentence. This one: one step per launch (the kernel fuses no steps).
+bool one_step_per_launch(const ProblemShape&, const Setting& s, std::string* why) {
+  if (s[Param::tdeg] == 1)
+    return true;
+  if (why)
+    *why = "the template family advances one step per launch (tdeg must be 1).";
+  return false;
+}
+
+class FamilyTemplate final : public KernelFamily {
+ public:
+  std::string_view name() const override { return "template"; }
+  // A real family selects its settings here from the OC parameters, e.g.
+  // `return s[Param::streaming] == 0 && s[Param::tdeg] == 1;`.
+  bool builds(const Setting&) const override { return false; }
+  std::span<const FamilyRule> rules() const override { return kRules; }
+
+  // Tile = the block (one point per thread); no shared memory; the overlapped-tile costs.
+  void plan(const ProblemShape& shape, const Setting&, KernelPlan& p) const override {
+    plan_tiles(p, shape, p.block);
+    p.shared_bytes = 0;
+    plan_costs(p);
+  }
+
+  std::optional<std::string> unsupported(const Setting& s) const override {
+    std::string why;
+    if (!one_step_per_launch({}, s, &why))
+      return why;
+    return std::nullopt;
+  }
+  // The kernel uses only the common Apply::at; a family adds members (e.g. unrolled chunks).
+  std::string apply_member(const Stencil&, const Setting&, const KernelPlan&) const override {
+    return "";
+  }
+  FamilyCode code(const KernelPlan& plan, const Setting&, const Grid& grid,
+                  std::string_view name) const override {
+    std::ostringstream c;
+    c << "struct " << name << " {\n"
+      << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
+      << constant("TBZ", plan.block[2]) << constant("NX", grid.nx) << constant("NY", grid.ny)
+      << constant("NZ", grid.nz) << constant("XLO", plan.halo_lo[0])
+      << constant("XHI", plan.halo_hi[0]) << constant("YLO", plan.halo_lo[1])
+      << constant("YHI", plan.halo_hi[1]) << constant("ZLO", plan.halo_lo[2])
+      << constant("ZHI", plan.halo_hi[2]) << "};\n";
+    return {"family_template.cuh", "template_step", c.str()};
+  }
+
+ private:
+  static constexpr std::array<FamilyRule, 1> kRules = {
+      FamilyRule{Param::tdeg, one_step_per_launch},
+  };
+};
+
+}  // namespace
+
+const KernelFamily& template_family() {
+  static const FamilyTemplate family;
+  return family;
+}
+
+}  // namespace isletune

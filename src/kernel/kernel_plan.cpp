@@ -1,0 +1,213 @@
+// The kernel plan: the generic part (block, halo, steps), the family's part (KernelFamily::plan),
+// the launch limits, and the helpers the families' plan arithmetic shares.
+#include "kernel/kernel_plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernel/registry.hpp"
+
+namespace isletune {
+namespace {
+
+constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
+
+long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+StencilReach reach_of(const Stencil& stencil) {
+  StencilReach r;
+  for (const Offset& o : stencil.offsets()) {
+    const std::array<int, 3> v{o.x, o.y, o.z};
+    for (std::size_t a = 0; a < 3; ++a) {
+      r.lo[a] = std::max(r.lo[a], -v[a]);
+      r.hi[a] = std::max(r.hi[a], v[a]);
+    }
+  }
+  return r;
+}
+
+int ProblemShape::radius(std::size_t axis) const {
+  return std::max(reach.lo[axis], reach.hi[axis]);
+}
+
+ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
+  return ProblemShape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
+}
+
+Setting KernelFamily::one_step(const Setting& s) const {
+  Setting one = s;
+  one[Param::tdeg] = 1;
+  return one;
+}
+
+void plan_tiles(KernelPlan& p, const ProblemShape& shape, const std::array<int, 3>& tile) {
+  const std::array<long long, 3> extent{shape.grid.nx, shape.grid.ny, shape.grid.nz};
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (static_cast<int>(d) >= shape.dims) {
+      p.tile[d] = 1;
+      p.loaded[d] = 1;
+      p.grid[d] = 1;
+      continue;
+    }
+    p.tile[d] = tile[d];
+    p.loaded[d] = tile[d] + (shape.reach.lo[d] + shape.reach.hi[d]) * p.tdeg;
+    p.grid[d] = ceil_div(extent[d], tile[d]);
+  }
+}
+
+void plan_costs(KernelPlan& p) {
+  double tile_cells = 1, loaded_cells = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    tile_cells *= p.tile[d];
+    loaded_cells *= p.loaded[d];
+  }
+  p.global_read_doubles = loaded_cells / tile_cells / p.tdeg;
+  p.global_write_doubles = 1.0 / p.tdeg;
+  double computed = 0;
+  for (int level = 1; level <= p.tdeg; ++level) {
+    double cells = 1;
+    for (std::size_t d = 0; d < 3; ++d)
+      cells *= p.tile[d] + (p.halo_lo[d] + p.halo_hi[d]) * (p.tdeg - level);
+    computed += cells;
+  }
+  p.redundancy = computed / (tile_cells * p.tdeg);
+}
+
+KernelPlan make_plan(const KernelFamily& family, const ProblemShape& shape, const Setting& s) {
+  KernelPlan p;
+  p.family = &family;
+  p.dims = shape.dims;
+  p.tdeg = std::max(1, s[Param::tdeg]);
+  p.steps_per_launch = p.tdeg;
+  p.halo_lo = shape.reach.lo;
+  p.halo_hi = shape.reach.hi;
+  p.block = {s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
+  p.flops_per_cell = shape.flops_per_cell;
+  family.plan(shape, s, p);
+  return p;
+}
+
+KernelPlan make_plan(const ProblemShape& shape, const Setting& s) {
+  const KernelFamily* family = find_family(s);
+  if (!family)
+    throw std::logic_error("make_plan: no kernel family builds " + canonical_key(s));
+  return make_plan(*family, shape, s);
+}
+
+KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
+                     const DeviceLimits&) {
+  return make_plan(shape_of(stencil, grid), setting);
+}
+
+bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
+  return block[0] <= limits.max_block_dim[0] && block[1] <= limits.max_block_dim[1] &&
+         block[2] <= limits.max_block_dim[2] &&
+         1LL * block[0] * block[1] * block[2] <= limits.max_threads_per_block;
+}
+
+std::optional<std::string> block_violation(const std::array<int, 3>& block,
+                                           const DeviceLimits& limits) {
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (block[d] > limits.max_block_dim[d]) {
+      return "the block extent along " + std::string(1, kAxis[d]) + " is " +
+             std::to_string(block[d]) + " threads; the device allows at most " +
+             std::to_string(limits.max_block_dim[d]) + ".";
+    }
+  }
+  const long long threads = 1LL * block[0] * block[1] * block[2];
+  if (threads > limits.max_threads_per_block) {
+    return "the block has " + std::to_string(threads) + " threads; the device allows at most " +
+           std::to_string(limits.max_threads_per_block) + ".";
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// plan_ok's checks on a built plan (the block is checked before the plan is built).
+bool launch_ok(const KernelPlan& p, const DeviceLimits& limits, std::string* why) {
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (p.grid[d] > limits.max_grid_dim[d]) {
+      if (why) {
+        *why = "the launch needs " + std::to_string(p.grid[d]) + " blocks along " +
+               std::string(1, kAxis[d]) + "; the device allows at most " +
+               std::to_string(limits.max_grid_dim[d]) + ".";
+      }
+      return false;
+    }
+  }
+  if (p.shared_bytes > limits.shared_per_block_optin) {
+    if (why) {
+      *why = "the kernel plan needs " + std::to_string(p.shared_bytes) +
+             " B of shared memory per block; the device opt-in limit is " +
+             std::to_string(limits.shared_per_block_optin) + " B.";
+    }
+    return false;
+  }
+  return true;
+}
+
+// The family, or why none builds s.
+const KernelFamily* family_or_why(const Setting& s, std::string* why) {
+  const KernelFamily* f = find_family(s);
+  if (!f && why)
+    *why = "no kernel family builds this setting (" + canonical_key(s) + ").";
+  return f;
+}
+
+}  // namespace
+
+bool plan_ok(const ProblemShape& shape, const Setting& s, const DeviceLimits& limits,
+             std::string* why) {
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits)) {
+    if (why)
+      *why = *block_violation(block, limits);
+    return false;
+  }
+  const KernelFamily* family = family_or_why(s, why);
+  if (!family)
+    return false;
+  return launch_ok(make_plan(*family, shape, s), limits, why);
+}
+
+bool plan_ok(const KernelFamily& family, const ProblemShape& shape, const Setting& s,
+             const DeviceLimits& limits, std::string* why) {
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits)) {
+    if (why)
+      *why = *block_violation(block, limits);
+    return false;
+  }
+  return launch_ok(make_plan(family, shape, s), limits, why);
+}
+
+std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shape, const Setting& s,
+                                                        const DeviceLimits& limits) {
+  std::string why;
+  const std::array<int, 3> block{s[Param::tbx], s[Param::tby], s[Param::tbz]};
+  if (!block_fits(block, limits))
+    return *block_violation(block, limits);
+  const KernelFamily* family = family_or_why(s, &why);
+  if (!family)
+    return why;
+  KernelPlan p = make_plan(*family, shape, s);
+  if (!launch_ok(p, limits, &why))
+    return why;
+  return p;
+}
+
+std::optional<std::string> plan_violation(const Stencil& stencil, const Grid& grid,
+                                          const Setting& setting, const DeviceLimits& limits) {
+  std::string why;
+  if (plan_ok(shape_of(stencil, grid), setting, limits, &why))
+    return std::nullopt;
+  return why;
+}
+
+}  // namespace isletune
