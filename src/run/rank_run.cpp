@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,14 @@ namespace fs = std::filesystem;
   return std::string(buf, static_cast<std::size_t>(std::clamp(n, 0, int{sizeof buf} - 1)));
 }
 
+// An error text without the HDF5 call and source location an h5::Error carries ("HDF5
+// call H5Dwrite(...) failed at src/trace/x.cpp:78: file write failed" -> "an HDF5 write
+// failed: file write failed"): a user's message names no source file.
+std::string without_call_text(const std::string& what) {
+  static const std::regex call("HDF5 call .* failed at [^ ]+:[0-9]+(: )?");
+  return std::regex_replace(what, call, "an HDF5 operation failed: ");
+}
+
 // Collects one rank's error across phases and agrees on it with every rank.
 class Phases {
  public:
@@ -67,7 +76,7 @@ class Phases {
     } catch (const TraceWriteError& e) {  // a full disk: a sentence, not an internal error
       error_ = e.what();
     } catch (const std::exception& e) {
-      error_ = std::string("internal error: ") + e.what();
+      error_ = std::string("internal error: ") + without_call_text(e.what());
     }
   }
 

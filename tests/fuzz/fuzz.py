@@ -289,7 +289,8 @@ def config_case(rng, index, workdir):
         filler = rng.choice(["#" + "x" * pad + "\n", "junk: '" + "y" * pad + "'\n"])
         return Case(cat, render(tree) + "\n" + filler, None)
     if cat == "second_document":
-        second = rng.choice(["seed: 3\n", render(structured(rng)) + "\n", "---\n", "[1, 2]\n"])
+        # (An empty document after `---` holds nothing and is accepted: not a case.)
+        second = rng.choice(["seed: 3\n", render(structured(rng)) + "\n", "[1, 2]\n", "x\n"])
         return Case(cat, render(tree) + "\n---\n" + second, None)
     if cat == "binary":
         n = rng.randrange(1, 4096)
