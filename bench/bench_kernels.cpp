@@ -18,6 +18,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -45,14 +46,18 @@ struct Options {
   int n3d = 512;
   std::uint64_t seed = 2026;
   bool throughput = false;
-  bool dry_run = false;  // sample settings only (no GPU)
+  bool families = false;   // --families: hand-picked settings per family x tdeg
+  int family_case = -1;    // --case I: only hand-picked case I (and naive)
+  std::string family;      // --family NAME: only the cases of that family (and naive)
+  std::string source_key;  // --source KEY: print the generated kernel (no GPU)
+  bool dry_run = false;    // sample settings only (no GPU)
   std::string throughput_stencil = "star3d2r";
   int throughput_batches = 4;
   int throughput_batch = 16;
 };
 
-// The part-1 space the benchmark searches: ARCHITECTURE §4 defaults narrowed to part 1 and
-// to block and merge values that fit a 2-D/3-D tile.
+// The part-1 space the benchmark searches: docs/architecture.md, "The search space" defaults
+// narrowed to part 1 and to block and merge values that fit a 2-D/3-D tile.
 Space part1_space(const Stencil& st, const Grid& g, const DeviceLimits& limits) {
   Space::Values v = Space::default_values(st.dims(), g);
   v[index_of(Param::streaming)] = {0};
@@ -202,6 +207,223 @@ int run_kernels(const Options& o) {
   return 0;
 }
 
+// --families: the short loop for kernel work. For each stencil a small fixed list of
+// hand-picked settings per family x tdeg (no search), each verified and timed by the
+// evaluator, printed as GCells/s per step next to naive, copy and the EBISU figure of
+// docs/benchmarks.md (H100, 8192^2 / 512^3 only), and written as CSV rows
+// (docs/bench/families-<gpu>.csv) as each stencil finishes.
+struct FamilyCase {
+  const char* family;
+  int tdeg;
+  const char* fields;  // "name=value" pairs over naive_setting(dims)
+};
+
+// Settings as "name=value" pairs (space-separated) applied over the naive setting.
+Setting setting_from_fields(int dims, const std::string& fields) {
+  Setting s = naive_setting(dims);
+  std::stringstream in(fields);
+  for (std::string item; in >> item;) {
+    const auto eq = item.find('=');
+    const auto p = eq == std::string::npos ? std::nullopt : param_from_name(item.substr(0, eq));
+    if (!p)
+      throw isletune::InputError("family setting field '" + item + "' is not name=value.");
+    const std::string value = item.substr(eq + 1);
+    if (*p == Param::merge) {
+      const auto m = merge_from_name(value);
+      if (!m)
+        throw isletune::InputError("family setting field '" + item + "': unknown merge kind.");
+      s[*p] = static_cast<int>(*m);
+    } else {
+      s[*p] = std::stoi(value);
+    }
+  }
+  return s;
+}
+
+// The hand-picked list. Streaming: stream along y (2-D) / z (3-D), cyclic merge along x,
+// stream blocks chosen so that the tile count fills the 132 SMs of an H100.
+std::vector<FamilyCase> family_cases(int dims) {
+  if (dims == 2) {
+    return {
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=4 ufy=4 use_shared=0"},
+        {"tiled", 2, "tbx=64 tby=8 use_shared=1"},
+        {"tiled", 4, "tbx=64 tby=8 merge=block mfx=2 mfy=2 use_shared=1"},
+        {"tiled", 8, "tbx=64 tby=8 merge=block mfx=2 mfy=2 use_shared=1"},
+        {"streaming", 1, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
+        {"streaming", 2, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
+        {"streaming", 4, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
+        {"streaming", 4,
+         "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
+        {"streaming", 8, "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
+        {"streaming", 8,
+         "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
+        {"streaming", 12, "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
+        {"streaming", 12,
+         "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
+    };
+  }
+  return {
+      {"tiled", 1, "tbx=32 tby=4 tbz=2"},
+      {"tiled", 2, "tbx=32 tby=8 tbz=4 use_shared=1"},
+      {"tiled", 4, "tbx=32 tby=8 tbz=4 use_shared=1"},
+      {"streaming", 1, "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1"},
+      {"streaming", 1, "streaming=1 sd=1 sb=128 tbx=64 tby=1 tbz=8 merge=cyclic mfz=2 prefetch=1"},
+      {"streaming", 2, "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1"},
+      {"streaming", 2,
+       "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1 retiming=1"},
+      {"streaming", 4, "streaming=1 sd=2 sb=256 tbx=128 tby=4 tbz=1 merge=cyclic mfy=4 prefetch=1"},
+      {"streaming", 4,
+       "streaming=1 sd=2 sb=256 tbx=128 tby=4 tbz=1 merge=cyclic mfy=4 prefetch=1 retiming=1"},
+  };
+}
+
+// Register-tile cases of the tiled family for stencils with >= 25 points (boxes of radius >= 2
+// in 2-D and >= 1 in 3-D, where the multiply-adds, not DRAM, bind): block merging along y
+// (and z) so that each thread computes a column chunk of points and every loaded input feeds
+// the chunk's FMAs (Apply::block), x unmerged for coalesced rows, staged tile or not. The
+// last case of each list is the best setting found by random search before the register
+// tile (docs/benchmarks.md, "Kernel benchmark").
+std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
+  if (st.size() < 25)
+    return {};
+  if (st.dims() == 2) {
+    return {
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=1"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=128 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=32 tby=4 merge=block mfy=8 ufy=8 use_shared=0"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=8 ufy=8 use_shared=1 use_constant=1"},
+        {"tiled", 1, "tbx=64 tby=4 merge=block mfy=4 ufy=4 use_shared=1"},
+    };
+  }
+  return {
+      {"tiled", 1, "tbx=32 tby=4 tbz=1 merge=block mfy=4 ufy=4 mfz=8 ufz=8 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=1 merge=block mfy=4 ufy=4 mfz=8 ufz=8 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=8 tbz=1 merge=block mfy=2 ufy=2 mfz=8 ufz=8 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=8 tbz=1 merge=block mfy=2 ufy=2 mfz=8 ufz=8 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=block mfy=2 ufy=2 mfz=2 ufz=2 use_shared=1"},
+      {"tiled", 1,
+       "tbx=32 tby=4 tbz=2 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1 "
+       "use_constant=1"},
+      {"tiled", 1,
+       "tbx=32 tby=2 tbz=8 merge=block mfx=2 ufx=2 mfy=4 ufy=1 mfz=4 ufz=4 "
+       "use_shared=0"},
+  };
+}
+
+// EBISU on an H100 (docs/benchmarks.md, stencil-perf-anchors): only at 8192^2 / 512^3.
+double ebisu_figure(const std::string& stencil, const Grid& g) {
+  static const std::map<std::string, double> k2 = {
+      {"star2d1r", 610}, {"box2d1r", 428}, {"star2d2r", 400}};
+  static const std::map<std::string, double> k3 = {{"star3d1r", 307}, {"box3d1r", 171}};
+  const auto& table = g.nz == 1 ? k2 : k3;
+  const bool anchor_grid = g.nz == 1 ? g.nx == 8192 && g.ny == 8192 : g.nx == 512 && g.nz == 512;
+  const auto it = table.find(stencil);
+  return anchor_grid && it != table.end() ? it->second : 0.0;
+}
+
+int run_families(const Options& o) {
+  std::FILE* csv = nullptr;
+  double copy_gbs = 0;
+  for (const std::string& name : o.stencils) {
+    const Stencil st = typical_stencil(name);
+    const Grid g = st.dims() == 2 ? Grid{o.n2d, o.n2d, 1} : Grid{o.n3d, o.n3d, o.n3d};
+    CudaOptions co;
+    co.min_rep_ms = 5;
+    CudaEvaluator e(Problem{st, g, 48, 1, 5}, co);
+    if (!csv) {
+      copy_gbs = e.environment().copy_bandwidth_gbs;
+      std::printf(
+          "# GPU %s, driver %d, NVRTC %s, SM clock %d MHz, copy %.0f GB/s -> %.1f GCells/s\n",
+          e.environment().name.c_str(), e.environment().driver_version,
+          e.environment().nvrtc_version.c_str(), e.environment().sm_clock_mhz, copy_gbs,
+          copy_gbs / 16);
+      const std::string path =
+          o.csv.empty() ? "docs/bench/families-" + slug(e.environment().name) + ".csv" : o.csv;
+      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+      csv = std::fopen(path.c_str(), "w");
+      if (!csv)
+        throw isletune::InputError("cannot write the CSV file " + path + ".");
+      std::fprintf(csv,
+                   "stencil,grid,family,tdeg,gcells,naive_gcells,copy_gcells,ebisu_gcells,status,"
+                   "compile_ms,registers,shared_bytes,occupancy,error_l2,gpu,setting\n");
+      std::printf("# CSV: %s\n", path.c_str());
+      std::printf("%-9s %-12s %-10s %4s %8s %7s %6s %6s %6s %5s %7s  %s\n", "stencil", "grid",
+                  "family", "tdeg", "GCells/s", "xnaive", "naive", "copy", "ebisu", "regs",
+                  "comp_ms", "setting / status");
+    }
+    // With --case only that setting runs (its kernel is then the only isl_kernel launched,
+    // for a profiler); naive is 0 in the row.
+    std::vector<Setting> batch;
+    std::vector<FamilyCase> cases;
+    if (o.family_case < 0) {
+      batch.push_back(naive_setting(st.dims()));
+      cases.push_back({"naive", 1, ""});
+    }
+    auto all = family_cases(st.dims());
+    for (const FamilyCase& c : register_tile_cases(st))
+      all.push_back(c);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (o.family_case >= 0 && static_cast<int>(i) != o.family_case)
+        continue;
+      if (!o.family.empty() && all[i].family != o.family)
+        continue;
+      const FamilyCase& c = all[i];
+      cases.push_back(c);
+      batch.push_back(setting_from_fields(st.dims(), c.fields));
+      batch.back()[Param::tdeg] = c.tdeg;
+    }
+    const auto got = e.evaluate(batch);
+    const double naive = o.family_case < 0 ? gcells(g, got[0]) : 0.0;
+    const double copy = copy_gbs / 16;
+    const double ebisu = ebisu_figure(name, g);
+    const std::string grid_text =
+        std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const Measurement& m = got[i];
+      const double v = gcells(g, m);
+      std::printf("%-9s %-12s %-10s %4d %8.1f %7.2f %6.1f %6.1f %6.0f %5d %7.0f  %s%s%s\n",
+                  name.c_str(), grid_text.c_str(), cases[i].family, cases[i].tdeg, v,
+                  naive > 0 ? v / naive : 0.0, naive, copy, ebisu, m.registers, m.compile_ms,
+                  cases[i].fields, m.ok() ? "" : "  -> ", m.ok() ? "" : m.message.c_str());
+      std::fprintf(csv, "%s,%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%s,%.0f,%d,%d,%.3f,%.3g,\"%s\",\"%s\"\n",
+                   name.c_str(), grid_text.c_str(), cases[i].family, cases[i].tdeg, v, naive, copy,
+                   ebisu, std::string(status_name(m.status)).c_str(), m.compile_ms, m.registers,
+                   m.shared_bytes, m.occupancy, m.error_l2, e.environment().name.c_str(),
+                   canonical_key(batch[i]).c_str());
+    }
+    std::fflush(csv);
+    std::fflush(stdout);
+  }
+  if (csv)
+    std::fclose(csv);
+  return 0;
+}
+
+// --source KEY: the generated kernel source of one setting (canonical key or name=value
+// fields over the naive setting) for the first --stencils entry; no GPU needed.
+int print_source(const Options& o) {
+  const Stencil st = typical_stencil(o.stencils.front());
+  const Grid g = st.dims() == 2 ? Grid{o.n2d, o.n2d, 1} : Grid{o.n3d, o.n3d, o.n3d};
+  std::string fields = o.source_key;
+  for (char& c : fields) {
+    if (c == ',')
+      c = ' ';
+  }
+  const Setting s = setting_from_fields(st.dims(), fields);
+  if (const auto why = unsupported_reason(st, g, s, DeviceLimits{}))
+    throw isletune::InputError("the setting cannot be built: " + *why);
+  const KernelSource k = generate_kernel(st, g, s, DeviceLimits{});
+  std::fputs(k.source.c_str(), stdout);
+  std::fprintf(stderr, "main: block %dx%dx%d grid %lldx%lldx%lld shared %d B\n", k.launch.block[0],
+               k.launch.block[1], k.launch.block[2], k.launch.grid[0], k.launch.grid[1],
+               k.launch.grid[2], k.launch.shared_bytes);
+  return 0;
+}
+
 // Evaluations per minute and GPU-busy fraction (verify + timing time over wall time), first
 // with an empty cubin cache, then again with the cache warm (a fresh worker, same settings).
 int run_throughput(const Options& o) {
@@ -260,14 +482,22 @@ constexpr const char* kUsage =
     "Usage: isletune-bench-kernels [--stencils a,b] [--budget-s S] [--samples2d N] "
     "[--samples3d N]\n"
     "       [--batch N] [--n2d N] [--n3d N] [--seed S] [--csv PATH] [--throughput]\n"
-    "       [--throughput-stencil NAME] [--no-kernels] [--dry-run] [--help]\n"
+    "       [--throughput-stencil NAME] [--no-kernels] [--dry-run] [--families]\n"
+    "       [--source name=value,...] [--help]\n"
     "Naive vs tuned (best random settings of the default space within --budget-s seconds of\n"
     "measuring per stencil, default 15) vs copy GCells/s and the FP64 roof, for the typical\n"
-    "stencils at 8192^2 / 512^3; rows also go to docs/bench/kernels-<gpu>.csv (--csv).\n";
+    "stencils at 8192^2 / 512^3; rows also go to docs/bench/kernels-<gpu>.csv (--csv).\n"
+    "--families: hand-picked settings per family x tdeg (default stencils: the five anchors\n"
+    "star2d1r box2d1r star2d2r star3d1r box3d1r), verified and timed, next to naive, copy and\n"
+    "EBISU; rows go to docs/bench/families-<gpu>.csv (--csv).\n"
+    "--case I: only the I-th hand-picked setting (from 0), without naive.\n"
+    "--family NAME: only the hand-picked settings of that family (tiled, streaming).\n"
+    "--source FIELDS: print the generated kernel of one setting for the first stencil.\n";
 int main(int argc, char** argv) {
   using namespace isletune::cuda;
   Options o;
   bool kernels = true;
+  bool stencils_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&]() -> std::string {
@@ -280,9 +510,10 @@ int main(int argc, char** argv) {
         std::fputs(kUsage, stdout);
         return 0;
       }
-      if (a == "--stencils")
+      if (a == "--stencils") {
         o.stencils = split(next());
-      else if (a == "--samples2d")
+        stencils_given = true;
+      } else if (a == "--samples2d")
         o.samples_2d = std::stoi(next());
       else if (a == "--samples3d")
         o.samples_3d = std::stoi(next());
@@ -302,6 +533,14 @@ int main(int argc, char** argv) {
         o.throughput = true;
       else if (a == "--throughput-stencil")
         o.throughput_stencil = next();
+      else if (a == "--families")
+        o.families = true;
+      else if (a == "--case")
+        o.family_case = std::stoi(next());
+      else if (a == "--family")
+        o.family = next();
+      else if (a == "--source")
+        o.source_key = next();
       else if (a == "--no-kernels")
         kernels = false;
       else if (a == "--dry-run")
@@ -317,6 +556,13 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (!o.source_key.empty())
+      return print_source(o);
+    if (o.families) {
+      if (!stencils_given)
+        o.stencils = {"star2d1r", "box2d1r", "star2d2r", "star3d1r", "box3d1r"};
+      return run_families(o);
+    }
     if (kernels)
       run_kernels(o);
     if (o.throughput && !o.dry_run)

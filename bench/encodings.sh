@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Which GA encoding finds faster kernels on recorded spaces (ARCHITECTURE §6: "the
+# Which GA encoding finds faster kernels on recorded spaces (docs/architecture.md, "The island GA": "the
 # benchmark on recorded spaces decides the default")? Replays the real H200 datasets in
 # tests/data with the island GA, 2 ranks, `index` vs `parameters`, SEEDS seeds each, with
 # the default MCR stop and a cap of 200 measurements per island, and, as the baseline,

@@ -1,5 +1,5 @@
-// Replay sweep (ARCHITECTURE §6: defaults are chosen by replay sweeps over recorded
-// spaces): runs search variants x seeds on a recorded dataset, in process and without a
+// Replay sweep (docs/architecture.md, "The island GA": defaults are chosen by replay sweeps over
+// recorded spaces): runs search variants x seeds on a recorded dataset, in process and without a
 // GPU, and prints per variant how often the final best is the dataset's optimum, within
 // 2 % and within 5 % of it, the median gap, the median number of measurements spent and
 // the median number of measurements until the best seen was within 5 %.

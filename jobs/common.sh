@@ -73,6 +73,26 @@ isletune_run_state() {
   esac
 }
 
+# Prints what isletune_launch would do for run directory $1 (`CONFIG [run args...]` after
+# it), without doing it: the directory's state and the command (`--dry-run` of the job
+# scripts). Needs no Slurm and no GPU.
+isletune_plan() {
+  local dir=$1
+  shift
+  local bin state
+  bin=$(isletune_binary 2>/dev/null) || bin=isletune
+  state=$(isletune_run_state "$dir" "$bin")
+  local line
+  case "$state" in
+    fresh)
+      line="fresh -> ${ISLETUNE_LAUNCH[*]} $bin run ${1:-CONFIG} --out $dir ${*:2}"
+      echo "${line% }"
+      ;;
+    resumable) echo "resumable -> ${ISLETUNE_LAUNCH[*]} $bin resume $dir" ;;
+    finished:*) echo "$state -> nothing to do (a finished run is left alone)" ;;
+  esac
+}
+
 # Starts or continues the run in directory $2 with launcher kind $1 (srun | mpirun |
 # direct) and the launcher command in the array ISLETUNE_LAUNCH (e.g. `srun --mpi=pmix`),
 # then waits for it. Arguments after $2: `CONFIG [isletune run args...]`, used only for a

@@ -11,7 +11,7 @@ constexpr long long kCells = 1LL * NX * NY * NZ;
 constexpr long long kPlane = 1LL * NX * NY;
 }  // namespace isl
 
-// One naive time step with the boundary semantics of ARCHITECTURE §3.
+// One naive time step with the boundary semantics of docs/architecture.md, "Stencils".
 extern "C" __global__ void isl_reference_step(const double* __restrict__ in,
                                               double* __restrict__ out) {
   const long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x;

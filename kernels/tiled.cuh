@@ -5,8 +5,11 @@
 //
 // tiled_step (TDEG = 1): each block owns a tile of (TBX*MFX) x (TBY*MFY) x (TBZ*MFZ) points;
 // each thread computes MFX*MFY*MFZ points, adjacent (block merging) or TB* apart (cyclic).
-// The per-thread point loops are unrolled UF* ways (register blocking). With SHARED = 1 the
-// block first stages its input tile plus halo in dynamic shared memory.
+// The per-thread point loops run in chunks of UFX x UFY x UFZ points (the plan's unroll,
+// bounded by kMaxChunkCost): Apply::block is one chunk as a register tile (each loaded
+// input multiply-added into every point of the chunk that uses it, inputs in (x, y, z) order,
+// each point stored once complete). With SHARED = 1 the block first stages its input tile
+// plus halo in dynamic shared memory.
 //
 // tiled_temporal (TDEG > 1): overlapped tiles. The block loads its tile plus TDEG halos into
 // shared memory once, then runs TDEG sweeps ping-ponging two shared buffers; level L is
@@ -14,8 +17,8 @@
 // stencil would leave the GRID keeps its previous value) is applied at every level from global
 // coordinates. The tile's valid outputs are written at the end.
 //
-// Semantics (ARCHITECTURE §3): a point whose every neighbour lies inside the grid gets the
-// weighted sum; any other point keeps its input value. Apply is generated per stencil and
+// Semantics (docs/architecture.md, "Stencils"): a point whose every neighbour lies inside the grid
+// gets the weighted sum; any other point keeps its input value. Apply is generated per stencil and
 // setting: Apply::at<SY, SZ>(p) is the weighted sum around p for row stride SY and plane
 // stride SZ; Apply::block<...>(p, o) computes one unrolled chunk of merged points.
 #pragma once
@@ -26,6 +29,39 @@ namespace isl {
 template <int TB, int MF, int MERGE>
 __device__ __forceinline__ int merged_index(int t, int u) {
   return MERGE == 1 ? t * MF + u : t + u * TB;
+}
+
+// Asynchronous copy of one double from global to shared memory (cp.async on sm_80 and newer:
+// the load takes no register and does not stall the thread, so every load of a staging loop
+// is in flight at once); copy_async_wait() waits for all of this thread's copies.
+__device__ __forceinline__ void copy_async(double* dst, const double* src) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+
+__device__ __forceinline__ void copy_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// Whether the point (x, y, z) of a fast-path chunk stores its weighted sum (every neighbour
+// inside the grid) rather than its input value; `near` is false for a thread whose points are
+// all interior (no test then).
+template <class C>
+__device__ __forceinline__ bool keep_sum(bool near, int x, int y, int z) {
+  return !near || (x >= C::XLO && x < C::NX - C::XHI && y >= C::YLO && y < C::NY - C::YHI &&
+                   z >= C::ZLO && z < C::NZ - C::ZHI);
+}
+
+// A point's own input at store time, read again (volatile) rather than kept in a register from
+// its first use as a neighbour: the value is needed only for points near the grid's edge.
+__device__ __forceinline__ double reload(const double* p) {
+  return *static_cast<const volatile double*>(p);
 }
 
 template <class C, class Apply>
@@ -42,7 +78,9 @@ __device__ __forceinline__ void tiled_step(const double* __restrict__ in, double
   static_assert(C::TDEG == 1, "tiled_step advances one step");
 
   if constexpr (SHARED) {
-    // Stage the tile with its halo; rows along x so the loads are coalesced.
+    // Stage the tile with its halo; rows along x so the loads are coalesced, copied
+    // asynchronously (all of a thread's loads in flight at once). Positions outside the grid
+    // stay unwritten: only points that keep their input (keep_sum) read them.
     for (int iz = threadIdx.z; iz < SZD; iz += TBZ) {
       const int gz = z0 - ZLO + iz;
       for (int iy = threadIdx.y; iy < SYD; iy += TBY) {
@@ -51,11 +89,12 @@ __device__ __forceinline__ void tiled_step(const double* __restrict__ in, double
         for (int ix = threadIdx.x; ix < SXD; ix += TBX) {
           const int gx = x0 - XLO + ix;
           if (row_in && gx >= 0 && gx < NX) {
-            smem[(iz * SYD + iy) * SXD + ix] = in[gz * PLANE + 1LL * gy * NX + gx];
+            copy_async(smem + (iz * SYD + iy) * SXD + ix, in + (gz * PLANE + 1LL * gy * NX + gx));
           }
         }
       }
     }
+    copy_async_wait();
     __syncthreads();
   }
 
@@ -67,10 +106,22 @@ __device__ __forceinline__ void tiled_step(const double* __restrict__ in, double
   const int xa = x0 + lx0, ya = y0 + ly0, za = z0 + lz0;
   const int xb = xa + (MFX - 1) * DX, yb = ya + (MFY - 1) * DY, zb = za + (MFZ - 1) * DZ;
 
-  if (xa >= XLO && xb < NX - XHI && ya >= YLO && yb < NY - YHI && za >= ZLO && zb < NZ - ZHI) {
-    // Fast path, taken by every thread whose points are all interior: each input is one
-    // base pointer plus compile-time constants, so the unrolled merged points share loads
-    // (register blocking) and no bounds test sits between them.
+  // Fast path: each input is one base pointer plus compile-time constants, so the unrolled
+  // merged points share loads (register tile) and no bounds test sits between them. A point
+  // near the grid's edge reads neighbours that wrap into the next row or plane (or, staged,
+  // unwritten halo slots) and stores its input instead (keep_sum), so every thread whose
+  // points all lie in the grid takes it as long as its reads stay inside the array: always
+  // from a staged tile; reading global memory, when the lowest and highest linear offset the
+  // thread reads lie in the grid (all but the first and last rows of planes).
+  bool fast = xb < NX && yb < NY && zb < NZ;
+  if constexpr (!SHARED) {
+    const long long lo = (za - ZLO) * PLANE + 1LL * (ya - YLO) * NX + (xa - XLO);
+    const long long hi = (zb + ZHI) * PLANE + 1LL * (yb + YHI) * NX + (xb + XHI);
+    fast = fast && lo >= 0 && hi < PLANE * NZ;
+  }
+  if (fast) {
+    const bool near =
+        !(xa >= XLO && xb < NX - XHI && ya >= YLO && yb < NY - YHI && za >= ZLO && zb < NZ - ZHI);
     const long long g0 = za * PLANE + 1LL * ya * NX + xa;
     double* o = out + g0;
     const double* p;
@@ -90,8 +141,9 @@ __device__ __forceinline__ void tiled_step(const double* __restrict__ in, double
 #pragma unroll 1
         for (int cx = 0; cx < MFX / UFX; ++cx) {
           const int ux = cx * UFX * DX, uy = cy * UFY * DY, uz = cz * UFZ * DZ;
-          Apply::template block<SROW, SPLANE, NX, PLANE>(p + (uz * SPLANE + uy * SROW + ux),
-                                                         o + (uz * PLANE + 1LL * uy * NX + ux));
+          Apply::template block<C, SROW, SPLANE, NX, PLANE>(p + (uz * SPLANE + uy * SROW + ux),
+                                                            o + (uz * PLANE + 1LL * uy * NX + ux),
+                                                            near, xa + ux, ya + uy, za + uz);
         }
       }
     }
@@ -154,8 +206,12 @@ __device__ __forceinline__ void tiled_temporal(const double* __restrict__ in,
     const int ix = i % LX, iy = (i / LX) % LY, iz = i / (LX * LY);
     const int gx = ox + ix, gy = oy + iy, gz = oz + iz;
     const bool inside = gx >= 0 && gx < NX && gy >= 0 && gy < NY && gz >= 0 && gz < NZ;
-    a[i] = inside ? in[gz * PLANE + 1LL * gy * NX + gx] : 0.0;
+    if (inside)
+      copy_async(a + i, in + (gz * PLANE + 1LL * gy * NX + gx));
+    else
+      a[i] = 0.0;
   }
+  copy_async_wait();
   __syncthreads();
 
 #pragma unroll 1

@@ -49,7 +49,7 @@ space:
 
 
 def valid(s):
-    """The explicit constraints of ARCHITECTURE §4 restricted to this 2-D space."""
+    """The explicit constraints of docs/architecture.md, "The search space" restricted to this 2-D space."""
     threads = s["tbx"] * s["tby"]
     if not 32 <= threads <= 1024:
         return False

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Reproduces docs/analysis-compare.png: island-ga, random, sampled-random and global-ga on
+# Draws the strategy comparison of docs/analysis-compare.png: island-ga, random, sampled-random and global-ga on
 # the real H200 star2d1r replay dataset (analysis/examples/compare-strategies.yaml), five
 # seeds each, 4 ranks per run, equal evaluator-clock budgets; then
 # `isletune-analyze compare --by strategy --baseline random`. Replay needs no GPU.
 #
 #   analysis/examples/compare-strategies.sh [ISLETUNE_BINARY] [RUNS_DIR] [FIGURE]
 #
-# Defaults: build/bin/isletune, /tmp/isletune-compare-strategies, docs/analysis-compare.png
-# (paths relative to the repository root). The comparison table is printed and also
-# written as RUNS_DIR/compare.csv.
+# Defaults: build/bin/isletune, /tmp/isletune-compare-strategies, RUNS_DIR/compare.png:
+# the committed figure is replaced only when asked for by name, e.g.
+#   analysis/examples/compare-strategies.sh build/bin/isletune /tmp/cmp docs/analysis-compare.png
+# The comparison table is printed and also written as RUNS_DIR/compare.csv. Every run is
+# compared at the common time budget (20 s of evaluator clock): measurements a run made
+# after its budget, in the generation or two before the collective stop, are left out.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 isletune=${1:-$root/build/bin/isletune}
 runs=${2:-/tmp/isletune-compare-strategies}
-figure=${3:-$root/docs/analysis-compare.png}
+figure=${3:-$runs/compare.png}
 config=$root/analysis/examples/compare-strategies.yaml
 dataset=$root/tests/data/h200-star2d1r.h5
 ranks=4
@@ -44,4 +47,5 @@ done
 analyze=$root/analysis/isletune-analyze
 "$analyze" compare --by strategy --baseline random -o "$figure" "${dirs[@]}"
 "$analyze" compare --csv --no-plot --by strategy --baseline random "${dirs[@]}" >"$runs/compare.csv"
+"$analyze" compare --no-plot --by strategy --baseline random "${dirs[@]}" | tail -n 8
 echo "figure: $figure"

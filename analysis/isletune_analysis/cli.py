@@ -78,6 +78,8 @@ def _warn(traces: Sequence[Trace]) -> None:
 def _title(trace: Trace) -> str:
     """A figure title naming the run."""
     name = trace.stencil.get("name") or trace.path.parent.name
+    if trace.kind == "dataset":
+        return f"{name} — dataset of {len(trace.evaluations)} measurements (isletune measure)"
     return f"{name} — {trace.strategy}, {len(trace.ranks)} island(s), seed {trace.seed}"
 
 
@@ -203,7 +205,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     traces = load_traces(args.traces)
     _warn(traces)
     try:
-        data = compute.compare(traces, args.by, args.baseline, args.points)
+        data = compute.compare(traces, args.by, args.baseline, args.points, args.until)
     except ValueError as exc:
         print(f"--baseline: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -211,16 +213,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print_table(compute.compare_checkpoints(data, args.checkpoints),
                 ["group", "time_s", "runs", "median_ms", "q1_ms", "q3_ms"], args.csv)
     print()
-    print_table(data["finals"], ["group", "runs", "median_ms", "q1_ms", "q3_ms", "best_ms",
-                                 "speedup", "relative_time"], args.csv)
+    print_table(data["finals"], ["group", "runs", "median_ms", "q1_ms", "q3_ms", "ci_low_ms",
+                                 "ci_high_ms", "best_ms", "speedup", "relative_time",
+                                 "p_vs_baseline"], args.csv)
+    if not args.csv:
+        print(f"\ncompared at {data['horizon_s']:g} s of evaluator clock ({data['horizon_from']}); "
+              "ci: 95% bootstrap interval of the median final best; p: Mann-Whitney U vs "
+              f"{data['by']} {data['baseline']}")
     return 0
 
 
 def cmd_export_kt(args: argparse.Namespace) -> int:
     """Writes a Kernel Tuner cache file from a trace."""
-    t = load_trace(args.trace)
+    t = load_trace(args.trace)  # the same one-sentence errors as every subcommand
     _warn([t])
-    doc = kt.write_cache(t, args.output)
+    doc = kt.write_cache(args.trace, args.output)
     ok = sum(1 for e in doc["cache"].values() if not isinstance(e["time"], str))
     rows = [{"file": args.output, "entries": len(doc["cache"]), "ok": ok,
              "failed": len(doc["cache"]) - ok, "device": doc["device_name"],
@@ -281,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the first group)")
     p.add_argument("--points", type=int, default=200, help="time points of the curves")
     p.add_argument("--checkpoints", type=int, default=8, help="time points in the table")
+    p.add_argument("--until", type=float, metavar="SECONDS",
+                   help="compare at this evaluator clock (default: the runs' common "
+                   "time_budget_s, else the latest run's end); later measurements are left out")
     common(p)
     p.set_defaults(func=cmd_compare)
 

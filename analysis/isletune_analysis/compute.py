@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import stats
 
 from .trace import MERGE_NAMES, PARAM_NAMES, STATUS_NAMES, Trace, find_key
 
@@ -100,12 +101,15 @@ def summary(trace: Trace) -> dict[str, Any]:
             "measured": int(np.count_nonzero(m)),
             "ok": int(np.count_nonzero(m & o)),
             "failed": int(np.count_nonzero(m & ~o)),
-            # cache hits: rows of older traces, per-generation counts of newer ones
-            "cached": int(np.count_nonzero(e["cached"])) + (
+            # cache hits: rows of older traces (migrants aside), per-generation counts of
+            # newer ones; the same count as `isletune report`
+            "cached": int(np.count_nonzero(e["cached"] & ~e["migrant"])) + (
                 int(np.sum(g["cache_hits"])) if len(g) else 0),
             "migrants": int(np.count_nonzero(e["migrant"])),
             "best_ms": island_best,
-            "generations": int(g["generation"].max()) + 1 if len(g) else 0,
+            # generations after the initial population (generation 0), as /result counts
+            # them and `isletune report` prints them
+            "generations": int(g["generation"].max()) if len(g) else 0,
             "wall_s": float(np.nanmax(e["wall_s"])) if len(e) else math.nan,
             "wait_s": float(np.sum(g["wait_s"])) if len(g) else 0.0,
             "final_mcr": float(g["mcr"][-1]) if len(g) else math.nan,
@@ -146,7 +150,8 @@ def island_curve(trace: Trace, rank: int) -> Curve:
     """Best-so-far on one island over its own rows (immigrants included: they are its best)."""
     r = next(x for x in trace.ranks if x.rank == rank)
     e = np.sort(r.evaluations, order="eval_id")
-    return Curve(f"island {rank}", e["wall_s"].copy(), np.cumsum(measured_mask(e)),
+    label = "measurements in recording order" if trace.kind == "dataset" else f"island {rank}"
+    return Curve(label, e["wall_s"].copy(), np.cumsum(measured_mask(e)),
                  cumulative_best(e["median_ms"], ok_mask(e)))
 
 
@@ -197,19 +202,26 @@ def convergence(trace: Trace) -> dict[str, Any]:
     curves = [island_curve(trace, r.rank) for r in trace.ranks]
     curves.append(overall_curve(trace))
     rows = [row for c in curves for row in improvements(c)]
-    return {"curves": curves, "migrations": migration_events(trace), "rows": rows}
+    return {"curves": curves, "ranks": [r.rank for r in trace.ranks],
+            "migrations": migration_events(trace), "rows": rows}
 
 
 # --- diversity -----------------------------------------------------------------------
 
 
+# GaSettings::mcr_threshold's default (src/ga/ga_settings.hpp), for traces whose stored
+# config does not name it (isletune stores the effective config, every key filled in).
+DEFAULT_MCR_THRESHOLD = 0.9
+
+
 def mcr_threshold(trace: Trace) -> float:
-    """The MCR stop threshold of the run (ARCHITECTURE §6 default 0.5)."""
-    value = find_key(trace.config, ("mcr_threshold",))
+    """The run's MCR stop threshold: `ga.mcr_threshold` of its config (0: no MCR stop)."""
+    ga = trace.config.get("ga")
+    value = ga.get("mcr_threshold") if isinstance(ga, dict) else None
     try:
-        return float(value) if value is not None else 0.5
+        return float(value) if value is not None else DEFAULT_MCR_THRESHOLD
     except (TypeError, ValueError):
-        return 0.5
+        return DEFAULT_MCR_THRESHOLD
 
 
 def diversity(trace: Trace) -> dict[str, Any]:
@@ -349,17 +361,67 @@ def _quartiles(a: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np
     return q[0], q[1], q[2]
 
 
+def time_budget(trace: Trace) -> float | None:
+    """The run's `budget.time_budget_s` when set (> 0), else None."""
+    budget = trace.config.get("budget")
+    value = budget.get("time_budget_s") if isinstance(budget, dict) else None
+    try:
+        return float(value) if value is not None and float(value) > 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def horizon(traces: Sequence[Trace], until: float | None = None) -> tuple[float, str]:
+    """The evaluator clock every run is compared at, and why.
+
+    `until` when given; else the time budget all runs share (isletune checks the budget
+    after each generation and stops one generation later, so runs overshoot it by up to two
+    generations; measurements past the budget are left out so equal budgets compare
+    equally); else the latest clock of any run (a run that ended keeps its final best).
+    """
+    if until is not None:
+        return float(until), "--until"
+    budgets = {time_budget(t) for t in traces}
+    if len(budgets) == 1 and None not in budgets:
+        return float(budgets.pop()), "the runs' common time_budget_s"
+    ends = [float(np.nanmax(t.evaluations["wall_s"])) for t in traces if len(t.evaluations)]
+    return (max(ends) if ends else 0.0), "the latest run's end"
+
+
+def median_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """A bootstrap confidence interval of the median (scipy, seeded: reproducible).
+
+    NaN for fewer than two finite values; a point when they are all equal.
+    """
+    v = np.asarray(values, "f8")
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return math.nan, math.nan
+    if np.all(v == v[0]):
+        return float(v[0]), float(v[0])
+    res = stats.bootstrap((v,), np.median, confidence_level=confidence, n_resamples=2000,
+                          method="percentile", random_state=np.random.default_rng(0))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
 def compare(traces: Sequence[Trace], by: str, baseline: str | None = None,
-            points: int = 200) -> dict[str, Any]:
+            points: int = 200, until: float | None = None) -> dict[str, Any]:
     """Iso-time comparison: median and quartiles of best-so-far per group at each time.
 
-    A run that ended keeps its final best for later times (its answer does not go away).
-    Final bests are normalised to the baseline group's median final best: `speedup` > 1
-    means faster kernels than the baseline found.
+    Every run counts only its measurements up to the horizon (`horizon`); a run that
+    ended earlier keeps its final best for later times (its answer does not go away).
+    Final bests (at the horizon) are normalised to the baseline group's median final
+    best: `speedup` > 1 means faster kernels than the baseline found. `ci_low_ms` /
+    `ci_high_ms` bound the median final best (95% bootstrap interval), `p_vs_baseline` is
+    the two-sided Mann-Whitney U test of a group's final bests against the baseline's.
     """
+    end, why = horizon(traces, until)
     groups: dict[str, list[Curve]] = {}
     for t in traces:
         curve = overall_curve(t, label=str(t.path))
+        keep = curve.wall_s <= end
+        curve = Curve(curve.label, curve.wall_s[keep], curve.evaluations[keep],
+                      curve.best_ms[keep])
         groups.setdefault(group_value(t, by), []).append(curve)
     names = sorted(groups, key=lambda s: (not s.lstrip("-").isdigit(),
                                           int(s) if s.lstrip("-").isdigit() else 0, s))
@@ -367,8 +429,8 @@ def compare(traces: Sequence[Trace], by: str, baseline: str | None = None,
         baseline = names[0]
     if baseline not in groups:
         raise ValueError(f"baseline {baseline!r} is not among the groups ({', '.join(names)})")
-    end = max(float(np.nanmax(c.wall_s)) for cs in groups.values() for c in cs if len(c.wall_s))
-    start = min(float(np.nanmin(c.wall_s)) for cs in groups.values() for c in cs if len(c.wall_s))
+    starts = [float(np.nanmin(c.wall_s)) for cs in groups.values() for c in cs if len(c.wall_s)]
+    start = min(starts) if starts else 0.0
     grid = np.linspace(max(start, 0.0), end, points)
     series = {}
     finals = {}
@@ -383,12 +445,19 @@ def compare(traces: Sequence[Trace], by: str, baseline: str | None = None,
     for name in names:
         f = finals[name]
         q1, med, q3 = (float(x) for x in _quartiles(f))
+        lo, hi = median_ci(f)
+        ok, ok_base = f[np.isfinite(f)], finals[baseline][np.isfinite(finals[baseline])]
+        p = math.nan
+        if name != baseline and len(ok) and len(ok_base):
+            p = float(stats.mannwhitneyu(ok, ok_base, alternative="two-sided").pvalue)
         final_rows.append({"group": name, "runs": len(f), "median_ms": med, "q1_ms": q1,
-                           "q3_ms": q3, "best_ms": float(np.nanmin(f)),
+                           "q3_ms": q3, "ci_low_ms": lo, "ci_high_ms": hi,
+                           "best_ms": float(np.nanmin(f)),
                            "speedup": base / med if med > 0 else math.nan,
-                           "relative_time": med / base if base > 0 else math.nan})
+                           "relative_time": med / base if base > 0 else math.nan,
+                           "p_vs_baseline": p})
     return {"by": by, "baseline": baseline, "time_s": grid, "groups": names, "series": series,
-            "finals": final_rows, "per_run": finals}
+            "finals": final_rows, "per_run": finals, "horizon_s": end, "horizon_from": why}
 
 
 def compare_checkpoints(result: dict[str, Any], count: int = 8) -> list[dict[str, Any]]:

@@ -37,18 +37,24 @@ def _save(fig: plt.Figure, path: Path | str) -> Path:
 
 
 def _log_axis(ax: plt.Axes, axis: str = "y") -> None:
-    """A log axis labelled with plain numbers (0.4, 0.5, 1, 2); call after plotting.
+    """A log axis labelled with plain numbers at readable steps; call after plotting.
 
-    Minor ticks get labels too when the data span less than about one decade, so a
-    narrow range still has readable values on the axis.
+    The limits are taken after autoscaling on the log scale. Over a narrow range (less
+    than about one decade) every 1..9 multiple is a labelled tick (0.07, 0.08, 0.09, 0.1,
+    0.2); over a wider one the 1, 2, 5 multiples; over many decades the powers of ten.
     """
     target = ax.yaxis if axis == "y" else ax.xaxis
     (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    ax.relim()
+    ax.autoscale_view()
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
-    plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
-    target.set_major_formatter(plain)
-    narrow = lo > 0 and hi / lo < 12
-    target.set_minor_formatter(plain if narrow else ticker.NullFormatter())
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0) if decades < 0.6 else \
+        (1.0, 2.0, 3.0, 5.0, 7.0) if decades < 1.5 else (1.0, 2.0, 5.0) if decades < 3.5 else (1.0,)
+    target.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=40))
+    target.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_locator(ticker.LogLocator(base=10, subs=tuple(range(1, 10)), numticks=40))
+    target.set_minor_formatter(ticker.NullFormatter())
 
 
 def _island_colors(n: int) -> list[Any]:
@@ -70,13 +76,17 @@ def convergence(data: dict[str, Any], title: str, path: Path | str) -> Path:
     colors = _island_colors(len(islands))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, xname in zip(axes, ("wall_s", "evaluations")):
+        # "overall" as a wide light band underneath, the islands drawn on top of it, so an
+        # island that holds the overall best stays visible; one island: no band (the same).
+        if len(islands) > 1:
+            x, y = _finite_curve(overall, getattr(overall, xname).astype(float))
+            ax.step(x, y, where="post", color="0.75", lw=5.0, solid_capstyle="butt",
+                    zorder=1, label="overall (all islands)")
         for c, col in zip(islands, colors):
             x, y = _finite_curve(c, getattr(c, xname).astype(float))
-            ax.step(x, y, where="post", color=col, lw=1.0, alpha=0.8, label=c.label)
-        x, y = _finite_curve(overall, getattr(overall, xname).astype(float))
-        ax.step(x, y, where="post", color="black", lw=2.0, label="overall")
+            ax.step(x, y, where="post", color=col, lw=1.3, zorder=2, label=c.label)
         # Received migrants, at the island's best-so-far when they arrived.
-        by_rank = {int(c.label.split()[-1]): (c, col) for c, col in zip(islands, colors)}
+        by_rank = {rank: (c, col) for rank, c, col in zip(data["ranks"], islands, colors)}
         for improved, marker in ((True, "v"), (False, "|")):
             xs, ys, cs = [], [], []
             for ev in data["migrations"]:
@@ -97,7 +107,9 @@ def convergence(data: dict[str, Any], title: str, path: Path | str) -> Path:
                            edgecolors="black" if improved else None, linewidths=0.5,
                            label="migrant improved island" if improved else "migrant received")
         _log_axis(ax)
-        ax.set_xlabel("evaluator clock (s)" if xname == "wall_s" else "measured evaluations")
+        ax.set_xlabel("evaluator clock (s)" if xname == "wall_s" else
+                      "measured evaluations (per island; band: all islands)"
+                      if len(islands) > 1 else "measured evaluations")
     axes[0].set_ylabel("best-so-far time per step (ms)")
     axes[0].set_title("vs time")
     axes[1].set_title("vs evaluations")
@@ -123,7 +135,7 @@ def diversity(data: dict[str, Any], title: str, path: Path | str) -> Path:
     a1.axhline(data["threshold"], color="red", ls="--", lw=1,
                label=f"stop threshold {data['threshold']:g}")
     a1.set_ylim(0, 1.05)
-    a1.set_ylabel("MCR (most common genome / population)")
+    a1.set_ylabel("MCR: share of offspring repeating\na setting the island knows")
     a2.set_ylabel("unique genomes in population")
     a2.set_ylim(bottom=0)
     a2.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
@@ -196,25 +208,29 @@ def compare(data: dict[str, Any], title: str, path: Path | str) -> Path:
         a1.plot(t, s["median"], color=col, lw=1.6, label=label, drawstyle="steps-post")
         a1.fill_between(t, s["q1"], s["q3"], color=col, alpha=0.2, step="post")
     _log_axis(a1)
-    a1.set_xlabel("evaluator clock (s)")
+    a1.set_xlabel(f"evaluator clock (s), up to {data['horizon_s']:g} s ({data['horizon_from']})")
     a1.set_ylabel("best-so-far time per step (ms)")
     a1.set_title("median and quartiles over runs")
-    a1.legend(loc="upper right")
+    a1.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=2, frameon=False)
     finals = data["finals"]
     base = next(f for f in finals if f["group"] == data["baseline"])["median_ms"]
     for i, (f, col) in enumerate(zip(finals, colors)):
         runs = base / data["per_run"][f["group"]]
         jitter = np.linspace(-0.12, 0.12, len(runs)) if len(runs) > 1 else np.zeros(1)
         a2.scatter(i + jitter, runs, color=col, s=12, alpha=0.7, zorder=2)
-        lo, hi = base / f["q3_ms"], base / f["q1_ms"]
-        a2.errorbar(i, f["speedup"], yerr=[[f["speedup"] - lo], [hi - f["speedup"]]],
-                    fmt="o", color="black", ms=6, capsize=4, zorder=3)
+        # 95% bootstrap interval of the median (compute.median_ci); none for a single run.
+        lo, hi = base / f["ci_high_ms"], base / f["ci_low_ms"]
+        yerr = [[f["speedup"] - lo], [hi - f["speedup"]]] if math.isfinite(lo) else None
+        a2.errorbar(i, f["speedup"], yerr=yerr, fmt="o", color="black", ms=6, capsize=4,
+                    zorder=3)
     a2.axhline(1.0, color="0.3", ls="--", lw=1)
     # Group names such as "sampled-random" overlap when upright.
     a2.set_xticks(range(len(finals)), [f["group"] for f in finals], rotation=20, ha="right")
     a2.set_xlabel(data["by"])
     a2.set_ylabel(f"speedup of final best vs {data['by']} {data['baseline']}")
-    a2.set_title("final best (median, quartiles; dots: runs)")
+    # Ticks with as many decimals as their step needs (1.005 next to 1.000, never "1, 1").
+    a2.yaxis.set_major_formatter(ticker.ScalarFormatter(useOffset=False))
+    a2.set_title("final best (median, 95% CI; dots: runs)")
     fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, path)

@@ -14,7 +14,7 @@ Two clocks (docs/benchmarks.md, "Scaling"):
   verify + run costs of its own measurements; it never advances while the island waits,
   and the recorded `wait_s` is host time, not GPU time. The run's wall clock is rebuilt
   by `lockstep_schedule` from the per-generation busy time of every island and the
-  synchronisation of the search loop (ARCHITECTURE §6, src/ga/search.cpp): the pipelined
+  synchronisation of the search loop (docs/architecture.md, "The search loop"; src/ga/search.cpp): the pipelined
   stop vote of generation g-1 from every island (which also covers the migrants of
   generation g-1 from both ring neighbours, migrator lag 1). The issue's simpler figure, the slowest
   island's own clock at the generation that reached the target, is reported next to it
@@ -271,7 +271,7 @@ class PopulationReplay:
 
 def replay_population(evals: np.ndarray) -> PopulationReplay:
     """Rebuilds the population from the rows in eval_id order: generation-0 rows fill
-    their cells, a bred child replaces its cell when strictly fitter (ARCHITECTURE §6), a
+    their cells, a bred child replaces its cell when strictly fitter (docs/architecture.md, "The island GA"), a
     migrant row with a cell took that cell. Fitness comes from the island's measured and
     migrant rows by key, so cache-hit rows need only their key and cell.
     """

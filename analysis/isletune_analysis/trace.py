@@ -1,4 +1,4 @@
-"""Loading isletune traces (ARCHITECTURE §8, docs/trace.md) into numpy structured arrays.
+"""Loading isletune traces (docs/trace.md) into numpy structured arrays and pandas frames.
 
 A run directory holds `trace.h5` (rank 0) whose `/ranks/NNNN` entries are external links
 to `rank-NNNN.h5`; a dataset from `isletune measure` is one file with format attribute
@@ -22,12 +22,19 @@ from typing import Any, Iterable
 # Traces are read while a run may still be writing them; do not take HDF5 file locks.
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 
-import h5py  # noqa: E402
+try:
+    import h5py  # noqa: E402
+except ImportError as _exc:  # one sentence for the command line (__main__.py prints it)
+    raise ImportError("reading isletune traces needs h5py, which is not installed: install "
+                      "python3-h5py (Debian/Ubuntu) or `pip install h5py`") from _exc
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from .errors import TraceError  # noqa: E402
 
-# Parameter order of src/space/setting.hpp (also the order of the `values` column).
+# Parameter order of src/setting/setting.hpp; a trace's `values` columns are mapped onto it
+# by the names the trace stores with them (a table's `parameters` attribute).
 PARAM_NAMES: tuple[str, ...] = (
     "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
     "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
@@ -90,6 +97,31 @@ class Trace:
         """Every evaluation row of every rank, in rank then eval_id order."""
         parts = [r.evaluations for r in self.ranks]
         return np.concatenate(parts) if parts else np.zeros(0, EVAL_DTYPE)
+
+    def evaluations_df(self) -> pd.DataFrame:
+        """Every evaluation row of every rank as a pandas DataFrame, one row per evaluation.
+
+        Columns: rank, eval_id, generation, one column per parameter (merge as its name:
+        none, block, cyclic), key, status (its name), median_ms, compile_ms, verify_ms,
+        run_ms, registers, shared_bytes, wall_s, cached, migrant, measured (neither cached
+        nor a migrant) and ok (status ok with a positive time) — the frame Kernel Tuner and
+        Optuna users filter and group, e.g. `df[df.ok].groupby("tbx").median_ms.min()`.
+        """
+        e = self.evaluations
+        df = pd.DataFrame({"rank": e["rank"], "eval_id": e["eval_id"],
+                           "generation": e["generation"]})
+        for i, name in enumerate(PARAM_NAMES):
+            column = e["values"][:, i] if len(e) else np.zeros(0, "i4")
+            df[name] = pd.Categorical.from_codes(column, MERGE_NAMES) if name == "merge" \
+                else column
+        df["key"] = e["key"].astype(str)
+        df["status"] = pd.Categorical.from_codes(e["status"].astype(int), STATUS_NAMES)
+        for name in ("median_ms", "compile_ms", "verify_ms", "run_ms", "registers",
+                     "shared_bytes", "wall_s", "cached", "migrant"):
+            df[name] = e[name]
+        df["measured"] = ~e["cached"] & ~e["migrant"]
+        df["ok"] = (e["status"] == 0) & np.isfinite(e["median_ms"]) & (e["median_ms"] > 0)
+        return df
 
     @property
     def generations(self) -> np.ndarray:
@@ -170,52 +202,15 @@ def find_key(tree: Any, names: Iterable[str]) -> Any:
 
 
 def parse_yaml(text: str) -> dict[str, Any]:
-    """The configuration YAML as a dict; PyYAML when installed, else a small block parser.
+    """The configuration YAML (the effective config isletune stores in /config) as a dict.
 
-    The fallback understands what isletune writes as its effective configuration: nested
-    `key: value` mappings, inline `[a, b]` lists and scalars. Anything else is skipped.
+    Malformed YAML (a hand-edited trace) gives {} and the analysis goes on without it.
     """
     try:
-        import yaml  # type: ignore[import-untyped]
-
         loaded = yaml.safe_load(text)
-        return loaded if isinstance(loaded, dict) else {}
-    except ImportError:
-        pass
-    except Exception:  # malformed YAML: analyse without it
+    except yaml.YAMLError:
         return {}
-    root: dict[str, Any] = {}
-    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip() or line.strip().startswith("-") or ":" not in line:
-            continue
-        indent = len(line) - len(line.lstrip())
-        key, _, rest = line.strip().partition(":")
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        parent = stack[-1][1]
-        rest = rest.strip()
-        if not rest:
-            child: dict[str, Any] = {}
-            parent[key.strip()] = child
-            stack.append((indent, child))
-        else:
-            parent[key.strip()] = _scalar(rest)
-    return root
-
-
-def _scalar(text: str) -> Any:
-    """A YAML scalar or inline list in the fallback parser."""
-    if text.startswith("[") and text.endswith("]"):
-        return [_scalar(t.strip()) for t in text[1:-1].split(",") if t.strip()]
-    text = text.strip("'\"")
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def _column(table: np.ndarray, names: tuple[str, ...], default: Any = None) -> Any:
@@ -237,11 +232,32 @@ def _status_codes(column: np.ndarray) -> np.ndarray:
     return codes
 
 
-def _values_matrix(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """The (rows × 18) parameter values, from a `values` column or parsed from the keys."""
+# Parameters that are 1 when what they control is off (the others are 0): what a trace
+# recorded before a parameter existed reads for it (src/setting/setting.hpp neutral_value).
+_NEUTRAL_ONE = frozenset({"tdeg", "tbx", "tby", "tbz", "mfx", "mfy", "mfz", "ufx", "ufy", "ufz"})
+
+
+def _values_matrix(table: np.ndarray, keys: np.ndarray,
+                   columns: list[str] | None = None) -> np.ndarray:
+    """The (rows × 18) parameter values, from a `values` column or parsed from the keys.
+
+    `columns` names the stored columns (the table's `parameters` attribute): they are mapped
+    by name onto PARAM_NAMES, a parameter the file lacks reads its neutral value, so a trace
+    recorded before a parameter existed stays readable."""
     column = _column(table, ("values", "setting"))
     if column is not None:
         out = np.asarray([np.asarray(v, dtype="i4").reshape(-1) for v in column], dtype="i4")
+        if columns is not None and out.ndim == 2 and out.shape[1] == len(columns) \
+                and list(columns) != list(PARAM_NAMES):
+            unknown = [c for c in columns if c not in PARAM_NAMES]
+            if unknown:
+                raise TraceError(f"the evaluations table has parameter columns {unknown} this "
+                                 "analysis does not know")
+            mapped = np.array([[1 if p in _NEUTRAL_ONE else 0 for p in PARAM_NAMES]] * len(out),
+                              dtype="i4").reshape(-1, len(PARAM_NAMES))
+            for j, name in enumerate(columns):
+                mapped[:, PARAM_NAMES.index(name)] = out[:, j]
+            return mapped
         if out.ndim == 2 and out.shape[1] == len(PARAM_NAMES):
             return out
     return np.asarray([parse_key(k) for k in keys], dtype="i4").reshape(-1, len(PARAM_NAMES))
@@ -279,8 +295,10 @@ def _int_col(table: np.ndarray, names: tuple[str, ...], n: int, default: int = 0
     return np.asarray(col, dtype="i8") if col is not None else np.full(n, default, "i8")
 
 
-def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
-    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE`."""
+def normalise_evaluations(table: np.ndarray, rank: int,
+                          columns: list[str] | None = None) -> np.ndarray:
+    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE` (`columns`: the
+    names of its `values` columns, from the table's `parameters` attribute)."""
     n = len(table)
     out = np.zeros(n, EVAL_DTYPE)
     out["rank"] = rank
@@ -290,7 +308,8 @@ def normalise_evaluations(table: np.ndarray, rank: int) -> np.ndarray:
     out["cell"] = _int_col(table, ("cell",), n, -1)
     keys_col = _column(table, ("key",))
     keys = [_text(k) for k in keys_col] if keys_col is not None else None
-    values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0))
+    values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0),
+                            columns)
     out["values"] = values
     out["key"] = keys if keys is not None else [canonical_key(v) for v in values]
     status = _column(table, ("status",))
@@ -444,7 +463,9 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
     except OSError as exc:
         warnings.append(f"{where}: its tables cannot be read ({exc}); that island is left out")
         return None
-    evals = normalise_evaluations(evals_raw, rank)
+    names = group["evaluations"].attrs.get("parameters") if "evaluations" in group else None
+    evals = normalise_evaluations(evals_raw, rank,
+                                  [_text(n) for n in names] if names is not None else None)
     gens = _normalise(gens_raw, GEN_DTYPE, rank) if gens_raw is not None else np.zeros(0, GEN_DTYPE)
     migs = _normalise(migs_raw, MIG_DTYPE, rank) if migs_raw is not None else np.zeros(0, MIG_DTYPE)
     if len(gens) and len(evals):

@@ -2,8 +2,10 @@
 #include "cli/args.hpp"
 
 #include <charconv>
+#include <cstdio>
 
 #include "common/error.hpp"
+#include "common/exit_codes.hpp"
 
 namespace isletune::cli {
 
@@ -60,6 +62,12 @@ void expect_positional(const ParsedArgs& parsed, std::size_t count, const std::s
     throw InputError("expected " + std::to_string(count) + " argument" + (count == 1 ? "" : "s") +
                      ", got " + std::to_string(parsed.positional.size()) + "; usage: " + usage);
   }
+}
+
+int print_help(const char* help) {
+  std::fputs(help, stdout);
+  std::fputs(exit_codes_help().c_str(), stdout);
+  return kExitOk;
 }
 
 unsigned long long parse_unsigned(const std::string& option, const std::string& text) {

@@ -32,6 +32,10 @@ struct ParsedArgs {
 // Checks the positional count; throws InputError with the usage line otherwise.
 void expect_positional(const ParsedArgs& parsed, std::size_t count, const std::string& usage);
 
+// Prints a subcommand's --help text followed by the exit-code table (common/exit_codes.hpp)
+// on stdout; returns kExitOk.
+int print_help(const char* help);
+
 // Parses an unsigned integer option value; InputError naming the option otherwise.
 [[nodiscard]] unsigned long long parse_unsigned(const std::string& option, const std::string& text);
 

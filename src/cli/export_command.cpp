@@ -2,11 +2,12 @@
 // verified kernel of a run (or of a measured dataset) as a standalone .cu with a main that
 // verifies it against a naive kernel and times it (builds with plain
 // `nvcc -arch=sm_90 -O3 -o best best.cu`), and/or every measured evaluation as a Kernel
-// Tuner cache file (ARCHITECTURE §9), in the format of analysis/isletune_analysis/kt.py.
+// Tuner cache file (docs/analysis.md "Kernel Tuner"), written with nlohmann/json; this is
+// the project's only Kernel Tuner writer (`isletune-analyze export-kt` runs it).
 // Needs no CUDA toolkit: the code generator (isletune_cuda) is plain C++.
 #include <algorithm>
 #include <array>
-#include <charconv>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,10 +17,14 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -34,6 +39,8 @@
 
 namespace isletune::cli {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 constexpr const char* kUsage =
     "isletune export DIR|FILE [--best -o best.cu] [--kernel-tuner-cache cache.json]";
@@ -50,7 +57,8 @@ constexpr const char* kHelp =
     "  --kernel-tuner-cache FILE\n"
     "                   writes every measured evaluation (cache hits and migrants left out)\n"
     "                   as a Kernel Tuner cache file (JSON), one entry per distinct setting,\n"
-    "                   the same file `isletune-analyze export-kt` writes.\n"
+    "                   named after the recorded GPU, as Kernel Tuner expects (the file\n"
+    "                   `isletune-analyze export-kt` writes: it runs this exporter).\n"
     "At least one of the two; both may be given.\n";
 
 struct Best {
@@ -170,60 +178,7 @@ void export_best(const TraceReader& reader, const std::filesystem::path& in,
       out.c_str());
 }
 
-// ---- Kernel Tuner cache (kept consistent with analysis/isletune_analysis/kt.py) ----
-
-// A JSON string literal: quotes, backslashes and control characters escaped; other bytes
-// (UTF-8) as they are.
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// A JSON number with full precision (shortest text that reads back as the same double);
-// non-finite values, which JSON cannot hold, become 0 as kt.py's `_finite` makes them.
-std::string json_number(double x) {
-  if (!std::isfinite(x))
-    x = 0.0;
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  std::string text(buf, r.ptr);
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";  // stays a float for readers that tell 1 from 1.0
-  return text;
-}
+// ---- Kernel Tuner cache: the one writer (`isletune-analyze export-kt` runs this) ----
 
 // Kernel Tuner's error class for a failed isletune status.
 const char* kt_error(Status s) {
@@ -237,13 +192,11 @@ const char* kt_error(Status s) {
   }
 }
 
-// Microseconds since the Unix epoch and the UTC offset (minutes) of an ISO 8601 time
-// "YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM]"; nullopt when it does not parse.
-struct Instant {
-  long long us = 0;
-  int offset_min = 0;
-};
-std::optional<Instant> parse_iso(const std::string& text) {
+using Micros = std::chrono::sys_time<std::chrono::microseconds>;
+
+// An ISO 8601 time "YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM]" as a UTC instant; nullopt when
+// it does not parse.
+std::optional<Micros> parse_iso(const std::string& text) {
   int y, mo, d, h, mi, s, n = 0;
   if (std::sscanf(text.c_str(), "%4d-%2d-%2d%*1[T ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) <
           6 ||
@@ -259,177 +212,119 @@ std::optional<Instant> parse_iso(const std::string& text) {
       scale /= 10;
     }
   }
-  int offset = 0;
-  const std::string rest = text.substr(at);
-  if (rest == "Z" || rest.empty()) {
-    offset = 0;
-  } else {
+  int offset_min = 0;
+  if (const std::string rest = text.substr(at); !rest.empty() && rest != "Z") {
     int oh, om;
     char sign;
     if (std::sscanf(rest.c_str(), "%c%2d:%2d", &sign, &oh, &om) != 3 ||
         (sign != '+' && sign != '-')) {
       return std::nullopt;
     }
-    offset = (sign == '-' ? -1 : 1) * (oh * 60 + om);
+    offset_min = (sign == '-' ? -1 : 1) * (oh * 60 + om);
   }
   using namespace std::chrono;
   const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
                            day{static_cast<unsigned>(d)}};
   if (!ymd.ok())
     return std::nullopt;
-  const long long days = sys_days(ymd).time_since_epoch().count();
-  return Instant{((days * 24 + h) * 60 + mi) * 60'000'000LL + s * 1'000'000LL + frac_us, offset};
+  return sys_days(ymd) + hours(h) + minutes(mi - offset_min) + seconds(s) + microseconds(frac_us);
 }
 
-// Python's str() of an aware datetime: "YYYY-MM-DD HH:MM:SS[.ffffff]+HH:MM" (local time of
-// the offset; microseconds only when non-zero).
-std::string python_time(const Instant& t) {
-  using namespace std::chrono;
-  const long long us = t.us;
-  const long long day_us = 86'400'000'000LL;
-  long long days = us / day_us, rem = us % day_us;
-  if (rem < 0) {
-    rem += day_us;
-    --days;
-  }
-  const year_month_day ymd{sys_days{std::chrono::days{days}}};
-  const long long secs = rem / 1'000'000, micro = rem % 1'000'000;
-  char buf[80];
-  int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02lld:%02lld:%02lld",
-                        static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                        static_cast<unsigned>(ymd.day()), secs / 3600, secs / 60 % 60, secs % 60);
-  if (micro != 0)
-    n += std::snprintf(buf + n, sizeof buf - n, ".%06lld", micro);
-  const int off = std::abs(t.offset_min);
-  std::snprintf(buf + n, sizeof buf - n, "%c%02d:%02d", t.offset_min < 0 ? '-' : '+', off / 60,
-                off % 60);
-  return buf;
+// A timestamp as Kernel Tuner writes its own (`str(datetime.now(timezone.utc))`):
+// "YYYY-MM-DD HH:MM:SS.ffffff+00:00".
+std::string kt_timestamp(Micros t) {
+  const auto whole = std::chrono::floor<std::chrono::seconds>(t);
+  return fmt::format("{:%Y-%m-%d %H:%M:%S}.{:06d}+00:00", whole, (t - whole).count());
 }
 
-// Microseconds of Python's `timedelta(seconds=x)`: whole seconds and whole microseconds
-// exactly, the remaining fraction of a microsecond rounded half to even.
-long long python_microseconds(double x) {
-  double whole_s = 0, whole_us = 0;
-  const double frac_s = std::modf(x, &whole_s);
-  const double left = std::modf(frac_s * 1e6, &whole_us);
-  long long us = static_cast<long long>(whole_s) * 1'000'000 + static_cast<long long>(whole_us);
-  double rounded = std::round(left);
-  if (std::fabs(rounded - left) == 0.5) {  // a tie: to the even total
-    const double lo = std::floor(left), hi = std::ceil(left);
-    rounded = (us + static_cast<long long>(lo)) % 2 == 0 ? lo : hi;
-  }
-  return us + static_cast<long long>(rounded);
-}
-
-// One evaluation row with the rank it came from.
-struct KtRow {
-  int rank = 0;
-  const EvaluationRecord* e = nullptr;
-};
-
-// kt.py `ok_mask`: status ok with a usable median.
+// A usable measurement: status ok with a positive finite median.
 bool kt_ok(const Measurement& m) {
   return m.status == Status::ok && std::isfinite(m.median_ms) && m.median_ms > 0;
 }
 
-// The JSON text of one cache entry (kt.py `cache_document`, one row).
-std::string kt_entry(const EvaluationRecord& e, bool good, const Instant& base,
-                     const std::string& indent) {
-  const Measurement& m = e.measurement;
-  std::ostringstream o;
-  const std::string in = indent + " ";
-  o << "{\n";
-  for (std::size_t i = 0; i < kParamCount; ++i)
-    o << in << json_string(param_name(param_at(i))) << ": " << e.setting.values[i] << ",\n";
-  if (good) {
-    o << in << "\"time\": " << json_number(m.median_ms) << ",\n" << in << "\"times\": [";
-    for (std::size_t i = 0; i < m.times_ms.size(); ++i)
-      o << (i ? ",\n" : "\n") << in << " " << json_number(m.times_ms[i]);
-    o << (m.times_ms.empty() ? "" : "\n" + in) << "],\n";
-  } else {
-    const std::string error =
-        json_string(kt_error(m.status == Status::ok ? Status::crashed : m.status));
-    o << in << "\"time\": " << error << ",\n" << in << "\"__error__\": " << error << ",\n";
-  }
-  // Kernel Tuner's benchmark_time is the wall time of benchmarking one configuration
-  // (warm-up and timed runs), not the sum of the per-step times: isletune's run_ms.
-  const double benchmark = m.run_ms;
-  Instant stamp = base;
-  stamp.us += python_microseconds(std::isfinite(e.wall_s) ? e.wall_s : 0.0);
-  o << in << "\"compile_time\": " << json_number(m.compile_ms) << ",\n"
-    << in << "\"verification_time\": " << json_number(m.verify_ms) << ",\n"
-    << in << "\"benchmark_time\": " << json_number(benchmark) << ",\n"
-    << in << "\"strategy_time\": 0,\n"
-    << in << "\"framework_time\": 0,\n"
-    << in << "\"timestamp\": " << json_string(python_time(stamp)) << "\n"
-    << indent << "}";
-  return o.str();
+// A JSON number; non-finite values, which JSON cannot hold, become 0.
+double finite(double x) {
+  return std::isfinite(x) ? x : 0.0;
 }
 
-// The Kernel Tuner cache document of a trace or dataset (kt.py `cache_document`): one
-// entry per distinct measured setting, keyed by its values joined with ","; a setting
-// measured more than once keeps its fastest ok measurement, else its first failure.
-std::string kt_document(const TraceReader& reader, const std::filesystem::path& in, int& entries,
-                        int& ok_entries) {
+// One cache entry: the parameters, the time (or Kernel Tuner's error class) and the costs.
+Json kt_entry(const EvaluationRecord& e, Micros base) {
+  const Measurement& m = e.measurement;
+  Json entry = Json::object();
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    entry[std::string(param_name(param_at(i)))] = e.setting.values[i];
+  if (kt_ok(m)) {
+    entry["time"] = m.median_ms;
+    Json times = Json::array();
+    for (double t : m.times_ms)
+      times.push_back(finite(t));
+    entry["times"] = times;
+  } else {
+    const std::string error = kt_error(m.status == Status::ok ? Status::crashed : m.status);
+    entry["time"] = error;
+    entry["__error__"] = error;
+  }
+  entry["compile_time"] = finite(m.compile_ms);
+  entry["verification_time"] = finite(m.verify_ms);
+  // Kernel Tuner's benchmark_time is the wall time of benchmarking one configuration
+  // (warm-up and timed runs), not the sum of the per-step times: isletune's run_ms.
+  entry["benchmark_time"] = finite(m.run_ms);
+  entry["strategy_time"] = 0;
+  entry["framework_time"] = 0;
+  const auto offset = std::chrono::microseconds(
+      std::llround(std::isfinite(e.wall_s) && e.wall_s > 0 ? e.wall_s * 1e6 : 0.0));
+  entry["timestamp"] = kt_timestamp(base + offset);
+  return entry;
+}
+
+// The Kernel Tuner cache document of a trace or dataset (Kernel Tuner's `store_cache`
+// layout): one entry per distinct measured setting (cache hits and migrants left out),
+// keyed by its values joined with ","; a setting measured more than once keeps its fastest
+// ok measurement, else its first failure (rows ordered by evaluator clock, rank, eval_id).
+Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
   std::map<int, std::vector<EvaluationRecord>> by_rank;
-  std::vector<KtRow> rows;
-  std::array<std::set<int>, kParamCount> seen;
+  std::vector<std::pair<int, const EvaluationRecord*>> rows;
   for (int rank : reader.ranks())
     by_rank[rank] = reader.evaluations(rank);
   for (const auto& [rank, evals] : by_rank) {
     for (const EvaluationRecord& e : evals) {
-      for (std::size_t i = 0; i < kParamCount; ++i)
-        seen[i].insert(e.setting.values[i]);
       if (!e.cached && !e.migrant)
-        rows.push_back({rank, &e});
+        rows.emplace_back(rank, &e);
     }
   }
-  if (std::all_of(by_rank.begin(), by_rank.end(), [](const auto& r) { return r.second.empty(); })) {
-    throw InputError(in.string() + ": holds no evaluations: no Kernel Tuner cache to write.");
-  }
-  // kt.py orders by wall_s, then rank, then eval_id (numpy lexsort, stable).
-  std::stable_sort(rows.begin(), rows.end(), [](const KtRow& a, const KtRow& b) {
-    if (a.e->wall_s != b.e->wall_s)
-      return a.e->wall_s < b.e->wall_s;
-    if (a.rank != b.rank)
-      return a.rank < b.rank;
-    return a.e->eval_id < b.e->eval_id;
+  if (rows.empty())
+    throw InputError(in.string() +
+                     ": holds no measured evaluations: no Kernel Tuner cache to write.");
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    if (a.second->wall_s != b.second->wall_s)
+      return a.second->wall_s < b.second->wall_s;
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second->eval_id < b.second->eval_id;
   });
-
-  // Keys in first-seen order; each keeps the row chosen for it.
-  std::vector<std::string> keys;
+  std::vector<std::string> keys;  // first-seen order
   std::unordered_map<std::string, const EvaluationRecord*> chosen;
-  for (const KtRow& r : rows) {
-    std::string key;
-    for (std::size_t i = 0; i < kParamCount; ++i)
-      key += (i ? "," : "") + std::to_string(r.e->setting.values[i]);
-    const bool good = kt_ok(r.e->measurement);
+  for (const auto& [rank, e] : rows) {
+    std::vector<int> values(e->setting.values.begin(), e->setting.values.end());
+    const std::string key = fmt::format("{}", fmt::join(values, ","));
     const auto it = chosen.find(key);
     if (it == chosen.end()) {
       keys.push_back(key);
-      chosen.emplace(key, r.e);
-    } else if (good && (!kt_ok(it->second->measurement) ||
-                        r.e->measurement.median_ms < it->second->measurement.median_ms)) {
-      it->second = r.e;
+      chosen.emplace(key, e);
+    } else if (kt_ok(e->measurement) &&
+               (!kt_ok(it->second->measurement) ||
+                e->measurement.median_ms < it->second->measurement.median_ms)) {
+      it->second = e;
     }
   }
 
-  const RunInfo info = reader.run_info();
-  Instant base;
-  if (const auto t = parse_iso(info.created)) {
-    base = *t;
-  } else {
-    base.us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
-  }
+  const Micros base = parse_iso(reader.run_info().created)
+                          .value_or(std::chrono::time_point_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now()));
   std::string device = "unknown";
-  const std::vector<EnvironmentInfo> env = reader.environment();
-  if (!by_rank.empty()) {
-    for (const EnvironmentInfo& e : env) {
-      if (e.rank == by_rank.begin()->first && !e.gpu_name.empty())
-        device = e.gpu_name;
-    }
+  for (const EnvironmentInfo& e : reader.environment()) {
+    if (e.rank == by_rank.begin()->first && !e.gpu_name.empty())
+      device = recorded_gpu_name(e.gpu_name);
   }
   const StencilInfo stencil = reader.stencil();
   std::vector<int> problem_size;
@@ -439,57 +334,47 @@ std::string kt_document(const TraceReader& reader, const std::filesystem::path& 
     if (stencil.dims == 3)
       problem_size.push_back(config.grid.nz);
   }
-  std::map<std::string, std::vector<int>> space;
-  for (const ParameterInfo& p : reader.space_parameters())
-    space[p.name] = p.values;
+  // Each parameter's values: those the cached settings take. Kernel Tuner builds its
+  // search space as the product of these lists (restricted to the recorded settings in
+  // simulation mode), so no list is longer than the cache needs.
+  std::array<std::set<int>, kParamCount> seen;
+  for (const auto& [key, e] : chosen) {
+    for (std::size_t i = 0; i < kParamCount; ++i)
+      seen[i].insert(e->setting.values[i]);
+  }
 
-  std::ostringstream o;
-  o << "{\n \"schema_version\": \"1.0.0\",\n"
-    << " \"device_name\": " << json_string(device) << ",\n"
-    << " \"kernel_name\": " << json_string(stencil.name.empty() ? "isletune_stencil" : stencil.name)
-    << ",\n \"problem_size\": [";
-  for (std::size_t i = 0; i < problem_size.size(); ++i)
-    o << (i ? "," : "") << "\n  " << problem_size[i];
-  o << (problem_size.empty() ? "" : "\n ") << "],\n \"tune_params_keys\": [";
-  for (std::size_t i = 0; i < kParamCount; ++i)
-    o << (i ? "," : "") << "\n  " << json_string(param_name(param_at(i)));
-  o << "\n ],\n \"tune_params\": {";
+  Json doc;
+  doc["schema_version"] = "1.0.0";
+  doc["device_name"] = device;
+  doc["kernel_name"] = stencil.name.empty() ? "isletune_stencil" : stencil.name;
+  doc["problem_size"] = problem_size;
+  Json names = Json::array(), tune = Json::object();
   for (std::size_t i = 0; i < kParamCount; ++i) {
     const std::string name(param_name(param_at(i)));
-    std::set<int> values = seen[i];
-    if (const auto it = space.find(name); it != space.end())
-      values.insert(it->second.begin(), it->second.end());
-    o << (i ? "," : "") << "\n  " << json_string(name) << ": [";
-    bool first = true;
-    for (int v : values) {
-      o << (first ? "" : ",") << "\n   " << v;
-      first = false;
-    }
-    o << (values.empty() ? "" : "\n  ") << "]";
+    names.push_back(name);
+    tune[name] = std::vector<int>(seen[i].begin(), seen[i].end());
   }
-  o << "\n },\n \"objective\": \"time\",\n \"cache\": {";
-  entries = 0;
-  ok_entries = 0;
-  for (const std::string& key : keys) {
-    const EvaluationRecord* e = chosen.at(key);
-    const bool good = kt_ok(e->measurement);
-    o << (entries ? "," : "") << "\n  " << json_string(key) << ": "
-      << kt_entry(*e, good, base, "  ");
-    ++entries;
-    ok_entries += good ? 1 : 0;
-  }
-  o << (entries ? "\n " : "") << "}\n}\n";
-  return o.str();
+  doc["tune_params_keys"] = names;
+  doc["tune_params"] = tune;
+  doc["objective"] = "time";
+  Json cache = Json::object();
+  for (const std::string& key : keys)
+    cache[key] = kt_entry(*chosen.at(key), base);
+  doc["cache"] = cache;
+  return doc;
 }
 
 // --kernel-tuner-cache FILE.
 void export_kernel_tuner_cache(const TraceReader& reader, const std::filesystem::path& in,
                                const std::string& out) {
-  int entries = 0, ok_entries = 0;
-  const std::string text = kt_document(reader, in, entries, ok_entries);
-  write_file(out, text);
-  std::printf("wrote %s: Kernel Tuner cache, %d entries (%d ok, %d failed)\n", out.c_str(), entries,
-              ok_entries, entries - ok_entries);
+  const Json doc = kt_document(reader, in);
+  write_file(out, doc.dump(1) + "\n");
+  std::size_t ok = 0;
+  for (const auto& [key, entry] : doc["cache"].items())
+    ok += entry["time"].is_number() ? 1 : 0;
+  fmt::print("wrote {}: Kernel Tuner cache, {} entries ({} ok, {} failed), device {}\n", out,
+             doc["cache"].size(), ok, doc["cache"].size() - ok,
+             doc["device_name"].get<std::string>());
 }
 
 }  // namespace
@@ -497,8 +382,7 @@ void export_kernel_tuner_cache(const TraceReader& reader, const std::filesystem:
 int export_command(const Args& args) {
   const ParsedArgs parsed = parse_args("export", args, {"-o", "--kernel-tuner-cache"}, {"--best"});
   if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
+    return print_help(kHelp);
   }
   expect_positional(parsed, 1, kUsage);
   const bool best = parsed.has("--best");

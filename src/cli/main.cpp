@@ -1,5 +1,6 @@
 // isletune entry point: dispatches `isletune COMMAND ARGS...` to the subcommands of
-// commands.hpp. Bad input is one sentence on stderr and exit code 2; nothing aborts.
+// commands.hpp. Bad input is one sentence on stderr and exit code kExitInput; nothing
+// aborts. Exit codes: common/exit_codes.hpp (listed by every --help).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/exit_codes.hpp"
 #include "common/text.hpp"
 #include "run/signals.hpp"
 
@@ -20,9 +22,11 @@ constexpr const char* kUsage =
     "  run CONFIG [--backend cuda|replay] [--out DIR] [--seed N] [--overwrite]\n"
     "                         tune (under mpirun/srun: one island per rank and GPU)\n"
     "  resume DIR             continue an interrupted run from its last generation\n"
-    "  space CONFIG           parameters, constraints, OCs with counts, space size\n"
-    "  report DIR|FILE        best setting, per-generation table, failures by status\n"
-    "  export DIR --best -o best.cu   the best kernel as a standalone .cu\n"
+    "  space CONFIG [--json]  parameters, constraints, OCs with counts, space size\n"
+    "  report DIR|FILE [--json] [--top K]\n"
+    "                         best setting, per-generation table, failures by status\n"
+    "  export DIR|FILE [--best -o best.cu] [--kernel-tuner-cache cache.json]\n"
+    "                         the best kernel as a standalone .cu; a Kernel Tuner cache\n"
     "  measure CONFIG (--random N|--exhaustive) -o FILE   record a replay dataset\n"
     "\n"
     "  --version              print the version\n";
@@ -37,7 +41,7 @@ using Command = int (*)(const isletune::cli::Args&);
 // not part of this build.
 int not_built(const isletune::cli::Args&) {
   std::fputs("isletune: this command is not built in this configuration.\n", stderr);
-  return 2;
+  return isletune::kExitInput;
 }
 #endif
 
@@ -69,12 +73,13 @@ Command find_command(std::string_view name) {
 int main(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    std::fputs(isletune::exit_codes_help().c_str(), argc < 2 ? stderr : stdout);
+    return argc < 2 ? isletune::kExitInput : isletune::kExitOk;
   }
   const std::string name = argv[1];
   if (name == "--version") {
     std::printf("isletune %s\n", ISLETUNE_VERSION);
-    return 0;
+    return isletune::kExitOk;
   }
   const Command command = find_command(name);
   if (command == nullptr) {
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
                  "isletune: unknown command '%s' (expected run, resume, space, report, export "
                  "or measure; see isletune --help).\n",
                  name.c_str());
-    return 2;
+    return isletune::kExitInput;
   }
   // Before MPI starts (Open MPI keeps handlers already installed).
   if (name == "run" || name == "resume")
@@ -93,18 +98,18 @@ int main(int argc, char** argv) {
   } catch (const isletune::InputError& e) {
     std::fprintf(stderr, "isletune %s: %s\n", name.c_str(),
                  isletune::printable(e.what(), kMessageChars).c_str());
-    return 2;
+    return isletune::kExitInput;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the system refuses (too long, not a directory, no permission).
     std::fprintf(stderr, "isletune %s: %s: %s.\n", name.c_str(),
                  isletune::display_path(e.path1()).c_str(), e.code().message().c_str());
-    return 2;
+    return isletune::kExitInput;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "isletune %s: out of memory.\n", name.c_str());
-    return 1;
+    return isletune::kExitInternal;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "isletune %s: internal error: %s\n", name.c_str(),
                  isletune::printable(e.what(), kMessageChars).c_str());
-    return 1;
+    return isletune::kExitInternal;
   }
 }

@@ -42,9 +42,9 @@ constexpr const char* kHelp =
     "\n"
     "Measures settings of CONFIG's space on this machine's GPU (or replays them) and writes\n"
     "every measurement to FILE, a dataset that `evaluator.backend: replay` can answer from.\n"
-    "Only settings the backend can measure are drawn: with cuda none with a part-2 parameter\n"
-    "(streaming, retiming, prefetch, tdeg > 1, which its code generator does not implement\n"
-    "yet), with replay only the recorded settings that lie in the space.\n"
+    "With cuda every valid setting of the space can be drawn (the code generator builds\n"
+    "every optimization combination: streaming, retiming, prefetch, merging, temporal\n"
+    "blocking); with replay only the recorded settings that lie in the space.\n"
     "  --random N     N distinct uniformly random measurable settings (seeded)\n"
     "  --exhaustive   every measurable setting (refused above 1,000,000)\n"
     "  -o FILE        the dataset to write (replaced if it exists)\n"
@@ -53,14 +53,12 @@ constexpr const char* kHelp =
 
 constexpr double kExhaustiveLimit = 1e6;
 
-// The part of the configured space a backend can measure: the space (narrowed for cuda)
-// and, for replay, the recorded settings that lie in it.
+// The part of the configured space a backend can measure: the space and, for replay, the
+// recorded settings that lie in it.
 struct Measurable {
   Space space;
   std::optional<std::vector<Setting>> recorded;
 };
-
-// The OC-flag parameters whose values the CUDA code generator may refuse (part 2).
 
 // cuda: the configured space as it is (codegen builds every valid setting: no probing).
 // replay: the recorded settings inside the space.
@@ -127,8 +125,7 @@ int measure_command(const Args& args) {
   const ParsedArgs parsed = parse_args(
       "measure", args, {"--random", "-o", "--backend", "--batch", "--seed"}, {"--exhaustive"});
   if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
+    return print_help(kHelp);
   }
   expect_positional(parsed, 1, kUsage);
   if (parsed.has("--exhaustive") == parsed.option("--random").has_value()) {

@@ -1,5 +1,8 @@
-// `isletune report DIR|FILE`: a run's (or a dataset's) best setting, its per-generation
-// convergence table summed over the ranks, and its failures by status.
+// `isletune report DIR|FILE [--json] [--top K]`: a run's (or a dataset's) best setting, its
+// per-generation convergence table summed over the ranks, the K fastest distinct settings,
+// and its failures by status with their most frequent messages. --json prints the same
+// numbers as one JSON document (nlohmann/json) for scripts.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -7,8 +10,14 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "common/text.hpp"
+#include "config/config.hpp"
 #include "eval/evaluator.hpp"
 #include "run/setup.hpp"
 #include "trace/reader.hpp"
@@ -16,124 +25,314 @@
 namespace isletune::cli {
 namespace {
 
-using run::make_evaluator;
-using run::make_space;
-using run::recorded_candidates;
 using run::short_setting;
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kUsage = "isletune report DIR|FILE [--json] [--top K]";
 
 constexpr const char* kHelp =
-    "usage: isletune report DIR|FILE\n"
+    "usage: isletune report DIR|FILE [--json] [--top K]\n"
     "\n"
     "Summarises a run directory (its trace.h5), a trace.h5 or a dataset: the best verified\n"
-    "setting, one line per generation over all ranks (evaluations, best ms, GCells/s, mean\n"
-    "MCR, longest wait), and the evaluations by status.\n";
+    "setting, one line per generation over all ranks (generation 0 is the initial\n"
+    "population; new measurements, cache hits, best ms, GCells/s, mean MCR, longest wait),\n"
+    "the evaluations by status and, for each failed status, its most frequent messages.\n"
+    "The numbers agree with `isletune-analyze summary` on the same trace.\n"
+    "\n"
+    "  --top K   also list the K fastest distinct verified settings (default 0)\n"
+    "  --json    print everything as one JSON document on stdout instead of text\n";
+
+// Failure messages listed per failed status.
+constexpr std::size_t kMessagesPerStatus = 3;
 
 // One generation over all ranks.
 struct Row {
   int ranks = 0;
-  int evaluations = 0;
+  long long evaluations = 0;
+  long long cache_hits = 0;
   double best_ms = std::numeric_limits<double>::infinity();
   double mcr_sum = 0;
   double wait_max = 0;
   double wall_max = 0;
 };
 
-}  // namespace
+// A distinct verified setting: its fastest measurement.
+struct Fast {
+  std::string key;
+  Setting setting;
+  double median_ms = std::numeric_limits<double>::infinity();
+  int rank = 0;
+};
 
-int report_command(const Args& args) {
-  const ParsedArgs parsed = parse_args("report", args, {}, {});
-  if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  expect_positional(parsed, 1, "isletune report DIR|FILE");
-  const TraceReader reader(parsed.positional[0]);
-  const RunInfo info = reader.run_info();
-  const StencilInfo stencil = reader.stencil();
-  std::printf("%s %s (schema %d), created %s by `%s`, seed %llu\n", reader.format().c_str(),
-              reader.path().c_str(), reader.version(), info.created.c_str(), info.command.c_str(),
-              static_cast<unsigned long long>(info.seed));
-  std::printf("stencil %s (%d-D, order %d, %zu points)\n", stencil.name.c_str(), stencil.dims,
-              stencil.order, stencil.offsets.size());
-  for (const auto& env : reader.environment()) {
-    std::printf("rank %d: %s on %s\n", env.rank, env.gpu_name.c_str(), env.host.c_str());
-  }
-
+// Everything the report prints, gathered once for both the text and the JSON form.
+struct Report {
   std::map<int, Row> rows;
   std::array<long long, kStatusCount> by_status{};
-  long long measured = 0, cached = 0, migrants = 0;
-  double best_ms = std::numeric_limits<double>::infinity();
-  std::string best_key;
-  int best_rank = -1;
-  const auto ranks = reader.ranks();
-  for (int rank : ranks) {
+  std::array<std::map<std::string, long long>, kStatusCount> messages;
+  long long measured = 0, cache_hits = 0, migrants = 0;
+  std::map<std::string, Fast> fastest;  // by key
+  int last_generation = -1;
+};
+
+Report gather(const TraceReader& reader) {
+  Report rep;
+  for (int rank : reader.ranks()) {
     for (const EvaluationRecord& e : reader.evaluations(rank)) {
-      if (e.cached) {
-        ++cached;
-        continue;
-      }
+      // A migrant is a migrant whether or not its setting was known (`cached`); traces of
+      // older writers recorded cache hits as rows too (newer ones count them per generation).
       if (e.migrant) {
-        ++migrants;
+        ++rep.migrants;
         continue;
       }
-      ++measured;
-      ++by_status[static_cast<int>(e.measurement.status)];
-      if (e.measurement.ok() && e.measurement.median_ms < best_ms) {
-        best_ms = e.measurement.median_ms;
-        best_key = canonical_key(e.setting);
-        best_rank = rank;
+      if (e.cached) {
+        ++rep.cache_hits;
+        ++rep.rows[e.generation].cache_hits;
+        continue;
+      }
+      ++rep.measured;
+      const auto st = static_cast<std::size_t>(e.measurement.status);
+      ++rep.by_status[st];
+      if (!e.measurement.ok()) {
+        ++rep.messages[st][e.measurement.message.empty() ? "(no message)" : e.measurement.message];
+        continue;
+      }
+      const std::string key = canonical_key(e.setting);
+      Fast& f = rep.fastest[key];
+      if (e.measurement.median_ms < f.median_ms) {
+        f = {key, e.setting, e.measurement.median_ms, rank};
       }
     }
     for (const GenerationRecord& g : reader.generations(rank)) {
-      Row& r = rows[g.generation];
+      Row& r = rep.rows[g.generation];
       ++r.ranks;
       r.evaluations += g.evaluations;
+      r.cache_hits += g.cache_hits;
+      rep.cache_hits += g.cache_hits;
       if (!std::isnan(g.best_ms))
         r.best_ms = std::min(r.best_ms, g.best_ms);
       r.mcr_sum += g.mcr;
       r.wait_max = std::max(r.wait_max, g.wait_s);
       r.wall_max = std::max(r.wall_max, g.wall_s);
+      rep.last_generation = std::max(rep.last_generation, g.generation);
     }
   }
+  return rep;
+}
 
-  const auto result = reader.result();
-  // The grid is in the config; the cells per step give GCells/s.
-  const double cells = result && result->median_ms > 0
-                           ? result->gcells_per_s * result->median_ms * 1e6
-                           : std::nan("");
-  if (!rows.empty()) {
-    std::printf("\n gen ranks  evals   best ms    GCells/s  mean MCR  max wait s  clock s\n");
-    for (const auto& [g, r] : rows) {
-      const double gc =
-          std::isfinite(r.best_ms) && !std::isnan(cells) ? cells / (r.best_ms * 1e6) : std::nan("");
-      std::printf("%4d %5d %6d %9.5f %11.2f %9.3f %11.4f %8.1f\n", g, r.ranks, r.evaluations,
-                  std::isfinite(r.best_ms) ? r.best_ms : std::nan(""), gc, r.mcr_sum / r.ranks,
-                  r.wait_max, r.wall_max);
-    }
+// The K fastest distinct settings, fastest first (ties by key).
+std::vector<Fast> top(const Report& rep, std::size_t k) {
+  std::vector<Fast> all;
+  all.reserve(rep.fastest.size());
+  for (const auto& [key, f] : rep.fastest)
+    all.push_back(f);
+  std::sort(all.begin(), all.end(), [](const Fast& a, const Fast& b) {
+    return a.median_ms != b.median_ms ? a.median_ms < b.median_ms : a.key < b.key;
+  });
+  all.resize(std::min(k, all.size()));
+  return all;
+}
+
+// The most frequent messages of one status, most frequent first.
+std::vector<std::pair<std::string, long long>> frequent(const std::map<std::string, long long>& m) {
+  std::vector<std::pair<std::string, long long>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  v.resize(std::min(kMessagesPerStatus, v.size()));
+  return v;
+}
+
+// A JSON number, or null for NaN/infinity (JSON has neither).
+Json number(double x) {
+  return std::isfinite(x) ? Json(x) : Json(nullptr);
+}
+
+Json setting_json(const Setting& s) {
+  Json out = Json::object();
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    out[std::string(param_name(p))] =
+        p == Param::merge ? Json(std::string(merge_name(static_cast<MergeKind>(s.values[i]))))
+                          : Json(s.values[i]);
   }
+  return out;
+}
 
-  std::printf("\nevaluations: %lld measured, %lld cache hits, %lld migrants\n", measured, cached,
-              migrants);
+Json report_json(const TraceReader& reader, const Report& rep, const std::vector<Fast>& best_k,
+                 double cells) {
+  const RunInfo info = reader.run_info();
+  const StencilInfo stencil = reader.stencil();
+  Json doc;
+  doc["path"] = reader.path().string();
+  doc["format"] = reader.format();
+  doc["schema_version"] = reader.version();
+  doc["created"] = info.created;
+  doc["command"] = info.command;
+  doc["seed"] = info.seed;
+  doc["stencil"] = {{"name", stencil.name},
+                    {"dims", stencil.dims},
+                    {"order", stencil.order},
+                    {"points", stencil.offsets.size()}};
+  Json env = Json::array();
+  for (const auto& e : reader.environment())
+    env.push_back({{"rank", e.rank}, {"gpu_name", e.gpu_name}, {"host", e.host}});
+  doc["environment"] = env;
+  Json gens = Json::array();
+  for (const auto& [g, r] : rep.rows) {
+    gens.push_back({{"generation", g},
+                    {"ranks", r.ranks},
+                    {"evaluations", r.evaluations},
+                    {"cache_hits", r.cache_hits},
+                    {"best_ms", number(r.best_ms)},
+                    {"gcells_per_s", number(cells / (r.best_ms * 1e6))},
+                    {"mean_mcr", number(r.mcr_sum / r.ranks)},
+                    {"max_wait_s", r.wait_max},
+                    {"clock_s", r.wall_max}});
+  }
+  doc["generations"] = gens;
+  doc["last_generation"] = rep.last_generation;
+  Json by_status = Json::object(), failures = Json::array();
   for (int s = 0; s < kStatusCount; ++s) {
-    std::printf("  %-14s %8lld\n", std::string(status_name(static_cast<Status>(s))).c_str(),
-                by_status[s]);
+    const std::string name(status_name(static_cast<Status>(s)));
+    by_status[name] = rep.by_status[static_cast<std::size_t>(s)];
+    if (s == static_cast<int>(Status::ok) || rep.by_status[static_cast<std::size_t>(s)] == 0)
+      continue;
+    Json msgs = Json::array();
+    for (const auto& [text, n] : frequent(rep.messages[static_cast<std::size_t>(s)]))
+      msgs.push_back({{"message", text}, {"count", n}});
+    failures.push_back({{"status", name},
+                        {"count", rep.by_status[static_cast<std::size_t>(s)]},
+                        {"messages", msgs}});
+  }
+  doc["evaluations"] = {{"measured", rep.measured},
+                        {"cache_hits", rep.cache_hits},
+                        {"migrants", rep.migrants},
+                        {"by_status", by_status}};
+  doc["failures"] = failures;
+  Json topj = Json::array();
+  for (const Fast& f : best_k) {
+    topj.push_back({{"key", f.key},
+                    {"median_ms", f.median_ms},
+                    {"gcells_per_s", number(cells / (f.median_ms * 1e6))},
+                    {"rank", f.rank},
+                    {"setting", setting_json(f.setting)}});
+  }
+  doc["top"] = topj;
+  if (const auto result = reader.result()) {
+    Json r = {{"stop_reason", result->stop_reason},
+              {"generations", result->generations},
+              {"evaluations", result->evaluations},
+              {"clock_s", result->wall_s}};
+    if (!result->best_key.empty()) {
+      r["best"] = {{"key", result->best_key},
+                   {"median_ms", number(result->median_ms)},
+                   {"gcells_per_s", number(result->gcells_per_s)},
+                   {"rank", result->best_rank},
+                   {"setting", setting_json(result->best)}};
+    }
+    doc["result"] = r;
+  } else {
+    doc["result"] = nullptr;
+  }
+  return doc;
+}
+
+void print_text(const TraceReader& reader, const Report& rep, const std::vector<Fast>& best_k,
+                double cells) {
+  const RunInfo info = reader.run_info();
+  const StencilInfo stencil = reader.stencil();
+  fmt::print("{} {} (schema {}), created {} by `{}`, seed {}\n", reader.format(),
+             reader.path().string(), reader.version(), info.created, info.command, info.seed);
+  fmt::print("stencil {} ({}-D, order {}, {} points)\n", stencil.name, stencil.dims, stencil.order,
+             stencil.offsets.size());
+  for (const auto& env : reader.environment())
+    fmt::print("rank {}: {} on {}\n", env.rank, env.gpu_name, env.host);
+
+  if (!rep.rows.empty()) {
+    fmt::print("\n gen ranks  evals cached   best ms    GCells/s  mean MCR  max wait s  clock s\n");
+    for (const auto& [g, r] : rep.rows) {
+      fmt::print("{:4d} {:5d} {:6d} {:6d} {:9.5f} {:11.2f} {:9.3f} {:11.4f} {:8.1f}\n", g, r.ranks,
+                 r.evaluations, r.cache_hits, std::isfinite(r.best_ms) ? r.best_ms : std::nan(""),
+                 cells / (r.best_ms * 1e6), r.ranks ? r.mcr_sum / r.ranks : std::nan(""),
+                 r.wait_max, r.wall_max);
+    }
   }
 
-  if (result) {
-    std::printf("\nresult: stop %s after %d generations, %lld evaluations, %.1f s\n",
-                result->stop_reason.c_str(), result->generations,
-                static_cast<long long>(result->evaluations), result->wall_s);
-    if (!result->best_key.empty()) {
-      std::printf("best: %.5f ms/step (%.2f GCells/s) on rank %d\n  %s\n  key: %s\n",
-                  result->median_ms, result->gcells_per_s, result->best_rank,
-                  short_setting(result->best).c_str(), result->best_key.c_str());
+  fmt::print("\nevaluations: {} measured, {} cache hits, {} migrants\n", rep.measured,
+             rep.cache_hits, rep.migrants);
+  for (int s = 0; s < kStatusCount; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    fmt::print("  {:<14} {:8d}\n", status_name(static_cast<Status>(s)), rep.by_status[i]);
+    if (s == static_cast<int>(Status::ok))
+      continue;
+    for (const auto& [text, n] : frequent(rep.messages[i]))
+      fmt::print("      {:6d} x {}\n", n, printable(text, 160));
+  }
+
+  if (!best_k.empty()) {
+    fmt::print("\ntop {} distinct verified settings:\n", best_k.size());
+    for (std::size_t i = 0; i < best_k.size(); ++i) {
+      fmt::print("{:4d}. {:.5f} ms/step ({:.2f} GCells/s), rank {}: {}\n", i + 1,
+                 best_k[i].median_ms, cells / (best_k[i].median_ms * 1e6), best_k[i].rank,
+                 short_setting(best_k[i].setting));
     }
-  } else if (!best_key.empty()) {
-    std::printf("\nno result recorded (%s); best measured: %.5f ms/step on rank %d\n  %s\n",
-                reader.is_dataset() ? "a dataset" : "interrupted or still running", best_ms,
-                best_rank, best_key.c_str());
+  }
+
+  if (const auto result = reader.result()) {
+    fmt::print(
+        "\nresult: stop {} after {} generations (plus the initial population, generation 0), "
+        "{} evaluations, {:.1f} s\n",
+        result->stop_reason, result->generations, result->evaluations, result->wall_s);
+    if (!result->best_key.empty()) {
+      fmt::print("best: {:.5f} ms/step ({:.2f} GCells/s) on rank {}\n  {}\n  key: {}\n",
+                 result->median_ms, result->gcells_per_s, result->best_rank,
+                 short_setting(result->best), result->best_key);
+    }
+  } else if (!rep.fastest.empty()) {
+    const Fast f = top(rep, 1).front();
+    fmt::print("\nno result recorded ({}); best measured: {:.5f} ms/step on rank {}\n  {}\n",
+               reader.is_dataset() ? "a dataset" : "interrupted or still running", f.median_ms,
+               f.rank, f.key);
   } else {
-    std::printf("\nno verified setting recorded\n");
+    fmt::print("\nno verified setting recorded\n");
+  }
+}
+
+}  // namespace
+
+int report_command(const Args& args) {
+  const ParsedArgs parsed = parse_args("report", args, {"--top"}, {"--json"});
+  if (parsed.help) {
+    return print_help(kHelp);
+  }
+  expect_positional(parsed, 1, kUsage);
+  std::size_t k = 0;
+  if (const auto t = parsed.option("--top")) {
+    k = static_cast<std::size_t>(parse_unsigned("--top", *t));
+    if (k == 0)
+      throw InputError("option --top of `isletune report` expects K >= 1, got '" + *t + "'.");
+  }
+  const TraceReader reader(parsed.positional[0]);
+  const Report rep = gather(reader);
+  const auto result = reader.result();
+  // Cells per step (the grid is in the config): GCells/s of any time.
+  double cells = std::nan("");
+  if (const std::string yaml = reader.config_yaml(); !yaml.empty()) {
+    try {
+      cells = static_cast<double>(
+          parse_config(yaml, reader.path().string() + ":/config", reader.path().parent_path())
+              .grid.cells());
+    } catch (const InputError&) {
+      // a config this isletune cannot read (another version): GCells/s from the result
+    }
+  }
+  if (std::isnan(cells) && result && result->median_ms > 0 && result->gcells_per_s > 0)
+    cells = result->gcells_per_s * result->median_ms * 1e6;
+  const std::vector<Fast> best_k = top(rep, k);
+  if (parsed.has("--json")) {
+    std::fputs(report_json(reader, rep, best_k, cells).dump(1).c_str(), stdout);
+    std::fputs("\n", stdout);
+  } else {
+    print_text(reader, rep, best_k, cells);
   }
   return 0;
 }

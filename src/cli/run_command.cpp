@@ -96,8 +96,7 @@ int run_command(const Args& args) {
     const ParsedArgs parsed =
         parse_args("run", args, {"--backend", "--out", "--seed"}, {"--overwrite"});
     if (parsed.help) {
-      std::fputs(kRunHelp, stdout);
-      return 0;
+      return print_help(kRunHelp);
     }
     expect_positional(parsed, 1, kRunUsage);
     request.config_path = parsed.positional[0];
@@ -118,8 +117,7 @@ int resume_command(const Args& args) {
   try {
     const ParsedArgs parsed = parse_args("resume", args, {}, {});
     if (parsed.help) {
-      std::fputs(kResumeHelp, stdout);
-      return 0;
+      return print_help(kResumeHelp);
     }
     expect_positional(parsed, 1, "isletune resume DIR");
     request.dir = parsed.positional[0];

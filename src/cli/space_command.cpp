@@ -1,7 +1,10 @@
 // `isletune space CONFIG`: what the configured search space holds — every parameter's
-// values, the explicit constraints, the OCs with their valid-setting counts, the size.
+// values, the explicit constraints, the OCs with their valid settings and distinct kernels.
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -13,38 +16,87 @@ namespace isletune::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: isletune space CONFIG\n"
+    "usage: isletune space CONFIG [--json]\n"
     "\n"
     "Prints the search space of CONFIG: the values of every parameter (defaults with the\n"
     "config's `space` overrides), the explicit constraints, each optimization combination\n"
-    "(OC) with its number of valid settings (exact by enumeration, or a seeded Monte-Carlo\n"
-    "estimate marked ~), and the size of the space. Device limits are those of an H100\n"
-    "(the evaluator's own limits apply during a run).\n";
+    "(OC) with its number of valid settings and of distinct kernels (settings that differ\n"
+    "only in parameters their kernel family does not read build one kernel; the search\n"
+    "samples and measures each kernel once), exact by enumeration or a seeded Monte-Carlo\n"
+    "estimate marked ~, and the size of the space. Device limits are those of an H100\n"
+    "(the evaluator's own limits apply during a run).\n"
+    "\n"
+    "  --json   print the same as one JSON document on stdout\n";
 
-constexpr const char* kConstraints[] = {
-    "threads per block tbx*tby*tbz in [32, maxThreadsPerBlock]",
-    "merge = none => mfx = mfy = mfz = 1; merge != none => some mf > 1",
-    "retiming and prefetch only with streaming",
-    "not streaming => sd = 0, sb = 0; streaming => block extent 1 and no merging along sd, "
-    "uf_sd <= sb",
-    "block extent x merge factor > 2 x radius along every tiled dimension the stencil extends "
-    "into",
-    "estimated shared memory <= the device's opt-in limit per block",
-    "2-D => tbz = mfz = ufz = 1",
-};
+// A parameter's values as JSON (merge kinds by name).
+nlohmann::ordered_json values_json(Param p, const std::vector<int>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int v : list) {
+    if (p == Param::merge)
+      out.push_back(std::string(merge_name(static_cast<MergeKind>(v))));
+    else
+      out.push_back(v);
+  }
+  return out;
+}
+
+// --json: the text output's numbers as one document.
+void print_json(const Config& config, const Stencil& stencil, const Space& space,
+                const Space::Values& taken, const std::vector<OcCount>& counts) {
+  using Json = nlohmann::ordered_json;
+  Json doc;
+  doc["stencil"] = {{"name", stencil.name()},
+                    {"dims", stencil.dims()},
+                    {"order", stencil.order()},
+                    {"points", stencil.size()}};
+  doc["grid"] = {config.grid.nx, config.grid.ny, config.grid.nz};
+  doc["limits"] = space.limits().name;
+  Json params = Json::object();
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    params[std::string(param_name(p))] = {{"values", values_json(p, space.values(p))},
+                                          {"taken", values_json(p, taken[i])}};
+  }
+  doc["parameters"] = params;
+  doc["constraints"] = Space::constraints();
+  Json ocs = Json::array();
+  double total = 0, kernels = 0;
+  bool exact = true;
+  for (const OcCount& c : counts) {
+    ocs.push_back({{"oc", c.oc},
+                   {"name", Space::oc_name(c.oc)},
+                   {"valid_settings", c.count},
+                   {"distinct_kernels", c.kernels},
+                   {"exact", c.exact}});
+    total += c.count;
+    kernels += c.kernels;
+    exact = exact && c.exact;
+  }
+  doc["ocs"] = ocs;
+  doc["size"] = {{"valid_settings", total},
+                 {"distinct_kernels", kernels},
+                 {"exact", exact},
+                 {"ocs", counts.size()}};
+  std::fputs((doc.dump(1) + "\n").c_str(), stdout);
+}
 
 }  // namespace
 
 int space_command(const Args& args) {
-  const ParsedArgs parsed = parse_args("space", args, {}, {});
+  const ParsedArgs parsed = parse_args("space", args, {}, {"--json"});
   if (parsed.help) {
-    std::fputs(kHelp, stdout);
-    return 0;
+    return print_help(kHelp);
   }
-  expect_positional(parsed, 1, "isletune space CONFIG");
+  expect_positional(parsed, 1, "isletune space CONFIG [--json]");
   const Config config = load_config(parsed.positional[0]);
   const Stencil stencil = resolve_stencil(config);
   const Space space(stencil, config.grid, DeviceLimits{}, space_values(config));
+  const Space::Values taken = values_taken(stencil, space);
+  const auto counts = space.count_per_oc(config.seed);
+  if (parsed.has("--json")) {
+    print_json(config, stencil, space, taken, counts);
+    return 0;
+  }
   std::printf("stencil %s (%d-D, order %d, %d points), grid %dx%dx%d, limits: %s\n",
               stencil.name().c_str(), stencil.dims(), stencil.order(), stencil.size(),
               config.grid.nx, config.grid.ny, config.grid.nz, space.limits().name.c_str());
@@ -59,7 +111,6 @@ int space_command(const Args& args) {
     }
     return out;
   };
-  const Space::Values taken = values_taken(stencil, space);
   double listed = 1, taken_product = 1;
   std::printf("\nparameters (values; where some differ, those a valid setting takes):\n");
   for (std::size_t i = 0; i < kParamCount; ++i) {
@@ -73,20 +124,20 @@ int space_command(const Args& args) {
   std::printf("combinations of the lists: %.6g; of the values taken: %.6g\n", listed,
               taken_product);
   std::printf("\nconstraints:\n");
-  for (const char* c : kConstraints)
-    std::printf("  - %s\n", c);
-  std::printf("\noptimization combinations (valid settings):\n");
-  double total = 0;
+  for (const std::string& c : Space::constraints())
+    std::printf("  - %s\n", c.c_str());
+  std::printf("\noptimization combinations (valid settings, distinct kernels):\n");
+  double total = 0, kernels = 0;
   bool all_exact = true;
-  const auto counts = space.count_per_oc(config.seed);
   for (const OcCount& c : counts) {
-    std::printf("  %2d %-40s %s%.0f\n", c.oc, Space::oc_name(c.oc).c_str(), c.exact ? " " : "~",
-                c.count);
+    std::printf("  %2d %-40s %s%12.0f %s%12.0f\n", c.oc, Space::oc_name(c.oc).c_str(),
+                c.exact ? " " : "~", c.count, c.exact ? " " : "~", c.kernels);
     total += c.count;
+    kernels += c.kernels;
     all_exact = all_exact && c.exact;
   }
-  std::printf("\nspace size: %s%.6g valid settings in %zu OCs\n", all_exact ? "" : "~", total,
-              counts.size());
+  std::printf("\nspace size: %s%.6g valid settings, %s%.6g distinct kernels in %zu OCs\n",
+              all_exact ? "" : "~", total, all_exact ? "" : "~", kernels, counts.size());
   return 0;
 }
 

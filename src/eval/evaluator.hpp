@@ -57,7 +57,7 @@ struct Measurement {
   std::string message;                                          // why it failed, if it did
 
   [[nodiscard]] bool ok() const { return status == Status::ok; }
-  // Fitness of ARCHITECTURE §6: 1 / median time per step; 0 for failures.
+  // Fitness of docs/architecture.md, "The island GA": 1 / median time per step; 0 for failures.
   [[nodiscard]] double fitness() const { return ok() && median_ms > 0 ? 1.0 / median_ms : 0.0; }
   // Total cost of this evaluation in seconds (what a replay clock advances by).
   [[nodiscard]] double cost_s() const { return (compile_ms + verify_ms + run_ms) * 1e-3; }

@@ -1,5 +1,5 @@
-// The cellular island (ARCHITECTURE §6): a population on a rows x cols torus over the
-// alphabet of a Reindex, a per-island measurement cache keyed by setting (equivalently by
+// The cellular island (docs/architecture.md, "The island GA"): a population on a rows x cols torus
+// over the alphabet of a Reindex, a per-island measurement cache keyed by setting (equivalently by
 // canonical key) so no setting is measured twice, the best individual ever seen, and the
 // migration policies as pure code: when (MigrationPolicy::due), which (select_best),
 // how (replace_worst_if_better).
@@ -115,9 +115,9 @@ class Island {
   [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
   [[nodiscard]] const std::vector<Individual>& population() const { return population_; }
   [[nodiscard]] const std::optional<std::pair<Setting, Measurement>>& best() const { return best_; }
-  // MCR measured on the offspring (ARCHITECTURE §6): the share of the last generation's
-  // children that copy a setting the island already knew (cached, or an earlier child of
-  // the same batch). With unique cells the population cannot fill with copies, so its
+  // MCR measured on the offspring (docs/architecture.md, "The island GA"): the share of the last
+  // generation's children that copy a setting the island already knew (cached, or an earlier child
+  // of the same batch). With unique cells the population cannot fill with copies, so its
   // most-common-genome ratio no longer shows convergence; repeated offspring do: an
   // island whose children are mostly copies measures next to nothing new.
   [[nodiscard]] double mcr() const;

@@ -1,6 +1,6 @@
-// Migration transport (ARCHITECTURE §6): individuals travel with their measurements, so
-// immigrants are never re-measured. The MPI ring (src/ring) implements Migrator and
-// StopVote; src/ga has in-memory fakes for tests.
+// Migration transport (docs/architecture.md, "The island GA"): individuals travel with their
+// measurements, so immigrants are never re-measured. The MPI ring (src/ring) implements Migrator
+// and StopVote; src/ga has in-memory fakes for tests.
 #pragma once
 
 #include <vector>
@@ -17,8 +17,8 @@ struct Migrant {
   Measurement measurement;
   int source_rank = 0;
   int generation = 0;  // sender's generation when it left
-  // A measurement shared so no island measures it again (ARCHITECTURE §6): it enters the
-  // receiver's cache, never its population. Otherwise an individual (an immigrant).
+  // A measurement shared so no island measures it again (docs/architecture.md, "The island GA"): it
+  // enters the receiver's cache, never its population. Otherwise an individual (an immigrant).
   bool measurement_only = false;
 };
 
@@ -50,8 +50,8 @@ enum class StopReason : int {
   return names[static_cast<int>(r)];
 }
 
-// The collective stop rule (ARCHITECTURE §6, chosen by the replay sweep): a budget,
-// signal or error wish of any island stops all (the smallest such reason); the MCR stop
+// The collective stop rule (docs/architecture.md, "Stopping"; chosen by the replay sweep): a
+// budget, signal or error wish of any island stops all (the smallest such reason); the MCR stop
 // needs every island converged, since one converged island stopping the others cut their
 // search short in most 2-island runs. The tally of one generation's wishes:
 struct StopTally {

@@ -31,7 +31,8 @@ struct GenerationRecord {
   double wait_s = 0;        // wall seconds waiting in collectives (migration, vote, progress)
   double best_ms = 0;       // best-ever median ms per step on this island (NaN if none)
   double mean_fitness = 0;  // mean fitness of the population
-  double mcr = 0;           // most-common-genome ratio
+  double mcr = 0;           // offspring MCR (share of the generation's children repeating a
+                            // setting the island knew; Island::mcr)
   int unique_genomes = 0;
   int evaluations = 0;  // new measurements this generation (cache hits excluded)
   int cache_hits = 0;   // proposals answered from the cache (not written as evaluation rows)

@@ -1,5 +1,5 @@
-// Gene alphabets over a sampled set (ARCHITECTURE §6): every genome decodes to one of
-// the sampled settings, identified by its id = rank in lexicographic Setting order
+// Gene alphabets over a sampled set (docs/architecture.md, "The island GA"): every genome decodes
+// to one of the sampled settings, identified by its id = rank in lexicographic Setting order
 // (Setting's operator< follows the parameter order: OC flags first).
 //
 // Encoding `index` (the paper's): genes are the bits of the id, most significant first,

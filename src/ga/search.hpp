@@ -1,7 +1,7 @@
-// The search loop (ARCHITECTURE §6), written once for every strategy. A strategy is a
-// small policy (SearchStrategy): run one generation of its own proposals within a cap on
-// new measurements, exchange with neighbours, describe its population, save and restore
-// its state. The loop does the rest, the same way for all of them:
+// The search loop (docs/architecture.md, "The search loop"), written once for every strategy. A
+// strategy is a small policy (SearchStrategy): run one generation of its own proposals within a cap
+// on new measurements, exchange with neighbours, describe its population, save and restore its
+// state. The loop does the rest, the same way for all of them:
 //
 //   room   = what max_evaluations still allows on this island (the batch is trimmed to
 //            it, so a budget is a cap: an island never measures more than its budget)

@@ -1,4 +1,4 @@
-// Parent selection on the island's torus (ARCHITECTURE §6).
+// Parent selection on the island's torus (docs/architecture.md, "The island GA").
 //
 // Cells are numbered row-major on a rows x cols torus (both axes wrap). The candidates
 // of a cell are its distinct von Neumann neighbours (up, down, left, right, in that

@@ -1,7 +1,7 @@
-// Stop rules (ARCHITECTURE §6) as small interfaces in the style of nvbench's stopping
-// criteria: each looks at the island's progress and either says StopReason::none (go
-// on) or why it wants to stop. The collective StopVote (migrator.hpp) turns the wishes
-// of all islands into one decision.
+// Stop rules (docs/architecture.md, "Stopping") as small interfaces in the style of nvbench's
+// stopping criteria: each looks at the island's progress and either says StopReason::none (go on)
+// or why it wants to stop. The collective StopVote (migrator.hpp) turns the wishes of all islands
+// into one decision.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,8 @@ namespace isletune {
 struct IslandProgress {
   int generation = 0;            // generations completed (0 = initial population)
   std::int64_t evaluations = 0;  // new measurements so far (cache hits and migrants excluded)
-  double mcr = 0;                // most-common-genome ratio of the population
+  double mcr = 0;                // offspring MCR: share of the generation's offspring that
+                                 // repeat a setting the island already knew (Island::mcr)
   double elapsed_s = 0;          // evaluator clock since the search started
 };
 
@@ -26,7 +27,7 @@ class StopRule {
   [[nodiscard]] virtual StopReason check(const IslandProgress& p) const = 0;
 };
 
-// Stops once MCR >= threshold.
+// Stops once the island's offspring MCR >= threshold.
 class McrStop final : public StopRule {
  public:
   explicit McrStop(double threshold) : threshold_(threshold) {}
@@ -62,7 +63,10 @@ class MaxEvaluations final : public StopRule {
   std::int64_t limit_;
 };
 
-// Stops once `seconds` of evaluator clock have passed.
+// Stops once `seconds` of evaluator clock have passed. Checked after a whole generation and
+// voted on one generation later, so a run overshoots the budget by up to about two
+// generations' clock (docs/architecture.md, "Stopping"); unlike MaxEvaluations no batch
+// can be trimmed to it, since a measurement's cost is known only once it is made.
 class TimeBudget final : public StopRule {
  public:
   explicit TimeBudget(double seconds) : seconds_(seconds) {}

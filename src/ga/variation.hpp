@@ -1,4 +1,5 @@
-// Variation operators (ARCHITECTURE §6): uniform crossover and per-gene mutation.
+// Variation operators (docs/architecture.md, "The island GA"): uniform crossover and per-gene
+// mutation.
 #pragma once
 
 #include <span>

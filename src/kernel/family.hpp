@@ -3,7 +3,8 @@
 // parameters its kernel reads, its rules for the space, its plan arithmetic (tile, loaded
 // region, shared bytes, costs, the one-step tail) and its code emission (the IslApply member
 // and the config struct of one entry). Families are listed in the registry (registry.cpp);
-// nothing else branches on the family. How to add one: docs/kernel-plan.md; the skeleton to
+// nothing else branches on the family. A family also says which parameters its kernel reads
+// (canonical). How to add one: docs/kernel-plan.md; the skeleton to
 // copy: family_template.cpp + kernels/family_template.cuh.
 #pragma once
 
@@ -47,6 +48,7 @@ struct FamilyRule {
   Param stage;
   bool (*check)(const ProblemShape& shape, const Setting& s, std::string* why);
   bool form = false;
+  std::string_view text;  // the rule in a line (`isletune space` lists it)
 };
 
 // The code of one entry: kernels/<template_file>, the device function
@@ -66,6 +68,12 @@ class KernelFamily {
   // Whether this family builds s. It may read only the OC parameters (streaming, merge,
   // retiming, prefetch, tdeg): the space picks the family once they are set.
   [[nodiscard]] virtual bool builds(const Setting& s) const = 0;
+  // The canonical setting of s: every parameter its kernel does not read set to a neutral
+  // value, so settings that build the same kernel share one canonical setting (the space
+  // counts and samples canonical settings, codegen builds from them, replay datasets load
+  // canonicalised). It must keep a valid s valid, built by this family, with the same plan,
+  // and be idempotent (tests/unit/test_kernel_family.cpp checks all four).
+  [[nodiscard]] virtual Setting canonical(const Setting& s) const { return s; }
   // Its rules for the space (checked for the settings it builds).
   [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;
   // The axis it streams along for s (1 = y, 2 = z), or -1: the generic tile rules

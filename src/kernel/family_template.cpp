@@ -67,7 +67,7 @@ class FamilyTemplate final : public KernelFamily {
 
  private:
   static constexpr std::array<FamilyRule, 1> kRules = {
-      FamilyRule{Param::tdeg, one_step_per_launch},
+      FamilyRule{Param::tdeg, one_step_per_launch, false, "tdeg = 1"},
   };
 };
 

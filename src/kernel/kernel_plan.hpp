@@ -20,6 +20,19 @@
 
 namespace isletune {
 
+// NVRTC cost of one unrolled chunk of the tiled family: its multiply-adds (chunk points x
+// stencil points), weighted by the stencil's size (the compile time grows with the
+// straight-line terms and with the distinct coefficients ptxas juggles). On the H100 host
+// (2026-11-24, 12 settings compiled at once on 16 cores): box3d2r 2000 / 4000 terms 1.5-4 s,
+// box3d3r 5488 terms 5-18 s, box3d4r 2916 terms 8 s and 5832 terms 10-26 s. A chunk is
+// clipped to cost <= kMaxChunkCost: box3d2r keeps 32 points, box3d3r 16, box3d4r 4 (its
+// fastest measured chunk), 2-D boxes up to 64.
+[[nodiscard]] constexpr double chunk_cost(long long chunk_points, long long stencil_points) {
+  return static_cast<double>(chunk_points * stencil_points) *
+         (1.0 + static_cast<double>(stencil_points) / 512.0);
+}
+inline constexpr double kMaxChunkCost = 9216;
+
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting
   int dims = 2;
@@ -30,9 +43,13 @@ struct KernelPlan {
   std::array<int, 3> tile{1, 1, 1};         // OUTPUT points per block per axis
   std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
   std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
-  int stream_axis = -1;                     // -1 tiled, 1 = y, 2 = z
-  long long stream_len = 0;                 // points along stream_axis per block
-  long long shared_bytes = 0;               // dynamic shared memory per block
+  // Merged points per unrolled chunk per axis (tiled: the setting's uf, halved, x first, then
+  // the larger of y and z, while chunk_cost > kMaxChunkCost; the same for the main and the
+  // one-step tail kernel). {1, 1, 1} for families without chunks.
+  std::array<int, 3> unroll{1, 1, 1};
+  int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
+  long long stream_len = 0;    // points along stream_axis per block
+  long long shared_bytes = 0;  // dynamic shared memory per block
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy
   double global_write_doubles = 1;  // 1/tdeg

@@ -154,6 +154,23 @@ class Streaming final : public KernelFamily {
   std::span<const FamilyRule> rules() const override { return kRules; }
   int stream_axis(const Setting& s) const override { return axis_of(s); }
 
+  // The streaming kernel reads the in-plane merge factors only through the tile: block and
+  // cyclic merging build the same kernel (block stands for both); it keeps its planes in
+  // shared memory whatever use_shared says (0), and unrolls only the plane loop (the
+  // in-plane unroll factors are 1).
+  Setting canonical(const Setting& s) const override {
+    Setting c = s;
+    if (c[Param::merge] != static_cast<int>(MergeKind::none))
+      c[Param::merge] = static_cast<int>(MergeKind::block);
+    c[Param::use_shared] = 0;
+    const int sd = axis_of(s);
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (static_cast<int>(d) != sd)
+        c[kUf[d]] = 1;
+    }
+    return c;
+  }
+
   void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const override {
     const std::array<long long, 3> extent{shape.grid.nx, shape.grid.ny, shape.grid.nz};
     p.stream_axis = s[Param::sd];
@@ -200,10 +217,10 @@ class Streaming final : public KernelFamily {
 
  private:
   static constexpr std::array<FamilyRule, 4> kRules = {
-      FamilyRule{Param::sb, stream_block_fits_grid},
-      FamilyRule{Param::tbz, stream_block_extent},
-      FamilyRule{Param::mfz, stream_no_merge},
-      FamilyRule{Param::ufz, stream_unroll},
+      FamilyRule{Param::sb, stream_block_fits_grid, false, "sb <= the grid extent along sd"},
+      FamilyRule{Param::tbz, stream_block_extent, false, "block extent 1 along sd"},
+      FamilyRule{Param::mfz, stream_no_merge, false, "no merging along sd (mf_sd = 1)"},
+      FamilyRule{Param::ufz, stream_unroll, false, "uf_sd <= sb (the plane loop's unroll)"},
   };
 };
 

@@ -1,5 +1,5 @@
-// Migration around the MPI ring (ARCHITECTURE §6): each island sends its emigrants,
-// with their measurements, to both ring neighbours with MPI_Isend and picks up
+// Migration around the MPI ring (docs/architecture.md, "The island GA"): each island sends its
+// emigrants, with their measurements, to both ring neighbours with MPI_Isend and picks up
 // immigrants with MPI_Iprobe + MPI_Get_count + MPI_Recv.
 //
 // Neighbours: rank r talks to (r-1) and (r+1) mod N. With 2 ranks both neighbours are the

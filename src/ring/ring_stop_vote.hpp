@@ -1,6 +1,6 @@
-// The collective stop vote (ARCHITECTURE §6): one small non-blocking MPI_Iallreduce per
-// generation, pipelined one generation behind. vote(g, wish) starts the reduction of
-// every island's wish for generation g and returns the agreed answer of generation g-1
+// The collective stop vote (docs/architecture.md, "Stopping"): one small non-blocking
+// MPI_Iallreduce per generation, pipelined one generation behind. vote(g, wish) starts the
+// reduction of every island's wish for generation g and returns the agreed answer of generation g-1
 // (waiting for it if a slower rank has not voted yet), so every island gets the same
 // answer in the same generation and no island ever stops alone. The agreed reason is the
 // decision of StopTally (ga/migrator.hpp). A wish therefore takes effect one

@@ -16,9 +16,13 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
+#include "common/exit_codes.hpp"
 #include "config/config.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
@@ -217,6 +221,38 @@ class Progress {
         start_s_(start_s),
         evaluations_(evaluations) {}
 
+  // " (37% of budget, ETA 2m10s)": the largest share used of the budgets that are set
+  // (generations, the island with the fewest evaluations left, evaluator clock) and the
+  // wall time to spend the rest at this session's pace since its first generation line (an
+  // upper bound: the MCR stop may end the run earlier). Empty without a budget.
+  std::string budget_share(int generation, double min_evals_left, double elapsed) {
+    const GaSettings& ga = config_.ga;
+    double share = -1;
+    if (ga.max_generations > 0)
+      share = std::max(share, static_cast<double>(generation) / ga.max_generations);
+    if (ga.max_evaluations > 0) {
+      share = std::max(share, 1.0 - min_evals_left / static_cast<double>(ga.max_evaluations));
+    }
+    if (ga.time_budget_s > 0)
+      share = std::max(share, elapsed / ga.time_budget_s);
+    if (share < 0)
+      return "";
+    share = std::clamp(share, 0.0, 1.0);
+    const double wall = now_s();
+    if (!first_) {
+      first_ = {wall, share};
+      return fmt::format(" ({:.0f}% of budget)", 100 * share);
+    }
+    const double done = share - first_->second;
+    if (done <= 0)
+      return fmt::format(" ({:.0f}% of budget)", 100 * share);
+    const auto eta =
+        static_cast<long long>(std::lround((wall - first_->first) / done * (1.0 - share)));
+    return eta >= 60 ? fmt::format(" ({:.0f}% of budget, ETA {}m{:02d}s)", 100 * share, eta / 60,
+                                   eta % 60)
+                     : fmt::format(" ({:.0f}% of budget, ETA {}s)", 100 * share, eta);
+  }
+
   // Every strategy records one GenerationRecord per generation on every rank, so the
   // gather below is matched on all ranks. `evaluations` counts measurements so far.
   // `compile_s`: this rank's compile time for the generation's new measurements.
@@ -264,6 +300,7 @@ class Progress {
     }
     if (left.empty())
       left = " MCR stop only";
+    left += budget_share(g.generation, min_evals_left, elapsed);
     std::string line;
     if (std::isinf(best_all)) {
       line = (format(
@@ -290,6 +327,7 @@ class Progress {
   const RunPrinter& printer_;
   double start_s_;
   std::int64_t evaluations_ = 0;
+  std::optional<std::pair<double, double>> first_;  // (wall, budget share) of the first line
 };
 
 // Runs the configured strategy on this rank to the end; collective (ring, vote,
@@ -367,7 +405,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     // The others are inside collectives of the search: they cannot be told politely.
     std::fprintf(stderr, "isletune: rank %d: %s\n", rank, e.what());
     std::fflush(stderr);
-    world.abort(1);
+    world.abort(kExitInternal);
   }
   ring_vote.drain();
   ring_migrator.drain();
@@ -382,14 +420,14 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
   RunOutcome outcome;
   outcome.dir = s.dir;
   outcome.reporter = world.rank() == 0;
-  // A trace that could not be written ends the run with exit 3 and one sentence that says
-  // what the trace still holds and how to go on.
+  // A trace that could not be written ends the run with exit kExitTrace (3) and one sentence that
+  // says what the trace still holds and how to go on.
   const auto write_failed = [&](const std::string& error, const char* kept, bool say) {
     if (say && printer.error) {
       printer.error(format("isletune %s: %s; %s: free space, then `isletune resume %s`.", command,
                            error.c_str(), kept, s.dir.c_str()));
     }
-    outcome.exit_code = 3;
+    outcome.exit_code = kExitTrace;
     return outcome;
   };
   // A rank that could not write its trace: every rank exits 3, rank 0 says why once; the
@@ -463,7 +501,7 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
 RunOutcome failure(const ring::World& world, const Session& s) {
   RunOutcome out;
   out.reporter = world.rank() == 0;
-  out.exit_code = 2;
+  out.exit_code = kExitInput;
   out.dir = s.dir;
   return out;
 }

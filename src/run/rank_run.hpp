@@ -1,9 +1,9 @@
-// The per-rank run behind `isletune run` and `isletune resume` (ARCHITECTURE §1, §6, §8):
-// one island per MPI rank, errors agreed on collectively, the trace written through a
-// checkpointing sink (one commit per generation), one progress line per generation on
-// rank 0, the environment gathered, the winner broadcast into /result, and resume from
-// the newest generation every rank completed. The CLI parses arguments into a request,
-// calls run_rank / resume_rank on every rank and prints the outcome.
+// The per-rank run behind `isletune run` and `isletune resume` (docs/architecture.md: "Data flow",
+// "The search loop", "Traces and run directories"): one island per MPI rank, errors agreed on
+// collectively, the trace written through a checkpointing sink (one commit per generation), one
+// progress line per generation on rank 0, the environment gathered, the winner broadcast into
+// /result, and resume from the newest generation every rank completed. The CLI parses arguments
+// into a request, calls run_rank / resume_rank on every rank and prints the outcome.
 //
 // Run-directory safety (trace/run_directory.hpp): rank 0 holds DIR/.lock for the run's
 // life; `run` prepares the directory with prepare_new_run and marks it created last;
@@ -50,7 +50,7 @@ struct RunPrinter {
 
 // How a run ended, for the CLI to print (rank 0 has `result`).
 struct RunOutcome {
-  int exit_code = 0;
+  int exit_code = 0;      // common/exit_codes.hpp
   bool reporter = false;  // rank 0: the rank that prints
   std::filesystem::path dir;
   std::optional<ResultInfo> result;  // rank 0, once a search ended

@@ -89,7 +89,9 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     if (const char* delay = std::getenv("ISLETUNE_REPLAY_DELAY_S")) {
       replay->set_delay_s(std::atof(delay));
     }
-    env.gpu_name = "replay: " + replay->limits().name;
+    // The recording GPU's name as it is (Kernel Tuner matches caches by it); that the run
+    // was replayed is in its config (evaluator.backend) and driver_version "none".
+    env.gpu_name = replay->limits().name;
     env.gpu_uuid = "";
     env.sm_count = replay->limits().sm_count;
     env.driver_version = "none";

@@ -44,8 +44,8 @@ void check_replay_problem(const Config& config, const Stencil& stencil, const Tr
 [[nodiscard]] std::optional<std::vector<Setting>> recorded_candidates(const Evaluator& evaluator,
                                                                       const Space& space);
 
-// The sampled set of the run (quota-based reward sampling, ARCHITECTURE §5) from the
-// recorded candidates when given, else from the space. Deterministic in the seed.
+// The sampled set of the run (quota-based reward sampling, docs/architecture.md, "The sampler")
+// from the recorded candidates when given, else from the space. Deterministic in the seed.
 [[nodiscard]] SampledSet sample_settings(const Config& config, const Stencil& stencil,
                                          const Space& space,
                                          const std::optional<std::vector<Setting>>& candidates);

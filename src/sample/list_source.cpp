@@ -2,31 +2,22 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "kernel/registry.hpp"
 #include "sample/setting_source.hpp"
+#include "setting/oc.hpp"
 
 namespace isletune {
-namespace {
 
-// OC id by the formula documented with kOcCount in space.hpp (the same value as
-// Space::oc_of; computed here so list sampling needs no Space object).
-int oc_id(const Setting& s) {
-  const int temporal = s[Param::tdeg] > 1 ? 1 : 0;
-  return (((s[Param::streaming] * 3 + s[Param::merge]) * 2 + s[Param::retiming]) * 2 +
-          s[Param::prefetch]) *
-             2 +
-         temporal;
-}
-
-}  // namespace
-
-// Groups the distinct listed settings by OC, keeping list order inside each OC.
+// Groups the distinct canonical settings of the list by OC, keeping list order inside each
+// OC (a kernel listed under several settings comes once, at its first place).
 ListSource::ListSource(std::vector<Setting> settings)
     : remaining_(kOcCount), counts_(kOcCount, 0.0) {
   std::unordered_set<Setting, SettingHash> seen;
-  for (const Setting& s : settings) {
+  for (const Setting& listed : settings) {
+    const Setting s = canonical(listed);
     if (!seen.insert(s).second)
       continue;
-    const int oc = oc_id(s);
+    const int oc = oc_of(s);
     if (oc < 0 || oc >= kOcCount)
       continue;
     remaining_[oc].push_back(s);

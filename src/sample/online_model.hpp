@@ -1,5 +1,5 @@
-// The online regression predictor (ARCHITECTURE §5): a ridge regression of log(time per
-// step) on the setting's parameters, refit from the run's own measurements, so later
+// The online regression predictor (docs/architecture.md, "The sampler"): a ridge regression of
+// log(time per step) on the setting's parameters, refit from the run's own measurements, so later
 // choices lean toward what the GPU has shown to be fast. Pure C++, no dependency.
 //
 // Features (built once from the settings the search may visit): for every parameter with

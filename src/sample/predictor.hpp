@@ -1,5 +1,5 @@
-// Predictors score a setting before anything is compiled: the sampler (ARCHITECTURE §5)
-// rewards the OC whose draw holds the best predicted setting. `uniform` scores every
+// Predictors score a setting before anything is compiled: the sampler (docs/architecture.md, "The
+// sampler") rewards the OC whose draw holds the best predicted setting. `uniform` scores every
 // setting the same (pure stratified sampling); `roofline` is an analytic time per step.
 //
 // Roofline model (per time step, double precision). Every geometry and cost input comes from

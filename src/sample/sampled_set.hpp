@@ -1,5 +1,5 @@
-// The sampled set: the settings the GA may visit (ARCHITECTURE §5), with their OC ids
-// and predicted times, plus which per-OC counts behind the sampling were estimates.
+// The sampled set: the settings the GA may visit (docs/architecture.md, "The sampler"), with their
+// OC ids and predicted times, plus which per-OC counts behind the sampling were estimates.
 #pragma once
 
 #include <cstddef>

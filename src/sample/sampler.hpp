@@ -1,4 +1,4 @@
-// Quota-based reward sampling over OCs (ARCHITECTURE §5, paper Alg. 2).
+// Quota-based reward sampling over OCs (docs/architecture.md, "The sampler", paper Alg. 2).
 //
 // Target n = min(ceil(sample_ratio * |space|), max_samples) (and at most |space| when all
 // counts are exact). Ratios start proportional to each OC's valid count, lifted to at

@@ -15,14 +15,16 @@ namespace isletune {
 class SettingSource {
  public:
   virtual ~SettingSource() = default;
-  // Valid settings per OC (OCs with none are left out), in OC id order.
+  // Distinct kernels (canonical settings, kernel/registry.hpp) per OC (OCs with none are
+  // left out), in OC id order.
   [[nodiscard]] virtual std::vector<OcCount> count_per_oc(std::uint64_t seed) const = 0;
-  // One setting of OC `oc`. It may repeat an earlier draw (the sampler dedupes);
+  // One canonical setting of OC `oc`. It may repeat an earlier draw (the sampler dedupes);
   // nullopt when the OC has nothing (more) to give.
   virtual std::optional<Setting> draw(int oc, Rng& rng) = 0;
 };
 
-// Rejection sampling from a Space (Space::random_in_oc); counts from Space::count_per_oc.
+// Rejection sampling from a Space (Space::random_kernel_in_oc); counts: the kernels of
+// Space::count_per_oc.
 class SpaceSource final : public SettingSource {
  public:
   explicit SpaceSource(const Space& space, int max_tries = 100000)
@@ -39,7 +41,9 @@ class SpaceSource final : public SettingSource {
 // without replacement: every listed setting comes out at most once, then nullopt.
 class ListSource final : public SettingSource {
  public:
-  // Duplicates in `settings` are dropped. OC ids come from Space::oc_of.
+  // The settings are canonicalised (kernel/registry.hpp) and duplicates dropped: a list
+  // recorded before canonical settings existed offers each kernel once, under its
+  // canonical setting. OC ids come from oc_of (setting/oc.hpp).
   explicit ListSource(std::vector<Setting> settings);
   [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed) const override;
   std::optional<Setting> draw(int oc, Rng& rng) override;

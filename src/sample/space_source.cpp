@@ -4,14 +4,22 @@
 
 namespace isletune {
 
-// Per-OC counts as the space computes them (exact or estimated).
+// Distinct kernels per OC as the space computes them (exact or estimated); OCs whose
+// settings all build kernels of another OC are left out.
 std::vector<OcCount> SpaceSource::count_per_oc(std::uint64_t seed) const {
-  return space_.count_per_oc(seed);
+  std::vector<OcCount> out;
+  for (OcCount c : space_.count_per_oc(seed)) {
+    if (!(c.kernels > 0))
+      continue;
+    c.count = c.kernels;
+    out.push_back(c);
+  }
+  return out;
 }
 
-// A uniformly random valid setting of the OC, by rejection.
+// A uniformly random distinct kernel (valid canonical setting) of the OC, by rejection.
 std::optional<Setting> SpaceSource::draw(int oc, Rng& rng) {
-  return space_.random_in_oc(oc, rng, max_tries_);
+  return space_.random_kernel_in_oc(oc, rng, max_tries_);
 }
 
 }  // namespace isletune

@@ -57,6 +57,24 @@ ParamKind param_kind(Param p) {
   }
 }
 
+int neutral_value(Param p) {
+  switch (p) {
+    case Param::tdeg:
+    case Param::tbx:
+    case Param::tby:
+    case Param::tbz:
+    case Param::mfx:
+    case Param::mfy:
+    case Param::mfz:
+    case Param::ufx:
+    case Param::ufy:
+    case Param::ufz:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 std::string_view param_kind_name(ParamKind k) {
   constexpr std::array<std::string_view, 4> names = {"flag", "enum", "axis", "int"};
   return names[static_cast<std::size_t>(k)];

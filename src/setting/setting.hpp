@@ -1,6 +1,6 @@
-// The parameters of the optimization space (ARCHITECTURE §4) and a Setting: one value
-// per parameter. The parameter order is fixed and is the lexicographic order used by
-// the `index` encoding: OC flags first, then streaming detail, block shape, merging,
+// The parameters of the optimization space (docs/architecture.md, "The search space") and a
+// Setting: one value per parameter. The parameter order is fixed and is the lexicographic order
+// used by the `index` encoding: OC flags first, then streaming detail, block shape, merging,
 // unrolling, memory placement.
 #pragma once
 
@@ -52,6 +52,11 @@ enum class ParamKind { flag, enumeration, axis, integer };
 // "flag", "enum", "axis" or "int" (the /space/parameters kind column of the trace).
 [[nodiscard]] std::string_view param_kind_name(ParamKind k);
 [[nodiscard]] std::optional<MergeKind> merge_from_name(std::string_view name);
+
+// The value a parameter has when what it controls is off (flags 0, merge none, no streaming
+// axis, block extents and factors 1, tdeg 1): what a trace recorded before the parameter
+// existed reads for it.
+[[nodiscard]] int neutral_value(Param p);
 
 inline constexpr std::size_t index_of(Param p) {
   return static_cast<std::size_t>(p);

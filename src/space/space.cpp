@@ -85,6 +85,21 @@ enum Rule : int {
   kRuleCount
 };
 
+// Each generic rule in a line (`isletune space`), in Rule order.
+constexpr std::array<std::pair<Rule, const char*>, 8> kRuleTexts = {{
+    {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and sd = 1"},
+    {kThreads, "threads per block tbx*tby*tbz >= 32"},
+    {kBlockLimits, "the block within the device's per-axis limits and maxThreadsPerBlock"},
+    {kMergeNoneFactors, "merge = none => mfx = mfy = mfz = 1"},
+    {kMergeNeedsFactor, "merge = block or cyclic => some mf > 1"},
+    {kTileCoversHalo,
+     "tb_d * mf_d > 2 * radius_d along every axis the stencil extends into (but a streamed one)"},
+    {kUnrollDividesMerge, "uf_d divides mf_d along every axis but a streamed one"},
+    {kKernelPlan,
+     "the kernel plan launches: blocks per axis within max_grid_dim, shared memory within the "
+     "opt-in limit"},
+}};
+
 // Family rules that read only parameters before kFamilyKnown are decided there.
 
 // The parameter after which a generic rule is decided (all it reads is set).
@@ -338,11 +353,7 @@ struct SpaceRules {
   // (one per streaming axis). Only values that can never be valid are removed, so the
   // valid settings of the parts are exactly those of the OC.
   static std::vector<Space::Values> parts(const Space& sp, int oc) {
-    const int temporal = oc % 2;
-    const int prefetch = (oc / 2) % 2;
-    const int retiming = (oc / 4) % 2;
-    const int merge = (oc / 8) % 3;
-    const int streaming = oc / 24;
+    const auto [streaming, merge, retiming, prefetch, temporal] = oc_flags(oc);
     Space::Values base = sp.values_;
     auto fix = [&](Param p, int v) {
       auto& list = base[index_of(p)];
@@ -423,10 +434,11 @@ struct SpaceRules {
     return s;
   }
 
-  // A uniform valid setting of the union of `parts` by rejection (parts weighted by size).
+  // A uniform valid setting (canonical too when `kernels`) of the union of `parts` by
+  // rejection (parts weighted by size).
   static std::optional<Setting> reject(const Space& sp,
                                        const std::vector<const Space::Values*>& parts, Rng& rng,
-                                       int max_tries) {
+                                       int max_tries, bool kernels = false) {
     if (parts.empty())
       return std::nullopt;
     std::vector<double> cumulative;
@@ -440,12 +452,24 @@ struct SpaceRules {
       const auto k = static_cast<std::size_t>(
           std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
       const Setting s = draw(*parts[std::min(k, parts.size() - 1)], rng);
-      if (all_ok(sp, s))
+      if (all_ok(sp, s) && (!kernels || is_canonical(s)))
         return s;
     }
     return std::nullopt;
   }
 };
+
+std::vector<std::string> Space::constraints() {
+  std::vector<std::string> out;
+  for (const auto& [rule, text] : kRuleTexts)
+    out.emplace_back(text);
+  out.emplace_back("every value in its parameter's list (sd and sb only while streaming)");
+  for (const KernelFamily* family : families()) {
+    for (const FamilyRule& rule : family->rules())
+      out.push_back(std::string(family->name()) + " family: " + std::string(rule.text));
+  }
+  return out;
+}
 
 Space::Values Space::default_values(int dims, const Grid& grid) {
   Values v;
@@ -547,26 +571,11 @@ std::optional<std::string> Space::violation(const Setting& s) const {
 }
 
 int Space::oc_of(const Setting& s) {
-  const int streaming = s[Param::streaming] != 0 ? 1 : 0;
-  const int merge = std::clamp(s[Param::merge], 0, 2);
-  const int retiming = s[Param::retiming] != 0 ? 1 : 0;
-  const int prefetch = s[Param::prefetch] != 0 ? 1 : 0;
-  const int temporal = s[Param::tdeg] > 1 ? 1 : 0;
-  return (((streaming * 3 + merge) * 2 + retiming) * 2 + prefetch) * 2 + temporal;
+  return isletune::oc_of(s);
 }
 
 std::string Space::oc_name(int oc) {
-  const int merge = (oc / 8) % 3;
-  std::string name = oc / 24 ? "stream" : "tile";
-  if (merge != 0)
-    name += "+" + std::string(merge_name(static_cast<MergeKind>(merge)));
-  if ((oc / 4) % 2)
-    name += "+retime";
-  if ((oc / 2) % 2)
-    name += "+prefetch";
-  if (oc % 2)
-    name += "+tb";
-  return name;
+  return isletune::oc_name(oc);
 }
 
 std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_limit) const {
@@ -580,21 +589,29 @@ std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_li
       raw += product(part);
     OcCount c{oc, 0, true};
     if (raw <= enumerate_limit) {
-      long long n = 0;
-      for_each_valid(oc, [&](const Setting&) { ++n; });
+      long long n = 0, k = 0;
+      for_each_valid(oc, [&](const Setting& s) {
+        ++n;
+        k += is_canonical(s) ? 1 : 0;
+      });
       c.count = static_cast<double>(n);
+      c.kernels = static_cast<double>(k);
     } else {
       // Seeded Monte-Carlo per part: at least 20000 draws, more while hits are rare.
       c.exact = false;
       Rng rng(seed, 0x5350414345ULL + static_cast<std::uint64_t>(oc));
       for (const auto& part : parts) {
-        long long draws = 0, hits = 0;
+        long long draws = 0, hits = 0, kernel_hits = 0;
         while (draws < 20000 || (hits < 2000 && draws < 200000)) {
           ++draws;
-          if (SpaceRules::all_ok(*this, SpaceRules::draw(part, rng)))
+          const Setting s = SpaceRules::draw(part, rng);
+          if (SpaceRules::all_ok(*this, s)) {
             ++hits;
+            kernel_hits += is_canonical(s) ? 1 : 0;
+          }
         }
         c.count += static_cast<double>(hits) / static_cast<double>(draws) * product(part);
+        c.kernels += static_cast<double>(kernel_hits) / static_cast<double>(draws) * product(part);
       }
     }
     if (c.count > 0)
@@ -617,6 +634,15 @@ std::optional<Setting> Space::random_in_oc(int oc, Rng& rng, int max_tries) cons
   for (const auto& part : oc_parts_[static_cast<std::size_t>(oc)])
     parts.push_back(&part);
   return SpaceRules::reject(*this, parts, rng, max_tries);
+}
+
+std::optional<Setting> Space::random_kernel_in_oc(int oc, Rng& rng, int max_tries) const {
+  if (oc < 0 || oc >= kOcCount)
+    return std::nullopt;
+  std::vector<const Values*> parts;
+  for (const auto& part : oc_parts_[static_cast<std::size_t>(oc)])
+    parts.push_back(&part);
+  return SpaceRules::reject(*this, parts, rng, max_tries, true);
 }
 
 std::optional<Setting> Space::random_setting(Rng& rng, int max_tries) const {

@@ -1,23 +1,9 @@
-// The optimization space (ARCHITECTURE §4): allowed values per parameter, explicit
-// constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
+// The optimization space (docs/architecture.md, "The search space"): allowed values per parameter,
+// explicit constraints, OC ids, counting valid settings per OC without enumerating huge spaces.
 //
-// Explicit constraints, each reported by violation() as one sentence:
-//  - 2-D: tbz = mfz = ufz = 1 and sd = 1 (y).
-//  - canonical form without streaming: sd = sb = 0, retiming = prefetch = 0.
-//  - every other value is in its allowed list (sd/sb lists apply while streaming).
-//  - streaming: sb <= grid extent along sd; block extent along sd is 1; mf_sd = 1;
-//    uf_sd <= sb (the streaming loop is unrolled by uf_sd).
-//  - at least 32 threads per block (tbx*tby*tbz); the block fits the device's per-axis
-//    limits (block z <= 64 on H100) and max_threads_per_block (kernel_plan.hpp).
-//  - merge none => every mf = 1; merge block/cyclic => some mf > 1.
-//  - tile: tb_d * mf_d > 2 * radius_d along every tiled dimension d (all dims, minus sd
-//    while streaming) where the stencil has radius_d > 0.
-//  - unrolling along a tiled dimension applies to the per-thread loop over the mf_d
-//    merged points, so uf_d must divide mf_d (without merging: uf_d = 1).
-//  - tdeg > 1 (temporal blocking) keeps intermediate steps on chip, so it needs
-//    use_shared = 1 or streaming = 1.
-//  - the kernel plan (kernel_plan.hpp) can launch: blocks per axis within max_grid_dim and
-//    the plan's shared memory within shared_per_block_optin.
+// The explicit constraints are the generic rules of space.cpp (one table, used for messages,
+// pruned enumeration and the text `isletune space` prints: Space::constraints()) and the rules
+// of the kernel family that builds a setting (KernelFamily::rules, src/kernel/<family>.cpp).
 #pragma once
 
 #include <array>
@@ -31,28 +17,28 @@
 #include "kernel/kernel_plan.hpp"
 #include "kernel/registry.hpp"
 #include "setting/device_limits.hpp"
+#include "setting/oc.hpp"
 #include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
 namespace isletune {
 
-// An OC (optimization combination): (streaming, merge kind, retiming, prefetch, tdeg > 1).
-// Its id is stable: ((((streaming * 3 + merge) * 2 + retiming) * 2 + prefetch) * 2 + temporal).
-inline constexpr int kOcCount = 48;
-
 struct OcCount {
   int oc = 0;
   double count = 0;    // valid settings in this OC
   bool exact = false;  // false: seeded Monte-Carlo estimate
+  double kernels = 0;  // distinct kernels: valid settings that are canonical (kernel/registry.hpp)
 };
 
 class Space {
  public:
   using Values = std::array<std::vector<int>, kParamCount>;
 
-  // Default values of ARCHITECTURE §4 for a problem; parameters that do not apply in 2-D
-  // (tbz, mfz, ufz, sd = z) get their single neutral value.
+  // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
+  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
   static Values default_values(int dims, const Grid& grid);
+  // Every explicit constraint in a line: the generic rules, then each registered family's.
+  [[nodiscard]] static std::vector<std::string> constraints();
 
   // Space over `values` (each list sorted, distinct, non-empty after construction).
   // Throws InputError naming the parameter when a value list is empty or out of range.
@@ -76,12 +62,15 @@ class Space {
   [[nodiscard]] std::optional<std::string> violation(const Setting& s) const;
   [[nodiscard]] bool valid(const Setting& s) const { return !violation(s).has_value(); }
 
+  // The OC of a setting and an OC's name (setting/oc.hpp, the one home of both).
   [[nodiscard]] static int oc_of(const Setting& s);
-  [[nodiscard]] static std::string oc_name(int oc);  // e.g. "stream+cyclic+retime+prefetch+tb"
+  [[nodiscard]] static std::string oc_name(int oc);
 
-  // Number of valid settings per OC (only OCs with at least one valid setting are
-  // listed, in id order). Exact by enumeration when the OC's raw product of value
-  // counts is at most `enumerate_limit`, otherwise a seeded Monte-Carlo estimate.
+  // Number of valid settings and of distinct kernels per OC (only OCs with at least one
+  // valid setting are listed, in id order). Exact by enumeration when the OC's raw product
+  // of value counts is at most `enumerate_limit`, otherwise a seeded Monte-Carlo estimate.
+  // An OC whose settings all build kernels of another OC (stream+cyclic: stream+block)
+  // lists 0 kernels.
   [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed,
                                                   double enumerate_limit = 2e6) const;
   // Sum of count_per_oc.
@@ -90,6 +79,10 @@ class Space {
   // A uniformly random valid setting of OC `oc`, by rejection; nullopt after
   // `max_tries` draws without a valid one.
   [[nodiscard]] std::optional<Setting> random_in_oc(int oc, Rng& rng, int max_tries = 100000) const;
+  // A uniformly random distinct kernel of OC `oc`: a valid canonical setting, by rejection
+  // (what the sampler draws, so no kernel is sampled twice under two settings).
+  [[nodiscard]] std::optional<Setting> random_kernel_in_oc(int oc, Rng& rng,
+                                                           int max_tries = 100000) const;
   // A uniformly random valid setting of the whole space.
   [[nodiscard]] std::optional<Setting> random_setting(Rng& rng, int max_tries = 100000) const;
 

@@ -1,5 +1,5 @@
 // A stencil: (offset, coefficient) pairs in 2-D or 3-D, applied Jacobi style
-// (ARCHITECTURE §3): out[p] = sum_k c_k * in[p + o_k] on interior points (every
+// (docs/architecture.md, "Stencils"): out[p] = sum_k c_k * in[p + o_k] on interior points (every
 // neighbour inside the grid); boundary points keep their input value.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The 24 typical stencils {star,box,cross}{2d,3d}{1..4}r (ARCHITECTURE §3) and the
+// The 24 typical stencils {star,box,cross}{2d,3d}{1..4}r (docs/architecture.md, "Stencils") and the
 // coefficient rule shared by them and by generated stencils. The library itself lives in
 // config/stencils/*.yaml as data; this code is what generated those files and what tests
 // compare them with.

@@ -164,15 +164,26 @@ void TraceReader::Impl::check_rank_schema(int rank, hid_t group) const {
       return h5::Datatype(
           H5_CHECK(H5Tget_member_type(type.get(), H5Tget_member_index(type.get(), name))));
     };
+    // The settings columns are mapped by the names the table stores (tables.hpp:
+    // ParamColumns), so their number may differ from this build's; the names must match it.
     const h5::Datatype values = member("values");
     hsize_t width = 0;
     if (H5Tget_class(values.get()) != H5T_ARRAY || H5Tget_array_ndims(values.get()) != 1 ||
-        H5Tget_array_dims2(values.get(), &width) != 1 || width != kParamCount) {
-      throw InputError(where + ": the evaluations column values is not " +
-                       std::to_string(kParamCount) + " integers per row (got " +
-                       std::to_string(width) + "); expected this isletune's " +
-                       std::to_string(kParamCount) + " parameters.");
+        H5Tget_array_dims2(values.get(), &width) != 1 || width < 1) {
+      throw InputError(where +
+                       ": the evaluations column values is not an integer per parameter "
+                       "(a 1-D array); expected the isletune evaluation row.");
     }
+    h5::Dataset table_ds(H5_CHECK(H5Dopen2(group, "evaluations", H5P_DEFAULT)));
+    const std::vector<std::string> names = h5::has_attr(table_ds.get(), "parameters")
+                                               ? h5::read_attr_strings(table_ds.get(), "parameters")
+                                               : trace_detail::parameter_names();
+    if (names.size() != width) {
+      throw InputError(where + ": the evaluations column values has " + std::to_string(width) +
+                       " integers per row but its parameters attribute names " +
+                       std::to_string(names.size()) + " (the file is damaged).");
+    }
+    (void)trace_detail::param_columns(names, where + ": the evaluations table");
     if (H5Tget_class(member("status").get()) != H5T_INTEGER) {
       throw InputError(where + ": the evaluations column status is not an integer.");
     }
@@ -356,11 +367,15 @@ std::optional<SampleData> TraceReader::sample() const {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "sample", H5P_DEFAULT)));
     SampleData s;
     const auto flat = read_flat<int>(group.get(), "settings", H5T_NATIVE_INT);
-    for (std::size_t i = 0; i + kParamCount <= flat.size(); i += kParamCount) {
-      Setting st;
-      std::copy(flat.begin() + i, flat.begin() + i + kParamCount, st.values.begin());
-      s.settings.push_back(st);
-    }
+    h5::Dataset settings(H5_CHECK(H5Dopen2(group.get(), "settings", H5P_DEFAULT)));
+    const trace_detail::ParamColumns columns =
+        trace_detail::param_columns(h5::has_attr(settings.get(), "parameters")
+                                        ? h5::read_attr_strings(settings.get(), "parameters")
+                                        : trace_detail::parameter_names(),
+                                    display_path(impl_->path) + ": /sample/settings");
+    const std::size_t width = columns.param.size();
+    for (std::size_t i = 0; i + width <= flat.size(); i += width)
+      s.settings.push_back(columns.setting(flat.data() + i));
     s.oc = read_flat<int>(group.get(), "oc", H5T_NATIVE_INT);
     s.predicted = read_flat<double>(group.get(), "predicted", H5T_NATIVE_DOUBLE);
     return s;

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "common/error.hpp"
+
 namespace isletune::trace_detail {
 
 std::string rank_digits(int rank) {
@@ -95,8 +97,9 @@ constexpr hsize_t kCheckpointChunk = 8 * 1024;
 #define INSERT(type, Row, field, member_type) \
   H5_CHECK(H5Tinsert((type), #field, HOFFSET(Row, field), (member_type)))
 
-// Compound type of EvaluationRow.
-h5::Datatype evaluation_type(hid_t str) {
+// Compound type of EvaluationRow (without the values member: for files whose settings
+// columns differ from this build's, read apart by name).
+h5::Datatype evaluation_type(hid_t str, bool with_values = true) {
   h5::Datatype t(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(EvaluationRow))));
   h5::Datatype genes = h5::vlen_type(H5T_NATIVE_INT);
   h5::Datatype values = h5::array_type(H5T_NATIVE_INT, kParamCount);
@@ -106,7 +109,8 @@ h5::Datatype evaluation_type(hid_t str) {
   INSERT(id, EvaluationRow, generation, H5T_NATIVE_INT32);
   INSERT(id, EvaluationRow, cell, H5T_NATIVE_INT32);
   INSERT(id, EvaluationRow, genes, genes.get());
-  INSERT(id, EvaluationRow, values, values.get());
+  if (with_values)
+    INSERT(id, EvaluationRow, values, values.get());
   INSERT(id, EvaluationRow, key, str);
   INSERT(id, EvaluationRow, status, H5T_NATIVE_INT8);
   INSERT(id, EvaluationRow, median_ms, H5T_NATIVE_DOUBLE);
@@ -289,7 +293,9 @@ void describe_evaluations(hid_t dataset) {
 
 int evaluations_incomplete_from(hid_t loc) {
   const RowTypes types;
-  const hid_t type = types.evaluation.get();
+  // Readability does not depend on the settings columns (their width may differ from ours).
+  const h5::Datatype without_values = evaluation_type(types.string.get(), false);
+  const hid_t type = without_values.get();
   const h5::Table table = h5::Table::open(loc, "evaluations", type);
   const hsize_t total = committed_rows(loc, "evaluations", table);
   const auto gens = generation_column(loc, "evaluations");
@@ -324,10 +330,79 @@ std::vector<std::string> parameter_names() {
   return names;
 }
 
+bool ParamColumns::identity() const {
+  if (param.size() != kParamCount)
+    return false;
+  for (std::size_t j = 0; j < param.size(); ++j) {
+    if (param[j] != j)
+      return false;
+  }
+  return true;
+}
+
+Setting ParamColumns::setting(const int* row) const {
+  Setting s;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    s.values[i] = neutral_value(param_at(i));
+  for (std::size_t j = 0; j < param.size(); ++j)
+    s.values[param[j]] = row[j];
+  return s;
+}
+
+ParamColumns param_columns(const std::vector<std::string>& names, const std::string& where) {
+  ParamColumns c;
+  for (const std::string& name : names) {
+    const auto p = param_from_name(name);
+    if (!p) {
+      throw InputError(where + " has a parameter column '" + name +
+                       "' this isletune does not know; expected parameters of " +
+                       std::to_string(kParamCount) + " known names (a newer isletune wrote it).");
+    }
+    c.param.push_back(index_of(*p));
+  }
+  return c;
+}
+
+namespace {
+
+// The parameter columns of the evaluations table under loc: by its `parameters` attribute,
+// else (no attribute) this build's order when the width matches.
+ParamColumns evaluation_columns(hid_t loc) {
+  h5::Dataset table(H5_CHECK(H5Dopen2(loc, "evaluations", H5P_DEFAULT)));
+  if (h5::has_attr(table.get(), "parameters"))
+    return param_columns(h5::read_attr_strings(table.get(), "parameters"), "the evaluations table");
+  ParamColumns c;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    c.param.push_back(i);
+  return c;
+}
+
+// The values column of the first n rows of the evaluations table, `width` ints per row.
+std::vector<int> read_values_column(hid_t loc, std::size_t width, hsize_t n) {
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, width * sizeof(int))));
+  h5::Datatype values = h5::array_type(H5T_NATIVE_INT, width);
+  H5_CHECK(H5Tinsert(row.get(), "values", 0, values.get()));
+  const h5::Table table = h5::Table::open(loc, "evaluations", row.get());
+  std::vector<int> out(n * width);
+  if (n > 0 && !table.try_read(0, n, out.data()))
+    throw InputError("the evaluations table's values column does not read back.");
+  return out;
+}
+
+}  // namespace
+
 std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
   const RowTypes types;
   hsize_t total = 0;
-  auto rows = read_rows<EvaluationRow>(loc, "evaluations", types.evaluation.get(), &total);
+  // A table whose settings columns are not this build's is read without its values member,
+  // then its values column apart, mapped by name.
+  const ParamColumns columns = evaluation_columns(loc);
+  const bool by_name = !columns.identity();
+  const h5::Datatype without_values = evaluation_type(types.string.get(), false);
+  auto rows = read_rows<EvaluationRow>(
+      loc, "evaluations", by_name ? without_values.get() : types.evaluation.get(), &total);
+  const std::vector<int> values =
+      by_name ? read_values_column(loc, columns.param.size(), rows.size()) : std::vector<int>{};
   const int cut = incomplete_from(loc, "evaluations", rows.size(), total);
   std::vector<EvaluationRecord> records;
   records.reserve(rows.size());
@@ -339,7 +414,12 @@ std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
     r.generation = row.generation;
     r.cell = row.cell;
     r.genes = copy_vlen<int>(row.genes);
-    std::copy(std::begin(row.values), std::end(row.values), r.setting.values.begin());
+    if (by_name) {
+      const std::size_t at = static_cast<std::size_t>(&row - rows.data());
+      r.setting = columns.setting(values.data() + at * columns.param.size());
+    } else {
+      std::copy(std::begin(row.values), std::end(row.values), r.setting.values.begin());
+    }
     Measurement& m = r.measurement;
     m.status = static_cast<Status>(row.status);
     m.median_ms = row.median_ms;
@@ -358,7 +438,7 @@ std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
     r.migrant = row.migrant != 0;
     records.push_back(std::move(r));
   }
-  h5::reclaim(types.evaluation.get(), rows.data(), rows.size());
+  h5::reclaim(by_name ? without_values.get() : types.evaluation.get(), rows.data(), rows.size());
   return records;
 }
 

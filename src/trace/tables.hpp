@@ -130,4 +130,18 @@ namespace isletune::trace_detail {
 // Names of the 18 parameters in Param order (the `parameters` attribute).
 [[nodiscard]] std::vector<std::string> parameter_names();
 
+// How the columns of a stored settings array map to this build's parameters, by the names
+// the file stores with them: column j holds parameter index param[j]. A parameter the file
+// lacks (recorded before it existed) reads its neutral value (setting.hpp); a column this
+// build does not know is an InputError naming it.
+struct ParamColumns {
+  std::vector<std::size_t> param;  // per file column
+  [[nodiscard]] bool identity() const;
+  // The setting of one row of param.size() values.
+  [[nodiscard]] Setting setting(const int* row) const;
+};
+// From the names (`where` names the array in messages).
+[[nodiscard]] ParamColumns param_columns(const std::vector<std::string>& names,
+                                         const std::string& where);
+
 }  // namespace isletune::trace_detail

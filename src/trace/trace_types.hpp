@@ -48,6 +48,16 @@ struct EnvironmentInfo {
   std::optional<DeviceLimits> limits;
 };
 
+// The GPU's name from a recorded environment entry, without the "replay: " marks that
+// older replay runs wrote in front of it (and twice when replaying a replayed run). A
+// replayed run records the recording GPU's name; its config says it was replayed.
+inline std::string recorded_gpu_name(std::string name) {
+  constexpr const char* kMark = "replay: ";
+  while (name.rfind(kMark, 0) == 0)
+    name.erase(0, 8);
+  return name;
+}
+
 // One stencil feature (paper Table 2) by name.
 struct StencilFeature {
   std::string name;

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import rawread
-from conftest import analyze
+from conftest import DATA, analyze
 
 STATUS = ("ok", "invalid", "compile_error", "launch_error", "wrong_result", "crashed", "timeout")
 
@@ -143,8 +143,9 @@ def test_compare_unknown_baseline_is_exit_2(synthetic_runs):
     assert proc.returncode == 2 and "nope" in proc.stderr
 
 
-def test_export_kt_cache_follows_kernel_tuner_layout(synthetic_runs, tmp_path):
-    run = synthetic_runs["a"]
+def test_export_kt_cache_follows_kernel_tuner_layout(tmp_path):
+    # A dataset the C++ writer recorded (every status): export-kt runs `isletune export`.
+    run = DATA / "synthetic-star2d1r.h5"
     out = tmp_path / "cache.json"
     proc = analyze("export-kt", "--csv", str(run), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -170,3 +171,108 @@ def test_export_kt_cache_follows_kernel_tuner_layout(synthetic_runs, tmp_path):
         for field in ("compile_time", "verification_time", "benchmark_time", "strategy_time",
                       "framework_time", "timestamp"):
             assert field in entry
+
+
+def test_compare_until_leaves_out_later_measurements_and_gives_intervals(synthetic_runs):
+    runs = [synthetic_runs[k] for k in ("a", "b", "global")]
+    rows = [rawread.all_rows(r) for r in runs]
+    until = float(np.median([np.median(r["wall_s"]) for r in rows]))
+    proc = analyze("compare", "--csv", "--no-plot", "--by", "strategy", "--baseline",
+                   "global-ga", "--until", repr(until), *map(str, runs))
+    assert proc.returncode == 0, proc.stderr
+    _, finals = rawread.parse_csv(proc.stdout)
+    final = {r["group"]: r for r in finals}
+
+    def best_by(r):
+        m = rawread.measured(r)
+        m = m[m["wall_s"] <= until]
+        return rawread.ok_times(m).min()
+
+    island = [best_by(r) for r in rows[:2]]
+    assert float(final["island-ga"]["median_ms"]) == pytest.approx(np.median(island), rel=1e-6)
+    assert float(final["global-ga"]["median_ms"]) == pytest.approx(best_by(rows[2]), rel=1e-6)
+    # Two runs: a bootstrap interval around their median; one run: none.
+    lo, hi = float(final["island-ga"]["ci_low_ms"]), float(final["island-ga"]["ci_high_ms"])
+    assert min(island) <= lo <= np.median(island) <= hi <= max(island)
+    assert final["global-ga"]["ci_low_ms"] == "nan"
+    assert 0.0 <= float(final["island-ga"]["p_vs_baseline"]) <= 1.0
+
+
+def test_compare_uses_the_common_time_budget(synthetic_runs):
+    from isletune_analysis import compute, load_trace
+
+    traces = [load_trace(synthetic_runs[k]) for k in ("a", "b")]
+    assert compute.horizon(traces)[1] == "the latest run's end"  # no budget configured
+    for t in traces:
+        t.config["budget"] = {"time_budget_s": 1.25}
+    assert compute.horizon(traces) == (1.25, "the runs' common time_budget_s")
+    data = compute.compare(traces, "seed")
+    assert data["time_s"][-1] == pytest.approx(1.25)
+
+
+def test_mcr_threshold_is_the_configs_else_the_code_default(synthetic_runs):
+    from isletune_analysis import compute, load_trace
+
+    trace = load_trace(synthetic_runs["a"])
+    assert compute.mcr_threshold(trace) == 0.5  # tracegen's config says 0.5 (PyYAML read)
+    trace.config.pop("ga")
+    assert compute.mcr_threshold(trace) == compute.DEFAULT_MCR_THRESHOLD == 0.9
+
+
+def test_evaluations_df_is_a_dataframe_of_every_row(synthetic_runs):
+    import pandas as pd
+    from isletune_analysis import load_trace
+
+    run = synthetic_runs["a"]
+    df = load_trace(run).evaluations_df()
+    raw = rawread.all_rows(run)
+    assert isinstance(df, pd.DataFrame) and len(df) == len(raw)
+    for name in rawread.PARAMS + ("median_ms", "wall_s", "status", "ok", "measured", "key"):
+        assert name in df.columns, name
+    assert set(df["merge"].astype(str)) <= {"none", "block", "cyclic"}
+    assert int(df["measured"].sum()) == len(rawread.measured(raw))
+    assert df[df["ok"]]["median_ms"].min() == pytest.approx(rawread.ok_times(raw).min())
+    assert int((df["status"] == "ok").sum()) == int(np.count_nonzero(raw["status"] == 0))
+
+
+def test_missing_module_is_one_sentence(tmp_path):
+    # A Python without h5py: a stub package that fails to import stands in for it.
+    stub = tmp_path / "h5py"
+    stub.mkdir()
+    (stub / "__init__.py").write_text("raise ImportError('stub', name='h5py')\n")
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT / 'analysis'}")
+    proc = subprocess.run([sys.executable, "-m", "isletune_analysis", "summary", "x"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "h5py" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_package_installs_with_pip_and_runs_as_isletune_analyze(tmp_path):
+    """analysis/pyproject.toml: `pip install ./analysis` (offline, dependencies from the
+    system) gives the `isletune-analyze` command."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "analysis", src, ignore=shutil.ignore_patterns("__pycache__"))
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps",
+                           "--no-build-isolation", "--no-index", "--target", str(target),
+                           str(src)], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 and "No module named pip" in proc.stderr:
+        pytest.skip("pip is not installed")
+    assert proc.returncode == 0, proc.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    run = subprocess.run([str(target / "bin" / "isletune-analyze"), "summary",
+                          str(DATA / "h200-star2d1r.h5")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "star2d1r" in run.stdout

@@ -114,6 +114,35 @@ def test_dataset_file_loads_every_row():
     assert not any("no /result" in w for w in trace.warnings)
 
 
+def test_values_columns_are_mapped_by_name_and_a_missing_parameter_reads_neutral(tmp_path):
+    """A dataset recorded before use_constant existed, its columns stored in another order."""
+    copy = tmp_path / "old.h5"
+    copy.write_bytes(DATASET.read_bytes())
+    with h5py.File(copy, "r+") as f:
+        g = f["ranks/0000"]
+        ev = g["evaluations"]
+        old = ev[()]
+        attrs = {k: ev.attrs[k] for k in ev.attrs}
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in attrs["parameters"]]
+        keep = list(reversed(range(17)))  # drops use_constant (column 17)
+        fields = [(n, np.dtype(("<i4", (17,))) if n == "values" else old.dtype.fields[n][0])
+                  for n in old.dtype.names]
+        new = np.zeros(len(old), dtype=np.dtype(fields))
+        for n in old.dtype.names:
+            new[n] = old[n][:, keep] if n == "values" else old[n]
+        del g["evaluations"]
+        d = g.create_dataset("evaluations", data=new, maxshape=(None,), chunks=True)
+        for k, v in attrs.items():
+            d.attrs[k] = v
+        d.attrs["parameters"] = np.array([names[i] for i in keep], dtype=h5py.string_dtype())
+    before = load_trace(DATASET).evaluations["values"]
+    after = load_trace(copy).evaluations["values"]
+    expected = before.copy()
+    expected[:, 17] = 0
+    np.testing.assert_array_equal(after, expected)
+    assert before[:, 17].any()
+
+
 def _write(path: Path, **attrs) -> Path:
     """An HDF5 file with root attributes only."""
     with h5py.File(path, "w") as f:

@@ -20,6 +20,7 @@
 #include "eval/cuda/cuda_evaluator.hpp"
 #include "eval/cuda/nvrtc_compiler.hpp"
 #include "eval/cuda/worker_protocol.hpp"
+#include "kernel/kernel_plan.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -158,6 +159,34 @@ TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
   EXPECT_NE(constant.find("isl_coef[4] * p["), std::string::npos);
 }
 
+// A register-tiled chunk of a compute-bound box: every point of the plan's chunk is computed
+// from one multiply-add per stencil point (the source holds chunk x (points - 1) fma calls) and
+// stored once; the chunk is clipped to kMaxChunkCost; the kernel compiles with NVRTC.
+TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
+  const Stencil st = typical_stencil("box3d3r");
+  Setting s = naive_setting(3);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::tby] = 2;
+  s[Param::mfy] = s[Param::ufy] = 8;
+  s[Param::mfz] = s[Param::ufz] = 8;
+  s[Param::use_shared] = 1;
+  const Grid g = grid_for(3);
+  ASSERT_FALSE(unsupported_reason(st, g, s).has_value());
+  const KernelPlan plan = make_plan(st, g, s, DeviceLimits{});
+  const int chunk = plan.unroll[0] * plan.unroll[1] * plan.unroll[2];
+  EXPECT_LE(chunk_cost(chunk, st.size()), kMaxChunkCost);
+  const KernelSource k = generate_kernel(st, g, s);
+  const auto count = [&](const std::string& what) {
+    long long n = 0;
+    for (auto at = k.source.find(what); at != std::string::npos; at = k.source.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(" = fma("), 1LL * chunk * (st.size() - 1));
+  EXPECT_EQ(count("isl::keep_sum<C>("), chunk);
+  expect_all_compile({{"box3d3r register tile", k}});
+}
+
 TEST(Codegen, LaunchCoversOddGridsAndSharedTileIncludesHalo) {
   const Stencil st = typical_stencil("box3d2r");
   Setting s = variant(3, 4);  // block merge 1x2x2, shared
@@ -241,6 +270,33 @@ TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {
   EXPECT_EQ(k.size(), 16u);
 }
 
+// Settings that build the same kernel (stream+cyclic is stream+block, use_shared unread while
+// streaming) share one cubin: the key ignores the `// setting` comment that tells them apart.
+TEST(CubinCache, KeyIgnoresCommentLinesSoEquivalentSettingsShareACubin) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting a = naive_setting(2);
+  a[Param::streaming] = 1;
+  a[Param::sd] = 1;
+  a[Param::sb] = 16;
+  a[Param::tby] = 1;
+  a[Param::tbx] = 64;
+  a[Param::merge] = static_cast<int>(MergeKind::block);
+  a[Param::mfx] = 2;
+  Setting b = a;
+  b[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  b[Param::use_shared] = 1;
+  ASSERT_FALSE(unsupported_reason(st, grid_for(2), a).has_value());
+  ASSERT_FALSE(unsupported_reason(st, grid_for(2), b).has_value());
+  const std::string sa = generate_kernel(st, grid_for(2), a).source;
+  const std::string sb = generate_kernel(st, grid_for(2), b).source;
+  EXPECT_NE(sa, sb);  // the comments name each setting
+  const CubinCompiler compiler(90, "");
+  EXPECT_EQ(compiler.key(sa), compiler.key(sb));
+  Setting c = a;
+  c[Param::use_constant] = 1;  // read: another kernel
+  EXPECT_NE(compiler.key(sa), compiler.key(generate_kernel(st, grid_for(2), c).source));
+}
+
 TEST(CubinCache, SecondCompileOfTheSameSourceIsACacheHit) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("isletune-cubins-" + std::to_string(::getpid()));
@@ -252,7 +308,9 @@ TEST(CubinCache, SecondCompileOfTheSameSourceIsACacheHit) {
   EXPECT_FALSE(first.cached);
   EXPECT_TRUE(second.cached);
   EXPECT_EQ(first.cubin, second.cubin);
-  const CompileResult other = compiler.compile(src + "// changed\n");
+  EXPECT_TRUE(compiler.compile("// another setting\n" + src).cached);  // comments are no key
+  const CompileResult other =
+      compiler.compile("extern \"C\" __global__ void k(double* a) { a[threadIdx.x] = 2.0; }\n");
   EXPECT_FALSE(other.cached);
   const CompileResult broken = compiler.compile("this is not CUDA");
   EXPECT_FALSE(broken.ok);

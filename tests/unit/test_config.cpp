@@ -163,6 +163,27 @@ TEST(Config, ExamplesLoadAndRoundTrip) {
   EXPECT_EQ(space_values(big)[index_of(Param::tdeg)], (std::vector<int>{1, 2, 3, 4, 6, 8}));
 }
 
+// config/examples/star2d2r-8192.yaml says its values are the defaults unless a comment says
+// "not the default": with exactly those keys (space, time_budget_s, output) taken over, it
+// is the minimal config of the same stencil and grid, key for key.
+TEST(Config, ExampleClaimsOnlyTrueDefaults) {
+  const fs::path path = kSource / "config/examples/star2d2r-8192.yaml";
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t marked = 0;
+  for (std::size_t at = text.find("not the default"); at != std::string::npos;
+       at = text.find("not the default", at + 1)) {
+    ++marked;
+  }
+  EXPECT_EQ(marked, 4u) << "the test below takes over exactly the marked keys; update both";
+  const Config example = load_config(path);
+  Config defaults = parse("stencil: star2d2r\ngrid: [8192, 8192]\n");
+  defaults.space = example.space;
+  defaults.ga.time_budget_s = example.ga.time_budget_s;
+  defaults.output = example.output;
+  EXPECT_EQ(to_yaml(example), to_yaml(defaults));
+}
+
 TEST(Config, UnknownKeysNameThePathAndListTheAllowedOnes) {
   const std::string top = error_of("stencil: star2d1r\ngrid: [64, 64]\ngenerations: 5\n");
   expect_one_sentence(top, "generations");

@@ -1,9 +1,12 @@
 // Kernel families as units: the registry picks one family per setting, the template family a
 // newcomer copies plans, generates and (with the CUDA Toolkit) compiles with NVRTC, the device
-// limits' one field list round-trips through the worker hello.
+// limits' one field list round-trips through the worker hello. Canonical settings: valid,
+// same family and plan, idempotent; no two distinct canonical settings build the same kernel
+// source (a large random sample, and every setting a default search measures in replay).
 #include <gtest/gtest.h>
 
 #include <set>
+#include <unordered_set>
 
 #include "kernel/kernel_plan.hpp"
 #include "kernel/registry.hpp"
@@ -11,8 +14,20 @@
 #include "stencil/typical.hpp"
 
 #ifdef ISLETUNE_KERNEL_FAMILY_CODEGEN
+#include <filesystem>
+#include <unordered_map>
+
+#include "config/config.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/worker_protocol.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+#include "ga/island.hpp"
+#include "ga/memory_ring.hpp"
+#include "kernel/source_text.hpp"
+#include "sample/predictor.hpp"
+#include "sample/sampler.hpp"
+#include "sample/setting_source.hpp"
+#include "trace/reader.hpp"
 #endif
 #ifdef ISLETUNE_KERNEL_FAMILY_NVRTC
 #include "eval/cuda/nvrtc_compiler.hpp"
@@ -74,7 +89,160 @@ TEST(KernelFamily, TemplateFamilyPlansOnePointPerThreadWithoutSharedMemory) {
   EXPECT_FALSE(template_family().unsupported(one_point(3)).has_value());
 }
 
+// The spaces the canonical tests walk: 2-D and 3-D, symmetric and asymmetric reach.
+struct Problem {
+  Stencil stencil;
+  Grid grid;
+};
+std::vector<Problem> problems() {
+  return {{typical_stencil("star2d1r"), Grid{8192, 8192, 1}},
+          {typical_stencil("box2d2r"), Grid{4096, 4096, 1}},
+          {typical_stencil("star3d2r"), Grid{256, 256, 256}},
+          {Stencil::make("asym3d", 3, {{0, 0, 0}, {-1, 0, 0}, {2, 0, 0}, {0, -2, 0}, {0, 0, 1}},
+                         {0.4, 0.1, 0.2, 0.2, 0.1}),
+           Grid{130, 67, 90}}};
+}
+
+TEST(Canonical, IsValidIdempotentAndKeepsTheFamilyAndThePlan) {
+  for (const Problem& pr : problems()) {
+    const Space space(pr.stencil, pr.grid, {}, Space::default_values(pr.stencil.dims(), pr.grid));
+    const ProblemShape shape = shape_of(pr.stencil, pr.grid);
+    Rng rng(11, 0);
+    int moved = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const auto s = space.random_setting(rng);
+      ASSERT_TRUE(s.has_value());
+      const Setting c = canonical(*s);
+      moved += c != *s ? 1 : 0;
+      ASSERT_TRUE(space.valid(c)) << canonical_key(*s) << " -> " << *space.violation(c);
+      EXPECT_EQ(canonical(c), c);
+      ASSERT_EQ(find_family(c), find_family(*s));
+      const KernelPlan a = make_plan(shape, *s), b = make_plan(shape, c);
+      EXPECT_EQ(a.block, b.block);
+      EXPECT_EQ(a.grid, b.grid);
+      EXPECT_EQ(a.tile, b.tile);
+      EXPECT_EQ(a.loaded, b.loaded);
+      EXPECT_EQ(a.shared_bytes, b.shared_bytes);
+      EXPECT_EQ(a.stream_axis, b.stream_axis);
+      EXPECT_EQ(a.stream_len, b.stream_len);
+      EXPECT_EQ(a.steps_per_launch, b.steps_per_launch);
+    }
+    EXPECT_GT(moved, 300) << pr.stencil.name();  // the default space holds many twins
+  }
+}
+
+TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
+  const Grid grid{8192, 8192, 1};
+  const Space space(typical_stencil("star2d1r"), grid, {}, Space::default_values(2, grid));
+  double valid = 0, kernels = 0;
+  for (const OcCount& c : space.count_per_oc(0)) {
+    ASSERT_TRUE(c.exact);
+    valid += c.count;
+    kernels += c.kernels;
+    const OcFlags f = oc_flags(c.oc);
+    if (f.merge == static_cast<int>(MergeKind::cyclic) && (f.streaming || f.temporal))
+      EXPECT_EQ(c.kernels, 0) << oc_name(c.oc);  // the same kernels as with block merging
+  }
+  // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192).
+  EXPECT_EQ(valid, 579774);
+  EXPECT_EQ(kernels, 95290);
+  Rng rng(3, 0);
+  const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
+  for (int i = 0; i < 200; ++i) {
+    const auto s = space.random_kernel_in_oc(oc, rng);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_TRUE(space.valid(*s));
+    EXPECT_TRUE(is_canonical(*s)) << canonical_key(*s);
+    EXPECT_EQ(oc_of(*s), oc);
+  }
+  EXPECT_FALSE(space.random_kernel_in_oc(oc_id(OcFlags{1, 2, 0, 0, 0}), rng, 2000).has_value());
+}
+
 #ifdef ISLETUNE_KERNEL_FAMILY_CODEGEN
+// The kernel a setting builds, as the cubin cache keys it (comment lines left out).
+std::string kernel_text(const Problem& pr, const Setting& s) {
+  return without_comment_lines(cuda::generate_kernel(pr.stencil, pr.grid, s).source);
+}
+
+TEST(Canonical, NoTwoCanonicalSettingsOfALargeRandomSampleBuildTheSameKernel) {
+  for (const Problem& pr : problems()) {
+    const Space space(pr.stencil, pr.grid, {}, Space::default_values(pr.stencil.dims(), pr.grid));
+    Rng rng(5, 1);
+    std::unordered_map<std::string, Setting> kernel_of;  // kernel text -> canonical setting
+    std::size_t canonicals = 0;
+    std::unordered_set<Setting, SettingHash> seen;
+    for (int i = 0; i < 4000; ++i) {
+      const auto s = space.random_setting(rng);  // canonical or not
+      ASSERT_TRUE(s.has_value());
+      const Setting c = canonical(*s);
+      canonicals += seen.insert(c).second ? 1 : 0;
+      const std::string text = kernel_text(pr, *s);
+      const auto [it, fresh] = kernel_of.emplace(text, c);
+      EXPECT_EQ(it->second, c) << pr.stencil.name() << ": " << canonical_key(it->second) << " and "
+                               << canonical_key(c) << " build the same kernel";
+    }
+    EXPECT_EQ(kernel_of.size(), canonicals) << pr.stencil.name();
+    EXPECT_GT(canonicals, 1500u) << pr.stencil.name();
+  }
+}
+
+// A default search (sampler, 2 islands of the default GA with measurement sharing) on the
+// recorded star2d1r dataset: every setting it measures builds a kernel no other measured
+// setting builds.
+TEST(Canonical, NoTwoSettingsMeasuredByADefaultReplayRunBuildTheSameKernel) {
+  const auto dataset = std::filesystem::path(ISLETUNE_TEST_DATA) / "h200-star2d1r.h5";
+  const Config config =
+      parse_config(TraceReader(dataset).config_yaml(), dataset.string(), dataset.parent_path());
+  const Problem pr{resolve_stencil(config), config.grid};
+  ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
+  // The recording holds one kernel under several settings; the candidates do not.
+  std::unordered_set<Setting, SettingHash> recorded_canonical;
+  for (const Setting& s : replay.candidates()) {
+    EXPECT_TRUE(is_canonical(s));
+    EXPECT_TRUE(recorded_canonical.insert(s).second);
+  }
+  ListSource source(replay.candidates());
+  const auto predictor = make_predictor("roofline", pr.stencil, pr.grid, replay.limits());
+  const SampledSet sampled = sample(source, *predictor, SamplerSettings{}, 1).set;
+  const GaSettings ga;
+  const Reindex alphabet(sampled.settings, ga.encoding);
+  const Torus torus(ga.rows, ga.cols);
+  MemoryRing ring(2);
+  std::vector<Island> islands;
+  for (int r = 0; r < 2; ++r)
+    islands.emplace_back(alphabet, torus, GaOperators{}, 1, static_cast<std::uint64_t>(r));
+  struct Sink final : TraceSink {
+    void evaluation(const EvaluationRecord& r) override {
+      if (!r.cached && !r.migrant)
+        measured.push_back(r.setting);
+    }
+    void generation(const GenerationRecord&) override {}
+    void migration(const MigrationRecord&) override {}
+    void flush() override {}
+    std::vector<Setting> measured;
+  } sink;
+  for (int g = 0; g < 60; ++g) {
+    for (Island& island : islands) {
+      if (g == 0)
+        island.initialize(replay, sink);
+      else
+        island.step(replay, sink);
+    }
+    for (int r = 0; r < 2; ++r)
+      ring.migrator(r).send(islands[r].emigrants(ga.migration_count, r));
+    for (int r = 0; r < 2; ++r)
+      islands[r].immigrate(ring.migrator(r).receive(), sink, 0);
+  }
+  ASSERT_GT(sink.measured.size(), 100u);
+  std::unordered_map<std::string, Setting> kernel_of;
+  for (const Setting& s : sink.measured) {
+    const auto [it, fresh] = kernel_of.emplace(kernel_text(pr, s), s);
+    if (!fresh && it->second != s)
+      ADD_FAILURE() << canonical_key(it->second) << " and " << canonical_key(s)
+                    << " were both measured and build the same kernel";
+  }
+}
+
 TEST(KernelFamily, TemplateFamilyGeneratesItsTemplateAndConfig) {
   const Stencil st = typical_stencil("star2d1r");
   const Grid grid{131, 67, 1};

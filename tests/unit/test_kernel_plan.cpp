@@ -115,6 +115,38 @@ TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
   }
 }
 
+// The tiled chunk (the plan's unroll) keeps its NVRTC cost (chunk_cost: multiply-adds weighted
+// by the stencil's size) within kMaxChunkCost: x is halved first, then the larger of y and z;
+// the chunk still divides the merge factors; small stencils keep the setting's unroll.
+TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
+  Setting s = base(32, 4, 1);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = s[Param::ufx] = 2;
+  s[Param::mfy] = s[Param::ufy] = 4;
+  s[Param::mfz] = s[Param::ufz] = 8;
+  const Grid g{512, 512, 512};
+  const KernelPlan star = make_plan(typical_stencil("star3d1r"), g, s, DeviceLimits{});
+  EXPECT_EQ(star.unroll, (std::array<int, 3>{2, 4, 8}));  // 64 x 7 terms: within the limit
+  const KernelPlan b2 = make_plan(typical_stencil("box3d2r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b2.unroll, (std::array<int, 3>{1, 4, 8}));  // 32 x 125 = 4000 terms
+  const KernelPlan b3 = make_plan(typical_stencil("box3d3r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b3.unroll, (std::array<int, 3>{1, 4, 4}));  // 16 x 343 = 5488
+  const KernelPlan b4 = make_plan(typical_stencil("box3d4r"), g, s, DeviceLimits{});
+  EXPECT_EQ(b4.unroll, (std::array<int, 3>{1, 2, 2}));  // 4 x 729 = 2916
+  for (const KernelPlan& p : {star, b2, b3, b4}) {
+    EXPECT_EQ(s[Param::mfx] % p.unroll[0], 0);
+    EXPECT_EQ(s[Param::mfy] % p.unroll[1], 0);
+    EXPECT_EQ(s[Param::mfz] % p.unroll[2], 0);
+  }
+  for (const KernelPlan& p : {b2, b3, b4}) {
+    const long long points = (static_cast<long long>(p.flops_per_cell) + 1) / 2;
+    EXPECT_LE(chunk_cost(1LL * p.unroll[0] * p.unroll[1] * p.unroll[2], points), kMaxChunkCost);
+  }
+  // Doubling any axis of box3d2r's chunk would exceed the limit only past 32 points.
+  EXPECT_LE(chunk_cost(32, 125), kMaxChunkCost);
+  EXPECT_GT(chunk_cost(64, 125), kMaxChunkCost);
+}
+
 TEST(KernelPlan, LeftoverStepsRunAsTailLaunches) {
   Setting s = base(32, 8, 1);
   s[Param::tdeg] = 4;

@@ -1,6 +1,7 @@
 // unit.ReaderSchema.*: a trace or dataset of the wrong schema is one InputError sentence
 // naming the file, never read silently as empty: /ranks missing, negative committed row
-// counts, a values column of another width, statuses outside 0-6, a rank file that says it
+// counts, a values column of another width than its names, an unknown parameter name,
+// statuses outside 0-6, a rank file that says it
 // is another rank or belongs to another run. Damaged copies of the shipped synthetic
 // dataset are made with h5py (the Debian python3-h5py the analysis tests use).
 #include <gtest/gtest.h>
@@ -96,6 +97,55 @@ for n in old.dtype.names:
 del g['evaluations']
 g.create_dataset('evaluations', data=new, maxshape=(None,), chunks=True))py");
   expect_names_file(read_error(), "values");
+}
+
+// Rewrites rank 0's evaluations with the values columns `keep` (indices into the recorded
+// ones, in this order) named as the recorded ones, or renamed by `rename`.
+std::string rewrite_columns(const std::string& keep, const std::string& rename = "{}") {
+  return R"py(g = f['ranks/0000']
+ev = g['evaluations']
+old = ev[()]
+attrs = {k: ev.attrs[k] for k in ev.attrs}
+keep = )py" +
+         keep + R"py(
+names = [attrs['parameters'][i] for i in keep]
+names = [)py" +
+         rename + R"py(.get(n.decode() if isinstance(n, bytes) else n, n) for n in names]
+fields = [(n, (np.dtype(('<i4', (len(keep),))) if n == 'values' else old.dtype.fields[n][0]))
+          for n in old.dtype.names]
+new = np.zeros(len(old), dtype=np.dtype(fields))
+for n in old.dtype.names:
+    new[n] = old[n][:, keep] if n == 'values' else old[n]
+del g['evaluations']
+d = g.create_dataset('evaluations', data=new, maxshape=(None,), chunks=True)
+for k, v in attrs.items():
+    d.attrs[k] = v
+d.attrs['parameters'] = np.array(names, dtype=h5py.string_dtype()))py";
+}
+
+// A dataset recorded before use_constant existed (17 columns, stored in another order) reads
+// by the column names: every setting as recorded, use_constant at its neutral value 0.
+TEST_F(ReaderSchema, SettingsColumnsAreMappedByNameAndAMissingParameterReadsNeutral) {
+  const auto before = TraceReader(file_).evaluations(0);
+  damage(rewrite_columns("list(reversed(range(17)))"));
+  ASSERT_EQ(read_error(), "");
+  const auto after = TraceReader(file_).evaluations(0);
+  ASSERT_EQ(after.size(), before.size());
+  int constant = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    Setting expected = before[i].setting;
+    constant += expected[Param::use_constant];
+    expected[Param::use_constant] = 0;
+    ASSERT_EQ(after[i].setting, expected) << i;
+    EXPECT_EQ(after[i].measurement.status, before[i].measurement.status);
+    EXPECT_EQ(after[i].measurement.times_ms, before[i].measurement.times_ms);
+  }
+  EXPECT_GT(constant, 0);  // the dropped column was not all neutral already
+}
+
+TEST_F(ReaderSchema, AnUnknownSettingsColumnIsNamed) {
+  damage(rewrite_columns("list(range(18))", "{'use_constant': 'warp_tile'}"));
+  expect_names_file(read_error(), "warp_tile");
 }
 
 TEST_F(ReaderSchema, StatusOutsideTheKnownCodes) {

@@ -7,10 +7,10 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "kernel/kernel_plan.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
-#include "kernel/kernel_plan.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune {
@@ -31,6 +31,8 @@ Setting setting_of_oc(int oc, long long tag) {
   s[Param::tdeg] = temporal ? 2 : 1;
   s[Param::tbx] = static_cast<int>(tag % 1000003);
   s[Param::tby] = static_cast<int>(tag / 1000003);
+  for (const Param p : {Param::ufx, Param::ufy, Param::ufz})
+    s[p] = 1;  // canonical (kernel/registry.hpp), as list sources hand out
   return s;
 }
 
@@ -149,13 +151,17 @@ TEST(Sampler, ListModeDrawsOnlyListedSettings) {
   std::vector<Setting> listed;
   for (int i = 0; i < 120; ++i)
     listed.push_back(setting_of_oc(i % 3 == 0 ? 9 : 30, i));
+  const std::set<Setting> allowed(listed.begin(), listed.end());
   listed.push_back(listed.front());  // a duplicate is ignored
+  Setting twin = listed[1];          // streaming: use_shared is not read, the same kernel
+  ASSERT_EQ(twin[Param::streaming], 1);
+  twin[Param::use_shared] = 1;
+  listed.push_back(twin);
   ListSource source(listed);
   SamplerSettings s;
   s.sample_ratio = 0.5;
   const SampleResult half = sample(source, UniformPredictor{}, s, 11);
   EXPECT_EQ(half.set.size(), 60u);
-  const std::set<Setting> allowed(listed.begin(), listed.end());
   for (std::size_t i = 0; i < half.set.size(); ++i) {
     EXPECT_TRUE(allowed.count(half.set.settings[i]));
     EXPECT_EQ(half.set.oc[i], half.set.settings[i][Param::streaming] == 1 ? 30 : 9);

@@ -1,7 +1,7 @@
 // The roofline predictor against real measurements: on every recorded H200 dataset in
 // tests/data its ranking of the recorded settings must correlate with the measured times
-// (Spearman >= 0.5; ARCHITECTURE §5: "measured rank correlation with real times is its
-// test"). Prints the correlation per dataset.
+// (Spearman >= 0.5; docs/architecture.md, "The sampler": "measured rank correlation with real times
+// is its test"). Prints the correlation per dataset.
 #include <gtest/gtest.h>
 
 #include <cstdio>

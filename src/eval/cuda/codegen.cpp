@@ -107,9 +107,12 @@ std::optional<std::string> unsupported_reason(const Stencil& stencil, const Grid
   return std::nullopt;
 }
 
-KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& s,
+KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Setting& setting,
                              const KernelPlan& plan) {
   const KernelFamily& family = *plan.family;
+  // The kernel is built from the canonical setting (same plan), so settings that differ only
+  // in parameters the family does not read get the same source.
+  const Setting s = family.canonical(setting);
   const FamilyCode main = family.code(plan, s, grid, "IslMain");
   KernelSource k;
   k.entry = "isl_kernel";
@@ -119,7 +122,8 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
   src << "// isletune generated kernel\n"
       << "// stencil " << stencil.name() << " (" << stencil.dims() << "-D, " << stencil.size()
       << " points), grid " << grid.nx << "x" << grid.ny << "x" << grid.nz << "\n"
-      << "// setting " << canonical_key(s) << "\n"
+      << "// setting " << canonical_key(setting) << "\n"
+      << "// kernel of " << canonical_key(s) << "\n"
       << "// main: " << family.name() << ", block " << plan.block[0] << "x" << plan.block[1] << "x"
       << plan.block[2] << ", grid " << plan.grid[0] << "x" << plan.grid[1] << "x" << plan.grid[2]
       << ", dynamic shared " << plan.shared_bytes << " B, " << plan.tdeg << " steps per launch\n\n"

@@ -1,4 +1,5 @@
-// NVRTC compilation to cubin with a disk cache keyed by source, options, version and arch.
+// NVRTC compilation to cubin with a disk cache keyed by source (without its comment lines),
+// options, version and arch.
 #include "eval/cuda/nvrtc_compiler.hpp"
 
 #include <nvrtc.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "kernel/source_text.hpp"
 
 namespace isletune::cuda {
 namespace {
@@ -93,8 +96,9 @@ CubinCompiler::CubinCompiler(int arch, std::string cache_dir)
   }
 }
 
+// Comment lines do not change the cubin: settings that build the same kernel share one.
 std::string CubinCompiler::key(const std::string& source) const {
-  return cubin_cache_key(source, options_, version_, arch_);
+  return cubin_cache_key(without_comment_lines(source), options_, version_, arch_);
 }
 
 CompileResult CubinCompiler::compile(const std::string& source) const {

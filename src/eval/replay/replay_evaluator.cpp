@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "kernel/registry.hpp"
 #include "trace/reader.hpp"
 
 namespace isletune {
@@ -19,8 +20,9 @@ ReplayEvaluator::ReplayEvaluator(const std::vector<EvaluationRecord>& records, D
       continue;
     if (r.measurement.status == Status::invalid)
       continue;
-    if (table_.emplace(r.setting, r.measurement).second)
-      candidates_.push_back(r.setting);
+    const Setting kernel = canonical(r.setting);
+    if (table_.emplace(kernel, r.measurement).second)
+      candidates_.push_back(kernel);
   }
   if (candidates_.empty()) {
     throw InputError(origin_ + ": the replay dataset has no recorded measurements to answer from.");
@@ -50,7 +52,7 @@ std::vector<Measurement> ReplayEvaluator::evaluate(std::span<const Setting> batc
   std::vector<Measurement> out;
   out.reserve(batch.size());
   for (const Setting& s : batch) {
-    const auto it = table_.find(s);
+    const auto it = table_.find(canonical(s));
     if (it == table_.end()) {
       Measurement m;
       m.status = Status::invalid;
@@ -83,7 +85,7 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
   const auto environment = reader.environment();
   if (!environment.empty()) {
     if (!environment.front().gpu_name.empty())
-      limits.name = environment.front().gpu_name;
+      limits.name = recorded_gpu_name(environment.front().gpu_name);
     if (environment.front().sm_count > 0)
       limits.sm_count = environment.front().sm_count;
   }

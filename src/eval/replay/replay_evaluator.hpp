@@ -1,14 +1,16 @@
-// The replay evaluator (ARCHITECTURE §7): answers from recorded measurements (an
+// The replay evaluator (docs/architecture.md, "Evaluators"): answers from recorded measurements (an
 // isletune dataset or trace) instead of a GPU, with a simulated clock, so searches are
 // reproducible on a machine without a GPU.
 //
-// - A recorded setting returns its recorded measurement (first measured record of its
-//   key; cached and migrant rows are not measurements). Unrecorded settings come back
-//   `invalid` with a message and cost nothing.
+// - Settings are canonicalised (kernel/registry.hpp) on load and on lookup: a setting
+//   returns the first measured record of its kernel (datasets recorded before canonical
+//   settings existed may hold one kernel under several settings; cached and migrant rows are
+//   not measurements). Unrecorded kernels come back `invalid` with a message and cost
+//   nothing.
 // - clock_s() = sum of the recorded compile + verify + run costs of every setting this
 //   evaluator was asked to measure (the island's cache keeps repeats away from it).
-// - candidates() lists the recorded settings, so the sampler draws only settings with an
-//   answer; limits() are the recording device's.
+// - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
+//   settings with an answer; limits() are the recording device's.
 #pragma once
 
 #include <filesystem>
