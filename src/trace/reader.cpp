@@ -187,15 +187,6 @@ void TraceReader::Impl::check_rank_schema(int rank, hid_t group) const {
     if (H5Tget_class(member("status").get()) != H5T_INTEGER) {
       throw InputError(where + ": the evaluations column status is not an integer.");
     }
-    // The names of the values columns, when recorded, are this isletune's parameters.
-    if (h5::has_attr(table.get(), "parameters")) {
-      for (const std::string& name : h5::read_attr_strings(table.get(), "parameters")) {
-        if (!param_from_name(name)) {
-          throw InputError(where + ": the evaluations column values names an unknown parameter " +
-                           quote_value(name) + "; expected this isletune's parameters.");
-        }
-      }
-    }
     return 0;
   });
 }

@@ -167,21 +167,13 @@ TEST_F(ReaderSchema, RankFileOfAnotherRankOrRun) {
   expect_names_file(read_error(), "belongs to a run created");
 }
 
-// Rows a file claims but does not hold, columns of parameters this isletune does not
-// know, and verified rows without a usable time are damage: one sentence, never replayed.
+// Rows a file claims but does not hold and verified rows without a usable time are
+// damage: one sentence, never replayed.
 TEST_F(ReaderSchema, CommittedCountPastTheRows) {
   damage(R"py(g = f['ranks/0000']
 g.attrs['committed'] = np.array([len(g['evaluations']) + 5, 0, 0], dtype=np.int64))py");
   const std::string msg = read_error();
   expect_names_file(msg, "are committed but holds");
-}
-
-TEST_F(ReaderSchema, UnknownParameterName) {
-  damage(R"py(ev = f['ranks/0000/evaluations']
-names = [n.decode() if isinstance(n, bytes) else n for n in ev.attrs['parameters']]
-names[7] = 'tbw'
-ev.attrs['parameters'] = names)py");
-  expect_names_file(read_error(), "unknown parameter 'tbw'");
 }
 
 TEST_F(ReaderSchema, VerifiedRowWithoutAPositiveTime) {
