@@ -213,9 +213,9 @@ int run_kernels(const Options& o) {
 // docs/benchmarks.md (H100, 8192^2 / 512^3 only), and written as CSV rows
 // (docs/bench/families-<gpu>.csv) as each stencil finishes.
 struct FamilyCase {
-  const char* family;
+  std::string family;
   int tdeg;
-  const char* fields;  // "name=value" pairs over naive_setting(dims)
+  std::string fields;  // "name=value" pairs over naive_setting(dims)
 };
 
 // Settings as "name=value" pairs (space-separated) applied over the naive setting.
@@ -243,37 +243,48 @@ Setting setting_from_fields(int dims, const std::string& fields) {
 // The hand-picked list. Streaming: stream along y (2-D) / z (3-D), cyclic merge along x,
 // stream blocks chosen so that the tile count fills the 132 SMs of an H100.
 std::vector<FamilyCase> family_cases(int dims) {
+  const auto st = [](const char* fields) {
+    return std::string("streaming=1 sd=1 tby=1 prefetch=1 ") + fields;
+  };
   if (dims == 2) {
     return {
         {"tiled", 1, "tbx=64 tby=4 merge=block mfy=4 ufy=4 use_shared=0"},
         {"tiled", 2, "tbx=64 tby=8 use_shared=1"},
         {"tiled", 4, "tbx=64 tby=8 merge=block mfx=2 mfy=2 use_shared=1"},
         {"tiled", 8, "tbx=64 tby=8 merge=block mfx=2 mfy=2 use_shared=1"},
-        {"streaming", 1, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
-        {"streaming", 2, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
-        {"streaming", 4, "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
-        {"streaming", 4,
-         "streaming=1 sd=1 sb=512 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
-        {"streaming", 8, "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
-        {"streaming", 8,
-         "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
-        {"streaming", 12, "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1"},
-        {"streaming", 12,
-         "streaming=1 sd=1 sb=1024 tbx=256 tby=1 merge=cyclic mfx=2 prefetch=1 retiming=1"},
+        {"streaming", 1, st("sb=512 tbx=256 merge=cyclic mfx=2")},
+        {"streaming", 1, st("sb=256 tbx=512")},
+        {"streaming", 2, st("sb=512 tbx=256 merge=cyclic mfx=2")},
+        {"streaming", 2, st("sb=256 tbx=256 retiming=1")},
+        {"streaming", 4, st("sb=256 tbx=512")},
+        {"streaming", 4, st("sb=512 tbx=256 merge=cyclic mfx=2 retiming=1")},
+        {"streaming", 4, st("sb=256 tbx=256 retiming=1")},
+        {"streaming", 8, st("sb=256 tbx=256")},
+        {"streaming", 8, st("sb=256 tbx=512")},
+        {"streaming", 8, st("sb=256 tbx=256 retiming=1")},
+        {"streaming", 12, st("sb=256 tbx=256 retiming=1")},
+        {"streaming", 12, st("sb=256 tbx=512 retiming=1")},
+        {"streaming", 12, st("sb=256 tbx=256")},
+        {"streaming", 16, st("sb=256 tbx=256 retiming=1")},
+        {"streaming", 16, st("sb=512 tbx=512 retiming=1")},
     };
   }
+  const auto s3 = [](const char* fields) {
+    return std::string("streaming=1 sd=2 tbz=1 prefetch=1 ") + fields;
+  };
   return {
       {"tiled", 1, "tbx=32 tby=4 tbz=2"},
       {"tiled", 2, "tbx=32 tby=8 tbz=4 use_shared=1"},
       {"tiled", 4, "tbx=32 tby=8 tbz=4 use_shared=1"},
-      {"streaming", 1, "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1"},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2")},
+      {"streaming", 1, s3("sb=128 tbx=32 tby=32")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=16")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2 prefetch=0")},
       {"streaming", 1, "streaming=1 sd=1 sb=128 tbx=64 tby=1 tbz=8 merge=cyclic mfz=2 prefetch=1"},
-      {"streaming", 2, "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1"},
-      {"streaming", 2,
-       "streaming=1 sd=2 sb=128 tbx=64 tby=8 tbz=1 merge=cyclic mfy=2 prefetch=1 retiming=1"},
-      {"streaming", 4, "streaming=1 sd=2 sb=256 tbx=128 tby=4 tbz=1 merge=cyclic mfy=4 prefetch=1"},
-      {"streaming", 4,
-       "streaming=1 sd=2 sb=256 tbx=128 tby=4 tbz=1 merge=cyclic mfy=4 prefetch=1 retiming=1"},
+      {"streaming", 2, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
+      {"streaming", 2, s3("sb=256 tbx=64 tby=8 merge=cyclic mfy=2 retiming=1")},
+      {"streaming", 3, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
+      {"streaming", 4, s3("sb=256 tbx=64 tby=4 merge=cyclic mfy=4 retiming=1")},
   };
 }
 
@@ -386,14 +397,14 @@ int run_families(const Options& o) {
       const Measurement& m = got[i];
       const double v = gcells(g, m);
       std::printf("%-9s %-12s %-10s %4d %8.1f %7.2f %6.1f %6.1f %6.0f %5d %7.0f  %s%s%s\n",
-                  name.c_str(), grid_text.c_str(), cases[i].family, cases[i].tdeg, v,
+                  name.c_str(), grid_text.c_str(), cases[i].family.c_str(), cases[i].tdeg, v,
                   naive > 0 ? v / naive : 0.0, naive, copy, ebisu, m.registers, m.compile_ms,
-                  cases[i].fields, m.ok() ? "" : "  -> ", m.ok() ? "" : m.message.c_str());
+                  cases[i].fields.c_str(), m.ok() ? "" : "  -> ", m.ok() ? "" : m.message.c_str());
       std::fprintf(csv, "%s,%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%s,%.0f,%d,%d,%.3f,%.3g,\"%s\",\"%s\"\n",
-                   name.c_str(), grid_text.c_str(), cases[i].family, cases[i].tdeg, v, naive, copy,
-                   ebisu, std::string(status_name(m.status)).c_str(), m.compile_ms, m.registers,
-                   m.shared_bytes, m.occupancy, m.error_l2, e.environment().name.c_str(),
-                   canonical_key(batch[i]).c_str());
+                   name.c_str(), grid_text.c_str(), cases[i].family.c_str(), cases[i].tdeg, v,
+                   naive, copy, ebisu, std::string(status_name(m.status)).c_str(), m.compile_ms,
+                   m.registers, m.shared_bytes, m.occupancy, m.error_l2,
+                   e.environment().name.c_str(), canonical_key(batch[i]).c_str());
     }
     std::fflush(csv);
     std::fflush(stdout);

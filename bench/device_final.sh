@@ -6,6 +6,10 @@
 #                                 box3d1r 512^3, an asymmetric user stencil: default space,
 #                                 only a stencil, a grid and a budget) with the exported
 #                                 best.cu built by nvcc alone and timed
+#   bench/device_final.sh verify  build; the kernel families' GPU tests, newest code first
+#                                 (streaming deep tdeg, user stencils, grids smaller than one
+#                                 tile, odd grids, a default-space sample), each cut at
+#                                 GPU_TEST_S, then the families benchmark of FAMILY_STENCILS
 #   bench/device_final.sh tune S  build; bench/tune_all.py: every typical stencil tuned by
 #                                 isletune run (island GA, default space) for S seconds each,
 #                                 next to naive and copy from isletune-bench-kernels
@@ -65,6 +69,20 @@ e2e)
   done
   tar czf $OUT/runs-device.tar.gz runs-device/*/trace.h5 runs-device/*/rank-*.h5 runs-device/*.cu 2>/dev/null
   echo "done at t=$(elapsed) s"
+  ;;
+verify)
+  for f in 'FamiliesStreaming.*' 'FamiliesUserStencils.*' '*SmallerThanOneTile*' '*OnAnOddGrid*' \
+           'FamiliesDefaultSpace.*'; do
+    n=$(echo "$f" | tr -dc 'A-Za-z')
+    (cd $B/tests/gpu && timeout ${GPU_TEST_S:-60} stdbuf -oL ./test_gpu_families --gtest_filter="$f" \
+      > $OUT/gpu-$n.log 2>&1; echo "$f rc=$? (124: cut at ${GPU_TEST_S:-60} s)")
+    grep -E "^\[  (FAILED|PASSED)|^\[       OK|SKIPPED \]" $OUT/gpu-$n.log | sort | uniq -c | head -5
+    grep -E "Failure|wrong_result|launch_error|invalid" $OUT/gpu-$n.log | head -5
+    echo "(t=$(elapsed) s)"
+  done
+  stdbuf -oL $B/bin/isletune-bench-kernels --families --stencils "${FAMILY_STENCILS:-star2d1r,star3d1r}" \
+    --csv $OUT/families.csv > $OUT/families.log 2>&1
+  echo "families rc=$? (t=$(elapsed) s)"; tail -40 $OUT/families.log
   ;;
 tune)
   python3 bench/tune_all.py --bin $B/bin --budget-s "${2:-15}" --out runs-device/tune \

@@ -34,6 +34,7 @@ struct ProblemShape {
   int dims = 2;
   int flops_per_cell = 1;
   Grid grid;
+  int sm_count = 132;  // SMs to fill (streaming plans shape the launch to whole waves)
   // Largest |offset| per axis: max(reach.lo, reach.hi).
   [[nodiscard]] int radius(std::size_t axis) const;
 };
@@ -56,7 +57,8 @@ struct FamilyRule {
 struct FamilyCode {
   std::string_view template_file;
   std::string_view function;
-  std::string config;  // `struct <name> { static constexpr ... };`
+  std::string config;           // `struct <name> { static constexpr ... };`
+  std::string min_blocks = {};  // __launch_bounds__ min blocks per SM (an expression), or ""
 };
 
 class KernelFamily {

@@ -100,8 +100,10 @@ KernelPlan make_plan(const ProblemShape& shape, const Setting& s) {
 }
 
 KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
-                     const DeviceLimits&) {
-  return make_plan(shape_of(stencil, grid), setting);
+                     const DeviceLimits& limits) {
+  ProblemShape shape = shape_of(stencil, grid);
+  shape.sm_count = limits.sm_count;
+  return make_plan(shape, setting);
 }
 
 bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
@@ -152,6 +154,13 @@ bool launch_ok(const KernelPlan& p, const DeviceLimits& limits, std::string* why
   return true;
 }
 
+// The shape with the device's SM count (plans shape their launch to it).
+ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits) {
+  ProblemShape on = shape;
+  on.sm_count = limits.sm_count;
+  return on;
+}
+
 // The family, or why none builds s.
 const KernelFamily* family_or_why(const Setting& s, std::string* why) {
   const KernelFamily* f = find_family(s);
@@ -173,7 +182,7 @@ bool plan_ok(const ProblemShape& shape, const Setting& s, const DeviceLimits& li
   const KernelFamily* family = family_or_why(s, why);
   if (!family)
     return false;
-  return launch_ok(make_plan(*family, shape, s), limits, why);
+  return launch_ok(make_plan(*family, on_device(shape, limits), s), limits, why);
 }
 
 bool plan_ok(const KernelFamily& family, const ProblemShape& shape, const Setting& s,
@@ -184,7 +193,7 @@ bool plan_ok(const KernelFamily& family, const ProblemShape& shape, const Settin
       *why = *block_violation(block, limits);
     return false;
   }
-  return launch_ok(make_plan(family, shape, s), limits, why);
+  return launch_ok(make_plan(family, on_device(shape, limits), s), limits, why);
 }
 
 std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shape, const Setting& s,
@@ -196,7 +205,7 @@ std::variant<KernelPlan, std::string> plan_or_violation(const ProblemShape& shap
   const KernelFamily* family = family_or_why(s, &why);
   if (!family)
     return why;
-  KernelPlan p = make_plan(*family, shape, s);
+  KernelPlan p = make_plan(*family, on_device(shape, limits), s);
   if (!launch_ok(p, limits, &why))
     return why;
   return p;

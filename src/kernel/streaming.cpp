@@ -1,11 +1,14 @@
-// Streaming kernel family (kernels/streaming.cuh): 2.5-D along sd with concurrent stream
-// blocks of sb planes, a ring of shared planes per time level (tdeg >= 1), prefetching of the
-// next plane into registers, and the plane loop unrolled uf_sd ways. The in-plane axes are x
+// Streaming kernel family (kernels/streaming.cuh): a register pipeline along sd with
+// concurrent stream blocks of sb planes (adjusted so that the launch fills whole waves of
+// SMs), tdeg fused levels in one skewed pipeline (one barrier per input plane), overlapped
+// in-plane tiles covered by the threads (tb * mf points per axis), merged points per thread
+// as a register tile (cyclic or contiguous), a register queue per level (retiming = 0) or
+// per-plane partial sums (retiming = 1), prefetching of the next input plane into registers,
+// and the stream loop unrolled uf_sd ways (bounded by the body size). The in-plane axes are x
 // and the remaining non-streamed axis (z of extent 1 in 2-D). Builds every setting with
-// streaming = 1.
+// streaming = 1. Design and figures: docs/kernels.md, docs/benchmarks.md.
 #include <algorithm>
 #include <array>
-#include <map>
 #include <sstream>
 #include <vector>
 
@@ -21,6 +24,52 @@ constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
 constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
 constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
 
+long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
+// Tiles that fill the GPU: the number of stream blocks (sb planes each, from the setting) is
+// adjusted so that the whole launch fills whole waves of sm_count blocks, within (2/3, 4/3) of
+// sb's own count: the ranges of sb and 2*sb never meet, so two settings of the space (sb a
+// power of two) never plan the same stream block and build the same kernel. Candidates: sb's own
+// count and the counts that end exactly at the wave below and above; the score is wave efficiency x
+// the share of the stream loop that is not pipeline fill (tdeg * (lo + hi + 1) iterations).
+void balance_stream_blocks(KernelPlan& p, const std::array<long long, 3>& extent, int sm_count) {
+  const auto a = static_cast<std::size_t>(p.stream_axis);
+  long long inplane = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (d != a)
+      inplane *= p.grid[d];
+  }
+  const long long unit = std::max(1, sm_count);
+  const long long ns = p.grid[a];
+  const long long fill = 1LL * p.tdeg * (p.halo_lo[a] + p.halo_hi[a] + 1);
+  const auto score = [&](long long count) {
+    const long long len = ceil_div(extent[a], count);
+    const long long blocks = inplane * ceil_div(extent[a], len);
+    const double waves = static_cast<double>(ceil_div(blocks, unit));
+    return static_cast<double>(blocks) / (waves * static_cast<double>(unit)) *
+           static_cast<double>(len) / static_cast<double>(len + fill);
+  };
+  long long best = ns;
+  double best_score = score(ns);
+  const long long k_lo = inplane * ns / unit;
+  for (const long long k : {k_lo, k_lo + 1}) {
+    const long long count =
+        std::clamp(k * unit / inplane, 2 * ns / 3 + 1, std::max(ns, (4 * ns - 1) / 3));
+    if (count != ns && score(count) > best_score + 1e-9) {
+      best = count;
+      best_score = score(count);
+    }
+  }
+  if (best == ns)
+    return;
+  p.stream_len = ceil_div(extent[a], best);
+  p.tile[a] = static_cast<int>(p.stream_len);
+  p.loaded[a] = p.tile[a] + (p.halo_lo[a] + p.halo_hi[a]) * p.tdeg;
+  p.grid[a] = ceil_div(extent[a], p.stream_len);
+}
+
 std::optional<std::string> streaming_unsupported(const Setting& s) {
   if (s[Param::streaming] == 0)
     return "the streaming family needs streaming = 1";
@@ -29,18 +78,30 @@ std::optional<std::string> streaming_unsupported(const Setting& s) {
   return std::nullopt;
 }
 
+// The stream loop is unrolled uf_sd ways, halved while the unrolled body would exceed this
+// many point-level stencil points (NVRTC time grows with the body).
+constexpr long long kMaxUnrolledPointLevels = 4096;
+constexpr long long kSharedPerSm = 228 * 1024;  // H100/H200 shared memory per SM
+
 FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
                           std::string_view name) {
   const int sd = plan.stream_axis;
   const int b = sd == 2 ? 1 : 2;  // the other in-plane axis
   const std::array<long long, 3> stride{1, grid.nx, 1LL * grid.nx * grid.ny};
   const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
-  const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
   const auto bi = static_cast<std::size_t>(b), si = static_cast<std::size_t>(sd);
+  const bool cyclic = s[Param::merge] == static_cast<int>(MergeKind::cyclic);
+  const int points = static_cast<int>((plan.flops_per_cell + 1) / 2);
+  const long long npt = 1LL * s[kMf[0]] * s[kMf[bi]];
+  int unroll = std::max(1, s[kUf[si]]);
+  while (unroll > 1 && npt * plan.tdeg * points * unroll > kMaxUnrolledPointLevels)
+    unroll /= 2;
   std::ostringstream c;
   c << "struct " << name << " {\n"
     << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
-    << constant("TBZ", plan.block[2]) << constant("NA", grid.nx) << constant("NB", extent[bi])
+    << constant("TBZ", plan.block[2]) << constant("TBA", plan.block[0])
+    << constant("TBB", plan.block[bi]) << constant("MFA", s[kMf[0]]) << constant("MFB", s[kMf[bi]])
+    << constant("CYC", cyclic ? 1 : 0) << constant("NA", grid.nx) << constant("NB", extent[bi])
     << constant("NS", extent[si]) << constant("ALO", plan.halo_lo[0])
     << constant("AHI", plan.halo_hi[0]) << constant("BLO", plan.halo_lo[bi])
     << constant("BHI", plan.halo_hi[bi]) << constant("SLO", plan.halo_lo[si])
@@ -48,41 +109,131 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("GSS", stride[si], "long long") << constant("BAXIS", b) << constant("SAXIS", sd)
     << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
     << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
-    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg) << constant("UFSD", s[uf[si]])
-    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0) << "};\n";
-  return {"streaming.cuh", "stream_step", c.str()};
+    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg) << constant("UFSD", unroll)
+    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
+    << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
+  // Two blocks per SM (one block's barrier wait covered by the other) when the register
+  // pipeline (IslApply's estimate of live values per point and level) fits half the register
+  // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
+  const long long two_block_regs = 65536 / (2LL * plan.threads_per_block);
+  const bool smem_two = 2 * (plan.shared_bytes + 1024) <= kSharedPerSm;
+  c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ") << npt * plan.tdeg
+    << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + 32 <= " << two_block_regs
+    << " ? 2 : 1;\n};\n";
+  FamilyCode code{"streaming.cuh", "stream_step", c.str()};
+  code.min_blocks = std::string(name) + "::MIN_BLOCKS";
+  return code;
 }
 
-// Apply::ring<LA>(pl, i): the weighted sum at in-plane index i of a ring of planes (pl[k] =
-// plane at streaming offset k - slo), offsets mapped to the in-plane axes (x, b) and the
-// streaming axis. With retiming the sum is split into per-plane partial sums, added plane by
-// plane along the stream.
-std::string ring_function(const Stencil& stencil, const Setting& setting, bool use_constant,
-                          int slo) {
-  const int sd = setting[Param::sd];
-  const bool retime = setting[Param::retiming] != 0;
-  std::map<int, std::vector<int>> by_plane;  // streaming offset -> stencil points
+// IslApply's streaming members. Offsets split into the in-plane part (a = x, b = the other
+// non-streamed axis) and the streaming offset os; in-plane offsets are numbered m = 0 (the
+// centre) .. NM-1; queue slot j holds the plane at streaming offset j - slo. A slot keeps m
+// from the value's arrival (slot Q-1) down to the oldest slot that reads it (the centre down
+// to slot slo at least, for the boundary condition). Everything is straight-line code with
+// literal indices (no folding left to NVRTC):
+//   init(w, p)              zero the live queue entries of point p,
+//   push(w, p, own, src)    shift the queue, take the own value and the in-plane neighbours
+//                           of the newest plane (src: the point in the level's shared plane),
+//   qsum(w, p)              the weighted sum from the queue (the plane at slot slo),
+//   push_part(acc, cq, ...) retiming: the newest plane's in-plane partial sums added into the
+//                           2r+1 pending output planes, its centre into the centre queue.
+std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, bool use_constant) {
+  const auto sd = static_cast<std::size_t>(plan.stream_axis);
+  const std::size_t bd = sd == 2 ? 1 : 2;
+  const int slo = plan.halo_lo[sd], shi = plan.halo_hi[sd];
+  const int q = slo + shi + 1;
+  std::vector<std::array<int, 2>> inplane{{0, 0}};
+  struct Term {
+    int m, j, k;
+  };
+  std::vector<Term> terms;
   for (int k = 0; k < stencil.size(); ++k) {
-    const Offset& o = stencil.offsets()[k];
-    by_plane[sd == 2 ? o.z : o.y].push_back(k);
-  }
-  std::ostringstream r;
-  r << "  template <int LA>\n"
-    << "  static __device__ __forceinline__ double ring(const double* const* pl, int i) {\n"
-    << "    double s = 0.0;\n";
-  for (const auto& [ds, points] : by_plane) {
-    if (retime)
-      r << "    {\n      double part = 0.0;\n";
-    for (const int k : points) {
-      const Offset& o = stencil.offsets()[k];
-      const int db = sd == 2 ? o.y : o.z;
-      r << (retime ? "      part += " : "    s += ") << coefficient(stencil, k, use_constant)
-        << " * pl[" << ds + slo << "][i + (" << o.x << ") + (" << db << ") * LA];\n";
+    const Offset& o = stencil.offsets()[static_cast<std::size_t>(k)];
+    const std::array<int, 3> v{o.x, o.y, o.z};
+    const std::array<int, 2> ab{v[0], v[bd]};
+    auto it = std::find(inplane.begin(), inplane.end(), ab);
+    if (it == inplane.end()) {
+      inplane.push_back(ab);
+      it = inplane.end() - 1;
     }
-    if (retime)
-      r << "      s += part;\n    }\n";
+    terms.push_back({static_cast<int>(it - inplane.begin()), v[sd] + slo, k});
+  }
+  const int nm = static_cast<int>(inplane.size());
+  // Lowest live slot per m (q = never read), and whether m is read at all.
+  std::vector<int> low(static_cast<std::size_t>(nm), q);
+  low[0] = slo;
+  for (const Term& t : terms)
+    low[static_cast<std::size_t>(t.m)] = std::min(low[static_cast<std::size_t>(t.m)], t.j);
+  int live_queue = 0, needed = 0;
+  for (int m = 0; m < nm; ++m) {
+    live_queue += q - low[static_cast<std::size_t>(m)];
+    needed += m > 0 && low[static_cast<std::size_t>(m)] < q;
+  }
+  const auto offset = [&](int m) {
+    const auto& ab = inplane[static_cast<std::size_t>(m)];
+    return "(" + std::to_string(ab[0]) + ") + (" + std::to_string(ab[1]) + ") * PITCH";
+  };
+  const auto coef = [&](int k) { return coefficient(stencil, k, use_constant); };
+  std::ostringstream r;
+  r << "  static constexpr int NM = " << nm << ";\n"
+    << "  static constexpr int LIVE_QUEUE = " << live_queue << ";  // values per point-level\n"
+    << "  static constexpr int LIVE_RETIME = " << q + shi + 1 + needed << ";\n";
+  r << "  template <int Q, int NPT, int NMM>\n"
+    << "  static __device__ __forceinline__ void init(double (&w)[Q][NPT][NMM], int p) {\n";
+  for (int m = 0; m < nm; ++m) {
+    for (int j = low[static_cast<std::size_t>(m)]; j < q; ++j)
+      r << "    w[" << j << "][p][" << m << "] = 0.0;\n";
+  }
+  r << "  }\n";
+  r << "  template <int PITCH, int Q, int NPT, int NMM>\n"
+    << "  static __device__ __forceinline__ void push(double (&w)[Q][NPT][NMM], int p, double "
+       "own,\n"
+    << "                                              const double* src) {\n";
+  for (int m = 0; m < nm; ++m) {
+    const int lo = low[static_cast<std::size_t>(m)];
+    if (lo >= q)
+      continue;
+    for (int j = lo; j + 1 < q; ++j)
+      r << "    w[" << j << "][p][" << m << "] = w[" << j + 1 << "][p][" << m << "];\n";
+    r << "    w[" << q - 1 << "][p][" << m
+      << "] = " << (m == 0 ? std::string("own") : "src[" + offset(m) + "]") << ";\n";
+  }
+  r << "  }\n";
+  r << "  template <int Q, int NPT, int NMM>\n"
+    << "  static __device__ __forceinline__ double qsum(const double (&w)[Q][NPT][NMM], int p) {\n"
+    << "    double s = 0.0;\n";
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    r << "    s " << (t ? "+=" : "=") << " " << coef(terms[t].k) << " * w[" << terms[t].j << "][p]["
+      << terms[t].m << "];\n";
   }
   r << "    return s;\n  }\n";
+  // Retiming: output slot j (plane newest - shi + j) takes the terms with os = shi - j, i.e.
+  // queue index slo + shi - j.
+  r << "  template <int PITCH, int Q, int SH1, int NPT>\n"
+    << "  static __device__ __forceinline__ void push_part(double (&acc)[Q][NPT],\n"
+    << "                                                   double (&cq)[SH1][NPT], int p,\n"
+    << "                                                   double own, const double* src) {\n"
+    << "    const double n0 = own;\n";
+  for (int m = 1; m < nm; ++m) {
+    if (low[static_cast<std::size_t>(m)] < q)
+      r << "    const double n" << m << " = src[" << offset(m) << "];\n";
+  }
+  for (int j = 0; j < shi; ++j)
+    r << "    cq[" << j << "][p] = cq[" << j + 1 << "][p];\n";
+  r << "    cq[" << shi << "][p] = own;\n";
+  for (int j = 0; j < q; ++j) {
+    bool first = true;
+    for (const Term& t : terms) {
+      if (t.j != slo + shi - j)
+        continue;
+      r << (first ? "    acc[" + std::to_string(j) + "][p] += " : " + ") << coef(t.k) << " * n"
+        << t.m;
+      first = false;
+    }
+    if (!first)
+      r << ";\n";
+  }
+  r << "  }\n";
   return r.str();
 }
 
@@ -147,6 +298,68 @@ bool stream_unroll(const ProblemShape&, const Setting& s, std::string* why) {
   return false;
 }
 
+// The threads cover the loaded plane (tb * mf per in-plane axis): tdeg fused steps must
+// leave at least one output point after their halo.
+bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* why) {
+  const int sd = axis_of(s);
+  if (sd < 0)
+    return true;
+  const int tdeg = std::max(1, s[Param::tdeg]);
+  for (std::size_t d = 0; d < static_cast<std::size_t>(shape.dims); ++d) {
+    if (static_cast<int>(d) == sd)
+      continue;
+    const int points = s[kTb[d]] * s[kMf[d]];
+    const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * tdeg;
+    if (points > halo)
+      continue;
+    if (why) {
+      *why = "along " + std::string(1, kAxis[d]) + " the streaming tile " +
+             std::string(param_name(kTb[d])) + "*" + std::string(param_name(kMf[d])) + " = " +
+             std::to_string(points) + " leaves no output point after the halo of " +
+             std::to_string(tdeg) + " fused steps (" + std::to_string(halo) + " points).";
+    }
+    return false;
+  }
+  return true;
+}
+
+// Each thread keeps, per merged point and fused level, the lo+hi+1 planes along sd (queue) or
+// as many partial sums (retiming) plus the in-plane neighbours of the planes still to be
+// used: at least sum(lo+hi) over the in-plane axes, for shi+1 planes in the queue, for the
+// newest plane with retiming (the count of a star; boxes need more). Beyond the registers a
+// thread of the block may use the kernel spills to local memory and compiles for minutes:
+// such settings cannot be fast and are rejected with this sentence.
+bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string* why) {
+  const int sd = axis_of(s);
+  if (sd < 0)
+    return true;
+  long long points = 1;
+  int neighbours = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (static_cast<int>(d) == sd)
+      continue;
+    points *= s[kMf[d]];
+    neighbours += shape.reach.lo[d] + shape.reach.hi[d];
+  }
+  const auto a = static_cast<std::size_t>(sd);
+  const int planes = shape.reach.lo[a] + shape.reach.hi[a] + 1;
+  const int per_level = s[Param::retiming] != 0 ? planes + shape.reach.hi[a] + 1 + neighbours
+                                                : planes + neighbours * (shape.reach.hi[a] + 1);
+  const long long values = points * std::max(1, s[Param::tdeg]) * per_level;
+  const long long threads = std::max(1LL, 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz]);
+  const long long regs = std::min<long long>(255, 65536 / threads);
+  if (values <= regs)
+    return true;
+  if (why) {
+    *why = "the streaming register pipeline holds about " + std::to_string(points) + " points x " +
+           std::to_string(std::max(1, s[Param::tdeg])) + " levels x " + std::to_string(per_level) +
+           " values = " + std::to_string(values) + " registers per thread, more than the " +
+           std::to_string(regs) + " a thread of a " + std::to_string(threads) +
+           "-thread block may use.";
+  }
+  return false;
+}
+
 class Streaming final : public KernelFamily {
  public:
   std::string_view name() const override { return "streaming"; }
@@ -154,14 +367,12 @@ class Streaming final : public KernelFamily {
   std::span<const FamilyRule> rules() const override { return kRules; }
   int stream_axis(const Setting& s) const override { return axis_of(s); }
 
-  // The streaming kernel reads the in-plane merge factors only through the tile: block and
-  // cyclic merging build the same kernel (block stands for both); it keeps its planes in
-  // shared memory whatever use_shared says (0), and unrolls only the plane loop (the
+  // The register pipeline reads the merge kind (cyclic: points a block-width apart; block:
+  // contiguous points) and the in-plane merge factors (the register tile); it keeps its planes
+  // in shared memory whatever use_shared says (0), and unrolls only the plane loop (the
   // in-plane unroll factors are 1).
   Setting canonical(const Setting& s) const override {
     Setting c = s;
-    if (c[Param::merge] != static_cast<int>(MergeKind::none))
-      c[Param::merge] = static_cast<int>(MergeKind::block);
     c[Param::use_shared] = 0;
     const int sd = axis_of(s);
     for (std::size_t d = 0; d < 3; ++d) {
@@ -175,22 +386,43 @@ class Streaming final : public KernelFamily {
     const std::array<long long, 3> extent{shape.grid.nx, shape.grid.ny, shape.grid.nz};
     p.stream_axis = s[Param::sd];
     const auto a = static_cast<std::size_t>(p.stream_axis);
-    std::array<int, 3> tile{};
-    for (std::size_t d = 0; d < 3; ++d)
-      tile[d] = s[kTb[d]] * s[kMf[d]];
-    p.stream_len = std::min<long long>(std::max(1, s[Param::sb]), extent[a]);
-    tile[a] = static_cast<int>(p.stream_len);
-    plan_tiles(p, shape, tile);
-    // Per time level below tdeg one ring of (lo + hi + 1) planes along sd, each plane the
-    // loaded in-plane extent.
-    long long plane = 1;
     for (std::size_t d = 0; d < 3; ++d) {
-      if (d != a)
-        plane *= p.loaded[d];
+      const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * p.tdeg;
+      if (static_cast<int>(d) >= shape.dims) {
+        p.tile[d] = p.loaded[d] = 1;
+      } else if (d == a) {
+        p.stream_len = std::min<long long>(std::max(1, s[Param::sb]), extent[d]);
+        p.tile[d] = static_cast<int>(p.stream_len);
+        p.loaded[d] = p.tile[d] + halo;
+      } else {
+        // The threads (tb * mf points) cover the loaded plane; the output tile is what is
+        // left after one halo per fused level (< 1: the rule tile_after_halo rejects it).
+        p.loaded[d] = s[kTb[d]] * s[kMf[d]];
+        p.tile[d] = p.loaded[d] - halo;
+      }
+      p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
     }
-    const long long ring = shape.reach.lo[a] + shape.reach.hi[a] + 1;
-    p.shared_bytes = p.tdeg * ring * plane * 8;
-    plan_costs(p);
+    balance_stream_blocks(p, extent, shape.sm_count);
+    // One padded plane (loaded + one step's reach per in-plane axis) per source level
+    // 0..tdeg-1, double-buffered; the stream axis lives in registers.
+    long long plane = 1;
+    double loaded_plane = 1, tile_plane = 1;
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (d == a)
+        continue;
+      plane *= p.loaded[d] + shape.reach.lo[d] + shape.reach.hi[d];
+      loaded_plane *= p.loaded[d];
+      tile_plane *= std::max(1, p.tile[d]);
+    }
+    p.shared_bytes = 2LL * p.tdeg * plane * 8;
+    // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
+    // pipeline, computes every level on the whole loaded plane for stream_len + tdeg *
+    // (lo + hi + 1) iterations.
+    const double len = static_cast<double>(p.stream_len);
+    const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
+    p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
+    p.global_write_doubles = 1.0 / p.tdeg;
+    p.redundancy = loaded_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
   }
 
   double cost_factor(const Setting& s) const override {
@@ -207,8 +439,7 @@ class Streaming final : public KernelFamily {
   }
   std::string apply_member(const Stencil& stencil, const Setting& s,
                            const KernelPlan& plan) const override {
-    return ring_function(stencil, s, s[Param::use_constant] == 1,
-                         plan.halo_lo[static_cast<std::size_t>(plan.stream_axis)]);
+    return stream_functions(stencil, plan, s[Param::use_constant] == 1);
   }
   FamilyCode code(const KernelPlan& plan, const Setting& s, const Grid& grid,
                   std::string_view name) const override {
@@ -216,10 +447,15 @@ class Streaming final : public KernelFamily {
   }
 
  private:
-  static constexpr std::array<FamilyRule, 4> kRules = {
+  static constexpr std::array<FamilyRule, 6> kRules = {
       FamilyRule{Param::sb, stream_block_fits_grid, false, "sb <= the grid extent along sd"},
       FamilyRule{Param::tbz, stream_block_extent, false, "block extent 1 along sd"},
       FamilyRule{Param::mfz, stream_no_merge, false, "no merging along sd (mf_sd = 1)"},
+      FamilyRule{Param::mfz, tile_after_halo, false,
+                 "tb * mf per in-plane axis > the halo of tdeg steps (an output point is left)"},
+      FamilyRule{Param::mfz, register_pipeline, false,
+                 "the per-thread register pipeline (points x levels x live values) fits the "
+                 "registers"},
       FamilyRule{Param::ufz, stream_unroll, false, "uf_sd <= sb (the plane loop's unroll)"},
   };
 };

@@ -83,7 +83,7 @@ TEST_P(FamiliesOnEveryTypicalStencil, EveryOcVerifiesOnAGridSmallerThanOneTile) 
   START_OR_SKIP(e, st, g);
   // One setting per OC; the OCs with and without temporal blocking alternate by stencil.
   const std::size_t seed = 99 + std::hash<std::string>{}(GetParam());
-  const auto batch = every_oc(st, g, 1, seed, 2, static_cast<int>(GetParam().size() + seed) % 2);
+  const auto batch = every_oc(st, g, 1, seed, 2, static_cast<int>((GetParam().size() + seed) % 2));
   expect_all_verify(batch, e.evaluate(batch), GetParam() + " tiny grid");
 }
 
@@ -121,6 +121,49 @@ TEST(FamiliesUserStencils, AsymmetricAndOrderSixVerifyInEveryOc) {
     START_OR_SKIP(e, st, g);
     const auto batch = every_oc(st, g, 2, 17);
     expect_all_verify(batch, e.evaluate(batch), st.name());
+  }
+}
+
+// The streaming register pipeline at the depths where it pays (tdeg up to 16 in 2-D, 4 in
+// 3-D), queue and partial-sum variants, cyclic and contiguous register tiles, on grids that
+// are not tile multiples and on an asymmetric user stencil.
+TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
+  const std::vector<Offset> asym2{{0, 0, 0}, {3, 0, 0}, {0, -2, 0}, {-1, 1, 0}, {0, 4, 0}};
+  const std::vector<std::pair<Stencil, Grid>> cases{
+      {typical_stencil("star2d1r"), Grid{1031, 517, 1}},
+      {typical_stencil("box2d1r"), Grid{1031, 517, 1}},
+      {Stencil::make("asym2d", 2, asym2, random_coefficients(asym2.size(), 3)), Grid{611, 301, 1}},
+      {typical_stencil("star3d1r"), Grid{131, 67, 45}},
+      {typical_stencil("box3d1r"), Grid{131, 67, 45}}};
+  for (const auto& [st, g] : cases) {
+    START_OR_SKIP(e, st, g);
+    const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
+    std::vector<Setting> batch;
+    const std::vector<int> depths =
+        st.dims() == 2 ? std::vector<int>{1, 2, 8, 12, 16} : std::vector<int>{1, 2, 3, 4};
+    for (const int tdeg : depths) {
+      for (const int retiming : {0, 1}) {
+        for (const int merge : {0, 1, 2}) {
+          Setting s = naive_setting(st.dims());
+          s[Param::streaming] = 1;
+          s[Param::prefetch] = 1;
+          s[Param::retiming] = retiming;
+          s[Param::tdeg] = tdeg;
+          s[Param::merge] = merge;
+          s[Param::sd] = st.dims() == 2 ? 1 : 2;
+          s[Param::sb] = st.dims() == 2 ? 64 : 16;
+          s[Param::tby] = st.dims() == 2 ? 1 : 8;
+          s[Param::tbz] = 1;
+          s[Param::tbx] = st.dims() == 2 ? 128 : 64;
+          if (merge != 0)
+            s[st.dims() == 2 ? Param::mfx : Param::mfy] = 2;
+          if (space.valid(s))
+            batch.push_back(s);
+        }
+      }
+    }
+    ASSERT_GE(batch.size(), 12u) << st.name();
+    expect_all_verify(batch, e.evaluate(batch), st.name() + " deep streaming");
   }
 }
 

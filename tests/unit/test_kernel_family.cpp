@@ -140,12 +140,14 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     valid += c.count;
     kernels += c.kernels;
     const OcFlags f = oc_flags(c.oc);
-    if (f.merge == static_cast<int>(MergeKind::cyclic) && (f.streaming || f.temporal))
+    if (f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming)
       EXPECT_EQ(c.kernels, 0) << oc_name(c.oc);  // the same kernels as with block merging
+    if (f.streaming)  // the register pipeline reads the merge kind, not use_shared
+      EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
   }
   // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192).
-  EXPECT_EQ(valid, 579774);
-  EXPECT_EQ(kernels, 95290);
+  EXPECT_EQ(valid, 497406);
+  EXPECT_EQ(kernels, 121338);
   Rng rng(3, 0);
   const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
   for (int i = 0; i < 200; ++i) {
@@ -155,7 +157,7 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     EXPECT_TRUE(is_canonical(*s)) << canonical_key(*s);
     EXPECT_EQ(oc_of(*s), oc);
   }
-  EXPECT_FALSE(space.random_kernel_in_oc(oc_id(OcFlags{1, 2, 0, 0, 0}), rng, 2000).has_value());
+  EXPECT_FALSE(space.random_kernel_in_oc(oc_id(OcFlags{0, 2, 0, 0, 1}), rng, 2000).has_value());
 }
 
 #ifdef ISLETUNE_KERNEL_FAMILY_CODEGEN

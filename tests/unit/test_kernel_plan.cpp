@@ -73,8 +73,10 @@ TEST(KernelPlan, SingleStepTiledNeedsSharedOnlyWhenStaging) {
   EXPECT_DOUBLE_EQ(p.global_write_doubles, 1.0);
 }
 
-TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
-  Setting s = base(32, 4, 1);
+// Streaming: the threads (tb * mf) cover the loaded in-plane extent, the output tile is that
+// minus one halo per fused level; one padded plane per source level, double-buffered.
+TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
+  Setting s = base(32, 8, 1);
   s[Param::streaming] = 1;
   s[Param::sd] = 2;
   s[Param::sb] = 64;
@@ -83,13 +85,93 @@ TEST(KernelPlan, StreamingRingPerLevelAndClippedStream) {
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
   EXPECT_EQ(p.family->name(), "streaming");
   EXPECT_EQ(p.stream_axis, 2);
-  EXPECT_EQ(p.stream_len, 40);  // sb clipped to the extent
-  EXPECT_EQ(p.tile, (std::array<int, 3>{32, 4, 40}));
-  EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1 * 2, 4 + 2 * 2, 40 + 3 * 2}));
-  // tdeg levels x (lo_z + hi_z + 1) planes x in-plane loaded extent.
-  EXPECT_EQ(p.shared_bytes, 2LL * 4 * (34 * 8) * 8);
-  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));
-  EXPECT_EQ(p.block, (std::array<int, 3>{32, 4, 1}));
+  // sb clipped to the extent (40); not split in two, although 9 in-plane tiles would fill
+  // more SMs twice: two stream blocks are sb = 32's kernel (balancing stays within
+  // (2/3, 4/3) of sb's own count, so no two settings plan one kernel).
+  EXPECT_EQ(p.stream_len, 40);
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32, 8, 40 + 3 * 2}));
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32 - 1 * 2, 8 - 2 * 2, 40}));
+  // 2 buffers x tdeg source levels x plane padded by one step's reach: (32+1) x (8+2).
+  EXPECT_EQ(p.shared_bytes, 2LL * 2 * (33 * 10) * 8);
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 3, 1}));  // 70/30, 9/4, 40/40
+  s[Param::sb] = 32;
+  const KernelPlan split = make_plan(asym3d(), g, s, DeviceLimits{});
+  EXPECT_EQ(split.stream_len, 32);  // 2 stream blocks (40/32): the split is this setting's
+  EXPECT_EQ(split.grid[2], 2);
+  EXPECT_EQ(p.block, (std::array<int, 3>{32, 8, 1}));
+}
+
+// Shared memory grows with tdeg x plane (not tdeg x (2r+1) x plane), so deep tdeg fits.
+TEST(KernelPlan, StreamingSharedMemoryGrowsWithTdegTimesOnePlane) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = base(256, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 256;
+  const Grid g{8192, 8192, 1};
+  s[Param::tdeg] = 1;
+  const long long one = make_plan(st, g, s, DeviceLimits{}).shared_bytes;
+  EXPECT_EQ(one, 2LL * (256 + 2) * 8);
+  for (const int t : {2, 4, 8, 12, 16}) {
+    s[Param::tdeg] = t;
+    const KernelPlan p = make_plan(st, g, s, DeviceLimits{});
+    EXPECT_EQ(p.shared_bytes, t * one) << t;
+    EXPECT_EQ(p.tile[0], 256 - 2 * t) << t;
+    EXPECT_FALSE(plan_violation(st, g, s, DeviceLimits{}).has_value()) << t;
+    // Traffic per cell-step falls with tdeg.
+    s[Param::tdeg] = t / 2;
+    EXPECT_LT(p.global_read_doubles, make_plan(st, g, s, DeviceLimits{}).global_read_doubles);
+  }
+}
+
+// Tiles that fill the GPU: 17 x-tiles x 32 stream blocks of 256 rows = 544 blocks are 4.1
+// waves of 132 SMs; 31 stream blocks of 265 rows (527 blocks) fill 4 waves.
+TEST(KernelPlan, StreamBlocksAreAdjustedToFillWholeWaves) {
+  const Stencil st = typical_stencil("star2d1r");
+  Setting s = base(512, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 256;
+  s[Param::tdeg] = 12;
+  const KernelPlan p = make_plan(st, Grid{8192, 8192, 1}, s, DeviceLimits{});
+  EXPECT_EQ(p.grid[0], 17);  // 8192 / (512 - 24)
+  EXPECT_EQ(p.grid[1], 31);
+  EXPECT_EQ(p.stream_len, 265);
+  EXPECT_LE(p.grid[0] * p.grid[1], 4 * 132);
+  EXPECT_GE(p.grid[1] * p.stream_len, 8192);
+  // A launch that already fills its waves keeps sb.
+  DeviceLimits sixteen;
+  sixteen.sm_count = 16;
+  s[Param::tdeg] = 1;
+  s[Param::tbx] = 256;  // 8192 / 254 -> 33 x-tiles ... x 32 = 1056 = 66 waves of 16
+  const KernelPlan q = make_plan(st, Grid{8192, 8192, 1}, s, sixteen);
+  EXPECT_EQ(q.grid[0] * q.grid[1] % 16, 0);
+  EXPECT_EQ(q.stream_len, 256);
+}
+
+TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
+  const Stencil st = typical_stencil("star2d1r");
+  const Grid g{8192, 512, 1};
+  const Space space(st, g, DeviceLimits{}, Space::default_values(2, g));
+  Setting s = base(32, 1, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 64;
+  s[Param::tdeg] = 16;  // 32 points, 32 consumed by the halo of 16 steps
+  auto why = space.violation(s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("leaves no output point"), std::string::npos) << *why;
+  s[Param::tbx] = 1024;
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) > 64 registers
+  why = space.violation(s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("8 points x 16 levels x 7 values = 896 registers"), std::string::npos)
+      << *why;
+  s[Param::mfx] = 1;
+  s[Param::merge] = static_cast<int>(MergeKind::none);
+  s[Param::tbx] = 256;  // 112 registers of 255
+  EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
@@ -98,7 +180,8 @@ TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
   const Stencil st = typical_stencil("box3d2r");
   for (const Grid g : {Grid{1, 1, 1}, Grid{7, 5, 3}, Grid{513, 130, 67}}) {
     for (const int streaming : {0, 1}) {
-      Setting s = base(32, streaming ? 1 : 4, 2);
+      // Streaming: the threads cover the loaded plane, so z needs more than 2 * 2 * tdeg.
+      Setting s = base(32, streaming ? 1 : 4, streaming ? 16 : 2);
       s[Param::merge] = static_cast<int>(MergeKind::cyclic);
       s[Param::mfx] = 2;
       s[Param::streaming] = streaming;

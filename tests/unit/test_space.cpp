@@ -306,6 +306,7 @@ TEST(SpaceConstraints, TemporalBlockingNeedsSharedOrStreaming) {
   EXPECT_TRUE(space3d().valid(s));
   Setting t = streamed();
   t[Param::tdeg] = 2;
+  t[Param::tby] = 8;  // the streaming threads cover tile + 2 halos of 2 fused steps
   EXPECT_TRUE(space3d().valid(t));
 }
 

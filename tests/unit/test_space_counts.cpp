@@ -28,7 +28,7 @@ Space small_space() {
   set(Param::sb, {8});
   set(Param::tbx, {8, 32});
   set(Param::tby, {1, 4});
-  set(Param::tbz, {1, 4});
+  set(Param::tbz, {1, 4, 8});  // 8: streaming along y at tdeg 2 needs tb*mf > 4 along z
   set(Param::mfx, {1, 2});
   set(Param::mfy, {1, 2});
   set(Param::mfz, {1});
@@ -231,7 +231,9 @@ TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndCountedQuickly) {
   std::printf("default 3-D space (star3d1r, 256^3): raw product %.3g, valid %.4g, %.3f s\n", raw,
               total, seconds);
   EXPECT_GT(raw, 1e9);
-  EXPECT_GT(total, 1e7);
+  // Millions of valid settings (the streaming rules drop in-plane tiles that the halo of tdeg
+  // steps consumes and register pipelines that cannot fit: about 6e6 remain).
+  EXPECT_GT(total, 5e6);
   EXPECT_LT(seconds, 1.0);
   bool some_estimated = false;
   for (const auto& c : counts)

@@ -39,7 +39,10 @@ LaunchConfig launch_of(const KernelPlan& plan) {
 std::string entry(std::string_view name, const KernelPlan& plan, const FamilyCode& code,
                   std::string_view config) {
   std::ostringstream e;
-  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block << ")\n"
+  e << "extern \"C\" __global__ void __launch_bounds__(" << plan.threads_per_block;
+  if (!code.min_blocks.empty())
+    e << ", " << code.min_blocks;
+  e << ")\n"
     << name << "(const double* __restrict__ in, double* __restrict__ out) {\n"
     << "  extern __shared__ double isl_smem[];\n"
     << "  isl::" << code.function << "<" << config << ", IslApply>(in, out, isl_smem);\n"
@@ -83,6 +86,14 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
     return "no kernel family builds this setting";
   if (auto why = family->unsupported(s))
     return *why;
+  // The family's own rules (the space checks them too; a kernel is never built without them).
+  ProblemShape shape = shape_of(stencil, grid);
+  shape.sm_count = limits.sm_count;
+  for (const FamilyRule& rule : family->rules()) {
+    std::string why;
+    if (!rule.form && !rule.check(shape, s, &why))
+      return why;
+  }
   // Along a tiled axis the unroll covers the merged points; along the streaming axis it
   // unrolls the plane loop instead.
   const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
