@@ -29,10 +29,13 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "config/config.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/standalone.hpp"
+#include "run/setup.hpp"
 #include "trace/reader.hpp"
+#include "trace/run_directory.hpp"
 
 namespace isletune::cli {
 namespace {
@@ -94,6 +97,37 @@ Config recorded_config(const TraceReader& reader, const std::filesystem::path& i
   return parse_config(yaml, in.string() + ":/config", in.parent_path());
 }
 
+// A run that replayed a dataset of another problem (before replay refused one) holds
+// times that are not its kernel's: --best must not write them into the kernel's header.
+void refuse_replayed_other_problem(const Config& config, const Stencil& stencil,
+                                   const std::filesystem::path& in) {
+  if (config.evaluator.backend != Backend::replay || config.evaluator.dataset.empty())
+    return;
+  std::error_code ec;
+  if (!std::filesystem::exists(config.evaluator.dataset, ec))
+    return;
+  const TraceReader dataset(config.evaluator.dataset);
+  if (const auto why = run::replay_problem_mismatch(config, stencil, dataset)) {
+    throw InputError(in.string() + ": its times were replayed from " +
+                     display_path(config.evaluator.dataset) + ", which " + *why +
+                     "; --best exports no kernel with another problem's time.");
+  }
+}
+
+// The replay dataset a run or dataset was recorded from ("" when none or unknown).
+std::filesystem::path recorded_dataset(const TraceReader& reader) {
+  try {
+    const std::string yaml = reader.config_yaml();
+    if (yaml.empty())
+      return {};
+    const Config config = parse_config(yaml, reader.path().string(), reader.path().parent_path());
+    return config.evaluator.backend == Backend::replay ? config.evaluator.dataset
+                                                       : std::filesystem::path();
+  } catch (const InputError&) {
+    return {};  // an unreadable /config is reported by the export itself
+  }
+}
+
 // Writes text to a file; InputError when it cannot.
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
@@ -107,8 +141,18 @@ void write_file(const std::string& path, const std::string& text) {
 void export_best(const TraceReader& reader, const std::filesystem::path& in,
                  const std::string& out) {
   const StencilInfo si = reader.stencil();
-  const Stencil stencil = Stencil::make(si.name, si.dims, si.offsets, si.coefficients);
+  const Stencil stencil = [&] {
+    try {
+      return Stencil::make(si.name, si.dims, si.offsets, si.coefficients);
+    } catch (const InputError& e) {
+      std::string why = e.what();
+      if (why.ends_with("."))
+        why.pop_back();
+      throw InputError(in.string() + ": its /stencil is not a valid stencil (" + why + ").");
+    }
+  }();
   const Config config = recorded_config(reader, in);
+  refuse_replayed_other_problem(config, stencil, in);
   const Best best = find_best(reader);
   if (!best.found) {
     throw InputError(in.string() +
@@ -356,6 +400,23 @@ int export_command(const Args& args) {
   }
   const std::filesystem::path in = parsed.positional[0];
   const TraceReader reader(in);
+  // Neither output may replace what export reads: the trace or dataset, a rank file, the
+  // run's replay dataset; nor may the two outputs be one file.
+  std::vector<CommandInput> inputs;
+  for (const auto& f : trace_input_files(in))
+    inputs.push_back(
+        {f, f == reader.path() ? "the trace it exports from" : "a rank file it reads"});
+  if (const auto dataset = recorded_dataset(reader); !dataset.empty()) {
+    for (const auto& f : trace_input_files(dataset))
+      inputs.push_back({f, "the run's replay dataset"});
+  }
+  if (out)
+    refuse_overwriting_inputs("export", *out, inputs);
+  if (kt) {
+    refuse_overwriting_inputs("export", *kt, inputs);
+    if (out)
+      refuse_overwriting_inputs("export", *kt, {{*out, "also the --best output"}});
+  }
   if (kt)
     export_kernel_tuner_cache(reader, in, *kt);
   if (best)

@@ -22,6 +22,7 @@
 #include "run/signals.hpp"
 #include "space/values_taken.hpp"
 #include "trace/rank_writer.hpp"
+#include "trace/run_directory.hpp"
 #include "trace/run_writer.hpp"
 
 namespace isletune::cli {
@@ -161,6 +162,23 @@ int measure_command(const Args& args) {
                         : 64;
   if (batch < 1)
     throw InputError("option --batch of `isletune measure` must be at least 1.");
+
+  // -o must not replace what this command reads (its config, stencil, replay dataset and
+  // the rank files of a trace used as one) or a run's trace: measure writes datasets only.
+  std::vector<CommandInput> inputs{{parsed.positional[0], "its configuration"}};
+  if (config.stencil.source == StencilSource::file)
+    inputs.push_back({config.stencil.file, "its stencil file"});
+  if (config.evaluator.backend == Backend::replay) {
+    for (const auto& f : trace_input_files(config.evaluator.dataset))
+      inputs.push_back({f, "its replay dataset"});
+  }
+  refuse_overwriting_inputs("measure", *out_file, inputs);
+  if (const std::string format = file_format(*out_file);
+      format == kTraceFormat || format == kRankFormat) {
+    throw InputError(
+        *out_file + " is a run's " + (format == kTraceFormat ? "trace" : "rank file") +
+        "; measure writes a dataset and never replaces a run: choose another -o FILE.");
+  }
 
   const Stencil stencil = resolve_stencil(config);
   EnvironmentInfo env;

@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The largest configuration text read (the largest inline stencil, 17^3 points, is ~200 KB).
+constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
 constexpr std::string_view kStrategies[] = {"island-ga", "random", "sampled-random", "global-ga"};
 constexpr std::string_view kPredictors[] = {"uniform", "roofline"};
 constexpr std::string_view kBackends[] = {"cuda", "replay"};
@@ -614,16 +616,58 @@ bool operator==(const Config& a, const Config& b) {
          a.output == b.output;
 }
 
-Config parse_config(std::string_view yaml, const std::string& origin, const fs::path& base_dir) {
-  const Parser p(origin, base_dir);
-  YAML::Node root;
+namespace {
+
+// The one YAML document of a configuration. Text that cannot be a configuration is one
+// sentence saying why (too large, not text, a second document) rather than yaml-cpp's
+// position in it.
+YAML::Node load_one_document(std::string_view yaml, const std::string& origin) {
+  if (yaml.size() > kMaxConfigBytes) {
+    throw InputError(origin + " holds " + std::to_string(yaml.size()) +
+                     " bytes; a configuration is YAML text of at most " +
+                     std::to_string(kMaxConfigBytes >> 20) + " MiB.");
+  }
+  if (const auto nul = yaml.find('\0'); nul != std::string_view::npos) {
+    throw InputError(origin + " is not a text file (a NUL byte at offset " + std::to_string(nul) +
+                     "); expected a YAML configuration.");
+  }
+  // Control bytes (YAML allows none but tab, LF, CR) in text that is not one document:
+  // binary input, whatever yaml-cpp makes of it.
+  const bool control_bytes = std::any_of(yaml.begin(), yaml.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n' && c != '\r' && c != '\t') || u == 0x7f;
+  });
+  const auto not_text = [&] {
+    return InputError(origin + " is not a text file (it holds control bytes); expected a YAML " +
+                      "configuration.");
+  };
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(std::string(yaml));
+    documents = YAML::LoadAll(std::string(yaml));
   } catch (const YAML::ParserException& e) {
+    if (control_bytes)
+      throw not_text();
     throw InputError(origin + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
                      ", column " + std::to_string(e.mark.column + 1) + ": " + printable(e.msg, 80) +
                      ".");
   }
+  // An empty document after the first (a trailing `---`) holds nothing to ignore.
+  while (documents.size() > 1 && documents.back().IsNull())
+    documents.pop_back();
+  if (documents.size() > 1) {
+    if (control_bytes)
+      throw not_text();
+    throw InputError(origin + " holds " + std::to_string(documents.size()) +
+                     " YAML documents (separated by ---); a configuration is one document.");
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
+}
+
+}  // namespace
+
+Config parse_config(std::string_view yaml, const std::string& origin, const fs::path& base_dir) {
+  const Parser p(origin, base_dir);
+  const YAML::Node root = load_one_document(yaml, origin);
   p.check_keys(root, "",
                {"stencil", "grid", "steps", "warmup", "repeats", "space", "sampler", "strategy",
                 "ga", "budget", "evaluator", "seed", "output"});
@@ -709,6 +753,28 @@ Config parse_config(std::string_view yaml, const std::string& origin, const fs::
   return c;
 }
 
+RecordedProblem recorded_problem(std::string_view yaml) {
+  RecordedProblem out;
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+    if (documents.size() != 1 || !documents.front().IsMap())
+      return out;
+    const YAML::Node& root = documents.front();
+    const YAML::Node grid = root["grid"];
+    if (grid && grid.IsSequence() && (grid.size() == 2 || grid.size() == 3)) {
+      Grid g;
+      g.nx = grid[0].as<int>();
+      g.ny = grid[1].as<int>();
+      g.nz = grid.size() == 3 ? grid[2].as<int>() : 1;
+      out.grid = g;
+      out.steps = root["steps"] ? root["steps"].as<int>() : Config{}.steps;
+    }
+  } catch (const YAML::Exception&) {
+    return RecordedProblem{};
+  }
+  return out;
+}
+
 Config load_config(const fs::path& path) {
   const std::string shown = display_path(path);
   std::error_code ec;
@@ -719,6 +785,11 @@ Config load_config(const fs::path& path) {
                       : ec      ? ec.message()
                                 : std::string("no such file")) +
                      "); expected a readable YAML file.");
+  }
+  if (const auto size = fs::file_size(path, ec); !ec && size > kMaxConfigBytes) {
+    throw InputError(shown + " holds " + std::to_string(size) +
+                     " bytes; a configuration is YAML text of at most " +
+                     std::to_string(kMaxConfigBytes >> 20) + " MiB.");
   }
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;

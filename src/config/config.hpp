@@ -92,6 +92,15 @@ struct Config {
 // the text gives back an equal Config.
 [[nodiscard]] std::string to_yaml(const Config& config);
 
+// The problem a dataset's or trace's measurements solved, as its /config text records it
+// (grid and steps; the stencil is in /stencil). Lenient: a field the text does not hold
+// (or holds in a form parse_config would refuse) is nullopt; never throws.
+struct RecordedProblem {
+  std::optional<Grid> grid;
+  std::optional<int> steps;  // the default (48) when the text has a grid but no steps
+};
+[[nodiscard]] RecordedProblem recorded_problem(std::string_view yaml);
+
 // Overrides from the command line (`--backend`, `--out`, `--seed`).
 struct ConfigOverrides {
   std::optional<std::string> backend;

@@ -1,36 +1,60 @@
-// The bounded MPI wait (see bounded_wait.hpp).
+// The bounded MPI waits (see bounded_wait.hpp).
 #include "ring/bounded_wait.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
-namespace isletune::ring {
+#include "common/error.hpp"
+#include "common/text.hpp"
 
-double rank_timeout_s() {
-  constexpr double kDefault = 3600;
+namespace isletune::ring {
+namespace {
+
+constexpr double kDefaultTimeout = 3600;
+
+// ISLETUNE_RANK_TIMEOUT_S, or NaN when it is not a finite number of seconds above 0.
+double parse_rank_timeout() {
   const char* text = std::getenv("ISLETUNE_RANK_TIMEOUT_S");
   if (text == nullptr || *text == '\0')
-    return kDefault;
+    return kDefaultTimeout;
   char* end = nullptr;
   const double value = std::strtod(text, &end);
-  return end != text && *end == '\0' ? value : kDefault;
+  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
+    return std::nan("");
+  return value;
 }
 
-void wait_or_abort(MPI_Request* request, const char* what) {
-  const double limit = rank_timeout_s();
-  if (limit <= 0) {
-    MPI_Wait(request, MPI_STATUS_IGNORE);
-    return;
+// The bound every wait uses: never throws (the waits run inside the collectives that agree
+// on errors); a refused value was already reported by rank_timeout_s() at the start.
+double wait_bound_s() {
+  static const double value = parse_rank_timeout();
+  return std::isnan(value) ? kDefaultTimeout : value;
+}
+
+}  // namespace
+
+double rank_timeout_s() {
+  const double value = parse_rank_timeout();
+  if (std::isnan(value)) {
+    throw InputError("ISLETUNE_RANK_TIMEOUT_S must be a finite number of seconds above 0 (the " +
+                     std::string("longest a rank waits for the others), not ") +
+                     quote_value(std::getenv("ISLETUNE_RANK_TIMEOUT_S")) +
+                     "; unset it for the default of 3600 s.");
   }
+  return value;
+}
+
+void poll_or_abort(const std::function<bool()>& done, const char* what) {
+  const double limit = wait_bound_s();
   const double start = MPI_Wtime();
   auto pause = std::chrono::microseconds(20);
   for (;;) {
-    int done = 0;
-    MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    if (done)
+    if (done())
       return;
     if (MPI_Wtime() - start > limit)
       break;
@@ -47,6 +71,16 @@ void wait_or_abort(MPI_Request* request, const char* what) {
                rank, limit, what);
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 4);
+}
+
+void wait_or_abort(MPI_Request* request, const char* what) {
+  poll_or_abort(
+      [request] {
+        int done = 0;
+        MPI_Test(request, &done, MPI_STATUS_IGNORE);
+        return done != 0;
+      },
+      what);
 }
 
 }  // namespace isletune::ring

@@ -5,12 +5,15 @@
 #include <memory>
 #include <stdexcept>
 
+#include "ring/bounded_wait.hpp"
 #include "ring/migrant_codec.hpp"
 
 namespace isletune::ring {
 
 RingMigrator::RingMigrator(MPI_Comm comm, int lag) : lag_(std::max(0, lag)) {
-  MPI_Comm_dup(comm, &comm_);
+  MPI_Request dup = MPI_REQUEST_NULL;
+  MPI_Comm_idup(comm, &comm_, &dup);
+  wait_or_abort(&dup, "setting up the migration ring");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   if (size_ > 1) {
@@ -117,11 +120,17 @@ std::vector<Migrant> RingMigrator::receive() {
       auto it = held_[i].find(next_seq_[i]);
       if (it == held_[i].end()) {
         const double start = MPI_Wtime();
-        while ((it = held_[i].find(next_seq_[i])) == held_[i].end()) {
-          MPI_Status status;
-          MPI_Probe(peers_[i], kMigrationTag, comm_, &status);
-          receive_one(status);
-        }
+        // Bounded like every wait for another rank: a frozen neighbour ends the job.
+        poll_or_abort(
+            [&] {
+              int flag = 0;
+              MPI_Status status;
+              MPI_Iprobe(peers_[i], kMigrationTag, comm_, &flag, &status);
+              if (flag)
+                receive_one(status);
+              return (it = held_[i].find(next_seq_[i])) != held_[i].end();
+            },
+            "the migration from a neighbour");
         last_wait_s_ += MPI_Wtime() - start;
       }
       ++stats_.delivered_messages;
@@ -147,19 +156,19 @@ DrainStats RingMigrator::drain() {
     MPI_Irecv(&expected[i], 1, MPI_INT64_T, peers_[i], kDrainTag, comm_,
               &requests[peers_.size() + i]);
   }
-  for (;;) {
-    poll();
-    reap_sends();
-    int counts_known = 0;
-    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &counts_known,
-                MPI_STATUSES_IGNORE);
-    bool complete = counts_known && pending_.empty();
-    for (std::size_t i = 0; complete && i < peers_.size(); ++i) {
-      complete = arrived_[i] >= expected[i];
-    }
-    if (complete)
-      break;
-  }
+  poll_or_abort(
+      [&] {
+        poll();
+        reap_sends();
+        int counts_known = 0;
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &counts_known,
+                    MPI_STATUSES_IGNORE);
+        bool complete = counts_known && pending_.empty();
+        for (std::size_t i = 0; complete && i < peers_.size(); ++i)
+          complete = arrived_[i] >= expected[i];
+        return complete;
+      },
+      "the last migrations");
   for (auto& per_peer : held_) {
     for (auto& [seq, migrants] : per_peer) {
       ++stats_.drained_messages;

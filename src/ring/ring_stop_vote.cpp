@@ -26,7 +26,9 @@ StopReason decode(const std::array<int, 2>& v) {
 }  // namespace
 
 RingStopVote::RingStopVote(MPI_Comm comm) {
-  MPI_Comm_dup(comm, &comm_);
+  MPI_Request dup = MPI_REQUEST_NULL;
+  MPI_Comm_idup(comm, &comm_, &dup);
+  wait_or_abort(&dup, "setting up the stop vote");
 }
 
 RingStopVote::~RingStopVote() {

@@ -79,7 +79,9 @@ std::string World::library_version() {
 std::string World::first_error(const std::string& mine) const {
   const int failing = mine.empty() ? size_ : rank_;
   int lowest = size_;
-  MPI_Allreduce(&failing, &lowest, 1, MPI_INT, MPI_MIN, comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallreduce(&failing, &lowest, 1, MPI_INT, MPI_MIN, comm_, &request);
+  wait_or_abort(&request, "the error vote");
   if (lowest == size_)
     return {};
   std::string message = rank_ == lowest ? mine : std::string();
@@ -92,7 +94,9 @@ std::string World::first_error(const std::string& mine) const {
 std::vector<std::string> World::gather(const std::string& mine) const {
   const int len = static_cast<int>(mine.size());
   std::vector<int> lens(rank_ == 0 ? size_ : 0);
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_, &request);
+  wait_or_abort(&request, "a gather");
   std::vector<int> displs(lens.size());
   int total = 0;
   for (std::size_t i = 0; i < lens.size(); ++i) {
@@ -100,8 +104,9 @@ std::vector<std::string> World::gather(const std::string& mine) const {
     total += lens[i];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-              comm_);
+  MPI_Igatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+               comm_, &request);
+  wait_or_abort(&request, "a gather");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lens.size(); ++i)
     out.push_back(all.substr(displs[i], lens[i]));
@@ -110,7 +115,9 @@ std::vector<std::string> World::gather(const std::string& mine) const {
 
 std::vector<double> World::gather(double mine) const {
   std::vector<double> all(rank_ == 0 ? size_ : 0);
-  MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Igather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_, &request);
+  wait_or_abort(&request, "a gather");
   return all;
 }
 
@@ -126,20 +133,27 @@ std::vector<double> World::gather(const std::vector<double>& mine) const {
 
 std::string World::broadcast(const std::string& s, int root) const {
   int len = static_cast<int>(s.size());
-  MPI_Bcast(&len, 1, MPI_INT, root, comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibcast(&len, 1, MPI_INT, root, comm_, &request);
+  wait_or_abort(&request, "a broadcast");
   std::string out = rank_ == root ? s : std::string(static_cast<std::size_t>(len), '\0');
-  MPI_Bcast(out.data(), len, MPI_CHAR, root, comm_);
+  MPI_Ibcast(out.data(), len, MPI_CHAR, root, comm_, &request);
+  wait_or_abort(&request, "a broadcast");
   return out;
 }
 
 double World::max(double mine) const {
   double out = mine;
-  MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm_, &request);
+  wait_or_abort(&request, "a reduction");
   return out;
 }
 
 void World::barrier() const {
-  MPI_Barrier(comm_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm_, &request);
+  wait_or_abort(&request, "a barrier");
 }
 
 void World::abort(int code) const {

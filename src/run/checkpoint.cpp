@@ -2,6 +2,7 @@
 // resumed by the same binary on the same kind of machine.
 #include "run/checkpoint.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/error.hpp"
@@ -11,7 +12,7 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-constexpr std::uint32_t kFormat = 2;           // 2: the search loop state of any strategy
+constexpr std::uint32_t kFormat = 3;           // 3: up to kKeptStates generations (2: two)
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {
@@ -81,9 +82,21 @@ RankState get_state(ByteReader& r) {
 std::optional<RankState> RankCheckpoint::at(int generation) const {
   if (current.search.generation == generation)
     return current;
-  if (previous && previous->search.generation == generation)
-    return previous;
+  for (const RankState& s : earlier) {
+    if (s.search.generation == generation)
+      return s;
+  }
   return std::nullopt;
+}
+
+RankCheckpoint RankCheckpoint::then(RankState next) const {
+  RankCheckpoint c;
+  c.earlier.reserve(kKeptStates - 1);
+  c.earlier.push_back(current);
+  for (std::size_t i = 0; i < earlier.size() && c.earlier.size() < kKeptStates - 1; ++i)
+    c.earlier.push_back(earlier[i]);
+  c.current = std::move(next);
+  return c;
 }
 
 std::vector<std::uint8_t> encode_checkpoint(const RankCheckpoint& c) {
@@ -91,20 +104,28 @@ std::vector<std::uint8_t> encode_checkpoint(const RankCheckpoint& c) {
   w.put(kMagic);
   w.put(kFormat);
   put_state(w, c.current);
-  w.put(static_cast<std::uint8_t>(c.previous.has_value()));
-  if (c.previous)
-    put_state(w, *c.previous);
+  const std::size_t n = std::min<std::size_t>(c.earlier.size(), kKeptStates - 1);
+  w.put(static_cast<std::uint8_t>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    put_state(w, c.earlier[i]);
   return std::move(w.bytes);
 }
 
 RankCheckpoint decode_checkpoint(const std::vector<std::uint8_t>& bytes) {
   ByteReader r = reader_of(bytes);
-  if (r.get<std::uint32_t>() != kMagic || r.get<std::uint32_t>() != kFormat)
+  if (r.get<std::uint32_t>() != kMagic)
+    damaged();
+  // Format 2 (one earlier state at most) reads as format 3 with a count of 0 or 1.
+  const std::uint32_t format = r.get<std::uint32_t>();
+  if (format != kFormat && format != 2)
     damaged();
   RankCheckpoint c;
   c.current = get_state(r);
-  if (r.get<std::uint8_t>())
-    c.previous = get_state(r);
+  const int n = r.get<std::uint8_t>();
+  if (n > kKeptStates - 1 || (format == 2 && n > 1))
+    damaged();
+  for (int i = 0; i < n; ++i)
+    c.earlier.push_back(get_state(r));
   if (!r.done())
     damaged();
   return c;

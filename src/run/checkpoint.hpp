@@ -1,9 +1,15 @@
 // What a rank stores every generation so `isletune resume` continues exactly where the
 // run was: the search loop's state (with the strategy's own bytes, for every strategy) plus the
 // little ring state that is not in it (the last batch of emigrants, which the neighbours had not
-// integrated yet, and the last stop wish, whose collective answer was still in flight). Two
-// consecutive generations are kept because ranks may be one checkpoint apart when a run is killed;
-// resume restarts every rank from the newest generation they all have.
+// integrated yet, and the last stop wish, whose collective answer was still in flight).
+//
+// The newest kKeptStates generations are kept, because ranks may end up to kKeptStates - 1
+// commits apart: a rank commits generation g after its stop vote of g, which waits only for
+// every rank's vote of g - 1 (the vote is pipelined one generation), so a rank that freezes
+// after voting g - 1 and before committing it has g - 2 while the others commit g (2 apart);
+// a rank whose commit of g fails (a full disk) wishes to stop in g + 1, which the vote agrees
+// in g + 2, so the others commit up to g + 2 while it has g - 1 (3 apart). Resume restarts
+// every rank from the newest generation they all have.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +30,19 @@ struct RankState {
   StopReason last_wish = StopReason::none;  // the wish of the last vote
 };
 
-// The checkpoint blob: the newest state and the one before it (if any).
+// Generations a checkpoint blob keeps (see above).
+inline constexpr int kKeptStates = 4;
+
+// The checkpoint blob: the newest state and up to kKeptStates - 1 before it.
 struct RankCheckpoint {
   RankState current;
-  std::optional<RankState> previous;
+  std::vector<RankState> earlier;  // newest first, consecutive generations
 
-  // The state of generation `g`, or nullopt when neither is of that generation.
+  // The state of generation `g`, or nullopt when none kept is of that generation.
   [[nodiscard]] std::optional<RankState> at(int generation) const;
+  // The checkpoint after one more generation: `next` becomes current, the oldest kept
+  // state is dropped.
+  [[nodiscard]] RankCheckpoint then(RankState next) const;
 };
 
 // Serialises a checkpoint into bytes (format versioned; same binary reads it back).

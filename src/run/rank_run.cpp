@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "config/config.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
+#include "ring/bounded_wait.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -53,6 +55,14 @@ namespace fs = std::filesystem;
   return std::string(buf, static_cast<std::size_t>(std::clamp(n, 0, int{sizeof buf} - 1)));
 }
 
+// An error text without the HDF5 call and source location an h5::Error carries ("HDF5
+// call H5Dwrite(...) failed at src/trace/x.cpp:78: file write failed" -> "an HDF5 write
+// failed: file write failed"): a user's message names no source file.
+std::string without_call_text(const std::string& what) {
+  static const std::regex call("HDF5 call .* failed at [^ ]+:[0-9]+(: )?");
+  return std::regex_replace(what, call, "an HDF5 operation failed: ");
+}
+
 // Collects one rank's error across phases and agrees on it with every rank.
 class Phases {
  public:
@@ -70,7 +80,7 @@ class Phases {
     } catch (const TraceWriteError& e) {  // a full disk: a sentence, not an internal error
       error_ = e.what();
     } catch (const std::exception& e) {
-      error_ = std::string("internal error: ") + e.what();
+      error_ = std::string("internal error: ") + without_call_text(e.what());
     }
   }
 
@@ -161,6 +171,9 @@ struct Session {
   std::optional<RankTraceWriter> rank_writer;
   std::optional<RunTraceWriter> run_writer;  // rank 0
   std::optional<RankState> resume;
+  // Resume: the resumed generation's state and those kept before it (the next checkpoints
+  // keep them, as the interrupted run's would have).
+  std::optional<RankCheckpoint> resume_kept;
   std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
   std::string write_error;               // the first trace write error of this rank
 };
@@ -351,12 +364,12 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   if (naive)
     sink.watch_naive(*naive);
   std::optional<SearchState> resume_search;
-  std::optional<RankState> previous;
+  std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
     migrator.restore(s.resume->sends, s.resume->last_sent);
     vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
     resume_search = s.resume->search;
-    previous = s.resume;
+    kept = s.resume_kept;
     // The replay clock continues where it was, so every later time is the same sum, bit
     // for bit, as in a run that was never interrupted.
     if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
@@ -376,8 +389,8 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
-    sink.set_pending(st.generation, encode_checkpoint({current, previous}));
-    previous = std::move(current);
+    kept = kept ? kept->then(std::move(current)) : RankCheckpoint{std::move(current), {}};
+    sink.set_pending(st.generation, encode_checkpoint(*kept));
   };
 
   const Config& c = s.config;
@@ -546,13 +559,30 @@ RunOutcome failure(const ring::World& world, const Session& s) {
 }
 
 // Builds stencil, evaluator, space and candidates on every rank (collective errors).
-void build(const ring::World& world, Session& s, Phases& phases) {
+// `resuming`: a resumed run keeps its backend, so a cuda run that cannot start here is
+// told where it can be resumed (not to switch to replay, which `resume` does not offer).
+void build(const ring::World& world, Session& s, Phases& phases, bool resuming = false) {
   phases.attempt([&] {
     s.stencil = resolve_stencil(s.config);
     s.env.rank = world.rank();
     s.env.host = world.host();
     s.env.mpi_library = ring::World::library_version();
-    s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    try {
+      s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+    } catch (const InputError& e) {
+      if (!resuming || s.config.evaluator.backend != Backend::cuda)
+        throw;
+      std::string why = e.what();
+      for (const char* advice :
+           {"; use --backend replay on this machine", "; use --backend replay."}) {
+        if (const auto at = why.find(advice); at != std::string::npos)
+          why.erase(at);
+      }
+      if (why.ends_with("."))
+        why.pop_back();
+      throw InputError(why + "; " + s.dir.string() + " was run with the cuda backend and " +
+                       "resumes only with it: resume it where isletune has CUDA and a GPU.");
+    }
     s.space.emplace(make_space(s.config, *s.stencil, s.evaluator->limits()));
     s.candidates = recorded_candidates(*s.evaluator, *s.space);
   });
@@ -599,10 +629,28 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   });
   if (phases.failed(command))
     return failure(world, s);
+  // A write error while the run's files are created (a full disk): nothing was committed,
+  // so the sentence says to start the run again once there is space.
+  const auto creating = [&](auto&& create) {
+    return [&, create] {
+      try {
+        create();
+      } catch (const TraceWriteError& e) {
+        std::string reason = e.what();
+        if (reason.ends_with("."))
+          reason.pop_back();
+        const bool full = reason.find("No space left") != std::string::npos ||
+                          reason.find("quota") != std::string::npos;
+        throw InputError(
+            reason + "; the run was not created: " + (full ? "free space" : "fix that") +
+            ", then start it again with " + "`isletune run CONFIG --out " + s.dir.string() + "`.");
+      }
+    };
+  };
   // Rank 0 first creates trace.h5; then every rank its own file, stamped with trace.h5's
   // creation time so a reader can tell a rank file of another run.
   const std::string created = world.broadcast(world.rank() == 0 ? utc_now_iso() : std::string());
-  phases.attempt([&] {
+  phases.attempt(creating([&] {
     if (world.rank() != 0)
       return;
     RunInfo info;
@@ -611,18 +659,20 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     info.seed = s.config.seed;
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
     s.run_writer->write_config(to_yaml(s.config));
+    if (const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get()))
+      s.run_writer->write_replay_fingerprint(replay->fingerprint());
     s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
     s.run_writer->write_space(values_taken(*s.stencil, *s.space));
     if (!s.sampled.empty())
       s.run_writer->write_sample(to_sample_data(s.sampled));
     s.run_writer->link_ranks(world.size());
-  });
+  }));
   if (phases.failed(command))
     return failure(world, s);
-  phases.attempt(
-      [&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank(), created)); });
+  phases.attempt(creating(
+      [&] { s.rank_writer.emplace(RankTraceWriter::create(s.dir, world.rank(), created)); }));
   const auto envs = world.gather(pack(s.env));
-  phases.attempt([&] {
+  phases.attempt(creating([&] {
     if (world.rank() != 0)
       return;
     for (const auto& e : envs) {
@@ -632,7 +682,7 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     }
     s.run_writer->flush();
     mark_run_created(s.dir);  // last: the directory now holds a complete new run
-  });
+  }));
   if (phases.failed(command))
     return failure(world, s);
   if (world.rank() == 0 && printer.line) {
@@ -653,9 +703,30 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
 std::optional<RankCheckpoint> load_resume_state(const TraceReader& reader, const fs::path& dir,
                                                 int rank) {
   check_rank_file(dir, rank);  // a damaged rank file is an error that changes nothing
-  if (const auto blob = reader.checkpoint(rank))
+  // Resume copies the committed rows into a fresh rank file: a row the reader would refuse
+  // (a status outside 0-6, a damaged table) is an error now, not a damaged resumed run.
+  try {
+    static_cast<void>(reader.evaluations(rank));
+    static_cast<void>(reader.generations(rank));
+    static_cast<void>(reader.migrations(rank));
+  } catch (const InputError& e) {
+    std::string why = e.what();
+    if (why.ends_with("."))
+      why.pop_back();
+    throw InputError(why + "; rank " + std::to_string(rank) +
+                     " cannot be resumed (nothing was changed).");
+  }
+  const auto blob = reader.checkpoint(rank);
+  if (!blob)
+    return std::nullopt;
+  try {
     return decode_checkpoint(blob->bytes);
-  return std::nullopt;
+  } catch (const InputError&) {
+    throw InputError((dir / RankTraceWriter::file_name(rank)).string() +
+                     ": the checkpoint of rank " + std::to_string(rank) +
+                     " is damaged or was written by another isletune version; the run cannot be "
+                     "resumed (nothing was changed).");
+  }
 }
 
 RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
@@ -667,6 +738,7 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
   phases.attempt([&] {
     if (!request.usage_error.empty())
       throw InputError(request.usage_error);
+    static_cast<void>(ring::rank_timeout_s());  // a bad ISLETUNE_RANK_TIMEOUT_S is refused
     s.config = load_config(request.config_path);
     ConfigOverrides o;
     o.backend = request.backend;
@@ -677,7 +749,12 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
     s.dir = s.config.output;
     if (world.rank() == 0) {
       s.lock.emplace(RunDirectoryLock::acquire(s.dir));
-      prepare_new_run(s.dir, request.overwrite, {request.config_path, s.config.evaluator.dataset});
+      std::vector<fs::path> inputs{request.config_path};
+      if (s.config.evaluator.backend == Backend::replay) {
+        for (const auto& f : trace_input_files(s.config.evaluator.dataset))
+          inputs.push_back(f);
+      }
+      prepare_new_run(s.dir, request.overwrite, inputs);
     }
   });
   if (phases.failed("run"))
@@ -692,16 +769,33 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   Session s;
   s.command_line = request.command_line;
   std::optional<RankCheckpoint> checkpoint;
+  std::string recorded_fingerprint;  // of the replay dataset the run started with
   std::string finished_reason;
   bool creating = false;  // the directory never finished its creation
   phases.attempt([&] {
     if (!request.usage_error.empty())
       throw InputError(request.usage_error);
+    static_cast<void>(ring::rank_timeout_s());  // a bad ISLETUNE_RANK_TIMEOUT_S is refused
     s.dir = request.dir;
     const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;
     if (!fs::is_directory(s.dir))
       s.dir = s.dir.parent_path();
-    const TraceReader reader(file);
+    // A trace.h5 that a full disk or a kill left half-written, in a directory that never
+    // finished its creation, holds nothing to continue: `run` starts it again.
+    const auto half_created = [&](const std::string& why) {
+      return InputError(s.dir.string() + " never finished its creation (" + why +
+                        "); start it again with `isletune run CONFIG --out " + s.dir.string() +
+                        "`, which accepts such a directory.");
+    };
+    std::optional<TraceReader> opened;
+    try {
+      opened.emplace(file);
+    } catch (const InputError& e) {
+      if (fs::is_directory(s.dir) && run_directory_state(s.dir) == RunDirState::creating)
+        throw half_created(fs::exists(file) ? "its trace.h5 is incomplete" : "it has no trace.h5");
+      throw;
+    }
+    const TraceReader& reader = *opened;
     if (reader.is_dataset()) {
       throw InputError(file.string() + " is a dataset, not a run; nothing to resume.");
     }
@@ -709,13 +803,11 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
       s.lock.emplace(RunDirectoryLock::acquire(s.dir));
     // A directory whose creation a kill cut short holds no generation: start it over.
     creating = run_directory_state(s.dir) == RunDirState::creating;
-    if (creating && reader.config_yaml().empty()) {
-      throw InputError(s.dir.string() + " never finished its creation and holds no " +
-                       "configuration; start it again with `isletune run CONFIG --out " +
-                       s.dir.string() + "` (which accepts such a directory).");
-    }
-    s.config = parse_config(reader.config_yaml(), file.string(), s.dir);
+    if (creating && reader.config_yaml().empty())
+      throw half_created("it holds no configuration");
+    s.config = parse_config(reader.config_yaml(), file.string() + ":/config", s.dir);
     s.config.output = s.dir;
+    recorded_fingerprint = reader.replay_fingerprint();
     if (creating)
       return;
     const auto ranks = reader.ranks();
@@ -778,9 +870,25 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     }
     if (s.resume->search.stopped == StopReason::signal)
       s.resume->search.stopped = StopReason::none;
+    RankCheckpoint kept{*s.resume, {}};
+    for (const RankState& older : checkpoint->earlier) {
+      if (older.search.generation < common)
+        kept.earlier.push_back(older);
+    }
+    s.resume_kept = std::move(kept);
   });
-  build(world, s, phases);
+  build(world, s, phases, true);
   phases.attempt([&] {
+    // The replay answers must be those the run started with, or the resumed run mixes
+    // the times of two datasets.
+    const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get());
+    if (replay != nullptr && !recorded_fingerprint.empty() &&
+        replay->fingerprint() != recorded_fingerprint) {
+      throw InputError(replay->origin() + " is not the dataset " + s.dir.string() +
+                       " was started with: its measurements changed (fingerprint " +
+                       replay->fingerprint() + ", the run recorded " + recorded_fingerprint +
+                       "); restore that dataset to resume, or start a new run.");
+    }
     if (s.config.strategy == Strategy::global_ga)
       list_global_alphabet(s);
   });

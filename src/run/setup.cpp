@@ -2,9 +2,13 @@
 #include "run/setup.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <tuple>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
@@ -15,6 +19,61 @@
 
 namespace isletune::run {
 
+namespace {
+
+bool fs_exists(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::exists(p, ec);
+}
+
+// "star2d1r on 4096x4096 over 48 steps"
+std::string describe_problem(const std::string& stencil, const Grid& grid, int steps) {
+  std::string g = std::to_string(grid.nx) + "x" + std::to_string(grid.ny);
+  if (grid.nz > 1)
+    g += "x" + std::to_string(grid.nz);
+  return stencil + " on " + g + " over " + std::to_string(steps) + " steps";
+}
+
+// The offsets of a stencil in a canonical order. The time of a kernel depends on its
+// points, not on their coefficients' values (a dataset may use other coefficients).
+std::vector<std::tuple<int, int, int>> points_of(const std::vector<Offset>& offsets) {
+  std::vector<std::tuple<int, int, int>> points;
+  for (const Offset& o : offsets)
+    points.emplace_back(o.x, o.y, o.z);
+  std::sort(points.begin(), points.end());
+  return points;
+}
+
+}  // namespace
+
+std::optional<std::string> replay_problem_mismatch(const Config& config, const Stencil& stencil,
+                                                   const TraceReader& dataset) {
+  const std::string path = display_path(dataset.path());
+  const RecordedProblem recorded = recorded_problem(dataset.config_yaml());
+  if (!recorded.grid || !recorded.steps)
+    return "records no grid in /config, so which problem its times are of is unknown";
+  const StencilInfo theirs = dataset.stencil();
+  const bool same_stencil =
+      theirs.dims == stencil.dims() && points_of(theirs.offsets) == points_of(stencil.offsets());
+  if (same_stencil && *recorded.grid == config.grid && *recorded.steps == config.steps)
+    return std::nullopt;
+  std::string mine = stencil.name();
+  if (theirs.name == stencil.name() && !same_stencil)
+    mine += " (other points)";
+  return "holds times of " +
+         describe_problem(printable(theirs.name), *recorded.grid, *recorded.steps) + ", not of " +
+         config.origin + "'s " + describe_problem(mine, config.grid, config.steps);
+}
+
+void check_replay_problem(const Config& config, const Stencil& stencil,
+                          const TraceReader& dataset) {
+  if (const auto why = replay_problem_mismatch(config, stencil, dataset)) {
+    throw InputError(display_path(dataset.path()) + " " + *why +
+                     "; replay answers only the problem it recorded: use a dataset of this " +
+                     "problem (record one with `isletune measure`).");
+  }
+}
+
 std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env) {
   if (config.evaluator.backend == Backend::replay) {
     if (config.evaluator.dataset.empty()) {
@@ -22,6 +81,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
                        ": evaluator.dataset is required with backend replay (a dataset or "
                        "trace file to replay).");
     }
+    if (fs_exists(config.evaluator.dataset))
+      check_replay_problem(config, resolve_stencil(config), TraceReader(config.evaluator.dataset));
     auto replay =
         std::make_unique<ReplayEvaluator>(ReplayEvaluator::from_file(config.evaluator.dataset));
     // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests).

@@ -13,6 +13,7 @@
 #include "sample/sampled_set.hpp"
 #include "sample/sampler.hpp"
 #include "space/space.hpp"
+#include "trace/reader.hpp"
 #include "trace/trace_types.hpp"
 
 namespace isletune::run {
@@ -23,6 +24,17 @@ namespace isletune::run {
 // CUDA, missing dataset).
 [[nodiscard]] std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu,
                                                         EnvironmentInfo& env);
+
+// Throws InputError, one sentence naming both problems, unless `dataset` (a replay dataset
+// or trace) measured the problem of `config`: the same stencil points (their coefficients
+// do not change a kernel's time), grid and step count. Replay answers with recorded times, which
+// are only true of the problem they were measured on.
+void check_replay_problem(const Config& config, const Stencil& stencil, const TraceReader& dataset);
+// The reason check_replay_problem refuses ("holds times of A, not of CONFIG's B"), or
+// nullopt when the dataset matches.
+[[nodiscard]] std::optional<std::string> replay_problem_mismatch(const Config& config,
+                                                                 const Stencil& stencil,
+                                                                 const TraceReader& dataset);
 
 // The search space of the config on the evaluator's device.
 [[nodiscard]] Space make_space(const Config& config, const Stencil& stencil,

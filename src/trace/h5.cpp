@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace isletune::h5 {
@@ -53,7 +54,23 @@ hsize_t attr_elements(hid_t attr) {
   return static_cast<hsize_t>(H5_CHECK(H5Sget_simple_extent_npoints(space.get())));
 }
 
+// Collects every description of the HDF5 error stack.
+herr_t all_descriptions(unsigned, const H5E_error2_t* e, void* data) {
+  if (e->desc != nullptr)
+    *static_cast<std::string*>(data) += std::string(e->desc) + "\n";
+  return 0;
+}
+
 }  // namespace
+
+std::string last_system_error(int saved_errno) {
+  std::string stack;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, all_descriptions, &stack);
+  H5Eclear2(H5E_DEFAULT);
+  const auto at = stack.find("errno = ");
+  const int code = at != std::string::npos ? std::atoi(stack.c_str() + at + 8) : saved_errno;
+  return code > 0 ? std::strerror(code) : std::string();
+}
 
 void fail(const char* call, const char* file, int line) {
   std::string detail;

@@ -32,6 +32,11 @@ T check(T value, const char* call, const char* file, int line) {
 
 #define H5_CHECK(call) ::isletune::h5::check((call), #call, __FILE__, __LINE__)
 
+// The system's reason for the HDF5 call that just failed without an Error ("No space
+// left on device"): the errno HDF5 recorded on its error stack, else `saved_errno`, else
+// empty. Clears the stack.
+[[nodiscard]] std::string last_system_error(int saved_errno);
+
 // Turns off HDF5's printing of its error stack to stderr (errors become exceptions).
 void quiet_errors();
 
@@ -55,6 +60,13 @@ class Handle {
 
   [[nodiscard]] hid_t get() const { return id_; }
   [[nodiscard]] bool valid() const { return id_ >= 0; }
+  // Closes the handle now and returns Close's status: a close can perform a write HDF5
+  // deferred to it (a chunk of a dataset), so a writer checks it (H5_CHECK(h.close())).
+  [[nodiscard]] herr_t close() noexcept {
+    const herr_t status = id_ >= 0 ? Close(id_) : 0;
+    id_ = H5I_INVALID_HID;
+    return status;
+  }
   // Closes the handle now (no-throw; a failing close is ignored).
   void reset() noexcept {
     if (id_ >= 0)

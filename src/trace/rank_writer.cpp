@@ -70,24 +70,39 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
   (void)dir;
   h5::quiet_errors();
   // A run's rank file is created exclusively: two writers never share one file.
-  errno = 0;
-  h5::File file(
-      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-  if (!file.valid() && exclusive && std::filesystem::exists(path)) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && exclusive) {
     throw InputError(path.string() + " already exists: another run is writing into " +
                      path.parent_path().string() + "; use another output directory.");
   }
+  errno = 0;
+  h5::File file(
+      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (!file.valid()) {
-    const int error = errno;  // the system's reason, when HDF5 left it
-    throw InputError(path.string() + ": cannot create the rank trace file" +
-                     (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : "") +
-                     "; expected a writable output directory.");
+    const std::string reason = h5::last_system_error(errno);
+    // Half a file (a full disk) must not look like another run's file to the next try.
+    if (!existed)
+      std::filesystem::remove(path, ec);
+    // A full disk (any reason the system gave) is a write failure the run reports as
+    // such; without a reason the path itself is unusable.
+    if (!reason.empty())
+      throw TraceWriteError("cannot create " + path.string() + ": " + reason);
+    throw InputError(path.string() +
+                     ": cannot create the rank trace file; expected a writable output directory.");
   }
-  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
-  describe_rank_file(root.get(), rank, run_created);
-  auto tables = trace_detail::RankTables::create(std::move(root), true);
+  std::optional<trace_detail::RankTables> tables;
+  try {
+    h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+    describe_rank_file(root.get(), rank, run_created);
+    tables.emplace(trace_detail::RankTables::create(std::move(root), true));
+  } catch (const h5::Error& e) {
+    // Abandoned without closing, as commit() does: closing would retry the failed writes.
+    static_cast<void>(new h5::File(std::move(file)));
+    throw TraceWriteError(write_failure_sentence(path, e));
+  }
   return RankTraceWriter(std::make_unique<Impl>(Impl{std::make_shared<h5::File>(std::move(file)),
-                                                     std::move(tables), path}),
+                                                     std::move(*tables), path}),
                          rank);
 }
 
@@ -107,13 +122,19 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
       throw InputError(path.string() + ": cannot reopen the rank trace file to resume; " +
                        "expected an existing, readable rank-NNNN.h5 of this run.");
     }
-    h5::Group root(H5_CHECK(H5Gopen2(old.get(), "/", H5P_DEFAULT)));
-    evaluations = trace_detail::read_evaluations(root.get());
-    generations = trace_detail::read_generations(root.get());
-    migrations = trace_detail::read_migrations(root.get());
-    checkpoint = trace_detail::read_checkpoint(root.get());
-    if (h5::has_attr(root.get(), "run_created"))
-      run_created = h5::read_attr_string(root.get(), "run_created");
+    try {
+      h5::Group root(H5_CHECK(H5Gopen2(old.get(), "/", H5P_DEFAULT)));
+      evaluations = trace_detail::read_evaluations(root.get());
+      generations = trace_detail::read_generations(root.get());
+      migrations = trace_detail::read_migrations(root.get());
+      checkpoint = trace_detail::read_checkpoint(root.get());
+      if (h5::has_attr(root.get(), "run_created"))
+        run_created = h5::read_attr_string(root.get(), "run_created");
+    } catch (const h5::Error&) {
+      throw InputError(path.string() + " is damaged: its tables or checkpoint cannot be read; " +
+                       "rank " + std::to_string(rank) +
+                       " cannot be resumed (nothing was changed).");
+    }
   }
   // ... and write it into a fresh file that replaces the old one (rename is atomic): a
   // kill during an interrupted commit may have left metadata past the file's end that

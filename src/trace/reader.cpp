@@ -1,6 +1,8 @@
 // TraceReader: format/version checks, run-level data, and rank tables via links.
 #include "trace/reader.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -134,6 +136,23 @@ void TraceReader::Impl::check_rank_schema(int rank, hid_t group) const {
     if (!h5::exists(group, "evaluations")) {
       throw InputError(where + " has no evaluations table; expected an isletune rank trace.");
     }
+    // A committed count past a table's rows: rows the file claims but does not hold.
+    if (h5::has_attr(group, "committed")) {
+      const auto committed = h5::read_attr_ints64(group, "committed");
+      const char* tables[] = {"evaluations", "generations", "migrations"};
+      for (std::size_t i = 0; i < committed.size() && i < 3; ++i) {
+        if (!h5::exists(group, tables[i]))
+          continue;
+        h5::Dataset t(H5_CHECK(H5Dopen2(group, tables[i], H5P_DEFAULT)));
+        h5::Dataspace space(H5_CHECK(H5Dget_space(t.get())));
+        const auto rows = H5_CHECK(H5Sget_simple_extent_npoints(space.get()));
+        if (committed[i] > rows) {
+          throw InputError(where + " says " + std::to_string(committed[i]) + " rows of " +
+                           tables[i] + " are committed but holds " + std::to_string(rows) +
+                           " (the file is damaged).");
+        }
+      }
+    }
     h5::Dataset table(H5_CHECK(H5Dopen2(group, "evaluations", H5P_DEFAULT)));
     h5::Datatype type(H5_CHECK(H5Dget_type(table.get())));
     auto member = [&](const char* name) -> h5::Datatype {
@@ -181,6 +200,13 @@ void TraceReader::Impl::check_evaluations(int rank,
       throw InputError(rank_where(rank) + ": evaluation row " + std::to_string(row) +
                        " has status " + std::to_string(status) + "; expected 0 to " +
                        std::to_string(kStatusCount - 1) + " (the file is damaged).");
+    }
+    // A verified measurement has a time: NaN, infinite, zero or negative is damage.
+    const double median = e.measurement.median_ms;
+    if (e.measurement.status == Status::ok && !(std::isfinite(median) && median > 0)) {
+      throw InputError(rank_where(rank) + ": evaluation row " + std::to_string(row) +
+                       " is ok with a median of " + std::to_string(median) +
+                       " ms; expected a positive time (the file is damaged).");
     }
   }
 }
@@ -261,6 +287,15 @@ std::string TraceReader::config_yaml() const {
       return {};
     h5::Group g(H5_CHECK(H5Gopen2(impl_->file.get(), "config", H5P_DEFAULT)));
     return attr_or_empty(g.get(), "yaml");
+  });
+}
+
+std::string TraceReader::replay_fingerprint() const {
+  return impl_->guarded("/config", [&]() -> std::string {
+    if (!h5::exists(impl_->file.get(), "config"))
+      return {};
+    h5::Group g(H5_CHECK(H5Gopen2(impl_->file.get(), "config", H5P_DEFAULT)));
+    return attr_or_empty(g.get(), "replay_fingerprint");
   });
 }
 

@@ -34,6 +34,9 @@ class TraceReader {
 
   // The effective configuration as YAML text (empty if none was written).
   [[nodiscard]] std::string config_yaml() const;
+  // The fingerprint of the replay dataset a run answered from (/config attribute
+  // replay_fingerprint; empty for other backends and older traces).
+  [[nodiscard]] std::string replay_fingerprint() const;
   [[nodiscard]] StencilInfo stencil() const;
   [[nodiscard]] std::vector<ParameterInfo> space_parameters() const;
   // The allowed values per parameter, as Space takes them.

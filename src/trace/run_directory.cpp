@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "trace/h5.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/reader.hpp"
@@ -177,12 +179,12 @@ void mark_run_created(const fs::path& dir) {
     out << "isletune run directory: trace.h5 and every rank file were created\n";
     out.flush();
     if (!out)
-      throw InputError("cannot write " + tmp.string() + " (" + std::strerror(errno) + ").");
+      throw TraceWriteError("cannot write " + tmp.string() + ": " + std::strerror(errno));
   }
   std::error_code ec;
   fs::rename(tmp, dir / kCreatedMarker, ec);
   if (ec)
-    throw InputError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message() + ".");
+    throw TraceWriteError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message());
 }
 
 void remove_run_files(const fs::path& dir) {
@@ -219,6 +221,64 @@ fs::path set_aside_run_files(const fs::path& dir) {
   return kept;
 }
 
+bool same_file(const fs::path& a, const fs::path& b) {
+  struct stat sa {};
+  struct stat sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ea, eb;
+  const fs::path ra = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path rb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ra == rb;
+}
+
+std::vector<fs::path> trace_input_files(const fs::path& path) {
+  std::error_code ec;
+  const fs::path file = fs::is_directory(path, ec) ? path / RunTraceWriter::kTraceFile : path;
+  std::vector<fs::path> files{file};
+  try {
+    const TraceReader reader(file);
+    if (!reader.is_dataset()) {
+      for (int rank : reader.ranks())
+        files.push_back(file.parent_path() / RankTraceWriter::file_name(rank));
+    }
+  } catch (const std::exception&) {
+    // Unreadable: the command itself reports it; the file is still an input.
+  }
+  return files;
+}
+
+std::string file_format(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return {};
+  h5::quiet_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    return {};
+  h5::File file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file.valid())
+    return {};
+  try {
+    h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+    return h5::has_attr(root.get(), "format") ? h5::read_attr_string(root.get(), "format") : "";
+  } catch (const h5::Error&) {
+    return {};
+  }
+}
+
+void refuse_overwriting_inputs(const std::string& command, const fs::path& output,
+                               const std::vector<CommandInput>& inputs) {
+  for (const CommandInput& input : inputs) {
+    if (input.path.empty() || !same_file(output, input.path))
+      continue;
+    throw InputError(display_path(output) + " is " + input.role +
+                     (output == input.path ? "" : " (" + display_path(input.path) + ")") +
+                     ": `isletune " + command +
+                     "` never writes onto what it reads; write to another file (nothing was "
+                     "written).");
+  }
+}
+
 void prepare_new_run(const fs::path& dir, bool overwrite, const std::vector<fs::path>& inputs) {
   const RunDirState state = run_directory_state(dir);
   if (state != RunDirState::empty && state != RunDirState::creating && !overwrite) {
@@ -230,7 +290,7 @@ void prepare_new_run(const fs::path& dir, bool overwrite, const std::vector<fs::
   std::error_code ec;
   for (const auto& f : run_files(dir)) {
     for (const auto& input : inputs) {
-      if (!input.empty() && fs::exists(input, ec) && fs::equivalent(input, f, ec)) {
+      if (!input.empty() && fs::exists(input, ec) && same_file(input, f)) {
         throw InputError("cannot replace the run in " + dir.string() + ": " + f.string() +
                          " is an input of this run (" + input.string() +
                          "); copy it elsewhere first or use another --out.");

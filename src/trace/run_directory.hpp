@@ -54,6 +54,32 @@ inline constexpr const char* kStatusFile = "status.txt";
 // Writes the creation marker atomically (after trace.h5 and every rank file exist).
 void mark_run_created(const std::filesystem::path& dir);
 
+// True when `a` and `b` name one file: the same device and inode (st_dev, st_ino) when
+// both exist, else the same path once resolved (symlinks, `.` and `..` followed), so an
+// output that does not exist yet is still recognised.
+[[nodiscard]] bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// A file a command reads, with what it is to the command ("its replay dataset").
+struct CommandInput {
+  std::filesystem::path path;
+  std::string role;
+};
+
+// The files that reading the trace or dataset `path` reads: the file itself and, for a
+// run's trace.h5 (or its directory), the rank files it links. Never throws.
+[[nodiscard]] std::vector<std::filesystem::path> trace_input_files(
+    const std::filesystem::path& path);
+
+// The root `format` attribute of an HDF5 file (kTraceFormat, kDatasetFormat, kRankFormat),
+// or "" when it is not a readable HDF5 file with one. Never throws.
+[[nodiscard]] std::string file_format(const std::filesystem::path& path);
+
+// The one check every writing command makes before it writes `output`: throws InputError
+// ("OUTPUT is ROLE (PATH): `isletune COMMAND` never writes onto what it reads; ...") when
+// `output` is the same file as one of `inputs`. Nothing has been written when it throws.
+void refuse_overwriting_inputs(const std::string& command, const std::filesystem::path& output,
+                               const std::vector<CommandInput>& inputs);
+
 // Rank 0 of `isletune run`, holding the lock: makes DIR ready for a new run. Refuses a
 // directory that holds a run (unless `overwrite`), or whose files to be replaced include
 // one of `inputs` (e.g. the replay dataset); then removes the old run's files (a

@@ -1,15 +1,18 @@
 // RunTraceWriter: trace.h5 (or a dataset file) with everything but the rank tables.
 #include "trace/run_writer.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <functional>
 #include <regex>
+#include <system_error>
 #include <type_traits>
 
 #include "common/error.hpp"
 #include "trace/h5.hpp"
+#include "trace/rank_writer.hpp"
 #include "trace/tables.hpp"
 
 namespace isletune {
@@ -46,23 +49,41 @@ namespace {
 h5::File create_file(const std::filesystem::path& path, const char* format, const RunInfo& info,
                      bool exclusive) {
   h5::quiet_errors();
-  h5::File file(
-      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-  if (!file.valid() && exclusive && std::filesystem::exists(path)) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && exclusive) {
     throw InputError(path.string() + " already exists: another run is writing into " +
                      path.parent_path().string() + "; use another output directory.");
   }
+  errno = 0;
+  h5::File file(
+      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (!file.valid()) {
+    const std::string reason = h5::last_system_error(errno);
+    // A create that failed half-way (a full disk) leaves nothing that a later resume or
+    // run could mistake for a trace.
+    if (!existed)
+      std::filesystem::remove(path, ec);
+    // A full disk (any reason the system gave) is a write failure the run reports as
+    // such; without a reason the path itself is unusable.
+    if (!reason.empty())
+      throw TraceWriteError("cannot create " + path.string() + ": " + reason);
     throw InputError(path.string() + ": cannot create the trace file; expected a writable path.");
   }
-  h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
-  h5::write_attr(root.get(), "format", std::string_view(format));
-  h5::write_attr(root.get(), "version", static_cast<std::int32_t>(kTraceVersion));
-  h5::write_attr(root.get(), "created",
-                 std::string_view(info.created.empty() ? utc_now_iso() : info.created));
-  h5::write_attr(root.get(), "command", std::string_view(info.command));
-  h5::write_attr(root.get(), "isletune_version", std::string_view(info.isletune_version));
-  h5::write_attr(root.get(), "seed", info.seed);
+  try {
+    h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
+    h5::write_attr(root.get(), "format", std::string_view(format));
+    h5::write_attr(root.get(), "version", static_cast<std::int32_t>(kTraceVersion));
+    h5::write_attr(root.get(), "created",
+                   std::string_view(info.created.empty() ? utc_now_iso() : info.created));
+    h5::write_attr(root.get(), "command", std::string_view(info.command));
+    h5::write_attr(root.get(), "isletune_version", std::string_view(info.isletune_version));
+    h5::write_attr(root.get(), "seed", info.seed);
+  } catch (const h5::Error& e) {
+    // Abandoned without closing, as RankTraceWriter::commit does.
+    static_cast<void>(new h5::File(std::move(file)));
+    throw TraceWriteError(write_failure_sentence(path, e));
+  }
   return file;
 }
 
@@ -145,12 +166,28 @@ RunTraceWriter RunTraceWriter::reopen_trace(const std::filesystem::path& dir) {
 }
 
 void RunTraceWriter::write_config(std::string_view yaml) {
+  guarded([&] { write_config_now(yaml); });
+}
+
+void RunTraceWriter::write_config_now(std::string_view yaml) {
   h5::Group group = h5::open_or_create_group(impl_->file->get(), "config");
   h5::write_attr(group.get(), "yaml", yaml);
 }
 
+void RunTraceWriter::write_replay_fingerprint(std::string_view fingerprint) {
+  guarded([&] {
+    h5::Group group = h5::open_or_create_group(impl_->file->get(), "config");
+    h5::write_attr(group.get(), "replay_fingerprint", fingerprint);
+  });
+}
+
 void RunTraceWriter::write_stencil(const Stencil& stencil,
                                    const std::vector<StencilFeature>& features) {
+  guarded([&] { write_stencil_now(stencil, features); });
+}
+
+void RunTraceWriter::write_stencil_now(const Stencil& stencil,
+                                       const std::vector<StencilFeature>& features) {
   h5::Group group = fresh_group(impl_->file->get(), "stencil");
   const hid_t g = group.get();
   h5::write_attr(g, "name", std::string_view(stencil.name()));
@@ -173,6 +210,10 @@ void RunTraceWriter::write_stencil(const Stencil& stencil,
 }
 
 void RunTraceWriter::write_space(const Space::Values& values) {
+  guarded([&] { write_space_now(values); });
+}
+
+void RunTraceWriter::write_space_now(const Space::Values& values) {
   h5::Group group = h5::open_or_create_group(impl_->file->get(), "space");
   const h5::Datatype row = trace_detail::parameter_row_type();
   std::vector<std::string> names = trace_detail::parameter_names();
@@ -188,6 +229,10 @@ void RunTraceWriter::write_space(const Space::Values& values) {
 }
 
 void RunTraceWriter::write_sample(const SampleData& sample) {
+  guarded([&] { write_sample_now(sample); });
+}
+
+void RunTraceWriter::write_sample_now(const SampleData& sample) {
   const std::size_t n = sample.settings.size();
   if (sample.oc.size() != n || sample.predicted.size() != n) {
     throw std::invalid_argument("write_sample: settings, oc and predicted differ in length");
@@ -207,6 +252,10 @@ void RunTraceWriter::write_sample(const SampleData& sample) {
 }
 
 void RunTraceWriter::write_environment(const EnvironmentInfo& env) {
+  guarded([&] { write_environment_now(env); });
+}
+
+void RunTraceWriter::write_environment_now(const EnvironmentInfo& env) {
   h5::Group all = h5::open_or_create_group(impl_->file->get(), "environment");
   h5::Group group = h5::open_or_create_group(all.get(), "rank_" + rank_digits(env.rank));
   const hid_t g = group.get();
@@ -240,6 +289,10 @@ void RunTraceWriter::write_environment(const EnvironmentInfo& env) {
 }
 
 void RunTraceWriter::link_ranks(int count) {
+  guarded([&] { link_ranks_now(count); });
+}
+
+void RunTraceWriter::link_ranks_now(int count) {
   if (impl_->dataset)
     throw std::logic_error("link_ranks: a dataset stores its ranks inline");
   h5::Group ranks = h5::open_or_create_group(impl_->file->get(), "ranks");

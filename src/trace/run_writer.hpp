@@ -35,6 +35,9 @@ class RunTraceWriter {
 
   // /config attr yaml: the effective configuration text.
   void write_config(std::string_view yaml);
+  // /config attr replay_fingerprint: which measurements a replay run answers from (resume
+  // refuses a dataset whose fingerprint differs).
+  void write_replay_fingerprint(std::string_view fingerprint);
   // /stencil: attributes, offsets, coefficients and features.
   void write_stencil(const Stencil& stencil, const std::vector<StencilFeature>& features = {});
   // /space/parameters: the allowed values of every parameter.
@@ -54,6 +57,13 @@ class RunTraceWriter {
   void flush();
 
  private:
+  // The writes themselves (each public one runs its own through guarded()).
+  void write_config_now(std::string_view yaml);
+  void write_stencil_now(const Stencil& stencil, const std::vector<StencilFeature>& features);
+  void write_space_now(const Space::Values& values);
+  void write_sample_now(const SampleData& sample);
+  void write_environment_now(const EnvironmentInfo& env);
+  void link_ranks_now(int count);
   // Runs `write`; an HDF5 error abandons the file and becomes a TraceWriteError.
   void guarded(const std::function<void()>& write);
   void write_result_now(const ResultInfo& result);

@@ -685,6 +685,10 @@ int RankTables::write_slot(const CheckpointView& checkpoint) {
   h5::write_attr(data.get(), "generation", static_cast<std::int32_t>(checkpoint.generation));
   // The row counts this commit marks: readers trust the slot only once they are committed.
   h5::write_attr_in_place(data.get(), kCommitted, row_counts());
+  // Closing writes the blob's chunk: a full disk must fail this commit here, before any
+  // marker moves to the slot (an unchecked close lost the blob and kept the markers).
+  H5_CHECK(data.close());
+  H5_CHECK(group.close());
   return slot;
 }
 

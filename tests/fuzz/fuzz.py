@@ -23,6 +23,7 @@ category and a total; exits 1 when any case is not ok.
   tests/fuzz/fuzz.py --binary build/bin/isletune --configs 1000 --files 200 --seed 1
 """
 import argparse
+import hashlib
 import concurrent.futures
 import os
 import random
@@ -181,7 +182,8 @@ class Case:
 def config_case(rng, index, workdir):
     cat = rng.choice(["wrong_type", "unknown_key", "missing_key", "out_of_range", "huge",
                       "stencil", "broken_yaml", "binary", "duplicate_key", "deep_nesting",
-                      "space", "control_bytes", "long_value", "grid", "ga_shape", "path"])
+                      "space", "control_bytes", "long_value", "grid", "ga_shape", "path",
+                      "oversized", "second_document"])
     tree = structured(rng)
     if cat == "wrong_type":
         if rng.random() < 0.7:
@@ -281,6 +283,15 @@ def config_case(rng, index, workdir):
         else:
             lines.insert(at, "  : : :\n- [")
         return Case(cat, "\n".join(lines), None)
+    if cat == "oversized":
+        # Past the 4 MiB a configuration may hold: a size sentence, not a YAML position.
+        pad = rng.choice([5 << 20, 9 << 20])
+        filler = rng.choice(["#" + "x" * pad + "\n", "junk: '" + "y" * pad + "'\n"])
+        return Case(cat, render(tree) + "\n" + filler, None)
+    if cat == "second_document":
+        # (An empty document after `---` holds nothing and is accepted: not a case.)
+        second = rng.choice(["seed: 3\n", render(structured(rng)) + "\n", "[1, 2]\n", "x\n"])
+        return Case(cat, render(tree) + "\n---\n" + second, None)
     if cat == "binary":
         n = rng.randrange(1, 4096)
         data = bytes(rng.randrange(256) for _ in range(n))
@@ -514,9 +525,23 @@ def h5_cases(rng, count, workdir, run_dir, other_run):
 
     kinds = ["zero", "truncated", "random", "random_sig", "bitflip", "no_ranks", "values_width",
              "negative_committed", "status_range", "foreign_rank", "no_format", "rank_attr",
-             "truncated_rank", "zero_rank", "missing_rank"]
+             "truncated_rank", "zero_rank", "missing_rank", "committed_past_rows",
+             "unknown_parameter", "bad_median", "dataset_median"]
     for i in range(count):
         kind = kinds[i % len(kinds)] if i < len(kinds) else rng.choice(kinds)
+        if kind == "dataset_median":
+            # A dataset whose verified rows have no usable time: refused, not replayed.
+            p = os.path.join(workdir, "f%04d-%s.h5" % (i, kind))
+            shutil.copy(DATASET, p)
+            with h5py.File(p, "a") as f:
+                ev = f["ranks/0000/evaluations"]
+                data = ev[()]
+                ok = np.flatnonzero(data["status"] == 0)
+                data["median_ms"][ok[rng.randrange(len(ok))]] = rng.choice(
+                    [float("nan"), -1.0, 0.0, float("inf"), -0.25])
+                ev[...] = data
+            cases.append((kind, p, "file"))
+            continue
         if kind in ("zero", "truncated", "random", "random_sig", "bitflip", "no_format"):
             p = os.path.join(workdir, "f%04d-%s.h5" % (i, kind))
             if kind == "zero":
@@ -586,6 +611,25 @@ def h5_cases(rng, count, workdir, run_dir, other_run):
                 data = ev[()]
                 data["status"][rng.randrange(len(data))] = rng.choice([7, 9, 100, 127, -1, -128])
                 ev[...] = data
+        elif kind == "committed_past_rows":
+            with h5py.File(rank, "a") as f:
+                c = np.array(f.attrs["committed"])
+                c[rng.randrange(len(c))] += rng.choice([1, 7, 1000])
+                f.attrs["committed"] = c
+        elif kind == "unknown_parameter":
+            with h5py.File(rank, "a") as f:
+                ev = f["evaluations"]
+                names = [n.decode() if isinstance(n, bytes) else n for n in ev.attrs["parameters"]]
+                names[rng.randrange(len(names))] = rng.choice(["tbw", "bogus", "", "TBX"])
+                ev.attrs["parameters"] = names
+        elif kind == "bad_median":
+            with h5py.File(rank, "a") as f:
+                ev = f["evaluations"]
+                data = ev[()]
+                ok = np.flatnonzero(data["status"] == 0)
+                data["median_ms"][ok[rng.randrange(len(ok))]] = rng.choice(
+                    [float("nan"), -1.0, 0.0, float("-inf")])
+                ev[...] = data
         elif kind == "foreign_rank":
             shutil.copy(os.path.join(other_run, "rank-0000.h5"), rank)
         elif kind == "rank_attr":
@@ -609,6 +653,19 @@ def identified(run_dir):
         return "run_created" in f.attrs
 
 
+def file_digest(path):
+    """The bytes of a file (None when it does not exist), to tell whether it changed."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def rng_pick(index, choices):
+    return choices[index % len(choices)]
+
+
 def run_h5_case(binary, case, index, workdir, timeout):
     kind, path, form = case
     trace = path if form == "file" else os.path.join(path, "trace.h5")
@@ -626,8 +683,17 @@ def run_h5_case(binary, case, index, workdir, timeout):
     ]
     if form == "dir":
         commands.append(("resume", [binary, "resume", path]))
+        # A writer pointed at one of its own inputs: refused, the input unchanged.
+        target = os.path.join(path, rng_pick(index, ["trace.h5", "rank-0000.h5"]))
+        commands.append(("self-output", [binary, "export", path, "--kernel-tuner-cache", target]))
+    else:
+        commands.append(("self-output", [binary, "export", path, "--best", "-o", path]))
     for name, cmd in commands:
+        before = file_digest(cmd[-1]) if name == "self-output" else None
         rc, out, err, timed_out = run_one(cmd, timeout, workdir)
+        if before is not None and file_digest(cmd[-1]) != before:
+            results.append((name, "silent", "overwrote its input", err.decode("utf-8", "replace")[:400]))
+            continue
         names = ["trace.h5", "rank-0000.h5", os.path.basename(path)[:40]]
         verdict, why = classify(rc, out, err, timed_out, names, None)
         if name == "resume" and verdict == "silent" and kind in ("truncated_rank", "zero_rank",

@@ -337,6 +337,192 @@ PY
     launch resume fullfs/run >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     $py "$here/compare_traces.py" full/trace.h5 fullfs/run/trace.h5 || fail "resume changed the run"
     ;;
+  half_written)
+    # A trace.h5 that a kill or a full disk left half-written before the run was created:
+    # resume says that `isletune run` starts it again (and changes nothing), run does.
+    # Rows a resume would copy must be valid: a status outside 0-6 (100) is refused with
+    # the file and row, not copied into a run that report then calls damaged. A damaged
+    # checkpoint blob names its file and rank. No message quotes HDF5 calls or sources.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    for how in half zero; do
+      d=hw-$how
+      launch run "$config" --out $d >/dev/null 2>&1 || fail "run $d"
+      rm $d/rank-*.h5 $d/.created
+      if [[ $how == half ]]; then
+        truncate -s $(($(stat -c %s $d/trace.h5) / 2)) $d/trace.h5
+      else
+        : >$d/trace.h5
+      fi
+      before=$(run_files_sum $d)
+      expect_error 'never finished its creation .*start it again with `isletune run' launch resume $d
+      [[ $(run_files_sum $d) == "$before" ]] || fail "resume of a half-written trace changed it"
+      launch run "$config" --out $d >$d.log 2>&1 || fail "run after a half-written trace: $(cat $d.log)"
+      $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 || fail "$d: a different run"
+    done
+    run_and_kill st 3
+    $py -c "
+import h5py
+f = h5py.File('st/rank-0001.h5', 'r+'); e = f['evaluations']; rows = e[()]
+rows['status'][2] = 100; e[...] = rows"
+    before=$(run_files_sum st)
+    out=$(expect_error "rank-0001.h5.*status 100.*rank 1 cannot be resumed (nothing was changed)" \
+      launch resume st) || fail "$out"
+    echo "$out"
+    grep -q 'H5[A-Z][a-z]*(\|\.cpp\|HDF5 call' <<<"$out" && fail "raw HDF5 text in the message"
+    [[ $(run_files_sum st) == "$before" ]] || fail "a refused resume changed files"
+    run_and_kill blob 3
+    $py -c "
+import h5py
+f = h5py.File('blob/rank-0001.h5', 'r+'); c = f['checkpoint']; s = c['slot%d' % c.attrs['current']]
+b = s[()]; b[8:64] = 0xAB; s[...] = b"
+    before=$(run_files_sum blob)
+    expect_error "blob/rank-0001.h5: the checkpoint of rank 1 is damaged" launch resume blob
+    [[ $(run_files_sum blob) == "$before" ]] || fail "a refused resume changed files"
+    ;;
+  own_inputs)
+    # Every writing command refuses to write onto its own inputs, recognised by file
+    # identity (device and inode; the resolved path for a file that does not exist yet),
+    # whatever the spelling (relative, `..`, a symlink, a hard link); nothing changes.
+    launch run "$config" --out r >r.log 2>&1 || fail "run: $(cat r.log)"
+    cp "$here/../data/synthetic-star2d1r.h5" ds.h5
+    sed "s|dataset: .*|dataset: $work/ds.h5}|" "$config" >ds.yaml
+    sed "s|dataset: .*|dataset: $work/r/trace.h5}|" "$config" >tr.yaml
+    mkdir -p sub
+    ln -sf "$work/ds.h5" link.h5
+    ln -f ds.h5 hard.h5
+    sums() { md5sum ds.h5 r/trace.h5 r/rank-*.h5 ds.yaml; }
+    before=$(sums)
+    m=("$bin" measure ds.yaml --random 8 --backend replay -o)
+    for target in ds.h5 "$work/ds.h5" sub/../ds.h5 link.h5 hard.h5; do
+      expect_error "is its replay dataset" "${m[@]}" "$target"
+    done
+    expect_error "is its configuration" "${m[@]}" ds.yaml
+    expect_error "is its replay dataset (.*rank-0001.h5)" \
+      "$bin" measure tr.yaml --random 8 --backend replay -o r/rank-0001.h5
+    expect_error "is a run's trace" "${m[@]}" r/trace.h5
+    expect_error "is a run's rank file" "${m[@]}" r/rank-0000.h5
+    for flag in "--best -o" "--kernel-tuner-cache"; do
+      read -r -a f <<<"$flag"
+      expect_error "is the trace it exports from" "$bin" export r "${f[@]}" r/trace.h5
+      expect_error "is a rank file it reads" "$bin" export r "${f[@]}" r/rank-0001.h5
+      expect_error "is a rank file it reads" "$bin" export r/trace.h5 "${f[@]}" sub/../r/rank-0000.h5
+      expect_error "is the trace it exports from" "$bin" export ds.h5 "${f[@]}" link.h5
+    done
+    # The run's own replay dataset (a copy, through a hard link).
+    launch run ds.yaml --out r2 >r2.log 2>&1 || fail "run: $(cat r2.log)"
+    expect_error "is the run's replay dataset" "$bin" export r2 --best -o hard.h5
+    # Both outputs one file that does not exist yet, spelled two ways.
+    expect_error "is also the --best output" "$bin" export r --best -o new.cu --kernel-tuner-cache sub/../new.cu
+    [[ -e new.cu ]] && fail "a refused export wrote its output"
+    [[ $(sums) == "$before" ]] || fail "a refused command changed an input"
+    "${m[@]}" fresh.h5 >/dev/null || fail "measure to a new file"
+    "$bin" export r --best -o best.cu --kernel-tuner-cache kt.json >/dev/null || fail "export"
+    ;;
+  replay_mismatch)
+    # Replay answers only the problem its dataset recorded: another stencil, grid or step
+    # count is refused with one sentence naming both; resume refuses a dataset whose
+    # measurements changed since the run started; export --best refuses a run whose times
+    # were replayed from another problem.
+    sed "s|dataset: .*|dataset: $here/../data/h200-box2d2r.h5}|" "$config" >box.yaml
+    expect_error "h200-box2d2r.h5 holds times of box2d2r on 4096x4096 over 48 steps, not of box.yaml's star2d1r on 4096x4096" \
+      launch run box.yaml --out m
+    sed "s|^grid: .*|grid: [8192, 4096]|; s|\.\./data/|$here/../data/|" "$config" >grid.yaml
+    expect_error "star2d1r on 4096x4096 over 48 steps, not of grid.yaml's star2d1r on 8192x4096" \
+      launch run grid.yaml --out m
+    sed "s|^seed: 11|seed: 11\nsteps: 7|; s|\.\./data/|$here/../data/|" "$config" >steps.yaml
+    expect_error "not of steps.yaml's star2d1r on 4096x4096 over 7 steps" launch run steps.yaml --out m
+    sed "s|^stencil: .*|stencil: {name: mine, dims: 2, points: [[0,0,0.4],[1,0,0.1],[-1,0,0.1],[0,1,0.1],[0,-1,0.1],[2,0,0.1],[-2,0,0.1]]}|; s|^grid: .*|grid: [8192, 4096]|; s|\.\./data/|$here/../data/|" \
+      "$config" >user.yaml
+    expect_error "not of user.yaml's mine on 8192x4096" launch run user.yaml --out m
+    expect_error "holds times of star2d1r" "$bin" measure user.yaml --random 8 -o m.h5 --backend replay
+    [[ -e m/trace.h5 || -e m.h5 ]] && fail "a refused run created a trace"
+    # A dataset replaced between run and resume.
+    cp "$here/../data/synthetic-star2d1r.h5" ds.h5
+    sed "s|dataset: .*|dataset: $work/ds.h5}|" "$config" >ds.yaml
+    launch run ds.yaml --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    run_and_kill killed 3 ds.yaml
+    cp ds.h5 ds.orig.h5
+    $py -c "
+import h5py, numpy as np
+f = h5py.File('ds.h5', 'r+'); e = f['ranks/0000/evaluations']; rows = e[()]
+rows['median_ms'] *= 0.5; e[...] = rows"
+    before=$(run_files_sum killed)
+    expect_error "ds.h5 is not the dataset killed was started with" launch resume killed
+    [[ $(run_files_sum killed) == "$before" ]] || fail "the refused resume changed files"
+    cp ds.orig.h5 ds.h5
+    launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
+    # export --best of a run whose times came from another problem (a trace written before
+    # replay refused one: its /config claims a grid its dataset was not measured on).
+    cp -r full forged
+    $py -c "
+import h5py
+f = h5py.File('forged/trace.h5', 'r+'); g = f['config']
+g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 4096]')"
+    expect_error "its times were replayed from $work/ds.h5, which holds times of star2d1r on 4096x4096" \
+      "$bin" export forged --best -o best.cu
+    [[ -e best.cu ]] && fail "export wrote a kernel claiming another problem's time"
+    "$bin" export full --best -o best.cu >/dev/null || fail "export of the matching run"
+    ;;
+  full_disk_points)
+    # A full output file system at ISLETUNE_FILL_POINTS (default 6) moments of a run:
+    # a 2 MiB tmpfs pre-filled so that between ~0 and ~1 MiB is left (from "full while
+    # the run is created" to "full in the last generations"). Each run must stop with one
+    # sentence naming the disk's reason, leave no 0-byte trace.h5, and, after the space is
+    # freed, what the sentence says (`isletune resume DIR`, else `isletune run` again; a
+    # resume of a run whose creation failed starts it over or says `isletune run` does)
+    # must end exactly like an uninterrupted run. Counts unresumable runs.
+    n=${ISLETUNE_FILL_POINTS:-6}
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    small_tmpfs fdisk 2m
+    unresumable=0 unclear=0 identical=0 finished=0
+    for ((t = 0; t < n; ++t)); do
+      # Free space from 8 KiB to 1.1 MiB, spread evenly over the points.
+      fill=$((2040 - t * 1100 / (n > 1 ? n - 1 : 1)))
+      rm -rf fdisk/* fdisk/.[!.]* 2>/dev/null
+      dd if=/dev/zero of=fdisk/fill bs=1k count=$fill 2>/dev/null
+      d=fdisk/r$t
+      launch run "$config" --out $d >p$t.log 2>&1
+      rc=$?
+      verdict="exit $rc"
+      if ((rc == 0)); then
+        finished=$((finished + 1))
+      elif ! grep -q "No space left on device" p$t.log ||
+        [[ $(grep '^isletune' p$t.log | grep -vc ', strategy .*, backend ') != 1 ]] ||
+        grep -q 'already exists\|another run\|H5[A-Z][a-z]*(\|\.cpp' p$t.log; then
+        unclear=$((unclear + 1)) verdict+=" UNCLEAR: $(grep '^isletune' p$t.log | head -n 2 | tr '\n' ' ')"
+      fi
+      [[ -f $d/trace.h5 && ! -s $d/trace.h5 ]] && verdict+=" ZERO-BYTE-TRACE" unresumable=$((unresumable + 1))
+      rm -f fdisk/fill
+      # What the sentence tells the user to do: resume, or run again. A resume of a run
+      # whose creation failed either starts it over (its configuration was written) or
+      # says that `isletune run` starts it again.
+      if grep -q 'isletune resume' p$t.log; then
+        again=(launch resume $d)
+      elif [[ ! -d $d ]]; then
+        again=(launch run "$config" --out $d)
+      elif launch resume $d >p$t.resume.log 2>&1; then
+        again=(true)  # the resume started the run over and finished it
+      else
+        if ! grep -q 'start it again with `isletune run' p$t.resume.log; then
+          verdict+=" RESUME-UNCLEAR: $(grep '^isletune' p$t.resume.log | head -n 1)"
+          unclear=$((unclear + 1))
+        fi
+        again=(launch run "$config" --out $d)
+      fi
+      if "${again[@]}" >p$t.again.log 2>&1 &&
+        $py "$here/compare_traces.py" full/trace.h5 $d/trace.h5 >/dev/null 2>&1; then
+        identical=$((identical + 1)) verdict+=" identical"
+      else
+        unresumable=$((unresumable + 1))
+        verdict+=" UNRESUMABLE: $(grep '^isletune\|^tune' p$t.again.log | tail -n 2 | tr '\n' ' ')"
+      fi
+      echo "point $t: $((2048 - fill)) KiB free: $verdict"
+    done
+    echo "RESULT points=$n identical=$identical unresumable=$unresumable unclear=$unclear" \
+      "finished_before_full=$finished"
+    ((unresumable == 0 && unclear == 0)) || fail "full disk at $n points"
+    ;;
   readonly)
     # A read-only output file system: one sentence naming the directory, non-zero exit.
     small_tmpfs ro 1m ro
@@ -457,27 +643,58 @@ PY
     $py "$here/compare_traces.py" full/trace.h5 t/trace.h5 || fail "resume changed the run"
     ;;
   frozen_rank)
-    # A rank that stops answering (SIGSTOP): the others end the job after
-    # ISLETUNE_RANK_TIMEOUT_S with a message instead of waiting forever; resume then
-    # ends like an uninterrupted run.
-    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
-      "$config" --out frozen >frozen.log 2>&1 &
-    launcher=$!
-    wait_for_generation frozen.log 2
-    victim=$(children "$launcher" | tail -n 1)
-    kill -STOP "$victim"
-    for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
-    if kill -0 $launcher 2>/dev/null; then
-      kill -9 "$victim" $launcher 2>/dev/null
-      fail "the job still runs 30 s after a rank froze"
-    fi
-    wait $launcher && fail "a job with a frozen rank exited 0"
-    kill -9 "$victim" 2>/dev/null
-    cat frozen.log
-    grep -q "no answer from the other ranks" frozen.log || fail "no message"
-    launch resume frozen >resume.log 2>&1 || fail "resume: $(cat resume.log)"
-    $py "$here/compare_traces.py" full/trace.h5 frozen/trace.h5 || fail "resume changed the run"
+    # A rank that stops answering (SIGSTOP) under every strategy, rank 0 and the last rank
+    # in turn (ISLETUNE_FROZEN_REPEATS times, default 1): the others end the job within ISLETUNE_RANK_TIMEOUT_S (3 s here) plus a
+    # margin, with one clear line, instead of waiting forever (island-ga's rank 1 used to
+    # wait for migrants in MPI_Probe with no bound); resume then ends exactly like an
+    # uninterrupted run.
+    bad_timeouts=(nan -1 abc 0 inf "")
+    for value in "${bad_timeouts[@]:0:5}"; do
+      ISLETUNE_RANK_TIMEOUT_S=$value expect_error ISLETUNE_RANK_TIMEOUT_S \
+        launch run "$config" --out badtimeout
+      [[ -e badtimeout/trace.h5 ]] && fail "a refused timeout created a run"
+    done
+    trials=0 bounded=0 identical=0
+    for strategy in "${strategies[@]}"; do
+      strategy_config "$strategy"
+      launch run "$strategy.yaml" --out "full-$strategy" >"full-$strategy.log" 2>&1 ||
+        fail "run: $(cat "full-$strategy.log")"
+      for trial in $(seq 1 "${ISLETUNE_FROZEN_REPEATS:-1}") ; do
+      for victim_rank in 0 $((np - 1)); do
+        d=frozen-$strategy-$victim_rank-$trial
+        ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+          "$strategy.yaml" --out $d >$d.log 2>&1 &
+        launcher=$!
+        wait_for_generation $d.log 2
+        victim=""
+        for p in $(children "$launcher"); do
+          grep -qz "^OMPI_COMM_WORLD_RANK=$victim_rank\$" /proc/$p/environ 2>/dev/null && victim=$p
+        done
+        [[ -n $victim ]] || fail "$strategy: no process of rank $victim_rank"
+        kill -STOP "$victim"
+        frozen_at=$SECONDS
+        for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $launcher 2>/dev/null; then
+          kill -9 "$victim" $launcher 2>/dev/null
+          fail "$strategy, rank $victim_rank frozen: the job still runs 30 s later"
+        fi
+        wait $launcher && fail "$strategy: a job with a frozen rank exited 0"
+        took=$((SECONDS - frozen_at))
+        kill -9 "$victim" 2>/dev/null
+        trials=$((trials + 1))
+        grep -q "no answer from the other ranks for 3 s" $d.log ||
+          fail "$strategy, rank $victim_rank frozen: no message: $(grep isletune $d.log)"
+        bounded=$((bounded + 1))
+        launch resume $d >$d.resume.log 2>&1 ||
+          fail "$strategy, rank $victim_rank frozen: resume: $(grep isletune $d.resume.log)"
+        $py "$here/compare_traces.py" "full-$strategy/trace.h5" $d/trace.h5 >/dev/null ||
+          fail "$strategy, rank $victim_rank frozen: resume changed the run"
+        identical=$((identical + 1))
+        echo "$strategy: rank $victim_rank frozen: ended after ${took} s ($(grep -o 'in [a-z ]* (a rank' $d.log | head -n 1 | sed 's/ (a rank//')), resume identical"
+      done
+      done
+    done
+    echo "RESULT frozen=$trials bounded=$bounded identical=$identical"
     ;;
   random_kills)
     # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random

@@ -131,5 +131,49 @@ TEST(ConfigRobust, UnreadableConfigPathsAreOneSentence) {
   fs::remove_all(dir);
 }
 
+// Text that cannot be a configuration says why in one sentence, not where yaml-cpp
+// stopped ("invalid YAML at line 26, column 100005: bad file").
+TEST(ConfigRobust, OversizedBinaryAndMultiDocumentTextIsOneSentence) {
+  std::string msg = error_of(kHead + "#" + std::string(5 << 20, 'x') + "\n");
+  EXPECT_NE(msg.find("run.yaml holds"), std::string::npos) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("at most 4 MiB"), std::string::npos) << msg.substr(0, 200);
+  msg = error_of(kHead + std::string("\x01\x02\xff: [\x03\n"));
+  EXPECT_NE(msg.find("run.yaml is not a text file"), std::string::npos) << msg;
+  msg = error_of(kHead + std::string("x: \0\n", 6));
+  EXPECT_NE(msg.find("NUL byte"), std::string::npos) << msg;
+  msg = error_of(kHead + "---\nseed: 3\n");
+  EXPECT_NE(msg.find("run.yaml holds 2 YAML documents"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("line"), std::string::npos) << msg;
+  EXPECT_EQ(error_of(kHead + "---\n"), "");  // an empty second document is still one
+}
+
+TEST(ConfigRobust, TooLargeConfigFileIsRefusedBeforeReading) {
+  const fs::path big =
+      fs::temp_directory_path() / ("isletune-big-" + std::to_string(getpid()) + ".yaml");
+  { std::ofstream(big) << kHead << "#" << std::string(5 << 20, 'x') << "\n"; }
+  try {
+    (void)load_config(big);
+    ADD_FAILURE() << "a 5 MiB config was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 4 MiB"), std::string::npos) << e.what();
+  }
+  fs::remove(big);
+}
+
+// The problem a dataset recorded (replay compares it with the config's).
+TEST(ConfigRobust, RecordedProblemReadsGridAndStepsLeniently) {
+  RecordedProblem p = recorded_problem("stencil: box2d2r\ngrid: [8192, 4096]\nsteps: 7\n");
+  ASSERT_TRUE(p.grid.has_value());
+  EXPECT_EQ(*p.grid, (Grid{8192, 4096, 1}));
+  EXPECT_EQ(p.steps, 7);
+  p = recorded_problem("grid: [64, 32, 16]\n");
+  EXPECT_EQ(*p.grid, (Grid{64, 32, 16}));
+  EXPECT_EQ(p.steps, 48);  // the default
+  EXPECT_FALSE(recorded_problem("").grid.has_value());
+  EXPECT_FALSE(recorded_problem("grid: [a, b]\n").grid.has_value());
+  EXPECT_FALSE(recorded_problem("grid: [1, 2]\n---\ngrid: [3, 4]\n").grid.has_value());
+  EXPECT_FALSE(recorded_problem("{{{").grid.has_value());
+}
+
 }  // namespace
 }  // namespace isletune

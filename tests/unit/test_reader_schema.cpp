@@ -167,5 +167,28 @@ TEST_F(ReaderSchema, RankFileOfAnotherRankOrRun) {
   expect_names_file(read_error(), "belongs to a run created");
 }
 
+// Rows a file claims but does not hold and verified rows without a usable time are
+// damage: one sentence, never replayed.
+TEST_F(ReaderSchema, CommittedCountPastTheRows) {
+  damage(R"py(g = f['ranks/0000']
+g.attrs['committed'] = np.array([len(g['evaluations']) + 5, 0, 0], dtype=np.int64))py");
+  const std::string msg = read_error();
+  expect_names_file(msg, "are committed but holds");
+}
+
+TEST_F(ReaderSchema, VerifiedRowWithoutAPositiveTime) {
+  for (const char* bad : {"np.nan", "-1.0", "0.0", "np.inf"}) {
+    fs::remove(file_);
+    fs::copy_file(kSynthetic, file_);
+    damage(std::string(R"py(ev = f['ranks/0000/evaluations']
+rows = ev[()]
+i = int(np.flatnonzero(rows['status'] == 0)[2])
+rows['median_ms'][i] = )py") +
+           bad + "\nev[...] = rows");
+    const std::string msg = read_error();
+    expect_names_file(msg, "expected a positive time");
+  }
+}
+
 }  // namespace
 }  // namespace isletune

@@ -275,5 +275,93 @@ TEST(TraceWriteError, AFullFileIsOneSentenceAndKeepsCommittedGenerations) {
   fs::remove_all(dir);
 }
 
+// The checkpoint blob of generation g (large enough to span chunks: its write is the one
+// a full disk interrupts).
+std::vector<std::uint8_t> blob_of(int g) {
+  std::vector<std::uint8_t> b(6000 + 97 * static_cast<std::size_t>(g));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<std::uint8_t>(g * 131 + i * 7);
+  return b;
+}
+
+// A write error at any point of a commit (here: the file-size limit at 40 sizes, EFBIG)
+// must leave the checkpoint the markers point at whole: the blob of its own generation.
+// (The checkpoint slot's dataset used to be closed unchecked before the checked flush: a
+// full tmpfs then lost the blob while the markers moved to it. EFBIG does not reach that
+// close; mpi.run.full_disk_points, which needs root for its tmpfs, reproduces it: 7 of 16
+// fill points unresumable with the unchecked close, 0 of 42 with it checked.)
+TEST(TraceWriteError, TheCurrentCheckpointIsWholeAfterAWriteErrorAtAnyPoint) {
+  int damaged = 0, tried = 0;
+  for (int k = 0; k < 40; ++k) {
+    const fs::path dir = fresh_dir("fullck" + std::to_string(k));
+    { RunTraceWriter::create_trace(dir, {}).link_ranks(1); }
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::signal(SIGXFSZ, SIG_IGN);
+      RankTraceWriter w = RankTraceWriter::create(dir, 0);
+      const rlimit limit{static_cast<rlim_t>(60 * 1024 + k * 4099), RLIM_INFINITY};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+      try {
+        for (int g = 0; g < 100000; ++g) {
+          EvaluationRecord e;
+          e.eval_id = g;
+          e.generation = g;
+          e.measurement.status = Status::ok;
+          e.measurement.median_ms = 1.0 + g;
+          w.evaluation(e);
+          w.write_checkpoint(g, blob_of(g));
+        }
+      } catch (const TraceWriteError&) {
+        std::exit(3);
+      }
+      ::_exit(2);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "the writer died of signal " << WTERMSIG(status);
+    ASSERT_EQ(WEXITSTATUS(status), 3);
+    // A full disk extends the file sparsely to the end HDF5 recorded (ftruncate needs no
+    // space), where the size limit cuts it short: pad it as the disk would have.
+    const fs::path rank_file = dir / RankTraceWriter::file_name(0);
+    fs::resize_file(rank_file, fs::file_size(rank_file) + (1 << 20));
+    const TraceReader reader(dir);
+    const auto checkpoint = reader.checkpoint(0);
+    if (checkpoint) {
+      ++tried;
+      if (checkpoint->bytes != blob_of(checkpoint->generation))
+        ++damaged;
+    }
+    fs::remove_all(dir);
+  }
+  EXPECT_GT(tried, 30);
+  EXPECT_EQ(damaged, 0) << damaged << " of " << tried << " checkpoints were not their generation's";
+}
+
+// Every writing command's check against its own inputs compares files, not names.
+TEST(OwnInputs, SameFileByIdentityAndByResolvedPathForNewFiles) {
+  const fs::path dir = fresh_dir("own");
+  fs::create_directories(dir / "sub");
+  { std::ofstream(dir / "data.h5") << "x"; }
+  fs::create_hard_link(dir / "data.h5", dir / "hard.h5");
+  fs::create_symlink(dir / "data.h5", dir / "link.h5");
+  { std::ofstream(dir / "other.h5") << "x"; }
+  EXPECT_TRUE(same_file(dir / "data.h5", dir / "hard.h5"));
+  EXPECT_TRUE(same_file(dir / "link.h5", dir / "data.h5"));
+  EXPECT_TRUE(same_file(dir / "sub/../data.h5", dir / "data.h5"));
+  EXPECT_FALSE(same_file(dir / "other.h5", dir / "data.h5"));     // equal content, other file
+  EXPECT_TRUE(same_file(dir / "sub/../new.cu", dir / "new.cu"));  // neither exists yet
+  EXPECT_FALSE(same_file(dir / "new.cu", dir / "sub/new.cu"));
+  const std::string msg = input_error([&] {
+    refuse_overwriting_inputs("measure", dir / "hard.h5",
+                              {{dir / "data.h5", "its replay dataset"}});
+  });
+  EXPECT_NE(msg.find("hard.h5 is its replay dataset"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nothing was written"), std::string::npos) << msg;
+  EXPECT_NO_THROW(
+      refuse_overwriting_inputs("measure", dir / "other.h5", {{dir / "data.h5", "its dataset"}}));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace isletune

@@ -2,6 +2,8 @@
 #include "eval/replay/replay_evaluator.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <thread>
 
 #include "common/error.hpp"
@@ -25,6 +27,23 @@ ReplayEvaluator::ReplayEvaluator(const std::vector<EvaluationRecord>& records, D
   if (candidates_.empty()) {
     throw InputError(origin_ + ": the replay dataset has no recorded measurements to answer from.");
   }
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the answers, in recording order
+  const auto mix = [&h](const void* data, std::size_t n) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i)
+      h = (h ^ bytes[i]) * 0x100000001b3ULL;
+  };
+  for (const Setting& setting : candidates_) {
+    const Measurement& m = table_.at(setting);
+    mix(setting.values.data(), sizeof(setting.values[0]) * setting.values.size());
+    const auto status = static_cast<std::int32_t>(m.status);
+    mix(&status, sizeof status);
+    for (const double x : {m.median_ms, m.compile_ms, m.verify_ms, m.run_ms})
+      mix(&x, sizeof x);
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  fingerprint_ = text;
 }
 
 std::vector<Measurement> ReplayEvaluator::evaluate(std::span<const Setting> batch) {

@@ -50,12 +50,16 @@ class ReplayEvaluator final : public Evaluator {
   // (the Slurm time-limit test uses it); 0 = as fast as possible.
   void set_delay_s(double s) { delay_s_ = s; }
   [[nodiscard]] const std::string& origin() const { return origin_; }
+  // 16 hex digits summing up every recorded setting and measurement this evaluator answers
+  // with (FNV-1a): a run records it, and resume refuses a dataset whose answers changed.
+  [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
  private:
   std::unordered_map<Setting, Measurement, SettingHash> table_;
   std::vector<Setting> candidates_;
   DeviceLimits limits_;
   std::string origin_;
+  std::string fingerprint_;
   double clock_s_ = 0;
   double delay_s_ = 0;
   long long measured_ = 0;
