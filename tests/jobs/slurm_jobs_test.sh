@@ -147,17 +147,19 @@ scenario_batch() {
   [[ $(stat -c %Y.%s "$run/trace.h5") == "$before" ]] || fail "resubmission changed a finished trace"
   log "resubmitted finished run: skipped, trace unchanged"
 
-  # The array: one stencil per task from a template. The synthetic dataset was recorded
-  # for star2d1r; box2d1r (2-D, order 1, same space) replays the same records.
+  # The array: one stencil per task from a template, each replaying its own recorded
+  # dataset (replay refuses a dataset of another stencil): the shipped H200 datasets of
+  # star2d1r and box2d2r, both 4096^2, named through {{stencil}}.
   local template=$work/array.yaml root=$work/array array
   write_config "$template" '{{stencil}}'
-  array=$(ISLETUNE_STENCILS="star2d1r box2d1r" submit --array=0-1 --ntasks-per-node=1 \
+  sed -i "s|^  dataset: .*|  dataset: $source_dir/tests/data/h200-{{stencil}}.h5|" "$template"
+  array=$(ISLETUNE_STENCILS="star2d1r box2d2r" submit --array=0-1 --ntasks-per-node=1 \
     --output="$work/array-%A_%a.out" "$source_dir/jobs/slurm/tune-array.sbatch" "$template" "$root")
   log "submitted tune-array.sbatch as array $array (2 tasks)"
   TIMEOUT=300 wait_jobs "$array"
   local i stencil
   i=0
-  for stencil in star2d1r box2d1r; do
+  for stencil in star2d1r box2d2r; do
     grep -q "^stencil: $stencil\$" "$root/configs/$stencil.yaml" ||
       fail "array config for $stencil not generated from the template"
     expect_finished "${array}_$i" "$root/$stencil" 1 "$work/array-${array}_$i.out"
