@@ -81,9 +81,7 @@ class Parser {
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        fail(entry.first, child(key, name),
-             "is not a known key; allowed keys" + std::string(key.empty() ? "" : " of " + key) +
-                 ": " + join(allowed));
+        fail(entry.first, child(key, name), "is not a known key; allowed keys: " + join(allowed));
       }
     }
   }
@@ -109,7 +107,7 @@ class Parser {
 
   // "parent.name" with the name made printable.
   static std::string child(const std::string& parent, const std::string& name) {
-    const std::string shown = printable(name, 40);
+    const std::string shown = printable(name, 24);  // the message stays one short line
     return parent.empty() ? shown : parent + "." + shown;
   }
 

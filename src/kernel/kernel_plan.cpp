@@ -10,8 +10,6 @@
 namespace isletune {
 namespace {
 
-constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
-
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }

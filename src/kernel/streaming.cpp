@@ -19,11 +19,6 @@
 namespace isletune {
 namespace {
 
-constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
-constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
-constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
-constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
-
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }

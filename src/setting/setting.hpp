@@ -37,6 +37,12 @@ enum class Param : std::uint8_t {
 
 inline constexpr std::size_t kParamCount = 18;
 
+// The per-axis parameters and axis names, indexed by axis (0 x, 1 y, 2 z).
+inline constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
+inline constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
+inline constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
+inline constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
+
 enum class MergeKind : int { none = 0, block = 1, cyclic = 2 };
 
 // Name used in YAML, HDF5 and keys ("tbx", "use_shared", ...).

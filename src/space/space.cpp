@@ -12,11 +12,6 @@
 namespace isletune {
 namespace {
 
-constexpr std::array<char, 3> kAxis = {'x', 'y', 'z'};
-constexpr std::array<Param, 3> kTb = {Param::tbx, Param::tby, Param::tbz};
-constexpr std::array<Param, 3> kMf = {Param::mfx, Param::mfy, Param::mfz};
-constexpr std::array<Param, 3> kUf = {Param::ufx, Param::ufy, Param::ufz};
-
 bool is_pow2(int v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
@@ -309,14 +304,11 @@ struct SpaceRules {
     for (const int v : list) {
       if (dims == 2 && z_param)
         require(v == 1, v, "only 1 for a 2-D stencil");
+      if (param_kind(p) == ParamKind::flag) {
+        require(v == 0 || v == 1, v, "0 or 1");
+        continue;
+      }
       switch (p) {
-        case Param::streaming:
-        case Param::retiming:
-        case Param::prefetch:
-        case Param::use_shared:
-        case Param::use_constant:
-          require(v == 0 || v == 1, v, "0 or 1");
-          break;
         case Param::merge:
           require(v >= 0 && v <= 2, v, "0 (none), 1 (block) or 2 (cyclic)");
           break;
@@ -344,6 +336,8 @@ struct SpaceRules {
         case Param::ufy:
         case Param::ufz:
           require(v >= 1 && v <= 64, v, "an unroll factor from 1 to 64");
+          break;
+        default:  // the flags, above
           break;
       }
     }

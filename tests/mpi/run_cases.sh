@@ -466,21 +466,22 @@ g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 40
     ;;
   full_disk_points)
     # A full output file system at ISLETUNE_FILL_POINTS (default 6) moments of a run:
-    # a 3 MiB tmpfs (the whole run takes about 2 MiB, so a resume after a failure has room
-    # for what the failed attempt left behind) pre-filled so that between ~0 and ~1 MiB is
-    # left (from "full while the run is created" to "full in the last generations"). Each
-    # run must stop with one sentence naming the disk's reason, leave no 0-byte trace.h5,
-    # and, after the space is freed, what the sentence says (`isletune resume DIR`, else `isletune run` again; a
+    # a tmpfs twice the size of the uninterrupted run (at least 2 MiB), pre-filled so that
+    # between 8 KiB and 90% of that run's size is left (from "full while the run is
+    # created" to "full in the last generations"). Each run must stop with one
+    # sentence naming the disk's reason, leave no 0-byte trace.h5, and, after the space is
+    # freed, what the sentence says (`isletune resume DIR`, else `isletune run` again; a
     # resume of a run whose creation failed starts it over or says `isletune run` does)
     # must end exactly like an uninterrupted run. Counts unresumable runs.
     n=${ISLETUNE_FILL_POINTS:-6}
     launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    disk_k=3072
+    run_k=$(du -sk full | cut -f1)
+    disk_k=$((2 * run_k > 2048 ? 2 * run_k : 2048))
     small_tmpfs fdisk ${disk_k}k
     unresumable=0 unclear=0 identical=0 finished=0
     for ((t = 0; t < n; ++t)); do
-      # Free space from 8 KiB to 1.1 MiB, spread evenly over the points.
-      fill=$((disk_k - 8 - t * 1100 / (n > 1 ? n - 1 : 1)))
+      # Free space from 8 KiB to 90% of the run's size, spread evenly over the points.
+      fill=$((disk_k - 8 - t * (run_k * 9 / 10 - 8) / (n > 1 ? n - 1 : 1)))
       rm -rf fdisk/* fdisk/.[!.]* 2>/dev/null
       dd if=/dev/zero of=fdisk/fill bs=1k count=$fill 2>/dev/null
       d=fdisk/r$t
@@ -519,7 +520,7 @@ g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 40
         unresumable=$((unresumable + 1))
         verdict+=" UNRESUMABLE: $(grep '^isletune\|^tune' p$t.again.log | tail -n 2 | tr '\n' ' ')"
       fi
-      echo "point $t: $((disk_k - fill)) KiB free: $verdict"
+      echo "point $t: $((disk_k - fill)) KiB free (run: $run_k KiB): $verdict"
     done
     echo "RESULT points=$n identical=$identical unresumable=$unresumable unclear=$unclear" \
       "finished_before_full=$finished"

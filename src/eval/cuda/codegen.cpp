@@ -96,15 +96,13 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
   }
   // Along a tiled axis the unroll covers the merged points; along the streaming axis it
   // unrolls the plane loop instead.
-  const std::array<Param, 3> uf{Param::ufx, Param::ufy, Param::ufz};
-  const std::array<Param, 3> mf{Param::mfx, Param::mfy, Param::mfz};
   for (int d = 0; d < 3; ++d) {
     const auto i = static_cast<std::size_t>(d);
     if (d == family->stream_axis(s))
       continue;
-    if (s[mf[i]] % s[uf[i]] != 0) {
-      return "merge factor " + std::string(param_name(mf[i])) +
-             " is not a multiple of unroll factor " + std::string(param_name(uf[i]));
+    if (s[kMf[i]] % s[kUf[i]] != 0) {
+      return "merge factor " + std::string(param_name(kMf[i])) +
+             " is not a multiple of unroll factor " + std::string(param_name(kUf[i]));
     }
   }
   return plan_or_violation(shape_of(stencil, grid), s, limits);
