@@ -26,8 +26,6 @@ import time
 import json
 
 TYPICAL = [f"{s}{d}d{r}r" for d in (2, 3) for s in ("star", "box", "cross") for r in (1, 2, 3, 4)]
-PARAMS = ["streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
-          "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant"]
 MERGE = ["none", "block", "cyclic"]
 
 
@@ -41,22 +39,20 @@ def points_of(name: str) -> int:
     return (4 if dims == 2 else 8) * r + 1  # cross
 
 
-def oc_of(v) -> str:
-    v = [MERGE.index(x) if isinstance(x, str) else x for x in v]
-    s, m, rt, pf, td = int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])
-    parts = ["stream" if s else "tile", MERGE[m]]
-    if rt:
-        parts.append("retime")
-    if pf:
-        parts.append("prefetch")
-    if td > 1:
-        parts.append("tb")
-    return "+".join(parts)
+def oc_of(e: dict) -> tuple[int, ...]:
+    """The OC a cached setting belongs to, by parameter name: its streaming, merge, retiming
+    and prefetch values and whether tdeg > 1 (only grouped here, never named)."""
+    merge = MERGE.index(e["merge"]) if isinstance(e["merge"], str) else int(e["merge"])
+    return (int(e["streaming"]) != 0, merge, int(e["retiming"]) != 0, int(e["prefetch"]) != 0,
+            int(e["tdeg"]) > 1)
 
 
-def key_of(v) -> str:
-    v = [MERGE.index(x) if isinstance(x, str) else x for x in v]
-    return ",".join(f"{p}={MERGE[int(x)] if p == 'merge' else int(x)}" for p, x in zip(PARAMS, v))
+def key_of(e: dict, params: list[str]) -> str:
+    """Canonical key of a cached setting, its parameters in the order the trace names them."""
+    def text(p: str) -> str:
+        x = e[p]
+        return MERGE[int(x)] if p == "merge" and not isinstance(x, str) else str(x)
+    return ",".join(f"{p}={text(p)}" for p in params)
 
 
 def mpirun() -> list[str]:
@@ -107,7 +103,9 @@ def tune(bindir: str, stencil: str, grid: list[int], budget_s: float, outdir: st
     subprocess.run([os.path.join(bindir, "isletune"), "export", run_dir, "--kernel-tuner-cache", kt],
                    check=True, capture_output=True, timeout=120)
     with open(kt) as f:
-        cache = json.load(f)["cache"]
+        doc = json.load(f)
+    cache = doc["cache"]
+    params = list(doc["tune_params_keys"])  # the parameter names the trace records
     measured = list(cache.values())
     ok = [e for e in measured if isinstance(e.get("time"), (int, float))]
     statuses: dict[str, int] = {}
@@ -115,13 +113,13 @@ def tune(bindir: str, stencil: str, grid: list[int], budget_s: float, outdir: st
         k = "ok" if e in ok else str(e.get("time"))
         statuses[k] = statuses.get(k, 0) + 1
     best = min(ok, key=lambda e: e["time"]) if ok else None
-    per_oc: dict[str, float] = {}
+    per_oc: dict[tuple[int, ...], float] = {}
     for e in ok:
-        oc = oc_of([e[p] for p in PARAMS])
+        oc = oc_of(e)
         per_oc[oc] = min(per_oc.get(oc, math.inf), float(e["time"]))
     return dict(wall=wall, measured=len(measured), ok=len(ok), statuses=statuses,
                 best_ms=float(best["time"]) if best is not None else math.nan,
-                best_key=key_of([best[p] for p in PARAMS]) if best is not None else "",
+                best_key=key_of(best, params) if best is not None else "",
                 per_oc=per_oc)
 
 

@@ -16,10 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats
 
-from .trace import MERGE_NAMES, PARAM_NAMES, STATUS_NAMES, Trace, find_key
+from .trace import MERGE_NAMES, STATUS_NAMES, Schema, Trace, find_key
 
 OC_COUNT = 48
-_P = {name: i for i, name in enumerate(PARAM_NAMES)}
 
 
 def measured_mask(evals: np.ndarray) -> np.ndarray:
@@ -72,7 +71,7 @@ def summary(trace: Trace) -> dict[str, Any]:
         i = int(np.argmin(np.where(ok, evals["median_ms"], np.inf)))
         best.update(key=str(evals["key"][i]), median_ms=float(evals["median_ms"][i]),
                     rank=int(evals["rank"][i]),
-                    values=dict(zip(PARAM_NAMES, map(int, evals["values"][i]))))
+                    values=dict(zip(trace.schema.names, map(int, evals["values"][i]))))
         best["gcells_per_s"] = gcells_per_s(grid, best["median_ms"])
     result = trace.result
     result_best = {
@@ -237,38 +236,28 @@ def diversity(trace: Trace) -> dict[str, Any]:
 # --- OCs -----------------------------------------------------------------------------
 
 
-def oc_of(values: np.ndarray) -> np.ndarray:
-    """OC id of each setting row: ((((streaming*3+merge)*2+retiming)*2+prefetch)*2+(tdeg>1))."""
-    v = np.atleast_2d(values)
-    temporal = (v[:, _P["tdeg"]] > 1).astype(int)
-    return ((((v[:, _P["streaming"]] * 3 + v[:, _P["merge"]]) * 2 + v[:, _P["retiming"]]) * 2
-             + v[:, _P["prefetch"]]) * 2 + temporal)
+def oc_of(values: np.ndarray, schema: Schema) -> np.ndarray:
+    """OC id of each setting row, by the OC table the trace records (`schema.ocs`)."""
+    return schema.oc_of(values)
 
 
-def oc_name(oc: int) -> str:
-    """Readable name of an OC id, e.g. "stream+cyclic+retime+prefetch+tb" ("plain": none)."""
-    temporal, oc = oc % 2, oc // 2
-    prefetch, oc = oc % 2, oc // 2
-    retiming, oc = oc % 2, oc // 2
-    merge, streaming = oc % 3, oc // 3
-    parts = (["stream"] if streaming else []) + ([MERGE_NAMES[merge]] if merge else []) \
-        + (["retime"] if retiming else []) + (["prefetch"] if prefetch else []) \
-        + (["tb"] if temporal else [])
-    return "+".join(parts) or "plain"
+def oc_name(oc: int, schema: Schema) -> str:
+    """The trace's name of an OC id, e.g. "stream+cyclic+retime+prefetch+tb"."""
+    return schema.oc_name(oc)
 
 
 def ocs(trace: Trace) -> dict[str, Any]:
     """Time distribution per OC over measured rows; best and worst OC by their best time."""
     e = trace.evaluations
     e = e[measured_mask(e)]
-    ids = oc_of(e["values"]) if len(e) else np.zeros(0, int)
+    ids = oc_of(e["values"], trace.schema) if len(e) else np.zeros(0, int)
     ok = ok_mask(e)
     rows = []
     for oc in sorted(set(ids.tolist())):
         sel = ids == oc
         t = e["median_ms"][sel & ok]
         q = np.percentile(t, [0, 25, 50, 75, 100]) if len(t) else [math.nan] * 5
-        rows.append({"oc": int(oc), "name": oc_name(int(oc)),
+        rows.append({"oc": int(oc), "name": oc_name(int(oc), trace.schema),
                      "evaluated": int(np.count_nonzero(sel)), "ok": int(len(t)),
                      "min_ms": float(q[0]), "q1_ms": float(q[1]), "median_ms": float(q[2]),
                      "q3_ms": float(q[3]), "max_ms": float(q[4]), "times": t})
@@ -296,7 +285,8 @@ def unique_settings(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         elif good and not (best[key][1] <= t):
             best[key] = (best[key][0], t)
     keys = np.asarray(list(best.keys()), dtype=object)
-    values = np.asarray([v for v, _ in best.values()], dtype="i4").reshape(-1, len(PARAM_NAMES))
+    values = np.asarray([v for v, _ in best.values()], dtype="i4").reshape(
+        -1, len(trace.schema.names))
     times = np.asarray([t for _, t in best.values()], dtype="f8")
     return values, times, keys
 
@@ -315,7 +305,7 @@ def params(trace: Trace, top_k: int | None = None) -> dict[str, Any]:
     order = np.argsort(np.where(ok, times, np.inf), kind="stable")[:k]
     top = values[order]
     rows = []
-    for i, name in enumerate(PARAM_NAMES):
+    for i, name in enumerate(trace.schema.names):
         domain = sorted(set(trace.parameters.get(name, [])) | set(values[:, i].tolist()))
         for v in domain:
             n_all = int(np.count_nonzero(values[:, i] == v))

@@ -33,13 +33,77 @@ import yaml  # noqa: E402
 
 from .errors import TraceError  # noqa: E402
 
-# Parameter order of src/setting/setting.hpp; a trace's `values` columns are mapped onto it
-# by the names the trace stores with them (a table's `parameters` attribute).
-PARAM_NAMES: tuple[str, ...] = (
+# A trace names its parameters, their neutral values and the OC table itself
+# (/space/parameters, its `neutral` attribute, /space/ocs; docs/trace.md): the loader reads
+# them into a `Schema`. The LEGACY_* values below are only the fallback for files written
+# before those fields existed (the parameter order, neutral values and OC formula of
+# src/setting/setting.hpp and src/setting/oc.hpp at that time); never extend them.
+LEGACY_PARAM_NAMES: tuple[str, ...] = (
     "streaming", "merge", "retiming", "prefetch", "tdeg", "sd", "sb", "tbx", "tby", "tbz",
     "mfx", "mfy", "mfz", "ufx", "ufy", "ufz", "use_shared", "use_constant",
 )
+LEGACY_NEUTRAL_ONE = frozenset({"tdeg", "tbx", "tby", "tbz", "mfx", "mfy", "mfz", "ufx", "ufy",
+                                "ufz"})
+# Labels of the merge parameter's values (MergeKind), as setting keys write them.
 MERGE_NAMES: tuple[str, ...] = ("none", "block", "cyclic")
+# The columns of an OC table row besides id and name; a setting belongs to the row whose
+# streaming, merge, retiming and prefetch equal those parameters and whose temporal is
+# tdeg > 1 (the rule /space/ocs states in its `rule` attribute).
+OC_FLAGS: tuple[str, ...] = ("streaming", "merge", "retiming", "prefetch", "temporal")
+
+
+def _legacy_ocs() -> tuple[dict[str, Any], ...]:
+    """The OC table of traces written before /space/ocs (the formula oc.hpp had then)."""
+    rows = []
+    for oc in range(48):
+        f = dict(streaming=oc // 24, merge=(oc // 8) % 3, retiming=(oc // 4) % 2,
+                 prefetch=(oc // 2) % 2, temporal=oc % 2)
+        parts = (["stream"] if f["streaming"] else []) \
+            + ([MERGE_NAMES[f["merge"]]] if f["merge"] else []) \
+            + (["retime"] if f["retiming"] else []) + (["prefetch"] if f["prefetch"] else []) \
+            + (["tb"] if f["temporal"] else [])
+        rows.append(dict(oc=oc, name="+".join(parts) or "plain", **f))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """What a trace says about its settings: parameter names in the order of its `values`
+    columns, each one's neutral value, and the OC table (id, name, flags). `source` names
+    where each came from: "trace", or "legacy" for a file written before the field."""
+
+    names: tuple[str, ...]
+    neutral: tuple[int, ...]
+    ocs: tuple[dict[str, Any], ...]
+    source: dict[str, str] = field(default_factory=dict)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def oc_of(self, values: np.ndarray) -> np.ndarray:
+        """OC id of each setting row, looked up in the OC table by its flags."""
+        v = np.atleast_2d(np.asarray(values, dtype="i8"))
+        flags = {"streaming": v[:, self.index("streaming")] != 0,
+                 "merge": np.clip(v[:, self.index("merge")], 0, 2),
+                 "retiming": v[:, self.index("retiming")] != 0,
+                 "prefetch": v[:, self.index("prefetch")] != 0,
+                 "temporal": v[:, self.index("tdeg")] > 1}
+        by_flags = {tuple(int(r[k]) for k in OC_FLAGS): int(r["oc"]) for r in self.ocs}
+        rows = zip(*(flags[k].astype(int).tolist() for k in OC_FLAGS))
+        return np.asarray([by_flags.get(tuple(t), -1) for t in rows], dtype=int)
+
+    def oc_name(self, oc: int) -> str:
+        """The trace's name of an OC id (e.g. "stream+cyclic+retime+prefetch+tb")."""
+        for r in self.ocs:
+            if int(r["oc"]) == oc:
+                return str(r["name"])
+        return f"oc{oc}"
+
+
+LEGACY_SCHEMA = Schema(LEGACY_PARAM_NAMES,
+                       tuple(1 if n in LEGACY_NEUTRAL_ONE else 0 for n in LEGACY_PARAM_NAMES),
+                       _legacy_ocs(), {"parameters": "legacy", "neutral": "legacy",
+                                       "ocs": "legacy"})
 # Status codes of src/eval/evaluator.hpp.
 STATUS_NAMES: tuple[str, ...] = (
     "ok", "invalid", "compile_error", "launch_error", "wrong_result", "crashed", "timeout",
@@ -48,13 +112,21 @@ TRACE_FORMAT = "isletune-trace"
 DATASET_FORMAT = "isletune-dataset"
 SUPPORTED_VERSIONS = (1,)
 
-EVAL_DTYPE = np.dtype([
-    ("rank", "i4"), ("eval_id", "i8"), ("generation", "i4"), ("cell", "i4"),
-    ("values", "i4", (len(PARAM_NAMES),)), ("key", "O"), ("status", "i1"),
-    ("median_ms", "f8"), ("times_ms", "O"), ("genes", "O"), ("compile_ms", "f8"),
-    ("verify_ms", "f8"), ("run_ms", "f8"), ("registers", "i4"), ("shared_bytes", "i4"), ("wall_s", "f8"),
-    ("cached", "?"), ("migrant", "?"),
-])
+
+
+def eval_dtype(parameters: int) -> np.dtype:
+    """The row type of a loaded evaluations table whose settings have `parameters` values."""
+    return np.dtype([
+        ("rank", "i4"), ("eval_id", "i8"), ("generation", "i4"), ("cell", "i4"),
+        ("values", "i4", (parameters,)), ("key", "O"), ("status", "i1"),
+        ("median_ms", "f8"), ("times_ms", "O"), ("genes", "O"), ("compile_ms", "f8"),
+        ("verify_ms", "f8"), ("run_ms", "f8"), ("registers", "i4"), ("shared_bytes", "i4"),
+        ("wall_s", "f8"), ("cached", "?"), ("migrant", "?"),
+    ])
+
+
+# The row type for a trace without its own parameter list.
+EVAL_DTYPE = eval_dtype(len(LEGACY_PARAM_NAMES))
 GEN_DTYPE = np.dtype([
     ("rank", "i4"), ("generation", "i4"), ("wall_s", "f8"), ("wait_s", "f8"),
     ("best_ms", "f8"), ("mean_fitness", "f8"), ("mcr", "f8"), ("unique_genomes", "i4"),
@@ -68,7 +140,7 @@ MIG_DTYPE = np.dtype([
 
 @dataclass
 class RankData:
-    """One island's tables (rows of `EVAL_DTYPE`, `GEN_DTYPE`, `MIG_DTYPE`)."""
+    """One island's tables (rows of `eval_dtype(...)`, `GEN_DTYPE`, `MIG_DTYPE`)."""
 
     rank: int
     evaluations: np.ndarray
@@ -87,16 +159,17 @@ class Trace:
     config_yaml: str
     config: dict[str, Any]
     stencil: dict[str, Any]
-    parameters: dict[str, list[int]]  # parameter name -> allowed values, in PARAM_NAMES order
+    parameters: dict[str, list[int]]  # parameter name -> allowed values, in schema order
     ranks: list[RankData]
     result: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
+    schema: Schema = LEGACY_SCHEMA  # parameter names, neutral values, OC table
 
     @property
     def evaluations(self) -> np.ndarray:
         """Every evaluation row of every rank, in rank then eval_id order."""
         parts = [r.evaluations for r in self.ranks]
-        return np.concatenate(parts) if parts else np.zeros(0, EVAL_DTYPE)
+        return np.concatenate(parts) if parts else np.zeros(0, eval_dtype(len(self.schema.names)))
 
     def evaluations_df(self) -> pd.DataFrame:
         """Every evaluation row of every rank as a pandas DataFrame, one row per evaluation.
@@ -110,7 +183,7 @@ class Trace:
         e = self.evaluations
         df = pd.DataFrame({"rank": e["rank"], "eval_id": e["eval_id"],
                            "generation": e["generation"]})
-        for i, name in enumerate(PARAM_NAMES):
+        for i, name in enumerate(self.schema.names):
             column = e["values"][:, i] if len(e) else np.zeros(0, "i4")
             df[name] = pd.Categorical.from_codes(column, MERGE_NAMES) if name == "merge" \
                 else column
@@ -232,52 +305,54 @@ def _status_codes(column: np.ndarray) -> np.ndarray:
     return codes
 
 
-# Parameters that are 1 when what they control is off (the others are 0): what a trace
-# recorded before a parameter existed reads for it (src/setting/setting.hpp neutral_value).
-_NEUTRAL_ONE = frozenset({"tdeg", "tbx", "tby", "tbz", "mfx", "mfy", "mfz", "ufx", "ufy", "ufz"})
 
-
-def _values_matrix(table: np.ndarray, keys: np.ndarray,
-                   columns: list[str] | None = None) -> np.ndarray:
-    """The (rows × 18) parameter values, from a `values` column or parsed from the keys.
+def _values_matrix(table: np.ndarray, keys: np.ndarray, columns: list[str] | None = None,
+                   schema: Schema = LEGACY_SCHEMA) -> np.ndarray:
+    """The (rows × parameters) setting values in `schema` order, from a `values` column or
+    parsed from the keys.
 
     `columns` names the stored columns (the table's `parameters` attribute): they are mapped
-    by name onto PARAM_NAMES, a parameter the file lacks reads its neutral value, so a trace
-    recorded before a parameter existed stays readable."""
+    by name onto the schema's parameters, a parameter the table lacks reads the schema's
+    neutral value, so a table recorded before a parameter existed stays readable."""
+    n = len(schema.names)
     column = _column(table, ("values", "setting"))
     if column is not None:
         out = np.asarray([np.asarray(v, dtype="i4").reshape(-1) for v in column], dtype="i4")
         if columns is not None and out.ndim == 2 and out.shape[1] == len(columns) \
-                and list(columns) != list(PARAM_NAMES):
-            unknown = [c for c in columns if c not in PARAM_NAMES]
+                and list(columns) != list(schema.names):
+            unknown = [c for c in columns if c not in schema.names]
             if unknown:
-                raise TraceError(f"the evaluations table has parameter columns {unknown} this "
-                                 "analysis does not know")
-            mapped = np.array([[1 if p in _NEUTRAL_ONE else 0 for p in PARAM_NAMES]] * len(out),
-                              dtype="i4").reshape(-1, len(PARAM_NAMES))
+                raise ValueError(f"the evaluations table has parameter columns {unknown} that "
+                                 "/space/parameters does not name")
+            mapped = np.tile(np.asarray(schema.neutral, dtype="i4"), (len(out), 1))
             for j, name in enumerate(columns):
-                mapped[:, PARAM_NAMES.index(name)] = out[:, j]
+                mapped[:, schema.index(name)] = out[:, j]
             return mapped
-        if out.ndim == 2 and out.shape[1] == len(PARAM_NAMES):
+        if out.ndim == 2 and out.shape[1] == n:
             return out
-    return np.asarray([parse_key(k) for k in keys], dtype="i4").reshape(-1, len(PARAM_NAMES))
+    return np.asarray([parse_key(k, schema) for k in keys], dtype="i4").reshape(-1, n)
 
 
-def parse_key(key: str) -> list[int]:
-    """Parameter values of a canonical key ("streaming=0,merge=none,...")."""
-    values = []
+def parse_key(key: str, schema: Schema = LEGACY_SCHEMA) -> list[int]:
+    """Parameter values of a canonical key ("streaming=0,merge=none,..."), in `schema`
+    order (a parameter the key lacks reads its neutral value)."""
+    given = {}
     for pair in key.split(","):
         name, _, text = pair.partition("=")
-        values.append(MERGE_NAMES.index(text) if name == "merge" else int(text))
-    if len(values) != len(PARAM_NAMES):
+        try:
+            given[name] = MERGE_NAMES.index(text) if name == "merge" else int(text)
+        except ValueError:
+            raise ValueError(f"not a setting key: {key!r}") from None
+    unknown = [n for n in given if n not in schema.names]
+    if unknown or (schema is LEGACY_SCHEMA and len(given) != len(schema.names)):
         raise ValueError(f"not a complete setting key: {key!r}")
-    return values
+    return [given.get(n, v) for n, v in zip(schema.names, schema.neutral)]
 
 
-def canonical_key(values: Iterable[int]) -> str:
-    """Canonical key of a setting, as src/space/setting.cpp writes it."""
+def canonical_key(values: Iterable[int], schema: Schema = LEGACY_SCHEMA) -> str:
+    """Canonical key of a setting, as src/setting/setting.cpp writes it."""
     parts = []
-    for name, value in zip(PARAM_NAMES, values):
+    for name, value in zip(schema.names, values):
         text = MERGE_NAMES[value] if name == "merge" and 0 <= value < 3 else str(int(value))
         parts.append(f"{name}={text}")
     return ",".join(parts)
@@ -295,12 +370,13 @@ def _int_col(table: np.ndarray, names: tuple[str, ...], n: int, default: int = 0
     return np.asarray(col, dtype="i8") if col is not None else np.full(n, default, "i8")
 
 
-def normalise_evaluations(table: np.ndarray, rank: int,
-                          columns: list[str] | None = None) -> np.ndarray:
-    """An evaluations table as read from HDF5, converted to `EVAL_DTYPE` (`columns`: the
-    names of its `values` columns, from the table's `parameters` attribute)."""
+def normalise_evaluations(table: np.ndarray, rank: int, columns: list[str] | None = None,
+                          schema: Schema = LEGACY_SCHEMA) -> np.ndarray:
+    """An evaluations table as read from HDF5, converted to `eval_dtype` with the settings in
+    `schema` order (`columns`: the names of its `values` columns, from the table's
+    `parameters` attribute)."""
     n = len(table)
-    out = np.zeros(n, EVAL_DTYPE)
+    out = np.zeros(n, eval_dtype(len(schema.names)))
     out["rank"] = rank
     out["eval_id"] = _int_col(table, ("eval_id", "id"), n) if "eval_id" in (table.dtype.names or ()) \
         else np.arange(n)
@@ -309,9 +385,9 @@ def normalise_evaluations(table: np.ndarray, rank: int,
     keys_col = _column(table, ("key",))
     keys = [_text(k) for k in keys_col] if keys_col is not None else None
     values = _values_matrix(table, np.asarray(keys, dtype=object) if keys else np.zeros(0),
-                            columns)
+                            columns, schema)
     out["values"] = values
-    out["key"] = keys if keys is not None else [canonical_key(v) for v in values]
+    out["key"] = keys if keys is not None else [canonical_key(v, schema) for v in values]
     status = _column(table, ("status",))
     out["status"] = _status_codes(status) if status is not None else 0
     out["median_ms"] = _float_col(table, ("median_ms", "time_ms"), n)
@@ -390,7 +466,7 @@ def committed_rows(group: h5py.Group, where: str, warnings: list[str]) -> dict[s
     return limits
 
 
-def _read_parameters(f: h5py.File) -> dict[str, list[int]]:
+def _read_parameters(f: h5py.File, schema: Schema) -> dict[str, list[int]]:
     """Allowed values per parameter from /space/parameters (compound table or group)."""
     params: dict[str, list[int]] = {}
     if "space" not in f or "parameters" not in f["space"]:
@@ -405,8 +481,40 @@ def _read_parameters(f: h5py.File) -> dict[str, list[int]]:
             for row in table:
                 vals = row["values"] if "values" in table.dtype.names else []
                 params[_text(row["name"])] = [int(v) for v in np.asarray(vals).reshape(-1)]
-    return {name: params[name] for name in PARAM_NAMES if name in params} | {
-        k: v for k, v in params.items() if k not in PARAM_NAMES}
+    return {name: params[name] for name in schema.names if name in params} | {
+        k: v for k, v in params.items() if k not in schema.names}
+
+
+def read_schema(f: h5py.File) -> Schema:
+    """The parameter names (in /space/parameters row order), their neutral values (its
+    `neutral` attribute) and the OC table (/space/ocs) a trace records; each part a file
+    written before it existed lacks comes from the LEGACY_* fallback."""
+    names, neutral, ocs = LEGACY_SCHEMA.names, LEGACY_SCHEMA.neutral, LEGACY_SCHEMA.ocs
+    source = dict(LEGACY_SCHEMA.source)
+    space = f["space"] if "space" in f and isinstance(f["space"], h5py.Group) else None
+    node = space.get("parameters") if space is not None else None
+    if isinstance(node, h5py.Dataset) and node.dtype.names and "name" in node.dtype.names:
+        table = node[()]
+        names = tuple(_text(n) for n in table["name"])
+        source["parameters"] = "trace"
+        stored = node.attrs.get("neutral")
+        if stored is not None and len(np.asarray(stored).reshape(-1)) == len(names):
+            neutral = tuple(int(v) for v in np.asarray(stored).reshape(-1))
+            source["neutral"] = "trace"
+        else:  # written before the attribute: the neutral values setting.hpp had then
+            neutral = tuple(1 if n in LEGACY_NEUTRAL_ONE else 0 for n in names)
+    table = space.get("ocs") if space is not None else None
+    if isinstance(table, h5py.Dataset) and table.dtype.names \
+            and {"oc", "name", *OC_FLAGS} <= set(table.dtype.names):
+        ocs = tuple({"oc": int(r["oc"]), "name": _text(r["name"]),
+                     **{k: int(r[k]) for k in OC_FLAGS}} for r in table[()])
+        source["ocs"] = "trace"
+    missing = [p for p in ("streaming", "merge", "retiming", "prefetch", "tdeg")
+               if p not in names]
+    if missing:
+        raise TraceError(f.filename, f"/space/parameters lacks {', '.join(missing)}, the "
+                         "parameters that decide a setting's OC")
+    return Schema(names, neutral, ocs, source)
 
 
 def _read_stencil(f: h5py.File) -> dict[str, Any]:
@@ -429,7 +537,8 @@ def _rank_names(f: h5py.File) -> list[str]:
     return sorted(f["ranks"].keys(), key=lambda s: int(s) if s.isdigit() else 1 << 30)
 
 
-def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> RankData | None:
+def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str],
+               schema: Schema = LEGACY_SCHEMA) -> RankData | None:
     """One rank's tables, following the external link; None (with a warning) if unreadable."""
     rank = int(name) if name.isdigit() else len(warnings)
     link = f["ranks"].get(name, getlink=True)
@@ -464,8 +573,12 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
         warnings.append(f"{where}: its tables cannot be read ({exc}); that island is left out")
         return None
     names = group["evaluations"].attrs.get("parameters") if "evaluations" in group else None
-    evals = normalise_evaluations(evals_raw, rank,
-                                  [_text(n) for n in names] if names is not None else None)
+    try:
+        evals = normalise_evaluations(evals_raw, rank,
+                                      [_text(n) for n in names] if names is not None else None,
+                                      schema)
+    except ValueError as exc:
+        raise TraceError(where, str(exc)) from None
     gens = _normalise(gens_raw, GEN_DTYPE, rank) if gens_raw is not None else np.zeros(0, GEN_DTYPE)
     migs = _normalise(migs_raw, MIG_DTYPE, rank) if migs_raw is not None else np.zeros(0, MIG_DTYPE)
     if len(gens) and len(evals):
@@ -481,15 +594,17 @@ def _load_rank(f: h5py.File, path: Path, name: str, warnings: list[str]) -> Rank
     return RankData(rank, evals, gens, migs, env)
 
 
-def _load_dataset(f: h5py.File, path: Path, warnings: list[str]) -> list[RankData]:
+def _load_dataset(f: h5py.File, path: Path, warnings: list[str],
+                  schema: Schema = LEGACY_SCHEMA) -> list[RankData]:
     """A measurement dataset: inline /ranks groups (docs/trace.md), else a top-level table."""
     if "ranks" in f:
-        ranks = [_load_rank(f, path, name, warnings) for name in _rank_names(f)]
+        ranks = [_load_rank(f, path, name, warnings, schema) for name in _rank_names(f)]
         return [r for r in ranks if r is not None]
     for name in ("evaluations", "measurements"):
         table = _read_table(f, name)
         if table is not None:
-            return [RankData(0, normalise_evaluations(table, 0), np.zeros(0, GEN_DTYPE),
+            return [RankData(0, normalise_evaluations(table, 0, None, schema),
+                             np.zeros(0, GEN_DTYPE),
                              np.zeros(0, MIG_DTYPE))]
     return []
 
@@ -531,14 +646,15 @@ def load_trace(path: Path | str) -> Trace:
         if "config" in f:
             config_yaml = _text(f["config"].attrs.get("yaml", ""))
         kind = "trace" if fmt == TRACE_FORMAT else "dataset"
+        schema = read_schema(f)
         if kind == "trace":
             ranks = []
             for name in _rank_names(f):
-                rank = _load_rank(f, p, name, warnings)
+                rank = _load_rank(f, p, name, warnings, schema)
                 if rank is not None:
                     ranks.append(rank)
         else:
-            ranks = _load_dataset(f, p, warnings)
+            ranks = _load_dataset(f, p, warnings, schema)
         result = None
         if "result" in f:
             result = _attrs(f["result"])
@@ -548,7 +664,7 @@ def load_trace(path: Path | str) -> Trace:
             warnings.append(f"{p}: no /result: the run did not finish; analysing the "
                             "recorded generations")
         trace = Trace(p, kind, attrs, config_yaml, parse_yaml(config_yaml), _read_stencil(f),
-                      _read_parameters(f), ranks, result, warnings)
+                      _read_parameters(f, schema), ranks, result, warnings, schema)
     if sum(len(r.evaluations) for r in trace.ranks) == 0:
         reason = "has no rank tables" if not trace.ranks else "contains no evaluations"
         raise TraceError(p, f"the trace {reason}, so there is nothing to analyse")

@@ -49,6 +49,7 @@ struct TraceReader::Impl {
 namespace {
 
 using trace_detail::FeatureRow;
+using trace_detail::OcRow;
 using trace_detail::ParameterRow;
 using trace_detail::rank_digits;
 
@@ -335,6 +336,34 @@ std::vector<ParameterInfo> TraceReader::space_parameters() const {
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
     return params;
+  });
+}
+
+std::vector<int> TraceReader::space_neutral_values() const {
+  return impl_->guarded("/space/parameters", [&]() -> std::vector<int> {
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "space", H5P_DEFAULT)));
+    h5::Dataset parameters(H5_CHECK(H5Dopen2(group.get(), "parameters", H5P_DEFAULT)));
+    if (!h5::has_attr(parameters.get(), "neutral"))
+      return {};
+    const auto v = h5::read_attr_ints(parameters.get(), "neutral");
+    return {v.begin(), v.end()};
+  });
+}
+
+std::vector<OcInfo> TraceReader::space_ocs() const {
+  return impl_->guarded("/space/ocs", [&]() -> std::vector<OcInfo> {
+    h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "space", H5P_DEFAULT)));
+    if (!h5::exists(group.get(), "ocs"))
+      return {};
+    const h5::Datatype row = trace_detail::oc_row_type();
+    auto rows = read_flat<OcRow>(group.get(), "ocs", row.get());
+    std::vector<OcInfo> ocs;
+    for (const auto& r : rows) {
+      ocs.push_back({r.oc, r.name != nullptr ? r.name : "", r.streaming, r.merge, r.retiming,
+                     r.prefetch, r.temporal});
+    }
+    h5::reclaim(row.get(), rows.data(), rows.size());
+    return ocs;
   });
 }
 

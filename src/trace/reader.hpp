@@ -39,6 +39,10 @@ class TraceReader {
   [[nodiscard]] std::string replay_fingerprint() const;
   [[nodiscard]] StencilInfo stencil() const;
   [[nodiscard]] std::vector<ParameterInfo> space_parameters() const;
+  // /space/parameters' `neutral` attribute (one value per row); empty in older traces.
+  [[nodiscard]] std::vector<int> space_neutral_values() const;
+  // /space/ocs, the OC table; empty in traces written before it was recorded.
+  [[nodiscard]] std::vector<OcInfo> space_ocs() const;
   // The allowed values per parameter, as Space takes them.
   [[nodiscard]] Space::Values space_values() const;
   [[nodiscard]] std::optional<SampleData> sample() const;

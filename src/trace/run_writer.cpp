@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
+#include "setting/oc.hpp"
 #include "trace/h5.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/tables.hpp"
@@ -109,6 +110,7 @@ h5::Group fresh_group(hid_t loc, const char* name) {
 }
 
 using trace_detail::FeatureRow;
+using trace_detail::OcRow;
 using trace_detail::ParameterRow;
 using trace_detail::rank_digits;
 
@@ -226,6 +228,29 @@ void RunTraceWriter::write_space_now(const Space::Values& values) {
                     hvl_t{values[i].size(), const_cast<int*>(values[i].data())}});
   }
   write_array(group.get(), "parameters", row.get(), row.get(), rows.data(), rows.size());
+  std::vector<std::int32_t> neutral;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    neutral.push_back(neutral_value(param_at(i)));
+  h5::Dataset parameters(H5_CHECK(H5Dopen2(group.get(), "parameters", H5P_DEFAULT)));
+  h5::write_attr(parameters.get(), "neutral", neutral);
+
+  // The OC table, generated from setting/oc.hpp so that readers keep no copy of it.
+  const h5::Datatype oc_row = trace_detail::oc_row_type();
+  std::vector<std::string> oc_names;
+  for (int oc = 0; oc < kOcCount; ++oc)
+    oc_names.push_back(oc_name(oc));
+  std::vector<OcRow> ocs;
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    const OcFlags f = oc_flags(oc);
+    ocs.push_back({oc, const_cast<char*>(oc_names[static_cast<std::size_t>(oc)].c_str()),
+                   f.streaming, f.merge, f.retiming, f.prefetch, f.temporal});
+  }
+  write_array(group.get(), "ocs", oc_row.get(), oc_row.get(), ocs.data(), ocs.size());
+  h5::Dataset table(H5_CHECK(H5Dopen2(group.get(), "ocs", H5P_DEFAULT)));
+  h5::write_attr(
+      table.get(), "rule",
+      std::string_view("a setting's OC is the row whose streaming, merge, retiming and "
+                       "prefetch equal those parameters and whose temporal is tdeg > 1"));
 }
 
 void RunTraceWriter::write_sample(const SampleData& sample) {

@@ -40,7 +40,8 @@ class RunTraceWriter {
   void write_replay_fingerprint(std::string_view fingerprint);
   // /stencil: attributes, offsets, coefficients and features.
   void write_stencil(const Stencil& stencil, const std::vector<StencilFeature>& features = {});
-  // /space/parameters: the allowed values of every parameter.
+  // /space/parameters: the allowed values of every parameter (attribute `neutral`: each
+  // row's neutral value), and /space/ocs: the OC table of setting/oc.hpp (id, name, flags).
   void write_space(const Space::Values& values);
   // /sample: the sampled settings with their OC ids and predicted scores.
   void write_sample(const SampleData& sample);

@@ -35,6 +35,19 @@ h5::Datatype parameter_row_type() {
   return row;
 }
 
+h5::Datatype oc_row_type() {
+  h5::Datatype str = h5::string_type();
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(OcRow))));
+  H5_CHECK(H5Tinsert(row.get(), "oc", HOFFSET(OcRow, oc), H5T_NATIVE_INT32));
+  H5_CHECK(H5Tinsert(row.get(), "name", HOFFSET(OcRow, name), str.get()));
+  H5_CHECK(H5Tinsert(row.get(), "streaming", HOFFSET(OcRow, streaming), H5T_NATIVE_INT32));
+  H5_CHECK(H5Tinsert(row.get(), "merge", HOFFSET(OcRow, merge), H5T_NATIVE_INT32));
+  H5_CHECK(H5Tinsert(row.get(), "retiming", HOFFSET(OcRow, retiming), H5T_NATIVE_INT32));
+  H5_CHECK(H5Tinsert(row.get(), "prefetch", HOFFSET(OcRow, prefetch), H5T_NATIVE_INT32));
+  H5_CHECK(H5Tinsert(row.get(), "temporal", HOFFSET(OcRow, temporal), H5T_NATIVE_INT32));
+  return row;
+}
+
 namespace {
 
 // In-memory layout of one /ranks/NNNN/evaluations row.

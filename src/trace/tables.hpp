@@ -37,6 +37,18 @@ struct ParameterRow {
 };
 [[nodiscard]] h5::Datatype parameter_row_type();
 
+// One /space/ocs row (the OC table of setting/oc.hpp), and its compound type.
+struct OcRow {
+  std::int32_t oc;
+  char* name;
+  std::int32_t streaming;
+  std::int32_t merge;
+  std::int32_t retiming;
+  std::int32_t prefetch;
+  std::int32_t temporal;
+};
+[[nodiscard]] h5::Datatype oc_row_type();
+
 // The compound row types, created once per use.
 struct RowTypes {
   h5::Datatype string;

@@ -84,6 +84,14 @@ struct ParameterInfo {
   bool operator==(const ParameterInfo&) const = default;
 };
 
+// /space/ocs: one row of the OC table (setting/oc.hpp).
+struct OcInfo {
+  int oc = 0;
+  std::string name;
+  int streaming = 0, merge = 0, retiming = 0, prefetch = 0, temporal = 0;
+  bool operator==(const OcInfo&) const = default;
+};
+
 // /sample: the settings the GA may visit.
 struct SampleData {
   std::vector<Setting> settings;

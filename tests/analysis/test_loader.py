@@ -114,6 +114,20 @@ def test_dataset_file_loads_every_row():
     assert not any("no /result" in w for w in trace.warnings)
 
 
+def test_file_written_before_the_oc_table_uses_the_legacy_fallback():
+    """The committed dataset predates /space/ocs and the `neutral` attribute: its parameter
+    names come from the file, neutral values and OC table from the LEGACY_* fallback."""
+    from isletune_analysis import compute
+    from isletune_analysis.trace import LEGACY_PARAM_NAMES, LEGACY_SCHEMA
+    with h5py.File(DATASET, "r") as f:
+        assert "ocs" not in f["space"] and "neutral" not in f["space/parameters"].attrs
+    trace = load_trace(DATASET)
+    assert trace.schema.source == {"parameters": "trace", "neutral": "legacy", "ocs": "legacy"}
+    assert trace.schema.names == LEGACY_PARAM_NAMES
+    assert trace.schema.neutral == LEGACY_SCHEMA.neutral
+    assert {r["name"] for r in compute.ocs(trace)["rows"]} == {"plain", "block", "cyclic"}
+
+
 def test_values_columns_are_mapped_by_name_and_a_missing_parameter_reads_neutral(tmp_path):
     """A dataset recorded before use_constant existed, its columns stored in another order."""
     copy = tmp_path / "old.h5"

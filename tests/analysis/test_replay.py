@@ -6,13 +6,15 @@ with the reason, when the isletune binary is missing."""
 from __future__ import annotations
 
 import json
+import shutil
 
+import h5py
 import numpy as np
 import pytest
 
 import rawread
 from conftest import H200_DATASET, analyze
-from isletune_analysis import load_trace
+from isletune_analysis import compute, load_trace
 
 
 def test_loader_returns_every_evaluation_of_real_runs(replay_runs):
@@ -64,6 +66,52 @@ def test_export_kt_of_real_run_has_every_measured_setting(replay_runs, tmp_path)
     assert min(e["time"] for e in doc["cache"].values() if not isinstance(e["time"], str)) \
         == pytest.approx(best, rel=1e-12)
     assert np.all([len(k.split(",")) == 18 for k in doc["cache"]])
+
+
+def test_parameter_names_neutral_values_and_oc_table_come_from_the_trace(replay_runs, tmp_path):
+    """A trace the current binary wrote records its parameters (with neutral values) and the
+    OC table; the loader uses those, not a copy: with /space/parameters in another order plus
+    a parameter the analysis has never heard of, and the OC names changed, the values still
+    land under the right names, the new parameter reads its recorded neutral value and the
+    OC names are the file's."""
+    original = replay_runs[(1, 1)]
+    with h5py.File(original / "trace.h5", "r") as f:
+        params = f["space/parameters"]
+        rows, neutral = params[()], [int(v) for v in params.attrs["neutral"]]
+        ocs = f["space/ocs"][()]
+        assert len(ocs) == 48 and params.attrs.get("neutral") is not None
+    names = [n.decode() for n in rows["name"]]
+    before = load_trace(original)
+    assert before.schema.source == {"parameters": "trace", "neutral": "trace", "ocs": "trace"}
+    assert list(before.schema.names) == names
+    assert dict(zip(names, neutral))["tdeg"] == 1 and dict(zip(names, neutral))["sd"] == 0
+    assert [before.schema.oc_name(int(r["oc"])) for r in ocs] == [n.decode() for n in ocs["name"]]
+
+    run = tmp_path / "reordered"
+    shutil.copytree(original, run)
+    with h5py.File(run / "trace.h5", "r+") as f:
+        order = list(reversed(range(len(rows))))
+        extra = np.zeros(1, rows.dtype)
+        extra[0] = ("fresh_param", "int", np.asarray([7, 8], "i4"))
+        del f["space/parameters"]
+        d = f.create_dataset("space/parameters", data=np.concatenate([rows[order], extra]))
+        d.attrs["neutral"] = np.asarray([neutral[i] for i in order] + [7], "i4")
+        renamed = ocs.copy()
+        renamed["name"] = [b"oc-" + n for n in ocs["name"]]
+        del f["space/ocs"]
+        f.create_dataset("space/ocs", data=renamed)
+    after = load_trace(run)
+    assert list(after.schema.names) == [names[i] for i in order] + ["fresh_param"]
+    b, a = before.evaluations["values"], after.evaluations["values"]
+    for j, name in enumerate(names):
+        np.testing.assert_array_equal(a[:, after.schema.index(name)], b[:, j], err_msg=name)
+    assert np.all(a[:, after.schema.index("fresh_param")] == 7)
+    assert after.parameters["fresh_param"] == [7, 8]
+    assert "fresh_param" in after.evaluations_df().columns
+    old, new = compute.ocs(before)["rows"], compute.ocs(after)["rows"]
+    assert [r["oc"] for r in new] == [r["oc"] for r in old] and new
+    assert [r["name"] for r in new] == ["oc-" + r["name"] for r in old]
+    assert [r["evaluated"] for r in new] == [r["evaluated"] for r in old]
 
 
 # --- Real H200 measurements: tests/data/h200-star2d1r.h5 (4000 settings of star2d1r) ---
@@ -136,7 +184,10 @@ def test_ocs_on_h200_match_an_independent_count(h200_runs, tmp_path):
         assert int(r["evaluated"]) == len(mine) and int(r["ok"]) == len(times)
         assert float(r["min_ms"]) == times.min() and float(r["max_ms"]) == times.max()
         assert float(r["median_ms"]) == pytest.approx(np.median(times), rel=1e-12)
-    assert {r["name"] for r in rows} == {"plain", "block", "cyclic"}
+    with h5py.File(h200_runs["exhaustive"] / "trace.h5", "r") as f:  # the binary's OC table
+        names = {int(r["oc"]): r["name"].decode() for r in f["space/ocs"][()]}
+    assert {r["name"] for r in rows} == {names[0], names[8], names[16]}
+    assert names[0] == "tile" and names[16] == "tile+cyclic"
     assert (tmp_path / "ocs.png").stat().st_size > 10_000
 
 

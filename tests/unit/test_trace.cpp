@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "setting/oc.hpp"
 #include "trace/reader.hpp"
 #include "trace/run_writer.hpp"
 
@@ -210,6 +211,22 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
 
   EXPECT_EQ(reader.space_values(), w.space);
   EXPECT_EQ(reader.space_parameters()[1].kind, "enum");
+  // The neutral values and the OC table come from setting.hpp and oc.hpp, read back whole.
+  const std::vector<int> neutral = reader.space_neutral_values();
+  ASSERT_EQ(neutral.size(), kParamCount);
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    EXPECT_EQ(neutral[i], neutral_value(param_at(i))) << reader.space_parameters()[i].name;
+  const std::vector<OcInfo> ocs = reader.space_ocs();
+  ASSERT_EQ(ocs.size(), static_cast<std::size_t>(kOcCount));
+  for (int oc = 0; oc < kOcCount; ++oc) {
+    const OcInfo& row = ocs[static_cast<std::size_t>(oc)];
+    const OcFlags f = oc_flags(oc);
+    EXPECT_EQ(row,
+              (OcInfo{oc, oc_name(oc), f.streaming, f.merge, f.retiming, f.prefetch, f.temporal}));
+    EXPECT_EQ(oc_id(OcFlags{row.streaming, row.merge, row.retiming, row.prefetch, row.temporal}),
+              oc);
+  }
+  EXPECT_EQ(ocs[47].name, "stream+cyclic+retime+prefetch+tb");
   ASSERT_TRUE(reader.sample().has_value());
   EXPECT_EQ(*reader.sample(), w.sample);
   const auto env = reader.environment();
