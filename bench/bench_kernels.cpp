@@ -112,6 +112,20 @@ std::string slug(const std::string& name) {
   return out;
 }
 
+// Opens the CSV (`csv`, or docs/bench/<kind>-<gpu>.csv) with its header line and names it.
+std::FILE* open_csv(const std::string& csv, const char* kind, const std::string& gpu,
+                    const char* header) {
+  const std::string path =
+      csv.empty() ? "docs/bench/" + std::string(kind) + "-" + slug(gpu) + ".csv" : csv;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f)
+    throw isletune::InputError("cannot write the CSV file " + path + ".");
+  std::fprintf(f, "%s\n", header);
+  std::printf("# CSV: %s\n", path.c_str());
+  return f;
+}
+
 int run_kernels(const Options& o) {
   std::printf("%-10s %14s %8s %8s %6s %8s %9s %5s %7s  %s\n", "stencil", "grid", "naive", "tuned",
               "x", "copy", "fp64roof", "fpc", "ok/N", "tuned setting (GCells/s per step)");
@@ -140,16 +154,9 @@ int run_kernels(const Options& o) {
           e.environment().driver_version, e.environment().runtime_version,
           e.environment().nvrtc_version.c_str(), e.environment().sm_clock_mhz, copy_gbs,
           copy_gbs / 16, e.limits().fp64_gflops, o.budget_s);
-      const std::string path =
-          o.csv.empty() ? "docs/bench/kernels-" + slug(e.environment().name) + ".csv" : o.csv;
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      csv = std::fopen(path.c_str(), "w");
-      if (!csv)
-        throw isletune::InputError("cannot write the CSV file " + path + ".");
-      std::fprintf(csv,
-                   "stencil,grid,naive_gcells,tuned_gcells,copy_gcells,fp64_roof_gcells,"
-                   "flops_per_cell,evaluated,verified,budget_s,gpu,setting\n");
-      std::printf("# CSV: %s\n", path.c_str());
+      csv = open_csv(o.csv, "kernels", e.environment().name,
+                     "stencil,grid,naive_gcells,tuned_gcells,copy_gcells,fp64_roof_gcells,"
+                     "flops_per_cell,evaluated,verified,budget_s,gpu,setting");
     }
     const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
     // A seed per stencil, so stencils of the same dimension do not share one sample.
@@ -352,16 +359,9 @@ int run_families(const Options& o) {
           e.environment().name.c_str(), e.environment().driver_version,
           e.environment().nvrtc_version.c_str(), e.environment().sm_clock_mhz, copy_gbs,
           copy_gbs / 16);
-      const std::string path =
-          o.csv.empty() ? "docs/bench/families-" + slug(e.environment().name) + ".csv" : o.csv;
-      std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-      csv = std::fopen(path.c_str(), "w");
-      if (!csv)
-        throw isletune::InputError("cannot write the CSV file " + path + ".");
-      std::fprintf(csv,
-                   "stencil,grid,family,tdeg,gcells,naive_gcells,copy_gcells,ebisu_gcells,status,"
-                   "compile_ms,registers,shared_bytes,occupancy,error_l2,gpu,setting\n");
-      std::printf("# CSV: %s\n", path.c_str());
+      csv = open_csv(o.csv, "families", e.environment().name,
+                     "stencil,grid,family,tdeg,gcells,naive_gcells,copy_gcells,ebisu_gcells,"
+                     "status,compile_ms,registers,shared_bytes,occupancy,error_l2,gpu,setting");
       std::printf("%-9s %-12s %-10s %4s %8s %7s %6s %6s %6s %5s %7s  %s\n", "stencil", "grid",
                   "family", "tdeg", "GCells/s", "xnaive", "naive", "copy", "ebisu", "regs",
                   "comp_ms", "setting / status");
