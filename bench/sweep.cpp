@@ -18,7 +18,9 @@
 //         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
 //         feature is the predictor; 1), init (ga.predicted_seeds: generation 0 holds the
 //         predictor's best k sampled settings, island r the r-th k of them), stride (0/1: islands
-//         share out the model's ranking; 1).
+//         share out the model's picks; 1), shares (1: by setting hash, disjoint; 0: every
+//         islands-th of the island's own ranking), forward (0/1: measurements learned from a
+//         neighbour are passed on around the ring; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -41,6 +43,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "config/config.hpp"
@@ -69,6 +72,8 @@ class NullSink final : public TraceSink {
 // What every island's measurements of one run add up to.
 struct Tally {
   long long count = 0;
+  long long repeats = 0;  // measurements of a setting some island had measured before
+  std::unordered_set<Setting, SettingHash> seen;
   long long to_5pct = -1;
   double best = std::numeric_limits<double>::infinity();
 };
@@ -81,8 +86,11 @@ class Counting final : public Evaluator {
       : inner_(inner), optimum_(optimum), tally_(tally) {}
   std::vector<Measurement> evaluate(std::span<const Setting> batch) override {
     std::vector<Measurement> out = inner_.evaluate(batch);
-    for (const Measurement& m : out) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const Measurement& m = out[i];
       ++tally_.count;
+      if (!tally_.seen.insert(batch[i]).second)
+        ++tally_.repeats;
       if (m.ok() && m.median_ms < tally_.best)
         tally_.best = m.median_ms;
       if (tally_.to_5pct < 0 && tally_.best <= optimum_ * 1.05)
@@ -140,6 +148,7 @@ struct Outcome {
   long long to_5pct = -1;
   bool short_of_budget = false;  // ended with > 10 % of an evaluation budget unspent
   int restarts = 0;              // over all islands
+  long long repeats = 0;         // measurements of a setting measured before in the run
 };
 
 struct Problem {
@@ -247,6 +256,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       evals.push_back(std::make_unique<Counting>(replays[r], p.optimum, tally));
       IslandExtras extras = base;
       extras.islands = v.num("stride", 1) != 0 ? islands : 1;
+      extras.hash_shares = v.num("shares", 1) != 0;
+      extras.forward = v.num("forward", 1) != 0;
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
       // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).
@@ -282,6 +293,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   out.best_ms = tally.best;
   out.measured = tally.count;
   out.to_5pct = tally.to_5pct;
+  out.repeats = tally.repeats;
   return out;
 }
 
@@ -355,15 +367,16 @@ int main_sweep(int argc, char** argv) {
   } else {
     std::printf("naive-equivalent setting not recorded\n");
   }
-  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s\n", "variant", "optimum", "<=2%", "<=5%",
-              "gap %", "measured", "to 5%", "short", "restarts");
+  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s %8s\n", "variant", "optimum", "<=2%", "<=5%",
+              "gap %", "measured", "to 5%", "short", "restarts", "repeats");
   for (const Variant& v : variants) {
     int hit = 0, in2 = 0, in5 = 0, short_runs = 0;
-    std::vector<double> gaps, measured, to5, restarts;
+    std::vector<double> gaps, measured, to5, restarts, repeats;
     for (int seed = 1; seed <= seeds; ++seed) {
       const Outcome o = run_once(p, v, static_cast<std::uint64_t>(seed));
       short_runs += o.short_of_budget ? 1 : 0;
       restarts.push_back(o.restarts);
+      repeats.push_back(static_cast<double>(o.repeats));
       const double gap = o.best_ms / p.optimum - 1;
       hit += gap <= 1e-12 ? 1 : 0;
       in2 += gap <= 0.02 ? 1 : 0;
@@ -373,9 +386,9 @@ int main_sweep(int argc, char** argv) {
       to5.push_back(o.to_5pct < 0 ? std::numeric_limits<double>::infinity()
                                   : static_cast<double>(o.to_5pct));
     }
-    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f\n", v.name.c_str(),
-                hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured), median(to5),
-                short_runs, median(restarts));
+    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f %8.0f\n",
+                v.name.c_str(), hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured),
+                median(to5), short_runs, median(restarts), median(repeats));
     if (std::getenv("SWEEP_RUNS")) {  // per-seed measurements to 5 % (-1: never)
       std::printf("  to5:");
       for (const double t : to5)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "ga/variation.hpp"
@@ -50,16 +51,39 @@ std::vector<int> replace_worst_if_better(std::vector<Individual>& population,
 
 namespace {
 
-// The ids of the `count` best (lowest predicted) entries of `ranked`, taking every
-// ops.pick_stride-th from ops.pick_offset on (the island's share of the ranking).
+// The ids of the `count` best (lowest predicted) entries of `ranked` in this island's share
+// (GaOperators::pick_stride): with hash shares the entries `owned` admits, else every
+// ops.pick_stride-th from ops.pick_offset on. Fewer than `count` in the share: the best
+// of the rest.
 std::vector<int> strided_best(std::vector<std::pair<double, int>>& ranked, std::size_t count,
-                              const GaOperators& ops) {
+                              const GaOperators& ops, const std::function<bool(int)>& owned) {
   const std::size_t stride = static_cast<std::size_t>(std::max(1, ops.pick_stride));
+  std::vector<int> out;
+  if (ops.hash_shares && stride > 1) {
+    std::vector<std::pair<double, int>> mine;
+    for (const auto& entry : ranked) {
+      if (owned(entry.second))
+        mine.push_back(entry);
+    }
+    const std::size_t need = std::min(mine.size(), count);
+    std::partial_sort(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(need), mine.end());
+    for (std::size_t i = 0; i < need; ++i)
+      out.push_back(mine[i].second);
+    if (out.size() < count) {
+      const std::size_t all = std::min(ranked.size(), count + out.size());
+      std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(all),
+                        ranked.end());
+      for (std::size_t i = 0; i < all && out.size() < count; ++i) {
+        if (std::find(out.begin(), out.end(), ranked[i].second) == out.end())
+          out.push_back(ranked[i].second);
+      }
+    }
+    return out;
+  }
   const std::size_t offset = static_cast<std::size_t>(std::max(0, ops.pick_offset)) % stride;
   const std::size_t need = std::min(ranked.size(), offset + count * stride);
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(need),
                     ranked.end());
-  std::vector<int> out;
   for (std::size_t i = offset; i < need && out.size() < count; i += stride)
     out.push_back(ranked[i].second);
   // Fewer than `count` in this island's share: the best of the rest.
@@ -91,6 +115,13 @@ Island::Island(const Reindex& alphabet, const Torus& torus, GaOperators ops,
   best_ = state.best;
   next_eval_id_ = state.next_eval_id;
   evaluations_ = state.evaluations;
+  forward_ = state.forward;
+}
+
+bool Island::owns(const Setting& s) const {
+  const std::uint64_t stride = static_cast<std::uint64_t>(std::max(1, ops_.pick_stride));
+  return stride == 1 || !ops_.hash_shares ||
+         setting_hash(s) % stride == static_cast<std::uint64_t>(ops_.pick_offset) % stride;
 }
 
 // Keeps the fittest successful measurement ever seen (the first one on ties).
@@ -226,16 +257,24 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
     ranked.reserve(open.size());
     for (const int id : open)
       ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
-    for (const int id : strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_)) {
+    for (const int id : strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_,
+                                     [&](int i) { return owns(alphabet_.setting(i)); })) {
       ids.push_back(id);
       std::erase(open, id);
     }
   }
+  // The random cells from this island's share first, so islands restarting in the same
+  // generation do not draw the same settings.
+  std::stable_partition(open.begin(), open.end(),
+                        [&](int id) { return owns(alphabet_.setting(id)); });
+  const std::size_t owned_open = static_cast<std::size_t>(
+      std::count_if(open.begin(), open.end(), [&](int id) { return owns(alphabet_.setting(id)); }));
   // Uniformly random unmeasured settings without repeats (partial Fisher-Yates); when
   // fewer remain than cells, random settings of the alphabet (cache hits) fill the rest.
   for (std::size_t i = 0; static_cast<int>(ids.size()) < cells_n; ++i) {
     if (i < open.size()) {
-      std::swap(open[i], open[i + rng_.below(open.size() - i)]);
+      const std::size_t end = i < owned_open ? owned_open : open.size();
+      std::swap(open[i], open[i + rng_.below(end - i)]);
       ids.push_back(open[i]);
     } else {
       ids.push_back(static_cast<int>(rng_.below(static_cast<std::uint64_t>(alphabet_.size()))));
@@ -314,7 +353,8 @@ std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
       unmeasured.emplace_back(model_->predict_ms(s), id);
   }
   const std::vector<int> picks =
-      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_);
+      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_,
+                   [&](int i) { return owns(alphabet_.setting(i)); });
   const std::size_t k = std::min(picks.size(), ids.size());
   std::vector<int> cells(ids.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
@@ -372,6 +412,19 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
     m.measurement_only = true;
     out.push_back(std::move(m));
   }
+  // Measurements learned from neighbours, passed on (each island passes a measurement on
+  // at most once: only when it was new to it, so the flood ends).
+  for (const Setting& s : forward_) {
+    if (std::any_of(out.begin(), out.end(), [&](const Migrant& m) { return m.setting == s; }))
+      continue;
+    Migrant m;
+    m.setting = s;
+    m.measurement = cache_.at(s);
+    m.source_rank = rank;
+    m.generation = generation_;
+    m.measurement_only = true;
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -382,6 +435,8 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
   for (const Migrant& m : migrants) {
     const auto [it, inserted] = cache_.emplace(m.setting, m.measurement);
     note_best(m.setting, it->second);
+    if (inserted && ops_.forward)
+      forward_.push_back(m.setting);
     const std::optional<int> id = alphabet_.id_of(m.setting);
     if (!id || m.measurement_only)
       continue;
@@ -451,6 +506,7 @@ IslandState Island::state() const {
   s.rng = rng_.state();
   s.next_eval_id = next_eval_id_;
   s.evaluations = evaluations_;
+  s.forward = forward_;
   return s;
 }
 

@@ -38,8 +38,10 @@ struct IslandState {
   std::vector<std::pair<Setting, Measurement>> cache;   // sorted by setting
   std::optional<std::pair<Setting, Measurement>> best;  // best ever seen on this island
   Rng::State rng{};
-  std::int64_t next_eval_id = 0;          // next EvaluationRecord::eval_id
-  std::int64_t evaluations = 0;           // new measurements so far
+  std::int64_t next_eval_id = 0;  // next EvaluationRecord::eval_id
+  std::int64_t evaluations = 0;   // new measurements so far
+  // Settings learned from neighbours since the last emigration, to pass on (ops.forward).
+  std::vector<Setting> forward;
   double elapsed_s = 0;                   // search clock when the state was taken
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
 };
@@ -61,11 +63,21 @@ struct GaOperators {
   // The online model's prior feature (OnlineModel), e.g. the roofline predictor; must
   // outlive the island. Null: parameters only.
   const Predictor* prior = nullptr;
-  // Islands of the run and this island's place among them: the model's picks (and the
-  // model's half of a restart) take every `pick_stride`-th setting of the model's ranking
-  // from `pick_offset` on, so islands whose models agree do not measure the same picks.
+  // Islands of the run and this island's place among them. The model's picks and a
+  // restart's cells are drawn from this island's share of the alphabet: the settings whose
+  // setting_hash % pick_stride == pick_offset (the best of the rest only when its share
+  // has fewer unmeasured settings than cells to fill). The shares are disjoint, so no two
+  // islands ever pick the same setting, whether or not their models agree.
   int pick_stride = 1;
   int pick_offset = 0;
+  // Share by setting_hash (above); false: take every pick_stride-th setting of the
+  // island's own ranking from pick_offset on (islands whose models differ then pick the
+  // same settings; kept for the replay sweep's comparison).
+  bool hash_shares = true;
+  // Pass on every measurement learned from a neighbour that was new to this island, in
+  // the next emigrants (measurement-only), so on a ring of more than 2 islands every
+  // island learns every measurement of the run (ring neighbours only otherwise).
+  bool forward = false;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -118,9 +130,14 @@ class Island {
   int step(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
 
   // Emigrants for this generation (select_best), with their measurements, followed by
-  // every other measurement this generation made, as measurement-only migrants (shared so
-  // no island measures them again).
+  // every other measurement this generation made and, with ops.forward, every measurement
+  // learned from a neighbour since the last emigration, as measurement-only migrants
+  // (shared so no island measures them again). Call sent() once they have left.
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
+  // The emigrants have been sent: the learned measurements are passed on, not again.
+  void sent() { forward_.clear(); }
+  // Whether `s` is in this island's share of the alphabet (GaOperators::pick_stride).
+  [[nodiscard]] bool owns(const Setting& s) const;
   // Integrates immigrants (replace_worst_if_better); their measurements enter the cache
   // and are never measured again here. Records each as a migrant evaluation row. An
   // immigrant whose setting the island already holds takes no cell; measurement-only
@@ -179,6 +196,8 @@ class Island {
   double clock_offset_ = 0;
   // Settings measured by the last initialize/step, in measurement order (shared).
   std::vector<Setting> fresh_;
+  // Measurements learned from neighbours, new to this island, not passed on yet.
+  std::vector<Setting> forward_;
   double offspring_repeats_ = 0;      // share of the last batch that was already known
   std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
 };

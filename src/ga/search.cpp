@@ -57,7 +57,7 @@ std::vector<std::pair<Setting, Measurement>> get_cache(ByteReader& r) {
   return rows;
 }
 
-constexpr std::uint32_t kIslandTag = 0x49534c32U;  // "ISL2" (with restart epochs)
+constexpr std::uint32_t kIslandTag = 0x49534c33U;  // "ISL3" (restart epochs, forwards)
 constexpr std::uint32_t kRandomTag = 0x524e4453U;  // "RNDS"
 
 }  // namespace
@@ -219,7 +219,9 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
            settings.model_picks,
            extras.prior.get(),
            std::max(1, extras.islands),
-           rank % std::max(1, extras.islands)},
+           rank % std::max(1, extras.islands),
+           extras.hash_shares,
+           extras.forward && extras.islands > 2},
       policy_{settings.migration_interval, settings.migration_count},
       rank_(rank),
       restarts_on_(settings.explicit_budget()),
@@ -320,6 +322,7 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
     const std::vector<Migrant> out = island_->emigrants(policy_.count, rank_);
     const double t0 = wall();
     migrator.send(out);
+    island_->sent();
     wait_s += wall() - t0;
     for (const Migrant& m : out) {
       if (!m.measurement_only)  // shared measurements: no row (docs/trace.md)
@@ -358,6 +361,9 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
     w.put(word);
   w.put(s.next_eval_id);
   w.put(s.evaluations);
+  w.put(static_cast<std::uint32_t>(s.forward.size()));
+  for (const Setting& f : s.forward)
+    w.put_setting(f);
   w.put(static_cast<std::int32_t>(epoch_));
   w.put(static_cast<std::int32_t>(restarts_));
   w.put(static_cast<std::uint8_t>(restart_due_));
@@ -388,6 +394,9 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
     word = r.get<std::uint64_t>();
   s.next_eval_id = r.get<std::int64_t>();
   s.evaluations = r.get<std::int64_t>();
+  s.forward.resize(r.get<std::uint32_t>());
+  for (Setting& f : s.forward)
+    f = r.get_setting();
   epoch_ = r.get<std::int32_t>();
   restarts_ = r.get<std::int32_t>();
   restart_due_ = r.get<std::uint8_t>() != 0;
@@ -403,6 +412,13 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   for (const Individual& ind : s.population) {
     if (ind.id < 0 || ind.id >= alpha.size())
+      damaged_state();
+  }
+  for (const Setting& f : s.forward) {  // a forward is always a cached measurement
+    const auto at =
+        std::lower_bound(s.cache.begin(), s.cache.end(), f,
+                         [](const auto& row, const Setting& x) { return row.first < x; });
+    if (at == s.cache.end() || !(at->first == f))
       damaged_state();
   }
   island_.emplace(alpha, torus_, ops_, s);

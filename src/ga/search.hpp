@@ -178,6 +178,13 @@ struct IslandExtras {
   // surrogate is on (GaSettings::candidates > 1 or model_picks > 0).
   std::shared_ptr<const Predictor> prior;
   int islands = 1;  // islands of the run (the model's picks are shared out by rank)
+  // Islands pick from disjoint shares of the alphabet by setting hash (GaOperators::
+  // hash_shares; false: every islands-th setting of the island's own ranking).
+  bool hash_shares = true;
+  // With more than 2 islands, measurements learned from a neighbour are passed on around
+  // the ring (GaOperators::forward), so every island's cache and model hold every
+  // measurement of the run.
+  bool forward = true;
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.

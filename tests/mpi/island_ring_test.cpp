@@ -2,11 +2,16 @@
 // every combination of population shape, migration interval and count, and encoding
 // must end on every rank in the same generation without deadlock, account for every
 // migration message, never re-measure an immigrant, keep the best-ever individual, and
-// give the same trajectory when run again with the same seed.
+// give the same trajectory when run again with the same seed. With the surrogate on and a
+// budget, every island's cache (the data of its model) ends up holding every measurement
+// of every other island, non-neighbours included (measurements are passed on around the
+// ring), and no island measures a setting another island measured long enough before.
 #include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -62,6 +67,80 @@ Outcome run_once(MPI_Comm comm, const GaSettings& ga, std::uint64_t seed) {
   return out;
 }
 
+// Ring distance between ranks a and b of n.
+int hops(int a, int b, int n) {
+  const int d = (a - b + n) % n;
+  return std::min(d, n - d);
+}
+
+// The default GA split over the ranks, the surrogate on, 60 measurements per island, over
+// the real ring: every island learns every measurement of the run.
+void check_shared_measurements(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  GaSettings ga = GaSettings{}.for_islands(size);
+  ga.max_generations = 0;
+  ga.max_evaluations = 60;
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, ga.encoding);
+  testing::SyntheticEvaluator evaluator(testing::random_landscape(21, 0.1), 0.25);
+  testing::MemorySink sink;
+  ring::RingMigrator migrator(comm);
+  ring::RingStopVote vote(comm);
+  IslandExtras extras;
+  extras.islands = size;
+  IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 21, rank, {}, std::nullopt,
+                      extras);
+  while (search.step()) {
+  }
+  vote.drain();
+  (void)migrator.drain();
+  const int last = search.result().generations;
+  // This island's new measurements as "generation key" lines, gathered on every rank.
+  std::string mine;
+  for (const auto& e : sink.evaluations) {
+    if (!e.cached && !e.migrant)
+      mine += std::to_string(e.generation) + " " + canonical_key(e.setting) + "\n";
+  }
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(total), ' ');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                 MPI_CHAR, comm);
+  std::map<std::string, std::pair<int, int>> first;  // key -> (generation, rank)
+  int missing = 0, late = 0, measured = 0;
+  for (int r = 0; r < size; ++r) {
+    std::istringstream in(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    int g = 0;
+    std::string key;
+    while (in >> g >> key) {
+      ++measured;
+      const auto setting = setting_from_key(key);
+      CHECK(setting.has_value(), "key '%s' does not read back", key.c_str());
+      // A hop takes two generations (the ring delivers one generation late, the measurement
+      // is passed on in the next): island `rank` knows it from generation g + 2 * hops on.
+      const int known = g + 2 * hops(r, rank, size);
+      if (r != rank && known < last && setting)
+        missing += search.island().cached(*setting) ? 0 : 1;
+      const auto [it, inserted] = first.emplace(key, std::make_pair(g, r));
+      if (!inserted && it->second.second != r &&
+          g >= it->second.first + 2 * hops(r, it->second.second, size))
+        ++late;
+    }
+  }
+  CHECK(measured == 60 * size, "%d measurements, expected %d", measured, 60 * size);
+  CHECK(missing == 0, "%d measurements of other islands are not in this island's cache", missing);
+  CHECK(late == 0, "%d measurements repeat a setting another island had measured", late);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +188,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  check_shared_measurements(world.comm());
   const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("island_ring_test: %d combinations on %d ranks: %s (%d failed checks)\n", combos,

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
@@ -244,6 +248,145 @@ TEST(SearchBudget, GenerationZeroHoldsTheNaiveSetting) {
   // So the result is never slower than the naive kernel.
   ASSERT_TRUE(r.best);
   EXPECT_LE(r.best_measurement.median_ms, sink.evaluations.front().measurement.median_ms);
+}
+
+// Logs every new measurement of an island with the round (generation) it was made in.
+class RoundLog final : public Evaluator {
+ public:
+  RoundLog(Evaluator& inner, const int& round, std::vector<std::pair<int, Setting>>& log)
+      : inner_(inner), round_(round), log_(log) {}
+  std::vector<Measurement> evaluate(std::span<const Setting> batch) override {
+    for (const Setting& s : batch)
+      log_.emplace_back(round_, s);
+    return inner_.evaluate(batch);
+  }
+  [[nodiscard]] DeviceLimits limits() const override { return inner_.limits(); }
+  [[nodiscard]] double clock_s() const override { return inner_.clock_s(); }
+  [[nodiscard]] std::string name() const override { return "round-log"; }
+
+ private:
+  Evaluator& inner_;
+  const int& round_;
+  std::vector<std::pair<int, Setting>>& log_;
+};
+
+// A ring of `islands` over the whole synthetic dataset, as a run: the default GA split over
+// the islands, the surrogate on, a budget of 300 in all. Returns, per island, its
+// measurements with their generation, and the islands (for their caches).
+struct RingRun {
+  std::unique_ptr<Reindex> alphabet;  // outlive the islands (declared first)
+  std::unique_ptr<MemoryRing> ring;
+  std::unique_ptr<MemoryStopVote> votes;
+  std::vector<ReplayEvaluator> replays;
+  std::vector<std::vector<std::pair<int, Setting>>> logs;
+  std::vector<std::unique_ptr<RoundLog>> evals;
+  std::vector<MemorySink> sinks;
+  std::vector<std::unique_ptr<IslandSearch>> islands;
+  int rounds = 0;
+};
+
+// `share`: hash shares and forwarding on (the default) or off (the previous behaviour).
+std::unique_ptr<RingRun> run_ring(int islands, bool share, std::uint64_t seed) {
+  auto run = std::make_unique<RingRun>();
+  GaSettings ga = GaSettings{}.for_islands(islands);
+  ga.max_generations = 0;
+  ga.max_evaluations = 300 / islands;
+  run->alphabet = std::make_unique<Reindex>(recorded().settings, ga.encoding);
+  run->ring = std::make_unique<MemoryRing>(islands);
+  run->votes = std::make_unique<MemoryStopVote>(islands);
+  run->logs.resize(static_cast<std::size_t>(islands));
+  run->replays.assign(static_cast<std::size_t>(islands), recorded().replay);
+  run->sinks.resize(static_cast<std::size_t>(islands));
+  for (int r = 0; r < islands; ++r) {
+    run->evals.push_back(std::make_unique<RoundLog>(run->replays[r], run->rounds, run->logs[r]));
+    IslandExtras extras;
+    extras.islands = islands;
+    extras.hash_shares = share;
+    extras.forward = share;
+    run->islands.push_back(std::make_unique<IslandSearch>(
+        ga, *run->alphabet, *run->evals[r], run->ring->migrator(r), run->votes->vote(r),
+        run->sinks[r], seed, r, SearchHooks{}, std::nullopt, std::move(extras)));
+  }
+  for (bool going = true; going; ++run->rounds) {
+    going = false;
+    for (auto& island : run->islands)
+      going = island->step() || going;
+  }
+  return run;
+}
+
+TEST(SearchIslands, NoIslandMeasuresWhatAnotherMeasuredAndEveryCacheHoldsTheRun) {
+  for (const int islands : {2, 4}) {
+    for (const bool share : {true, false}) {
+      const auto run = run_ring(islands, share, 11);
+      // First measurement of every setting: (round, island).
+      std::map<Setting, std::pair<int, int>> first;
+      int measured = 0, repeats = 0, late_repeats = 0;
+      for (int round = 0; round < run->rounds; ++round) {
+        for (int r = 0; r < islands; ++r) {
+          for (const auto& [g, s] : run->logs[r]) {
+            if (g != round)
+              continue;
+            ++measured;
+            const auto [it, inserted] = first.emplace(s, std::make_pair(g, r));
+            if (inserted)
+              continue;
+            ++repeats;
+            // Known to every island by then: two generations per ring hop at most.
+            late_repeats += g - it->second.first > 2 * (islands / 2) ? 1 : 0;
+          }
+        }
+      }
+      ASSERT_EQ(measured, 300 / islands * islands);
+      std::printf("%d islands, shares %d: %d of %d measurements repeat, %d late\n", islands,
+                  share ? 1 : 0, repeats, measured, late_repeats);
+      // Every island's cache (its model's data) holds every measurement of the run made
+      // more than two generations per ring hop before its end, whoever made it.
+      int missing = 0;
+      for (const auto& [s, at] : first) {
+        if (at.first >= run->rounds - 1 - 2 * (islands / 2))
+          continue;
+        for (int r = 0; r < islands; ++r)
+          missing += run->islands[r]->island().cached(s) ? 0 : 1;
+      }
+      if (share) {
+        EXPECT_EQ(late_repeats, 0) << islands << " islands";
+        EXPECT_LE(repeats, measured / 25) << islands << " islands: " << repeats << " repeats";
+        EXPECT_EQ(missing, 0) << islands << " islands";
+      } else {
+        // Without shares and forwarding (the previous behaviour) islands measure each
+        // other's settings, and at 4 islands a non-neighbour's measurements never arrive.
+        EXPECT_GT(repeats, measured / 25) << islands << " islands";
+        if (islands == 4)
+          EXPECT_GT(missing, 0);
+      }
+    }
+  }
+}
+
+TEST(SearchIslands, ResumeKeepsTheMeasurementsToPassOn) {
+  // 4 islands: the measurements an island learned in generation g are passed on in
+  // generation g + 1, so they are part of the state a checkpoint holds.
+  const auto run = run_ring(4, true, 5);
+  ASSERT_GT(run->rounds, 4);
+  const IslandSearch& island = *run->islands[1];
+  const SearchState state = island.snapshot();
+  // Rebuild island 1 from its snapshot: the same bytes, forwards included.
+  GaSettings ga = GaSettings{}.for_islands(4);
+  ga.max_generations = 0;
+  ga.max_evaluations = 75;
+  const Reindex alphabet(recorded().settings, ga.encoding);
+  MemoryRing ring(4);
+  MemoryStopVote votes(4);
+  ReplayEvaluator eval = recorded().replay;
+  MemorySink sink;
+  IslandExtras extras;
+  extras.islands = 4;
+  const IslandSearch again(ga, alphabet, eval, ring.migrator(1), votes.vote(1), sink, 5, 1, {},
+                           state, extras);
+  EXPECT_EQ(again.snapshot().strategy, state.strategy);
+  EXPECT_FALSE(island.island().state().forward.empty()) << "learned in the last generation";
+  EXPECT_EQ(again.island().state().forward, island.island().state().forward);
 }
 
 TEST(SearchBudget, ConfigKeysAndTheirDefaults) {
