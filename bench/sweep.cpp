@@ -20,7 +20,8 @@
 //         predictor's best k sampled settings, island r the r-th k of them), stride (0/1: islands
 //         share out the model's picks; 1), shares (1: by setting hash, disjoint; 0: every
 //         islands-th of the island's own ranking), forward (0/1: measurements learned from a
-//         neighbour are passed on around the ring; 1).
+//         neighbour are passed on around the ring; 1), window (generations an island pools
+//         offspring over for its restart decision; 0: the number of islands).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -258,6 +259,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.islands = v.num("stride", 1) != 0 ? islands : 1;
       extras.hash_shares = v.num("shares", 1) != 0;
       extras.forward = v.num("forward", 1) != 0;
+      extras.restart_window = static_cast<int>(v.num("window", 0));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
       // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).

@@ -181,6 +181,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
   }
   offspring_repeats_ =
       considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
+  offspring_counts_ = {static_cast<int>(repeats), static_cast<int>(considered)};
   const double wall = evaluator.clock_s() + clock_offset_;
   std::vector<Individual> out;
   out.reserve(ids.size());

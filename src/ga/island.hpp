@@ -157,6 +157,8 @@ class Island {
   // convergence; repeated offspring do: an island whose children are mostly copies measures
   // next to nothing new.
   [[nodiscard]] double mcr() const;
+  // The counts behind mcr(): (children that repeated, children considered).
+  [[nodiscard]] std::pair<int, int> offspring_counts() const { return offspring_counts_; }
   // (copies of the most frequent genome) / population: the paper's population MCR.
   [[nodiscard]] double population_mcr() const;
   [[nodiscard]] int unique_genomes() const;
@@ -198,8 +200,9 @@ class Island {
   std::vector<Setting> fresh_;
   // Measurements learned from neighbours, new to this island, not passed on yet.
   std::vector<Setting> forward_;
-  double offspring_repeats_ = 0;      // share of the last batch that was already known
-  std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
+  double offspring_repeats_ = 0;                // share of the last batch that was already known
+  std::pair<int, int> offspring_counts_{0, 0};  // its repeats and children considered
+  std::optional<OnlineModel> model_;            // built on first use when ops_.candidates > 1
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

@@ -227,6 +227,7 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       restarts_on_(settings.explicit_budget()),
       restart_mcr_(settings.mcr_threshold),
       extras_(std::move(extras)) {
+  window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }
 
@@ -255,8 +256,19 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   if (restart_due_)
     return restart(ctx);
   out.measured = island_->step(ctx.evaluator, ctx.sink, ctx.room);
-  if (restarts_on_) {
-    restart_due_ = restart_mcr_ > 0 ? island_->mcr() >= restart_mcr_ : out.measured == 0;
+  if (restarts_on_ && restart_mcr_ > 0) {
+    const auto [repeats, children] = island_->offspring_counts();
+    window_repeats_ += repeats;
+    window_children_ += children;
+    if (++window_gens_ >= window_) {
+      restart_due_ =
+          window_children_ > 0 && static_cast<double>(window_repeats_) >=
+                                      restart_mcr_ * static_cast<double>(window_children_);
+      window_gens_ = 0;
+      window_repeats_ = window_children_ = 0;
+    }
+  } else if (restarts_on_) {
+    restart_due_ = out.measured == 0;
   }
   return out;
 }
@@ -306,6 +318,8 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   epoch_ = epoch;
   ++restarts_;
   restart_due_ = false;
+  window_gens_ = 0;
+  window_repeats_ = window_children_ = 0;
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   island_.emplace(alpha, torus_, ops_, state);
   island_->set_clock_offset(ctx.clock_offset);
@@ -368,6 +382,9 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
   w.put(static_cast<std::int32_t>(restarts_));
   w.put(static_cast<std::uint8_t>(restart_due_));
   w.put(static_cast<std::uint8_t>(exhausted_));
+  w.put(static_cast<std::int32_t>(window_gens_));
+  w.put(window_repeats_);
+  w.put(window_children_);
   w.put(static_cast<std::uint8_t>(epoch_kept_.has_value()));
   if (epoch_kept_)
     w.put_setting(*epoch_kept_);
@@ -401,10 +418,15 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   restarts_ = r.get<std::int32_t>();
   restart_due_ = r.get<std::uint8_t>() != 0;
   exhausted_ = r.get<std::uint8_t>() != 0;
+  window_gens_ = r.get<std::int32_t>();
+  window_repeats_ = r.get<std::int64_t>();
+  window_children_ = r.get<std::int64_t>();
   epoch_kept_.reset();
   if (r.get<std::uint8_t>())
     epoch_kept_ = r.get_setting();
-  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill))
+  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill) ||
+      window_gens_ < 0 || window_gens_ >= window_ || window_repeats_ < 0 ||
+      window_repeats_ > window_children_)
     damaged_state();
   epoch_alpha_.reset();
   if (epoch_kept_)

@@ -185,13 +185,18 @@ struct IslandExtras {
   // the ring (GaOperators::forward), so every island's cache and model hold every
   // measurement of the run.
   bool forward = true;
+  // Generations whose offspring an island pools to decide a restart (0: `islands`): an
+  // island of a run of R breeds 1/R of the run's children per generation, so it decides on
+  // as many children as one island of the whole population breeds in one generation.
+  int restart_window = 0;
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.
 //
 // Restarts (with an explicit budget, GaSettings::explicit_budget): when the island has
-// converged (offspring MCR >= mcr_threshold; with mcr_threshold 0, a generation that
-// measured nothing new) its next generation is a restart (Island::restart): its best
+// converged (offspring MCR >= mcr_threshold, pooled over the last `restart_window`
+// generations (IslandExtras); with mcr_threshold 0, a generation that measured nothing
+// new) its next generation is a restart (Island::restart): its best
 // setting stays, every other cell gets a setting it has not measured. With a `refill`
 // source each restart opens a new epoch whose alphabet is refill(epoch) plus the kept
 // best, so the sample never locks a setting out; without one the alphabet stays. When no
@@ -236,6 +241,11 @@ class IslandStrategy final : public SearchStrategy {
   std::optional<Setting> epoch_kept_;  // the best kept when the epoch opened
   int restarts_ = 0;
   bool restart_due_ = false;
+  int window_ = 1;  // generations pooled for the restart decision (IslandExtras)
+  // The pool so far: generations, repeated children, children considered.
+  int window_gens_ = 0;
+  std::int64_t window_repeats_ = 0;
+  std::int64_t window_children_ = 0;
   bool exhausted_ = false;        // nothing left to measure (stays so: it waits for the others)
   std::optional<Island> island_;  // re-made by restore() and by restarts
 };

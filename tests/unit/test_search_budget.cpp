@@ -286,7 +286,8 @@ struct RingRun {
 };
 
 // `share`: hash shares and forwarding on (the default) or off (the previous behaviour).
-std::unique_ptr<RingRun> run_ring(int islands, bool share, std::uint64_t seed) {
+// `window`: IslandExtras::restart_window (0: the default, the number of islands).
+std::unique_ptr<RingRun> run_ring(int islands, bool share, std::uint64_t seed, int window = 0) {
   auto run = std::make_unique<RingRun>();
   GaSettings ga = GaSettings{}.for_islands(islands);
   ga.max_generations = 0;
@@ -303,6 +304,7 @@ std::unique_ptr<RingRun> run_ring(int islands, bool share, std::uint64_t seed) {
     extras.islands = islands;
     extras.hash_shares = share;
     extras.forward = share;
+    extras.restart_window = window;
     run->islands.push_back(std::make_unique<IslandSearch>(
         ga, *run->alphabet, *run->evals[r], run->ring->migrator(r), run->votes->vote(r),
         run->sinks[r], seed, r, SearchHooks{}, std::nullopt, std::move(extras)));
@@ -362,6 +364,26 @@ TEST(SearchIslands, NoIslandMeasuresWhatAnotherMeasuredAndEveryCacheHoldsTheRun)
       }
     }
   }
+}
+
+TEST(SearchIslands, SmallIslandsDecideRestartsOnAsManyChildrenAsOneIslandOfTheRun) {
+  // 4 islands of 2x2 breed 2 children each per generation: deciding on one generation's
+  // 2 children (window 1) restarts them far more often than the lone island of 4x4, which
+  // decides on 8. Pooled over 4 generations (the default) they restart about as rarely.
+  const auto restarts = [](int islands, int window) {
+    const auto run = run_ring(islands, true, 7, window);
+    int n = 0;
+    for (const auto& island : run->islands)
+      n += island->restarts();
+    return n;
+  };
+  const int alone = restarts(1, 0);
+  const int pooled = restarts(4, 0);
+  const int single = restarts(4, 1);
+  std::printf("restarts: 1 island %d, 4 islands pooled %d, 4 islands window 1 %d\n", alone, pooled,
+              single);
+  EXPECT_GE(single, 3 * pooled + 3);
+  EXPECT_LE(pooled, alone + 4);
 }
 
 TEST(SearchIslands, ResumeKeepsTheMeasurementsToPassOn) {
