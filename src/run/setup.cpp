@@ -153,7 +153,7 @@ SampledSet sample_settings(const Config& config, const Stencil& stencil, const S
       make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
   SampledSet set;
   if (candidates) {
-    ListSource source(*candidates);
+    ListSource source(space.shape(), *candidates);
     set = sample(source, *predictor, config.sampler, config.seed).set;
   } else {
     SpaceSource source(space);
@@ -178,7 +178,9 @@ EpochSampler refill_source(const Config& config, const Stencil& stencil, const S
       make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
   std::function<std::unique_ptr<SettingSource>()> make_source;
   if (candidates) {
-    make_source = [&candidates] { return std::make_unique<ListSource>(*candidates); };
+    make_source = [&candidates, &space] {
+      return std::make_unique<ListSource>(space.shape(), *candidates);
+    };
   } else {
     make_source = [&space] { return std::make_unique<SpaceSource>(space); };
   }
