@@ -74,7 +74,8 @@ void check_replay_problem(const Config& config, const Stencil& stencil,
   }
 }
 
-std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env) {
+std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env,
+                                          int node_rank, int node_ranks) {
   if (config.evaluator.backend == Backend::replay) {
     if (config.evaluator.dataset.empty()) {
       throw InputError(config.origin +
@@ -106,6 +107,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;
   options.compile_threads = config.evaluator.compile_threads;
+  options.node_share = {node_rank, node_ranks};
   auto evaluator = std::make_unique<cuda::CudaEvaluator>(config.problem(), options);
   const cuda::GpuEnvironment& g = evaluator->environment();
   env.gpu_name = g.name;
@@ -118,6 +120,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   return evaluator;
 #else
   (void)gpu;
+  (void)node_rank;
+  (void)node_ranks;
   throw InputError(config.origin +
                    ": evaluator.backend cuda is not available: this isletune was built without "
                    "the CUDA evaluator (ISLETUNE_WITH_CUDA); use --backend replay.");
