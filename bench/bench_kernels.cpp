@@ -274,6 +274,10 @@ std::vector<FamilyCase> family_cases(int dims) {
         {"streaming", 12, st("sb=256 tbx=256")},
         {"streaming", 16, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 16, st("sb=512 tbx=512 retiming=1")},
+        // The best settings of the 120-s tuning runs (docs/benchmarks.md): a longer stream
+        // block, the stream loop unrolled twice, coefficients in constant memory.
+        {"streaming", 8, st("sb=1024 tbx=256 retiming=1 ufy=2 use_constant=1")},
+        {"streaming", 12, st("sb=1024 tbx=256 retiming=1 ufy=2 use_constant=1")},
     };
   }
   const auto s3 = [](const char* fields) {
@@ -292,6 +296,17 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 2, s3("sb=256 tbx=64 tby=8 merge=cyclic mfy=2 retiming=1")},
       {"streaming", 3, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
       {"streaming", 4, s3("sb=256 tbx=64 tby=4 merge=cyclic mfy=4 retiming=1")},
+      // The best settings of the 120-s tuning runs (docs/benchmarks.md): a 32x32-thread plane
+      // without merging along z (star3d1r t4: 324 GCells/s), streaming along y with a cyclic
+      // z tile (box3d1r t2), a 32-deep y-z plane unrolled twice (star3d2r t2).
+      {"streaming", 2, s3("sb=128 tbx=32 tby=32 retiming=1")},
+      {"streaming", 3, s3("sb=128 tbx=32 tby=32 retiming=1")},
+      {"streaming", 4, s3("sb=128 tbx=32 tby=32 retiming=1")},
+      {"streaming", 2,
+       "streaming=1 sd=1 sb=128 tbx=32 tby=1 tbz=8 merge=cyclic mfz=8 retiming=1 prefetch=1 "
+       "use_constant=1"},
+      {"streaming", 2,
+       "streaming=1 sd=1 sb=512 tbx=32 tby=1 tbz=32 ufy=2 retiming=1 prefetch=1 use_constant=1"},
   };
 }
 

@@ -46,10 +46,10 @@ class ValidSettingSource final : public SettingSource {
 };
 
 // Distinct kernels among the settings.
-std::size_t kernels_in(const std::vector<Setting>& settings) {
+std::size_t kernels_in(const ProblemShape& shape, const std::vector<Setting>& settings) {
   std::unordered_set<Setting, SettingHash> k;
   for (const Setting& s : settings)
-    k.insert(canonical(s));
+    k.insert(canonical(shape, s));
   return k.size();
 }
 
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Stencil stencil = typical_stencil(args[0]);
-  const Grid grid{std::atoll(args[1].c_str()), std::atoll(args[2].c_str()),
-                  args.size() > 3 ? std::atoll(args[3].c_str()) : 1};
+  const Grid grid{std::atoi(args[1].c_str()), std::atoi(args[2].c_str()),
+                  args.size() > 3 ? std::atoi(args[3].c_str()) : 1};
   const Space space(stencil, grid, {}, Space::default_values(stencil.dims(), grid));
   const auto t0 = std::chrono::steady_clock::now();
   struct Row {
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   space.for_each_valid(-1, [&](const Setting& s) {
     ++valid;
     ++rows[static_cast<std::size_t>(Space::oc_of(s))].valid;
-    const Setting c = canonical(s);
+    const Setting c = canonical(space.shape(), s);
     if (canonicals.insert(c).second)
       ++rows[static_cast<std::size_t>(Space::oc_of(c))].canonical;
     const std::string text =
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
-      "%s %lldx%lldx%lld: %lld valid settings, %zu canonical settings, %zu distinct "
+      "%s %dx%dx%d: %lld valid settings, %zu canonical settings, %zu distinct "
       "kernel sources (%.1f s)\n",
       stencil.name().c_str(), grid.nx, grid.ny, grid.nz, valid, canonicals.size(), source_of.size(),
       seconds);
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
     std::printf(
         "sampler, %d settings: drawing valid settings %zu sampled, %zu distinct kernels; "
         "drawing kernels %zu sampled, %zu distinct kernels\n",
-        sample_n, before.size(), kernels_in(before), after.size(), kernels_in(after));
+        sample_n, before.size(), kernels_in(space.shape(), before), after.size(),
+        kernels_in(space.shape(), after));
   }
   return collisions > 0 ? 1 : 0;
 }

@@ -185,7 +185,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     if (strategy == "random") {
       order = p.candidates;
     } else {
-      ListSource source(p.candidates);
+      ListSource source(p.space->shape(), p.candidates);
       order = sample(source, *predictor, ss, seed).set.settings;
     }
     Rng rng(seed, 0x52414e44);
@@ -197,7 +197,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     for (long long i = 0; i < n; ++i)
       (void)eval.evaluate(std::span<const Setting>(&order[static_cast<std::size_t>(i)], 1));
   } else {
-    ListSource source(p.candidates);
+    ListSource source(p.space->shape(), p.candidates);
     SampledSet sampled = sample(source, *predictor, ss, seed).set;
     IslandExtras base;
     if (v.num("naive", 1) != 0) {
@@ -270,8 +270,9 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           extras.seeds.push_back(by_prediction[at]);
       }
       if (ga.explicit_budget() && !whole && v.num("refill", 1) != 0) {
-        extras.refill = epoch_sampler([&p] { return std::make_unique<ListSource>(p.candidates); },
-                                      predictor, ss, seed, r);
+        extras.refill = epoch_sampler(
+            [&p] { return std::make_unique<ListSource>(p.space->shape(), p.candidates); },
+            predictor, ss, seed, r);
       }
       if ((ga.candidates > 1 || ga.model_picks > 0) && v.num("prior", 1) != 0)
         extras.prior = predictor;

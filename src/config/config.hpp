@@ -54,7 +54,7 @@ struct EvaluatorConfig {
   std::filesystem::path dataset;  // replay: recorded trace or dataset (absolute)
   double timeout_s = 120;         // cuda: watchdog per setting
   double compile_timeout_s = 60;  // cuda: NVRTC time per setting before it is a timeout
-  int compile_threads = 0;        // cuda: NVRTC threads (0: one per core)
+  int compile_threads = 0;        // cuda: NVRTC threads (0: one per CPU of the share)
   std::string cache_dir;          // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;
 };

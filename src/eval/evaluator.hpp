@@ -104,6 +104,10 @@ class Evaluator {
   // "cuda" or "replay".
   [[nodiscard]] virtual std::string name() const = 0;
 
+  // How it measures, for the run's first line (e.g. the CPUs its compiles run on); "" if
+  // nothing to say.
+  [[nodiscard]] virtual std::string detail() const { return {}; }
+
   // The CUDA source of a setting's kernel, for /result and export; empty if unknown.
   [[nodiscard]] virtual std::string source(const Setting&) const { return {}; }
 };

@@ -4,8 +4,8 @@
 // region, shared bytes, costs, the one-step tail) and its code emission (the IslApply member
 // and the config struct of one entry). Families are listed in the registry (registry.cpp);
 // nothing else branches on the family. A family also says which parameters its kernel reads
-// (canonical). How to add one: docs/kernel-plan.md; the skeleton to
-// copy: family_template.cpp + kernels/family_template.cuh.
+// and which factors it clips for a stencil (canonical). How to add one: docs/kernel-plan.md; the
+// skeleton to copy: family_template.cpp + kernels/family_template.cuh.
 #pragma once
 
 #include <array>
@@ -70,12 +70,18 @@ class KernelFamily {
   // Whether this family builds s. It may read only the OC parameters (streaming, merge,
   // retiming, prefetch, tdeg): the space picks the family once they are set.
   [[nodiscard]] virtual bool builds(const Setting& s) const = 0;
-  // The canonical setting of s: every parameter its kernel does not read set to a neutral
-  // value, so settings that build the same kernel share one canonical setting (the space
-  // counts and samples canonical settings, codegen builds from them, replay datasets load
-  // canonicalised). It must keep a valid s valid, built by this family, with the same plan,
-  // and be idempotent (tests/unit/test_kernel_family.cpp checks all four).
-  [[nodiscard]] virtual Setting canonical(const Setting& s) const { return s; }
+  // The canonical setting of s for a problem of this shape: every parameter its kernel does
+  // not read set to a neutral value, and every factor its code clips for this stencil (an
+  // unrolled chunk bounded by the stencil's size) set to the value the kernel really uses, so
+  // settings that build the same kernel share one canonical setting (the space counts and
+  // samples canonical settings, codegen builds from them, replay datasets load
+  // canonicalised). The family's plan takes its clipped factors from here (KernelPlan::unroll),
+  // so the two cannot disagree. It must keep a valid s valid, built by this family, with the
+  // same plan, and be idempotent (tests/unit/test_kernel_family.cpp checks all four).
+  [[nodiscard]] virtual Setting canonical(const ProblemShape& shape, const Setting& s) const {
+    (void)shape;
+    return s;
+  }
   // Its rules for the space (checked for the settings it builds).
   [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;
   // The axis it streams along for s (1 = y, 2 = z), or -1: the generic tile rules

@@ -43,9 +43,12 @@ struct KernelPlan {
   std::array<int, 3> tile{1, 1, 1};         // OUTPUT points per block per axis
   std::array<int, 3> halo_lo{}, halo_hi{};  // one-step stencil reach per axis
   std::array<int, 3> loaded{1, 1, 1};       // input extent a block reads: tile + (lo+hi)*tdeg
-  // Merged points per unrolled chunk per axis (tiled: the setting's uf, halved, x first, then
-  // the larger of y and z, while chunk_cost > kMaxChunkCost; the same for the main and the
-  // one-step tail kernel). {1, 1, 1} for families without chunks.
+  // Unroll per axis, as the family's canonical setting for this stencil carries it (the one
+  // home of the clipping, KernelFamily::canonical). Tiled: merged points per unrolled chunk,
+  // the setting's uf halved, x first, then the larger of y and z, while chunk_cost >
+  // kMaxChunkCost (the same for the main and the one-step tail kernel). Streaming: along
+  // stream_axis only, the stream loop's unroll (uf_sd halved while the unrolled body exceeds
+  // its limit, src/kernel/streaming.cpp). {1, 1, 1} for families without unrolling.
   std::array<int, 3> unroll{1, 1, 1};
   int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
   long long stream_len = 0;    // points along stream_axis per block

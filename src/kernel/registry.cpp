@@ -30,13 +30,13 @@ const KernelFamily* find_family(std::string_view name) {
   return nullptr;
 }
 
-Setting canonical(const Setting& s) {
+Setting canonical(const ProblemShape& shape, const Setting& s) {
   const KernelFamily* f = find_family(s);
-  return f ? f->canonical(s) : s;
+  return f ? f->canonical(shape, s) : s;
 }
 
-bool is_canonical(const Setting& s) {
-  return canonical(s) == s;
+bool is_canonical(const ProblemShape& shape, const Setting& s) {
+  return canonical(shape, s) == s;
 }
 
 }  // namespace isletune

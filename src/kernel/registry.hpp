@@ -19,10 +19,12 @@ inline constexpr Param kFamilyKnown = Param::tdeg;
 [[nodiscard]] const KernelFamily* find_family(const Setting& s);
 // The registered family named `name`, or nullptr.
 [[nodiscard]] const KernelFamily* find_family(std::string_view name);
-// The canonical setting of s by the family that builds it (s itself when none does): two
-// settings build the same kernel exactly when their canonical settings are equal.
-[[nodiscard]] Setting canonical(const Setting& s);
-// Whether s is its own canonical setting.
-[[nodiscard]] bool is_canonical(const Setting& s);
+// The canonical setting of s for a problem of this shape, by the family that builds it (s
+// itself when none does): two settings build the same kernel of that problem exactly when
+// their canonical settings are equal. The stencil matters: a factor its code clips for a large
+// stencil (KernelPlan::unroll) is canonical at the clipped value.
+[[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s);
+// Whether s is its own canonical setting for a problem of this shape.
+[[nodiscard]] bool is_canonical(const ProblemShape& shape, const Setting& s);
 
 }  // namespace isletune

@@ -78,6 +78,31 @@ std::optional<std::string> streaming_unsupported(const Setting& s) {
 constexpr long long kMaxUnrolledPointLevels = 4096;
 constexpr long long kSharedPerSm = 228 * 1024;  // H100/H200 shared memory per SM
 
+// The streaming axis of s (1 or 2), or -1 when sd is not a streaming axis (the allowed-value
+// rules report that).
+int axis_of(const Setting& s) {
+  return s[Param::sd] == 1 || s[Param::sd] == 2 ? s[Param::sd] : -1;
+}
+
+// How many ways a kernel of `tdeg` fused levels unrolls the stream loop of s: uf_sd, halved
+// while the body (merged points x levels x stencil points x unroll) exceeds
+// kMaxUnrolledPointLevels. The one home of this clipping: Streaming::canonical stores it for
+// the one-step tail (tdeg 1, the largest), Streaming::plan for the kernel it plans
+// (KernelPlan::unroll); halving again from the tail's value reaches the main kernel's.
+int plane_unroll(const ProblemShape& shape, const Setting& s, int tdeg) {
+  const int sd = axis_of(s);
+  if (sd < 0)
+    return 1;
+  const auto si = static_cast<std::size_t>(sd);
+  const std::size_t bi = sd == 2 ? 1 : 2;  // the other in-plane axis
+  const long long npt = 1LL * s[kMf[0]] * s[kMf[bi]];
+  const long long points = (shape.flops_per_cell + 1) / 2;
+  int unroll = std::max(1, s[kUf[si]]);
+  while (unroll > 1 && npt * tdeg * points * unroll > kMaxUnrolledPointLevels)
+    unroll /= 2;
+  return unroll;
+}
+
 FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
                           std::string_view name) {
   const int sd = plan.stream_axis;
@@ -86,11 +111,7 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
   const std::array<long long, 3> extent{grid.nx, grid.ny, grid.nz};
   const auto bi = static_cast<std::size_t>(b), si = static_cast<std::size_t>(sd);
   const bool cyclic = s[Param::merge] == static_cast<int>(MergeKind::cyclic);
-  const int points = static_cast<int>((plan.flops_per_cell + 1) / 2);
   const long long npt = 1LL * s[kMf[0]] * s[kMf[bi]];
-  int unroll = std::max(1, s[kUf[si]]);
-  while (unroll > 1 && npt * plan.tdeg * points * unroll > kMaxUnrolledPointLevels)
-    unroll /= 2;
   std::ostringstream c;
   c << "struct " << name << " {\n"
     << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
@@ -104,8 +125,8 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("GSS", stride[si], "long long") << constant("BAXIS", b) << constant("SAXIS", sd)
     << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
     << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
-    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg) << constant("UFSD", unroll)
-    << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
+    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg)
+    << constant("UFSD", plan.unroll[si]) << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
     << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
@@ -230,12 +251,6 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   }
   r << "  }\n";
   return r.str();
-}
-
-// The streaming axis of s (1 or 2), or -1 when sd is not a streaming axis (the allowed-value
-// rules report that).
-int axis_of(const Setting& s) {
-  return s[Param::sd] == 1 || s[Param::sd] == 2 ? s[Param::sd] : -1;
 }
 
 // Rules along the streaming axis: the stream block fits the grid, the block is one thread
@@ -365,14 +380,21 @@ class Streaming final : public KernelFamily {
   // The register pipeline reads the merge kind (cyclic: points a block-width apart; block:
   // contiguous points) and the in-plane merge factors (the register tile); it keeps its planes
   // in shared memory whatever use_shared says (0), and unrolls only the plane loop (the
-  // in-plane unroll factors are 1).
-  Setting canonical(const Setting& s) const override {
+  // in-plane unroll factors are 1) as many ways as its one-step tail does for this stencil
+  // (plane_unroll at tdeg 1; the main kernel of tdeg > 1 halves on from there).
+  Setting canonical(const ProblemShape& shape, const Setting& s) const override {
     Setting c = s;
     c[Param::use_shared] = 0;
     const int sd = axis_of(s);
     for (std::size_t d = 0; d < 3; ++d) {
       if (static_cast<int>(d) != sd)
         c[kUf[d]] = 1;
+    }
+    if (sd >= 0) {
+      const auto si = static_cast<std::size_t>(sd);
+      const int unroll = plane_unroll(shape, c, 1);
+      if (unroll != std::max(1, c[kUf[si]]))
+        c[kUf[si]] = unroll;
     }
     return c;
   }
@@ -398,6 +420,8 @@ class Streaming final : public KernelFamily {
       p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
     }
     balance_stream_blocks(p, extent, shape.sm_count);
+    if (axis_of(s) > 0)
+      p.unroll[a] = plane_unroll(shape, canonical(shape, s), p.tdeg);
     // One padded plane (loaded + one step's reach per in-plane axis) per source level
     // 0..tdeg-1, double-buffered; the stream axis lives in registers.
     long long plane = 1;

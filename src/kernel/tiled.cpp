@@ -167,8 +167,10 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 // chunk_cost > kMaxChunkCost (NVRTC time); x first (block-merged x points cost bank
 // conflicts and keep more coefficients live), then the larger of y and z (a balanced chunk
 // reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk (mf % uf == 0
-// implies mf % (uf / 2) == 0). Taken from the canonical setting, so the main and the tail kernel
-// (one IslApply) agree.
+// implies mf % (uf / 2) == 0) and the halved factor within the space's powers of two. Only
+// Tiled::canonical calls it: the canonical setting carries the chunk, and the plan reads it
+// from there, so settings whose uf clip to one chunk share one canonical setting and the main
+// and the tail kernel (one IslApply) agree.
 std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   std::array<int, 3> u{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                        std::max(1, s[Param::ufz])};
@@ -195,8 +197,9 @@ class Tiled final : public KernelFamily {
   // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
   // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll
   // factors are not read: block merging and no unrolling stand for them (the one-step tail
-  // is built from the canonical setting).
-  Setting canonical(const Setting& s) const override {
+  // is built from the canonical setting). The unroll factors are the chunk tiled_step really
+  // unrolls for this stencil (chunk: a large stencil clips uf).
+  Setting canonical(const ProblemShape& shape, const Setting& s) const override {
     Setting c = s;
     for (const Param p : {Param::sd, Param::sb, Param::retiming, Param::prefetch})
       c[p] = 0;
@@ -205,6 +208,11 @@ class Tiled final : public KernelFamily {
         c[Param::merge] = static_cast<int>(MergeKind::block);
       for (const Param p : {Param::ufx, Param::ufy, Param::ufz})
         c[p] = 1;
+    }
+    const std::array<int, 3> u = chunk(shape, c);
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (u[d] != std::max(1, c[kUf[d]]))
+        c[kUf[d]] = u[d];
     }
     return c;
   }
@@ -220,9 +228,10 @@ class Tiled final : public KernelFamily {
     else
       p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
     plan_costs(p);
-    // Fused steps read no unroll factor (canonical: 1), and the one-step tail shares the main
-    // kernel's IslApply, so both take the chunk of the canonical setting.
-    p.unroll = chunk(shape, canonical(s));
+    // The chunk is the canonical setting's uf (fused steps read none: 1); the one-step tail
+    // shares the main kernel's IslApply and is built from the canonical setting too.
+    const Setting c = canonical(shape, s);
+    p.unroll = {std::max(1, c[Param::ufx]), std::max(1, c[Param::ufy]), std::max(1, c[Param::ufz])};
   }
 
   std::optional<std::string> unsupported(const Setting& s) const override {

@@ -568,7 +568,8 @@ void build(const ring::World& world, Session& s, Phases& phases, bool resuming =
     s.env.host = world.host();
     s.env.mpi_library = ring::World::library_version();
     try {
-      s.evaluator = make_evaluator(s.config, world.gpu(), s.env);
+      s.evaluator =
+          make_evaluator(s.config, world.gpu(), s.env, world.local_rank(), world.local_size());
     } catch (const InputError& e) {
       if (!resuming || s.config.evaluator.backend != Backend::cuda)
         throw;
@@ -688,10 +689,11 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   if (world.rank() == 0 && printer.line) {
     printer.line(format(
         "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s, %zu sampled "
-        "settings, trace %s",
+        "settings, trace %s%s%s",
         command, s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
         std::string(strategy_name(s.config.strategy)).c_str(), s.evaluator->name().c_str(),
-        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str()));
+        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str(),
+        s.evaluator->detail().empty() ? "" : "; rank 0: ", s.evaluator->detail().c_str()));
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, printer, start_s, elapsed_s);

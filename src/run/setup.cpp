@@ -74,7 +74,8 @@ void check_replay_problem(const Config& config, const Stencil& stencil,
   }
 }
 
-std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env) {
+std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env,
+                                          int node_rank, int node_ranks) {
   if (config.evaluator.backend == Backend::replay) {
     if (config.evaluator.dataset.empty()) {
       throw InputError(config.origin +
@@ -106,6 +107,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;
   options.compile_threads = config.evaluator.compile_threads;
+  options.node_share = {node_rank, node_ranks};
   auto evaluator = std::make_unique<cuda::CudaEvaluator>(config.problem(), options);
   const cuda::GpuEnvironment& g = evaluator->environment();
   env.gpu_name = g.name;
@@ -118,6 +120,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   return evaluator;
 #else
   (void)gpu;
+  (void)node_rank;
+  (void)node_ranks;
   throw InputError(config.origin +
                    ": evaluator.backend cuda is not available: this isletune was built without "
                    "the CUDA evaluator (ISLETUNE_WITH_CUDA); use --backend replay.");
@@ -153,7 +157,7 @@ SampledSet sample_settings(const Config& config, const Stencil& stencil, const S
       make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
   SampledSet set;
   if (candidates) {
-    ListSource source(*candidates);
+    ListSource source(space.shape(), *candidates);
     set = sample(source, *predictor, config.sampler, config.seed).set;
   } else {
     SpaceSource source(space);
@@ -178,7 +182,9 @@ EpochSampler refill_source(const Config& config, const Stencil& stencil, const S
       make_predictor(predictor_name(config.predictor), stencil, config.grid, space.limits());
   std::function<std::unique_ptr<SettingSource>()> make_source;
   if (candidates) {
-    make_source = [&candidates] { return std::make_unique<ListSource>(*candidates); };
+    make_source = [&candidates, &space] {
+      return std::make_unique<ListSource>(space.shape(), *candidates);
+    };
   } else {
     make_source = [&space] { return std::make_unique<SpaceSource>(space); };
   }

@@ -10,11 +10,11 @@ namespace isletune {
 
 // Groups the distinct canonical settings of the list by OC, keeping list order inside each
 // OC (a kernel listed under several settings comes once, at its first place).
-ListSource::ListSource(std::vector<Setting> settings)
+ListSource::ListSource(const ProblemShape& shape, std::vector<Setting> settings)
     : remaining_(kOcCount), counts_(kOcCount, 0.0) {
   std::unordered_set<Setting, SettingHash> seen;
   for (const Setting& listed : settings) {
-    const Setting s = canonical(listed);
+    const Setting s = canonical(shape, listed);
     if (!seen.insert(s).second)
       continue;
     const int oc = oc_of(s);

@@ -41,10 +41,10 @@ class SpaceSource final : public SettingSource {
 // without replacement: every listed setting comes out at most once, then nullopt.
 class ListSource final : public SettingSource {
  public:
-  // The settings are canonicalised (kernel/registry.hpp) and duplicates dropped: a list
-  // recorded before canonical settings existed offers each kernel once, under its
-  // canonical setting. OC ids come from oc_of (setting/oc.hpp).
-  explicit ListSource(std::vector<Setting> settings);
+  // The settings are canonicalised for a problem of this shape (kernel/registry.hpp) and
+  // duplicates dropped: a list recorded before canonical settings existed offers each kernel
+  // once, under its canonical setting. OC ids come from oc_of (setting/oc.hpp).
+  ListSource(const ProblemShape& shape, std::vector<Setting> settings);
   [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed) const override;
   std::optional<Setting> draw(int oc, Rng& rng) override;
 

@@ -446,7 +446,7 @@ struct SpaceRules {
       const auto k = static_cast<std::size_t>(
           std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
       const Setting s = draw(*parts[std::min(k, parts.size() - 1)], rng);
-      if (all_ok(sp, s) && (!kernels || is_canonical(s)))
+      if (all_ok(sp, s) && (!kernels || is_canonical(sp.shape_, s)))
         return s;
     }
     return std::nullopt;
@@ -586,7 +586,7 @@ std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_li
       long long n = 0, k = 0;
       for_each_valid(oc, [&](const Setting& s) {
         ++n;
-        k += is_canonical(s) ? 1 : 0;
+        k += is_canonical(shape_, s) ? 1 : 0;
       });
       c.count = static_cast<double>(n);
       c.kernels = static_cast<double>(k);
@@ -601,7 +601,7 @@ std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_li
           const Setting s = SpaceRules::draw(part, rng);
           if (SpaceRules::all_ok(*this, s)) {
             ++hits;
-            kernel_hits += is_canonical(s) ? 1 : 0;
+            kernel_hits += is_canonical(shape_, s) ? 1 : 0;
           }
         }
         c.count += static_cast<double>(hits) / static_cast<double>(draws) * product(part);

@@ -27,7 +27,7 @@ struct OcCount {
   int oc = 0;
   double count = 0;    // valid settings in this OC
   bool exact = false;  // false: seeded Monte-Carlo estimate
-  double kernels = 0;  // distinct kernels: valid settings that are canonical (kernel/registry.hpp)
+  double kernels = 0;  // distinct kernels: valid settings canonical for the stencil (registry.hpp)
 };
 
 class Space {
@@ -50,6 +50,8 @@ class Space {
   [[nodiscard]] int order() const { return order_; }
   [[nodiscard]] const Grid& grid() const { return grid_; }
   [[nodiscard]] const DeviceLimits& limits() const { return limits_; }
+  // What the rules, the plan and canonical settings know of the problem (kernel/family.hpp).
+  [[nodiscard]] const ProblemShape& shape() const { return shape_; }
   // Largest |offset| of the stencil along an axis (0 = x, 1 = y, 2 = z).
   [[nodiscard]] int radius(int axis) const { return radius_[axis]; }
   // The values each parameter may take inside OC `oc` once the OC's fixed flags and the

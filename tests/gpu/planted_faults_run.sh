@@ -4,7 +4,8 @@
 # (illegal address), the 5th traps, the 7th hangs, the 9th cannot launch. The run must finish
 # with exit 0 and its trace must hold a crashed, a timeout and a launch_error row (each fault
 # restarts the worker while the trace is open: issue 14.1). Then a second run is SIGKILLed
-# mid-run, and `isletune resume` on a copy of its directory finishes it.
+# mid-run, and `isletune resume` on a copy of its directory finishes it. The first run also
+# shows that the worker compiles on every CPU although mpirun bound the rank to one core.
 # Usage: planted_faults_run.sh ISLETUNE MPIEXEC [MPI FLAGS...]; exit 77 (skipped) without a GPU.
 set -uo pipefail
 bin=$1
@@ -50,6 +51,12 @@ if grep -q 'needs an NVIDIA GPU' run.log; then
   exit 77
 fi
 ((rc == 0)) || fail "the run with planted faults exited $rc"
+# mpirun binds the rank to one core; its worker must still compile on every CPU this test
+# may use (one thread each, at most 32), as the run's first line says.
+cpus=$(nproc)
+((cpus > 32)) && cpus=32
+grep -q "rank 0: NVRTC $cpus threads on CPUs" run.log ||
+  fail "the worker does not compile on the node's $cpus CPUs (first line: $(head -1 run.log))"
 grep -q '^best: ' run.log || fail "no best setting printed"
 # The trace's evaluations by status, as `isletune report` counts them (no h5py needed).
 "$bin" report run >report.txt || fail "report of the run"

@@ -5,6 +5,7 @@
 // source (a large random sample, and every setting a default search measures in replay).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 #include <unordered_set>
 
@@ -89,7 +90,8 @@ TEST(KernelFamily, TemplateFamilyPlansOnePointPerThreadWithoutSharedMemory) {
   EXPECT_FALSE(template_family().unsupported(one_point(3)).has_value());
 }
 
-// The spaces the canonical tests walk: 2-D and 3-D, symmetric and asymmetric reach.
+// The spaces the canonical tests walk: 2-D and 3-D, symmetric and asymmetric reach, and a
+// stencil large enough that codegen clips unroll factors (box3d4r).
 struct Problem {
   Stencil stencil;
   Grid grid;
@@ -98,6 +100,7 @@ std::vector<Problem> problems() {
   return {{typical_stencil("star2d1r"), Grid{8192, 8192, 1}},
           {typical_stencil("box2d2r"), Grid{4096, 4096, 1}},
           {typical_stencil("star3d2r"), Grid{256, 256, 256}},
+          {typical_stencil("box3d4r"), Grid{256, 256, 256}},
           {Stencil::make("asym3d", 3, {{0, 0, 0}, {-1, 0, 0}, {2, 0, 0}, {0, -2, 0}, {0, 0, 1}},
                          {0.4, 0.1, 0.2, 0.2, 0.1}),
            Grid{130, 67, 90}}};
@@ -112,10 +115,10 @@ TEST(Canonical, IsValidIdempotentAndKeepsTheFamilyAndThePlan) {
     for (int i = 0; i < 3000; ++i) {
       const auto s = space.random_setting(rng);
       ASSERT_TRUE(s.has_value());
-      const Setting c = canonical(*s);
+      const Setting c = canonical(shape, *s);
       moved += c != *s ? 1 : 0;
       ASSERT_TRUE(space.valid(c)) << canonical_key(*s) << " -> " << *space.violation(c);
-      EXPECT_EQ(canonical(c), c);
+      EXPECT_EQ(canonical(shape, c), c);
       ASSERT_EQ(find_family(c), find_family(*s));
       const KernelPlan a = make_plan(shape, *s), b = make_plan(shape, c);
       EXPECT_EQ(a.block, b.block);
@@ -154,7 +157,7 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     const auto s = space.random_kernel_in_oc(oc, rng);
     ASSERT_TRUE(s.has_value());
     EXPECT_TRUE(space.valid(*s));
-    EXPECT_TRUE(is_canonical(*s)) << canonical_key(*s);
+    EXPECT_TRUE(is_canonical(space.shape(), *s)) << canonical_key(*s);
     EXPECT_EQ(oc_of(*s), oc);
   }
   EXPECT_FALSE(space.random_kernel_in_oc(oc_id(OcFlags{0, 2, 0, 0, 1}), rng, 2000).has_value());
@@ -176,7 +179,7 @@ TEST(Canonical, NoTwoCanonicalSettingsOfALargeRandomSampleBuildTheSameKernel) {
     for (int i = 0; i < 4000; ++i) {
       const auto s = space.random_setting(rng);  // canonical or not
       ASSERT_TRUE(s.has_value());
-      const Setting c = canonical(*s);
+      const Setting c = canonical(space.shape(), *s);
       canonicals += seen.insert(c).second ? 1 : 0;
       const std::string text = kernel_text(pr, *s);
       const auto [it, fresh] = kernel_of.emplace(text, c);
@@ -186,6 +189,126 @@ TEST(Canonical, NoTwoCanonicalSettingsOfALargeRandomSampleBuildTheSameKernel) {
     EXPECT_EQ(kernel_of.size(), canonicals) << pr.stencil.name();
     EXPECT_GT(canonicals, 1500u) << pr.stencil.name();
   }
+}
+
+// A setting of the tiled family (block merging, 32x4x2 threads, 1x4x8 points per thread)
+// and of the streaming family (along z, 32x16 threads, one point each, sb 16), valid for a
+// stencil of radius <= 4; `ufz` unrolls along z (tiled: the chunk; streaming: the plane loop).
+Setting tiled_with_ufz(int ufz) {
+  Setting s = one_point(3);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfy] = 4;
+  s[Param::mfz] = 8;
+  s[Param::ufz] = ufz;
+  return s;
+}
+Setting streaming_with_ufz(int ufz) {
+  Setting s = one_point(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 16;
+  s[Param::tby] = 16;
+  s[Param::tbz] = 1;
+  s[Param::ufz] = ufz;
+  return s;
+}
+
+// A factor the code clips for a large stencil: box3d4r (729 points) unrolls at most 4 points
+// per tiled chunk and its stream loop at most 4 ways, so ufz 8 and ufz 4 build one kernel
+// and share one canonical setting (carrying 4); a 7-point star clips nothing and keeps both.
+TEST(Canonical, FactorsTheStencilClipsShareOneCanonicalSettingAndOneKernel) {
+  const Grid grid{128, 128, 128};
+  for (const auto& make : {tiled_with_ufz, streaming_with_ufz}) {
+    const Problem big{typical_stencil("box3d4r"), grid};
+    const Space space(big.stencil, grid, {}, Space::default_values(3, grid));
+    const Setting eight = make(8), four = make(4);
+    ASSERT_TRUE(space.valid(eight)) << *space.violation(eight);
+    ASSERT_TRUE(space.valid(four)) << *space.violation(four);
+    EXPECT_EQ(canonical(space.shape(), eight), four) << canonical_key(eight);
+    EXPECT_TRUE(is_canonical(space.shape(), four));
+    EXPECT_FALSE(is_canonical(space.shape(), eight));
+    EXPECT_EQ(kernel_text(big, eight), kernel_text(big, four));
+    // The plan takes the unroll from the canonical setting: 4 along z for both.
+    EXPECT_EQ(make_plan(space.shape(), eight).unroll, make_plan(space.shape(), four).unroll);
+    EXPECT_EQ(make_plan(space.shape(), eight).unroll[2], 4);
+
+    const Problem small{typical_stencil("star3d1r"), grid};
+    const Space small_space(small.stencil, grid, {}, Space::default_values(3, grid));
+    ASSERT_TRUE(small_space.valid(eight)) << *small_space.violation(eight);
+    EXPECT_TRUE(is_canonical(small_space.shape(), eight));
+    EXPECT_TRUE(is_canonical(small_space.shape(), four));
+    EXPECT_NE(kernel_text(small, eight), kernel_text(small, four));
+    EXPECT_EQ(make_plan(small_space.shape(), eight).unroll[2], 8);
+  }
+}
+
+// With fused steps the streaming main kernel clips its plane loop harder than its one-step
+// tail: settings are one kernel only when both clip alike, so the canonical unroll is the
+// tail's (box3d4r, one point per thread: the tail unrolls 4 ways, tdeg 2 kernels 2 ways).
+TEST(Canonical, StreamingWithFusedStepsKeepsTheUnrollItsTailReads) {
+  const Grid grid{128, 128, 128};
+  const Problem big{typical_stencil("box3d4r"), grid};
+  const Space space(big.stencil, grid, {}, Space::default_values(3, grid));
+  const auto fused = [](int ufz) {
+    Setting s = streaming_with_ufz(ufz);
+    s[Param::tdeg] = 2;
+    s[Param::tby] = 32;
+    s[Param::retiming] = 1;  // the queue of two levels would not fit the registers
+    return s;
+  };
+  const Setting eight = fused(8), four = fused(4), two = fused(2);
+  for (const Setting& s : {eight, four, two})
+    ASSERT_TRUE(space.valid(s)) << *space.violation(s);
+  EXPECT_EQ(canonical(space.shape(), eight), four);
+  EXPECT_EQ(canonical(space.shape(), two), two);
+  EXPECT_EQ(make_plan(space.shape(), eight).unroll[2], 2);
+  EXPECT_EQ(make_plan(space.shape(), two).unroll[2], 2);
+  EXPECT_EQ(kernel_text(big, eight), kernel_text(big, four));
+  EXPECT_NE(kernel_text(big, four), kernel_text(big, two));  // the tails differ
+}
+
+// `isletune space`'s distinct-kernel count (Space::count_per_oc, exact by enumeration here)
+// equals the number of distinct kernel sources over an enumerated subspace of a big 3-D box
+// whose unroll factors the stencil clips, and is below the number of valid settings.
+TEST(Canonical, DistinctKernelCountOfABig3DBoxIsTheNumberOfDistinctSources) {
+  const Grid grid{64, 64, 64};
+  const Problem big{typical_stencil("box3d4r"), grid};
+  Space::Values v = Space::default_values(3, grid);
+  const auto set = [&v](Param p, std::vector<int> values) { v[index_of(p)] = std::move(values); };
+  set(Param::merge, {0, 1});
+  set(Param::retiming, {0, 1});
+  set(Param::prefetch, {0});
+  set(Param::tdeg, {1, 2});
+  set(Param::sd, {2});
+  set(Param::sb, {16});
+  set(Param::tbx, {32});
+  set(Param::tby, {4, 16});
+  set(Param::tbz, {1, 2});
+  set(Param::mfx, {1});
+  set(Param::mfy, {1, 4});
+  set(Param::mfz, {1, 8});
+  set(Param::ufx, {1});
+  set(Param::ufy, {1, 2, 4});
+  set(Param::use_constant, {0});
+  const Space space(big.stencil, grid, {}, v);
+  double valid = 0, kernels = 0;
+  for (const OcCount& c : space.count_per_oc(0)) {
+    ASSERT_TRUE(c.exact);
+    valid += c.count;
+    kernels += c.kernels;
+  }
+  std::unordered_set<std::string> sources;
+  long long enumerated = 0;
+  space.for_each_valid(-1, [&](const Setting& s) {
+    ++enumerated;
+    sources.insert(kernel_text(big, s));
+  });
+  std::printf("box3d4r subspace: %lld valid settings, %.0f distinct kernels, %zu sources\n",
+              enumerated, kernels, sources.size());
+  EXPECT_EQ(static_cast<double>(enumerated), valid);
+  EXPECT_EQ(kernels, static_cast<double>(sources.size()));
+  EXPECT_LT(kernels, valid);
+  EXPECT_GT(sources.size(), 20u);
 }
 
 // A default search (sampler, 2 islands of the default GA with measurement sharing) on the
@@ -200,10 +323,10 @@ TEST(Canonical, NoTwoSettingsMeasuredByADefaultReplayRunBuildTheSameKernel) {
   // The recording holds one kernel under several settings; the candidates do not.
   std::unordered_set<Setting, SettingHash> recorded_canonical;
   for (const Setting& s : replay.candidates()) {
-    EXPECT_TRUE(is_canonical(s));
+    EXPECT_TRUE(is_canonical(replay.shape(), s));
     EXPECT_TRUE(recorded_canonical.insert(s).second);
   }
-  ListSource source(replay.candidates());
+  ListSource source(replay.shape(), replay.candidates());
   const auto predictor = make_predictor("roofline", pr.stencil, pr.grid, replay.limits());
   const SampledSet sampled = sample(source, *predictor, SamplerSettings{}, 1).set;
   const GaSettings ga;

@@ -11,9 +11,15 @@
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
+#include "stencil/typical.hpp"
 
 namespace isletune {
 namespace {
+
+// The problem the hand-made records are of (a small stencil: canonical settings clip nothing).
+ProblemShape small_shape() {
+  return shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1});
+}
 
 Setting setting_with(int tbx) {
   Setting s;
@@ -37,7 +43,7 @@ EvaluationRecord record(int tbx, Status status, double median, double cost_ms) {
 TEST(Replay, AnswersRecordedSettingsAndAdvancesClockByTheirCost) {
   const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
                                               record(64, Status::wrong_result, NAN, 40)};
-  ReplayEvaluator replay(rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
   EXPECT_EQ(replay.name(), "replay");
   EXPECT_EQ(replay.clock_s(), 0.0);
   const std::vector<Setting> batch = {setting_with(64), setting_with(32), setting_with(128)};
@@ -65,7 +71,7 @@ TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
   const std::vector<EvaluationRecord> rows = {
       record(32, Status::ok, 0.5, 1),       record(32, Status::ok, 0.9, 1),     cached, migrant,
       record(256, Status::invalid, NAN, 0), record(64, Status::crashed, NAN, 3)};
-  ReplayEvaluator replay(rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
   ASSERT_EQ(replay.candidates().size(), 2u);
   EXPECT_EQ(replay.candidates()[0], setting_with(32));
   EXPECT_EQ(replay.candidates()[1], setting_with(64));
@@ -75,8 +81,9 @@ TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
 }
 
 TEST(Replay, NoUsableRecordsIsAnInputError) {
-  EXPECT_THROW(ReplayEvaluator({record(32, Status::invalid, NAN, 0)}, DeviceLimits{}, "x"),
-               InputError);
+  EXPECT_THROW(
+      ReplayEvaluator(small_shape(), {record(32, Status::invalid, NAN, 0)}, DeviceLimits{}, "x"),
+      InputError);
 }
 
 TEST(Replay, MissingFileIsOneSentenceNamingIt) {
@@ -114,7 +121,7 @@ TEST(Replay, LoadsTheShippedSyntheticDataset) {
 TEST(Replay, SamplerDrawsOnlyRecordedSettingsAndAllOfThemAnswer) {
   const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
   ReplayEvaluator replay = ReplayEvaluator::from_file(path);
-  ListSource source(replay.candidates());
+  ListSource source(replay.shape(), replay.candidates());
   SamplerSettings settings;
   settings.max_samples = 300;
   const SampledSet sampled = sample(source, UniformPredictor{}, settings, 3).set;

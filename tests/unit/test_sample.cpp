@@ -157,7 +157,7 @@ TEST(Sampler, ListModeDrawsOnlyListedSettings) {
   ASSERT_EQ(twin[Param::streaming], 1);
   twin[Param::use_shared] = 1;
   listed.push_back(twin);
-  ListSource source(listed);
+  ListSource source(shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1}), listed);
   SamplerSettings s;
   s.sample_ratio = 0.5;
   const SampleResult half = sample(source, UniformPredictor{}, s, 11);
@@ -166,7 +166,7 @@ TEST(Sampler, ListModeDrawsOnlyListedSettings) {
     EXPECT_TRUE(allowed.count(half.set.settings[i]));
     EXPECT_EQ(half.set.oc[i], half.set.settings[i][Param::streaming] == 1 ? 30 : 9);
   }
-  ListSource again(listed);
+  ListSource again(shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1}), listed);
   s.sample_ratio = 1.0;
   const SampleResult all = sample(again, UniformPredictor{}, s, 11);
   EXPECT_EQ(std::set<Setting>(all.set.settings.begin(), all.set.settings.end()), allowed);

@@ -45,7 +45,7 @@ TEST(SamplerOnSpace, DefaultThreeDimensionalSpaceIsSampledWithoutEnumeration) {
   for (std::size_t i = 0; i < r.set.size(); ++i) {
     const Setting& s = r.set.settings[i];
     ASSERT_TRUE(space.valid(s)) << *space.violation(s);
-    ASSERT_TRUE(is_canonical(s)) << canonical_key(s);
+    ASSERT_TRUE(is_canonical(space.shape(), s)) << canonical_key(s);
     ASSERT_EQ(Space::oc_of(s), r.set.oc[i]);
     ASSERT_EQ(roofline.predict_ms(s), r.set.predicted_ms[i]);
     distinct.insert(s);
@@ -70,7 +70,7 @@ TEST(SamplerOnSpace, ListSourceFilesSettingsUnderSpaceOcIds) {
         listed.push_back(*s);
     }
   }
-  ListSource source(listed);
+  ListSource source(space.shape(), listed);
   SamplerSettings all;
   all.sample_ratio = 1.0;
   const SampleResult r = sample(source, UniformPredictor{}, all, 2);

@@ -144,7 +144,7 @@ TEST(SearchBudget, SampleEpochsReachAnOptimumTheFirstSampleLeftOut) {
   std::uint64_t seed = 0;
   SampledSet first;
   for (std::uint64_t s = 1; s < 50 && seed == 0; ++s) {
-    ListSource source(pool);
+    ListSource source(recorded().replay.shape(), pool);
     first = sample(source, *uniform, ss, s).set;
     if (std::find(first.settings.begin(), first.settings.end(), recorded().optimum) ==
         first.settings.end())
@@ -157,8 +157,9 @@ TEST(SearchBudget, SampleEpochsReachAnOptimumTheFirstSampleLeftOut) {
   const auto run = [&](bool epochs) {
     IslandExtras extras;
     if (epochs) {
-      extras.refill =
-          epoch_sampler([&] { return std::make_unique<ListSource>(pool); }, uniform, ss, seed, 0);
+      extras.refill = epoch_sampler(
+          [&] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); }, uniform,
+          ss, seed, 0);
     }
     ReplayEvaluator eval = recorded().replay;
     NoMigrator alone;
@@ -184,7 +185,7 @@ TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
   SamplerSettings ss;
   ss.max_samples = 120;
   std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
-  ListSource source(pool);
+  ListSource source(recorded().replay.shape(), pool);
   const SampledSet first = sample(source, *uniform, ss, 7).set;
   GaSettings ga;
   ga.max_generations = 0;
@@ -192,7 +193,9 @@ TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
   ga.model_picks = 4;
   const auto extras = [&] {
     IslandExtras e;
-    e.refill = epoch_sampler([&] { return std::make_unique<ListSource>(pool); }, uniform, ss, 7, 0);
+    e.refill =
+        epoch_sampler([&] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); },
+                      uniform, ss, 7, 0);
     e.prior = uniform;
     return e;
   };

@@ -120,8 +120,9 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
                              const KernelPlan& plan) {
   const KernelFamily& family = *plan.family;
   // The kernel is built from the canonical setting (same plan), so settings that differ only
-  // in parameters the family does not read get the same source.
-  const Setting s = family.canonical(setting);
+  // in parameters the family does not read, or in factors it clips for this stencil, get the
+  // same source.
+  const Setting s = family.canonical(shape_of(stencil, grid), setting);
   const FamilyCode main = family.code(plan, s, grid, "IslMain");
   KernelSource k;
   k.entry = "isl_kernel";

@@ -87,6 +87,13 @@ CudaEvaluator::~CudaEvaluator() {
   stop_worker(false);
 }
 
+std::string CudaEvaluator::detail() const {
+  if (environment_.compile_cpus.empty())
+    return {};
+  return "NVRTC " + std::to_string(environment_.compile_threads) + " threads on CPUs " +
+         environment_.compile_cpus;
+}
+
 double CudaEvaluator::clock_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
@@ -97,8 +104,14 @@ void CudaEvaluator::stop_worker(bool kill) {
 }
 
 void CudaEvaluator::start_worker() {
-  std::vector<std::string> words{worker_path_, "--device", std::to_string(options_.device),
-                                 "--compile-threads", std::to_string(options_.compile_threads)};
+  std::vector<std::string> words{
+      worker_path_,
+      "--device",
+      std::to_string(options_.device),
+      "--compile-threads",
+      std::to_string(options_.compile_threads),
+      "--node-share",
+      std::to_string(options_.node_share.rank) + "/" + std::to_string(options_.node_share.ranks)};
   if (!options_.cache_dir.empty()) {
     words.push_back("--cache-dir");
     words.push_back(options_.cache_dir);
@@ -128,6 +141,8 @@ void CudaEvaluator::start_worker() {
   environment_.name = d.name;
   environment_.uuid = hello.get("uuid");
   environment_.device = static_cast<int>(hello.number("device"));
+  environment_.compile_cpus = hello.get("compile_cpus");
+  environment_.compile_threads = static_cast<int>(hello.number("compile_threads", 0));
   environment_.driver_version = static_cast<int>(hello.number("driver_version"));
   environment_.runtime_version = static_cast<int>(hello.number("runtime_version"));
   environment_.nvrtc_version = hello.get("nvrtc_version");

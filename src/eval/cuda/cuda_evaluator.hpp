@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "eval/cuda/codegen.hpp"
+#include "eval/cuda/compile_cpus.hpp"
 #include "eval/cuda/worker_process.hpp"
 #include "eval/cuda/worker_protocol.hpp"
 #include "eval/evaluator.hpp"
@@ -32,6 +33,8 @@ struct GpuEnvironment {
   int mem_clock_mhz = 0;
   long long global_mem_bytes = 0;
   double copy_bandwidth_gbs = 0;  // measured device-to-device copy, read + write
+  std::string compile_cpus;       // the CPUs the worker compiles on, "0-15"
+  int compile_threads = 0;        // its NVRTC threads per batch
 };
 
 // Test-only planted faults (ISLETUNE_PLANT_FAULTS, docs/kernels.md): the kernel of a chosen
@@ -55,7 +58,8 @@ struct CudaOptions {
   std::uint64_t seed = 1;         // seeds the random inputs of each batch
   double min_rep_ms = 2.0;        // a timed repetition runs enough steps to last this long
   std::string cache_dir;    // cubin cache; "" = $ISLETUNE_CACHE_DIR or ~/.cache/isletune/cubins
-  int compile_threads = 0;  // NVRTC threads per batch; 0 = one per core, at most 16
+  int compile_threads = 0;  // NVRTC threads per batch; 0 = one per CPU of the share, at most 32
+  NodeShare node_share;     // node-local rank and ranks: the worker's share of the node's CPUs
 };
 
 class CudaEvaluator : public Evaluator {
@@ -71,6 +75,7 @@ class CudaEvaluator : public Evaluator {
   [[nodiscard]] DeviceLimits limits() const override { return limits_; }
   [[nodiscard]] double clock_s() const override;
   [[nodiscard]] std::string name() const override { return "cuda"; }
+  [[nodiscard]] std::string detail() const override;
   [[nodiscard]] std::string source(const Setting& s) const override;
 
   // Test and benchmark hook: measures raw kernels (planted faults, hand-written variants)

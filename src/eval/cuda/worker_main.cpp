@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "eval/cuda/compile_cpus.hpp"
 #include "eval/cuda/nvrtc_compiler.hpp"
 #include "eval/cuda/worker_compile.hpp"
 #include "eval/cuda/worker_device.hpp"
@@ -71,8 +72,13 @@ struct KernelRequest {
 class Worker {
  public:
   // A worker answering on `ch`; cache_dir "" = the default cubin cache.
-  Worker(Channel& ch, std::string cache_dir, int compile_threads)
-      : ch_(ch), cache_dir_(std::move(cache_dir)), compile_threads_(compile_threads) {}
+  // `cpus`: the CPUs the compile pool runs on (take_compile_cpus), for the hello and the
+  // automatic thread count.
+  Worker(Channel& ch, std::string cache_dir, int compile_threads, std::vector<int> cpus)
+      : ch_(ch),
+        cache_dir_(std::move(cache_dir)),
+        compile_threads_(compile_threads),
+        cpus_(std::move(cpus)) {}
 
   // Initialises the device and says hello; false (after telling the parent) when there is
   // no usable device.
@@ -149,7 +155,9 @@ class Worker {
         .set("sm_clock_mhz", clock_khz / 1000)
         .set("mem_clock_mhz", mem_khz / 1000)
         .set("global_mem_bytes", static_cast<long long>(p.totalGlobalMem))
-        .set("copy_bandwidth_gbs", bandwidth);
+        .set("copy_bandwidth_gbs", bandwidth)
+        .set("compile_cpus", cpu_list_text(cpus_))
+        .set("compile_threads", compile_threads_ > 0 ? compile_threads_ : auto_compile_threads());
     return h;
   }
 
@@ -211,8 +219,7 @@ class Worker {
     std::vector<std::string> sources(n);
     for (std::size_t i = 0; i < n; ++i)
       sources[i] = m.get("source" + std::to_string(i));
-    const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    const int threads = compile_threads_ > 0 ? compile_threads_ : std::min(16, std::max(1, cores));
+    const int threads = compile_threads_ > 0 ? compile_threads_ : auto_compile_threads();
     // The compiler outlives every compile thread (it lives as long as the process).
     CompilePool pool([c = compiler_.get()](const std::string& src) { return c->compile(src); },
                      std::move(sources), threads, compile_timeout_s_);
@@ -345,6 +352,13 @@ class Worker {
   Channel& ch_;
   std::string cache_dir_;
   int compile_threads_ = 0;
+  std::vector<int> cpus_;
+
+  // One compile thread per CPU of the pool's share, at most 32 (NVRTC's memory per compile).
+  [[nodiscard]] int auto_compile_threads() const {
+    const auto n = cpus_.empty() ? std::thread::hardware_concurrency() : cpus_.size();
+    return static_cast<int>(std::clamp<std::size_t>(n, 1, 32));
+  }
   double compile_timeout_s_ = 60;
   DeviceLimits limits_;  // from cudaGetDeviceProperties
   std::unique_ptr<CubinCompiler> compiler_;
@@ -356,8 +370,10 @@ class Worker {
 }  // namespace
 }  // namespace isletune::cuda
 
-// Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]; speaks the
-// protocol on stdin/stdout (the parent's socket).
+// Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]
+// [--node-share R/N]; speaks the protocol on stdin/stdout (the parent's socket). --node-share:
+// the worker serves node-local rank R of N and compiles on that rank's share of the node's CPUs
+// when its inherited binding is narrower (eval/cuda/compile_cpus.hpp).
 int main(int argc, char** argv) {
   // Nothing but the socket (0, 1) and stderr is ours, even if a parent leaked descriptors.
   ::close_range(3, ~0U, 0);
@@ -370,6 +386,7 @@ int main(int argc, char** argv) {
   int device = -1;
   int threads = 0;
   std::string cache_dir;
+  isletune::cuda::NodeShare share;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--device")
@@ -378,10 +395,14 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[i + 1]);
     if (flag == "--cache-dir")
       cache_dir = argv[i + 1];
+    if (flag == "--node-share")
+      share = isletune::cuda::parse_node_share(argv[i + 1]).value_or(share);
   }
+  // Before any thread starts: the compile pool's threads inherit the affinity.
+  std::vector<int> cpus = isletune::cuda::take_compile_cpus(share);
   isletune::cuda::Channel channel(0, 1);
   try {
-    isletune::cuda::Worker worker(channel, cache_dir, threads);
+    isletune::cuda::Worker worker(channel, cache_dir, threads, std::move(cpus));
     if (!worker.start(device))
       return 0;
     worker.serve();

@@ -7,20 +7,22 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "config/config.hpp"
 #include "kernel/registry.hpp"
 #include "trace/reader.hpp"
 
 namespace isletune {
 
-ReplayEvaluator::ReplayEvaluator(const std::vector<EvaluationRecord>& records, DeviceLimits limits,
+ReplayEvaluator::ReplayEvaluator(const ProblemShape& shape,
+                                 const std::vector<EvaluationRecord>& records, DeviceLimits limits,
                                  std::string origin)
-    : limits_(std::move(limits)), origin_(std::move(origin)) {
+    : shape_(shape), limits_(std::move(limits)), origin_(std::move(origin)) {
   for (const EvaluationRecord& r : records) {
     if (r.cached || r.migrant)
       continue;
     if (r.measurement.status == Status::invalid)
       continue;
-    const Setting kernel = canonical(r.setting);
+    const Setting kernel = canonical(shape_, r.setting);
     if (table_.emplace(kernel, r.measurement).second)
       candidates_.push_back(kernel);
   }
@@ -52,7 +54,7 @@ std::vector<Measurement> ReplayEvaluator::evaluate(std::span<const Setting> batc
   std::vector<Measurement> out;
   out.reserve(batch.size());
   for (const Setting& s : batch) {
-    const auto it = table_.find(canonical(s));
+    const auto it = table_.find(canonical(shape_, s));
     if (it == table_.end()) {
       Measurement m;
       m.status = Status::invalid;
@@ -89,7 +91,13 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
     if (environment.front().sm_count > 0)
       limits.sm_count = environment.front().sm_count;
   }
-  return ReplayEvaluator(records, limits, path.string());
+  // The recorded problem: its stencil (/stencil) and grid (/config, when recorded).
+  const StencilInfo info = reader.stencil();
+  const Stencil stencil = Stencil::make(info.name, info.dims, info.offsets, info.coefficients);
+  const RecordedProblem problem = recorded_problem(reader.config_yaml());
+  ProblemShape shape = shape_of(stencil, problem.grid.value_or(Grid{}));
+  shape.sm_count = limits.sm_count;
+  return ReplayEvaluator(shape, records, limits, path.string());
 }
 
 // Replay records no kernel sources: the result carries none (export regenerates it).

@@ -2,7 +2,8 @@
 // isletune dataset or trace) instead of a GPU, with a simulated clock, so searches are
 // reproducible on a machine without a GPU.
 //
-// - Settings are canonicalised (kernel/registry.hpp) on load and on lookup: a setting
+// - Settings are canonicalised for the recorded stencil (kernel/registry.hpp) on load and on
+//   lookup: a setting
 //   returns the first measured record of its kernel (datasets recorded before canonical
 //   settings existed may hold one kernel under several settings; cached and migrant rows are
 //   not measurements). Unrecorded kernels come back `invalid` with a message and cost
@@ -20,18 +21,21 @@
 
 #include "eval/evaluator.hpp"
 #include "ga/records.hpp"
+#include "kernel/family.hpp"
 
 namespace isletune {
 
 class ReplayEvaluator final : public Evaluator {
  public:
-  // Answers from the given records; `origin` names where they came from (for messages).
-  ReplayEvaluator(const std::vector<EvaluationRecord>& records, DeviceLimits limits,
-                  std::string origin);
+  // Answers from the given records of a problem of this shape (whose canonical settings key
+  // them); `origin` names where they came from (for messages).
+  ReplayEvaluator(const ProblemShape& shape, const std::vector<EvaluationRecord>& records,
+                  DeviceLimits limits, std::string origin);
 
   // Loads every rank's evaluations of a dataset or trace file (trace.h5 follows its rank
-  // links). Throws InputError naming the file when it is missing, not an isletune
-  // dataset/trace, of another schema version, or has no usable records.
+  // links), keyed by their canonical settings for the file's /stencil and /config grid. Throws
+  // InputError naming the file when it is missing, not an isletune dataset/trace, of another schema
+  // version, or has no usable records.
   static ReplayEvaluator from_file(const std::filesystem::path& path);
 
   std::vector<Measurement> evaluate(std::span<const Setting> batch) override;
@@ -50,11 +54,14 @@ class ReplayEvaluator final : public Evaluator {
   // (the Slurm time-limit test uses it); 0 = as fast as possible.
   void set_delay_s(double s) { delay_s_ = s; }
   [[nodiscard]] const std::string& origin() const { return origin_; }
+  // The recorded problem's shape (its canonical settings key the records).
+  [[nodiscard]] const ProblemShape& shape() const { return shape_; }
   // 16 hex digits summing up every recorded setting and measurement this evaluator answers
   // with (FNV-1a): a run records it, and resume refuses a dataset whose answers changed.
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
  private:
+  ProblemShape shape_;
   std::unordered_map<Setting, Measurement, SettingHash> table_;
   std::vector<Setting> candidates_;
   DeviceLimits limits_;
