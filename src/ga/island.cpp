@@ -399,12 +399,11 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
     out.push_back(std::move(m));
   }
   const std::size_t individuals = out.size();
-  for (const Setting& s : fresh_) {
-    const bool sent =
-        std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(individuals),
-                    [&](const Migrant& m) { return m.setting == s; });
-    if (sent)
-      continue;
+  // A measurement-only migrant for `s` unless one of out[0, upto) already carries it.
+  const auto pass_on = [&](const Setting& s, std::size_t upto) {
+    if (std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(upto),
+                    [&](const Migrant& m) { return m.setting == s; }))
+      return;
     Migrant m;
     m.setting = s;
     m.measurement = cache_.at(s);
@@ -412,20 +411,13 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
     m.generation = generation_;
     m.measurement_only = true;
     out.push_back(std::move(m));
-  }
+  };
+  for (const Setting& s : fresh_)
+    pass_on(s, individuals);
   // Measurements learned from neighbours, passed on (each island passes a measurement on
   // at most once: only when it was new to it, so the flood ends).
-  for (const Setting& s : forward_) {
-    if (std::any_of(out.begin(), out.end(), [&](const Migrant& m) { return m.setting == s; }))
-      continue;
-    Migrant m;
-    m.setting = s;
-    m.measurement = cache_.at(s);
-    m.source_rank = rank;
-    m.generation = generation_;
-    m.measurement_only = true;
-    out.push_back(std::move(m));
-  }
+  for (const Setting& s : forward_)
+    pass_on(s, out.size());
   return out;
 }
 
