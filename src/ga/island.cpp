@@ -179,8 +179,6 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     ++considered;
     repeats += first_of[i] == -1 ? 1 : 0;
   }
-  offspring_repeats_ =
-      considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
   offspring_counts_ = {static_cast<int>(repeats), static_cast<int>(considered)};
   const double wall = evaluator.clock_s() + clock_offset_;
   std::vector<Individual> out;
@@ -266,10 +264,10 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   }
   // The random cells from this island's share first, so islands restarting in the same
   // generation do not draw the same settings.
-  std::stable_partition(open.begin(), open.end(),
-                        [&](int id) { return owns(alphabet_.setting(id)); });
   const std::size_t owned_open = static_cast<std::size_t>(
-      std::count_if(open.begin(), open.end(), [&](int id) { return owns(alphabet_.setting(id)); }));
+      std::stable_partition(open.begin(), open.end(),
+                            [&](int id) { return owns(alphabet_.setting(id)); }) -
+      open.begin());
   // Uniformly random unmeasured settings without repeats (partial Fisher-Yates); when
   // fewer remain than cells, random settings of the alphabet (cache hits) fill the rest.
   for (std::size_t i = 0; static_cast<int>(ids.size()) < cells_n; ++i) {
@@ -457,7 +455,8 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
 }
 
 double Island::mcr() const {
-  return offspring_repeats_;
+  const auto [repeats, considered] = offspring_counts_;
+  return considered == 0 ? 0.0 : static_cast<double>(repeats) / static_cast<double>(considered);
 }
 
 double Island::population_mcr() const {

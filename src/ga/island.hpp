@@ -200,9 +200,9 @@ class Island {
   std::vector<Setting> fresh_;
   // Measurements learned from neighbours, new to this island, not passed on yet.
   std::vector<Setting> forward_;
-  double offspring_repeats_ = 0;                // share of the last batch that was already known
-  std::pair<int, int> offspring_counts_{0, 0};  // its repeats and children considered
-  std::optional<OnlineModel> model_;            // built on first use when ops_.candidates > 1
+  // The last batch's children that repeated a known setting, and the children considered.
+  std::pair<int, int> offspring_counts_{0, 0};
+  std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

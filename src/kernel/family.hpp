@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "setting/device_limits.hpp"
 #include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
@@ -39,6 +40,8 @@ struct ProblemShape {
   [[nodiscard]] int radius(std::size_t axis) const;
 };
 [[nodiscard]] ProblemShape shape_of(const Stencil& stencil, const Grid& grid);
+// The shape with the device's SM count (plans shape their launch to it).
+[[nodiscard]] ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits);
 
 // One rule a family adds to the space. `stage` is the last parameter it reads (the space
 // enumerates in parameter order and prunes as soon as a rule fails); `check` says whether

@@ -36,6 +36,12 @@ ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
   return ProblemShape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
 }
 
+ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits) {
+  ProblemShape on = shape;
+  on.sm_count = limits.sm_count;
+  return on;
+}
+
 Setting KernelFamily::one_step(const Setting& s) const {
   Setting one = s;
   one[Param::tdeg] = 1;
@@ -99,9 +105,7 @@ KernelPlan make_plan(const ProblemShape& shape, const Setting& s) {
 
 KernelPlan make_plan(const Stencil& stencil, const Grid& grid, const Setting& setting,
                      const DeviceLimits& limits) {
-  ProblemShape shape = shape_of(stencil, grid);
-  shape.sm_count = limits.sm_count;
-  return make_plan(shape, setting);
+  return make_plan(on_device(shape_of(stencil, grid), limits), setting);
 }
 
 bool block_fits(const std::array<int, 3>& block, const DeviceLimits& limits) {
@@ -150,13 +154,6 @@ bool launch_ok(const KernelPlan& p, const DeviceLimits& limits, std::string* why
     return false;
   }
   return true;
-}
-
-// The shape with the device's SM count (plans shape their launch to it).
-ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits) {
-  ProblemShape on = shape;
-  on.sm_count = limits.sm_count;
-  return on;
 }
 
 // The family, or why none builds s.

@@ -143,10 +143,12 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     valid += c.count;
     kernels += c.kernels;
     const OcFlags f = oc_flags(c.oc);
-    if (f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming)
+    if (f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming) {
       EXPECT_EQ(c.kernels, 0) << oc_name(c.oc);  // the same kernels as with block merging
-    if (f.streaming)  // the register pipeline reads the merge kind, not use_shared
+    }
+    if (f.streaming) {  // the register pipeline reads the merge kind, not use_shared
       EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
+    }
   }
   // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192).
   EXPECT_EQ(valid, 497406);

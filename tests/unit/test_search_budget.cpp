@@ -362,8 +362,9 @@ TEST(SearchIslands, NoIslandMeasuresWhatAnotherMeasuredAndEveryCacheHoldsTheRun)
         // Without shares and forwarding (the previous behaviour) islands measure each
         // other's settings, and at 4 islands a non-neighbour's measurements never arrive.
         EXPECT_GT(repeats, measured / 25) << islands << " islands";
-        if (islands == 4)
+        if (islands == 4) {
           EXPECT_GT(missing, 0);
+        }
       }
     }
   }

@@ -87,8 +87,7 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
   if (auto why = family->unsupported(s))
     return *why;
   // The family's own rules (the space checks them too; a kernel is never built without them).
-  ProblemShape shape = shape_of(stencil, grid);
-  shape.sm_count = limits.sm_count;
+  const ProblemShape shape = on_device(shape_of(stencil, grid), limits);
   for (const FamilyRule& rule : family->rules()) {
     std::string why;
     if (!rule.form && !rule.check(shape, s, &why))

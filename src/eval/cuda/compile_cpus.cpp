@@ -86,11 +86,8 @@ std::vector<int> take_compile_cpus(NodeShare s) {
   if (!set_cpus(all))
     return own;
   const std::vector<int> node = current_cpus();
-  const std::vector<int> want = compile_cpus(own, node, s);
-  if (!set_cpus(want)) {
+  if (!set_cpus(compile_cpus(own, node, s)))
     set_cpus(own);
-    return current_cpus();
-  }
   return current_cpus();
 }
 

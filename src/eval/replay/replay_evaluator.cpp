@@ -95,9 +95,8 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
   const StencilInfo info = reader.stencil();
   const Stencil stencil = Stencil::make(info.name, info.dims, info.offsets, info.coefficients);
   const RecordedProblem problem = recorded_problem(reader.config_yaml());
-  ProblemShape shape = shape_of(stencil, problem.grid.value_or(Grid{}));
-  shape.sm_count = limits.sm_count;
-  return ReplayEvaluator(shape, records, limits, path.string());
+  return ReplayEvaluator(on_device(shape_of(stencil, problem.grid.value_or(Grid{})), limits),
+                         records, limits, path.string());
 }
 
 // Replay records no kernel sources: the result carries none (export regenerates it).
