@@ -124,8 +124,8 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("SHI", plan.halo_hi[si]) << constant("GSB", stride[bi], "long long")
     << constant("GSS", stride[si], "long long") << constant("BAXIS", b) << constant("SAXIS", sd)
     << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
-    << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
-    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg)
+    << constant("SB", plan.stream_len) << constant("LA", s[kTb[0]] * s[kMf[0]])
+    << constant("LB", s[kTb[bi]] * s[kMf[bi]]) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si]) << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
     << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
@@ -308,8 +308,9 @@ bool stream_unroll(const ProblemShape&, const Setting& s, std::string* why) {
   return false;
 }
 
-// The threads cover the loaded plane (tb * mf per in-plane axis): tdeg fused steps must
-// leave at least one output point after their halo.
+// The threads cover tb * mf points per in-plane axis of every level (the input plane is read
+// with a ring of one reach around them): the tdeg - 1 fused steps after the first must leave
+// at least one output point after their halo.
 bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* why) {
   const int sd = axis_of(s);
   if (sd < 0)
@@ -319,14 +320,15 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
     if (static_cast<int>(d) == sd)
       continue;
     const int points = s[kTb[d]] * s[kMf[d]];
-    const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * tdeg;
+    const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * (tdeg - 1);
     if (points > halo)
       continue;
     if (why) {
       *why = "along " + std::string(1, kAxis[d]) + " the streaming tile " +
              std::string(param_name(kTb[d])) + "*" + std::string(param_name(kMf[d])) + " = " +
              std::to_string(points) + " leaves no output point after the halo of " +
-             std::to_string(tdeg) + " fused steps (" + std::to_string(halo) + " points).";
+             std::to_string(tdeg - 1) + " fused steps beyond the first (" + std::to_string(halo) +
+             " points).";
     }
     return false;
   }
@@ -412,36 +414,40 @@ class Streaming final : public KernelFamily {
         p.tile[d] = static_cast<int>(p.stream_len);
         p.loaded[d] = p.tile[d] + halo;
       } else {
-        // The threads (tb * mf points) cover the loaded plane; the output tile is what is
-        // left after one halo per fused level (< 1: the rule tile_after_halo rejects it).
-        p.loaded[d] = s[kTb[d]] * s[kMf[d]];
-        p.tile[d] = p.loaded[d] - halo;
+        // The threads cover tb * mf points of every level; the block reads them with one
+        // step's reach around (the ring), and the output tile is what is left after one reach
+        // per fused level beyond the first (< 1: the rule tile_after_halo rejects it).
+        const int covered = s[kTb[d]] * s[kMf[d]];
+        const int reach = shape.reach.lo[d] + shape.reach.hi[d];
+        p.loaded[d] = covered + reach;
+        p.tile[d] = covered - reach * (p.tdeg - 1);
       }
       p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
     }
     balance_stream_blocks(p, extent, shape.sm_count);
     if (axis_of(s) > 0)
       p.unroll[a] = plane_unroll(shape, canonical(shape, s), p.tdeg);
-    // One padded plane (loaded + one step's reach per in-plane axis) per source level
-    // 0..tdeg-1, double-buffered; the stream axis lives in registers.
+    // One padded plane (the loaded plane: covered + one step's reach per in-plane axis) per
+    // source level 0..tdeg-1, double-buffered; the stream axis lives in registers.
     long long plane = 1;
-    double loaded_plane = 1, tile_plane = 1;
+    double loaded_plane = 1, covered_plane = 1, tile_plane = 1;
     for (std::size_t d = 0; d < 3; ++d) {
       if (d == a)
         continue;
-      plane *= p.loaded[d] + shape.reach.lo[d] + shape.reach.hi[d];
+      plane *= p.loaded[d];
       loaded_plane *= p.loaded[d];
+      covered_plane *= p.loaded[d] - shape.reach.lo[d] - shape.reach.hi[d];
       tile_plane *= std::max(1, p.tile[d]);
     }
     p.shared_bytes = 2LL * p.tdeg * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
-    // pipeline, computes every level on the whole loaded plane for stream_len + tdeg *
+    // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.
     const double len = static_cast<double>(p.stream_len);
     const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
     p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
     p.global_write_doubles = 1.0 / p.tdeg;
-    p.redundancy = loaded_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
+    p.redundancy = covered_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
   }
 
   double cost_factor(const Setting& s) const override {
@@ -470,8 +476,9 @@ class Streaming final : public KernelFamily {
       FamilyRule{Param::sb, stream_block_fits_grid, false, "sb <= the grid extent along sd"},
       FamilyRule{Param::tbz, stream_block_extent, false, "block extent 1 along sd"},
       FamilyRule{Param::mfz, stream_no_merge, false, "no merging along sd (mf_sd = 1)"},
-      FamilyRule{Param::mfz, tile_after_halo, false,
-                 "tb * mf per in-plane axis > the halo of tdeg steps (an output point is left)"},
+      FamilyRule{
+          Param::mfz, tile_after_halo, false,
+          "tb * mf per in-plane axis > the halo of tdeg - 1 steps (an output point is left)"},
       FamilyRule{Param::mfz, register_pipeline, false,
                  "the per-thread register pipeline (points x levels x live values) fits the "
                  "registers"},
