@@ -5,11 +5,11 @@
 // In-plane axes are A (always x) and B (the other non-streamed axis; z of extent 1 in 2-D).
 // A block of TBA x TBB threads covers LA x LB = TBA*MFA x TBB*MFB points of every level: each
 // thread owns MFA x MFB columns (cyclic merge: TBA apart; block merge: contiguous) and keeps
-// them for the whole stream. The input plane (level 0) is read with one step's reach around
-// the covered region: the ring of RING points beyond the threads' own is loaded by the block
-// cooperatively (thread k takes ring points k, k + THREADS, ...), so level 1 is valid on the
-// whole covered region, and every further level loses one reach (overlapped tiles): the
-// output tile TA x TB is the covered region shrunk by TDEG - 1 reaches, all of it at tdeg 1.
+// them for the whole stream. At tdeg 1 (RING) the covered region is the output tile and the
+// block also reads the ring of one step's reach around it (thread k takes ring points k,
+// k + THREADS, ...), so no thread computes a point it does not store. At tdeg >= 2 the
+// covered region is the loaded plane and every level loses one reach (overlapped tiles;
+// neighbouring blocks recompute the overlap): the output tile TA x TB starts OA x OB points in.
 //
 // Stream block k along S owns output planes [k*SB, k*SB + SB). Iteration i loads input plane
 // P0 + i (P0 = k*SB - SLO*TDEG), and level l (1..TDEG) computes plane P0 + i - l*(SHI+1):
@@ -20,8 +20,9 @@
 // (retiming on: each arriving plane adds its in-plane partial sum into every output plane it
 // touches). Only in-plane neighbours pass through shared memory: one plane per source level,
 // double-buffered (written in iteration i, read in i+1), each padded by the one-step reach
-// (the ring of level 0; zero for the other levels, whose edge values are not used). The stream loop has a compile-time trip count, every register index is a
-// compile-time constant after unrolling, and shifts of the queues are register renaming.
+// (the ring of level 0 at tdeg 1; zero otherwise: edge values beyond it are not used). The
+// stream loop has a compile-time trip count, every register index is a compile-time
+// constant after unrolling, and shifts of the queues are register renaming.
 //
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
@@ -43,18 +44,18 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   constexpr int PLANE = (C::LB + C::BLO + C::BHI) * PITCH;
   constexpr int THREADS = C::TBX * C::TBY * C::TBZ;
   constexpr int NIT = C::SB + T * Q;  // iterations: stream block + pipeline fill
-  // The ring around the covered region of the input plane (padded plane minus the covered
-  // part): rows above (BLO) and below (BHI) the covered rows, then the ALO + AHI side
-  // columns of each covered row. RSLOT ring points per thread at most.
-  constexpr int RING = PLANE - C::LA * C::LB;
+  // RING (tdeg 1): the ring around the covered region of the input plane (padded plane minus
+  // the covered part: the BLO + BHI rows above and below, then the ALO + AHI side points of
+  // each covered row), ring point k taken by thread k % THREADS; RSLOT per thread at most.
+  constexpr int RING = C::RING ? PLANE - C::LA * C::LB : 0;
   constexpr int RSLOT = RING > 0 ? (RING + THREADS - 1) / THREADS : 1;
 
   const int tx = threadIdx.x;
   const int ty = C::SAXIS == 2 ? threadIdx.y : threadIdx.z;
   const int tid = threadIdx.x + C::TBX * (threadIdx.y + C::TBY * threadIdx.z);
   // Loaded plane origin (global in-plane coordinates of loaded point (0, 0)).
-  const int a0 = blockIdx.x * C::TA - C::ALO * (T - 1);
-  const int b0 = block_index(C::BAXIS) * C::TB - C::BLO * (T - 1);
+  const int a0 = blockIdx.x * C::TA - C::OA;
+  const int b0 = block_index(C::BAXIS) * C::TB - C::OB;
   const int s0 = block_index(C::SAXIS) * C::SB;
   const int s_hi = s0 + C::SB < C::NS ? s0 + C::SB : C::NS;  // one past the last output plane
   const int p0 = s0 - C::SLO * T;                            // first input plane
@@ -74,8 +75,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const int a = a0 + ia, b = b0 + ib;
       in_grid[p] = a >= 0 && a < C::NA && b >= 0 && b < C::NB;
       col_ok[p] = a >= C::ALO && a < C::NA - C::AHI && b >= C::BLO && b < C::NB - C::BHI;
-      out_ok[p] = in_grid[p] && ia >= C::ALO * (T - 1) && ia < C::ALO * (T - 1) + C::TA &&
-                  ib >= C::BLO * (T - 1) && ib < C::BLO * (T - 1) + C::TB;
+      out_ok[p] =
+          in_grid[p] && ia >= C::OA && ia < C::OA + C::TA && ib >= C::OB && ib < C::OB + C::TB;
     }
   }
   // The thread's ring points: shared index within a padded plane and global in-plane offset
@@ -90,17 +91,16 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       pb = k / PITCH;
       pa = k % PITCH;
     } else if (k < (C::BLO + C::BHI) * PITCH) {
-      pb = C::BLO + C::LB + (k - C::BLO * PITCH) / PITCH;
-      pa = (k - C::BLO * PITCH) % PITCH;
+      pb = C::LB + k / PITCH;
+      pa = k % PITCH;
     } else if constexpr (C::ALO + C::AHI > 0) {
       const int side = k - (C::BLO + C::BHI) * PITCH, c = side % (C::ALO + C::AHI);
       pb = C::BLO + side / (C::ALO + C::AHI);
       pa = c < C::ALO ? c : C::LA + c;
     }
     const int a = a0 - C::ALO + pa, b = b0 - C::BLO + pb;
-    const bool live = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB;
     ring_sm[r] = k < RING ? pb * PITCH + pa : -1;
-    ring_g[r] = live ? 1LL * b * C::GSB + a : -1;
+    ring_g[r] = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB ? 1LL * b * C::GSB + a : -1;
   }
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
@@ -164,7 +164,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     const bool plane_in = s >= 0 && s < C::NS;
 #pragma unroll
     for (int r = 0; r < RSLOT; ++r)
-      dst[r] = plane_in && ring_g[r] >= 0 ? in[1LL * s * C::GSS + ring_g[r]] : 0.0;
+      dst[r] = RING > 0 && plane_in && ring_g[r] >= 0 ? in[1LL * s * C::GSS + ring_g[r]] : 0.0;
   };
   double pre[NPT], ring_pre[RSLOT];
   if constexpr (C::PREFETCH) {
@@ -180,7 +180,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       load_ring(ring_nxt, p0 + i + 1);
     }
 
-      // (A) Source levels 0..T-1: take in the plane each produced last iteration.
+    // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < T; ++l) {
       const double* src = rd + l * PLANE + sm0;
@@ -267,7 +267,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
 #pragma unroll
     for (int r = 0; r < RSLOT; ++r) {
-      if (ring_sm[r] >= 0)
+      if (RING > 0 && ring_sm[r] >= 0)
         wr[ring_sm[r]] = ring[r];
     }
     __syncthreads();
