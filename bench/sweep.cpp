@@ -21,7 +21,10 @@
 //         share out the model's picks; 1), shares (1: by setting hash, disjoint; 0: every
 //         islands-th of the island's own ranking), forward (0/1: measurements learned from a
 //         neighbour are passed on around the ring; 1), window (generations an island pools
-//         offspring over for its restart decision; 0: the number of islands).
+//         offspring over for its restart decision; 0: the number of islands), first (0/1:
+//         every island learns every island's generation 0 before generation 1; 1), ranked
+//         (generations from 1 in which the model's picks are every islands-th of the
+//         island's own ranking instead of its hash share).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -260,6 +263,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.hash_shares = v.num("shares", 1) != 0;
       extras.forward = v.num("forward", 1) != 0;
       extras.restart_window = static_cast<int>(v.num("window", 0));
+      extras.gather_first = v.num("first", 1) != 0;
+      extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
       // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).

@@ -78,6 +78,11 @@ struct GaOperators {
   // the next emigrants (measurement-only), so on a ring of more than 2 islands every
   // island learns every measurement of the run (ring neighbours only otherwise).
   bool forward = false;
+  // Up to this generation the model's picks are every pick_stride-th of the island's own
+  // ranking even with hash_shares: right after the exchange of generation 0 every
+  // island's model is fit on the same measurements, so the rankings agree and the islands
+  // split the best picks of the run between them (0: hash shares from generation 1).
+  int ranked_until = 0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -134,6 +139,9 @@ class Island {
   // learned from a neighbour since the last emigration, as measurement-only migrants
   // (shared so no island measures them again). Call sent() once they have left.
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
+  // Measurements every island learns at once (Migrator::gather_first): into the cache
+  // (and the best ever seen) only; no row, no cell, nothing to pass on.
+  void learn(const std::vector<Migrant>& migrants);
   // The emigrants have been sent: the learned measurements are passed on, not again.
   void sent() { forward_.clear(); }
   // Whether `s` is in this island's share of the alphabet (GaOperators::pick_stride).

@@ -13,6 +13,8 @@ class MemoryRing::Port final : public Migrator {
     return static_cast<int>(ring_.neighbours_of(rank_).size());
   }
   void send(const std::vector<Migrant>& migrants) override {
+    if (!ring_.first_[rank_])
+      ring_.first_[rank_] = migrants;
     for (const int peer : ring_.neighbours_of(rank_)) {
       for (const Migrant& m : migrants) {
         ring_.inboxes_[peer].push_back(m);
@@ -25,6 +27,14 @@ class MemoryRing::Port final : public Migrator {
     out.swap(ring_.inboxes_[rank_]);
     return out;
   }
+  std::vector<Migrant> gather_first() override {
+    std::vector<Migrant> out;
+    for (int r = 0; r < ring_.size(); ++r) {
+      if (r != rank_ && ring_.first_[r])
+        out.insert(out.end(), ring_.first_[r]->begin(), ring_.first_[r]->end());
+    }
+    return out;
+  }
 
  private:
   MemoryRing& ring_;
@@ -33,7 +43,7 @@ class MemoryRing::Port final : public Migrator {
 
 MemoryRing::~MemoryRing() = default;
 
-MemoryRing::MemoryRing(int islands) : inboxes_(islands) {
+MemoryRing::MemoryRing(int islands) : inboxes_(islands), first_(islands) {
   if (islands < 1)
     throw std::invalid_argument("MemoryRing needs at least one island");
   for (int r = 0; r < islands; ++r)

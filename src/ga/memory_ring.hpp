@@ -1,12 +1,14 @@
 // In-memory stand-ins for the MPI ring (src/ring), for tests and single-process runs:
 // a bidirectional ring of N islands sharing mailboxes, and a collective stop vote.
 // Islands are stepped in turn on one thread (IslandSearch::step), so both are
-// deterministic.
+// deterministic. gather_first() answers from the first batches sent so far: islands
+// stepped in turn have all sent generation 0's before any asks, before generation 1.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ga/migrator.hpp"
@@ -28,6 +30,7 @@ class MemoryRing {
  private:
   class Port;
   std::vector<std::vector<Migrant>> inboxes_;
+  std::vector<std::optional<std::vector<Migrant>>> first_;  // per island: its first batch
   std::vector<std::unique_ptr<Port>> migrators_;
   std::size_t sent_ = 0;
 };
