@@ -24,7 +24,10 @@
 //         offspring over for its restart decision; 0: the number of islands), first (0/1:
 //         every island learns every island's generation 0 before generation 1; 1), ranked
 //         (generations from 1 in which the model's picks are every islands-th of the
-//         island's own ranking instead of its hash share).
+//         island's own ranking instead of its hash share), lag (-1: an island receives
+//         everything sent to it so far; 1: what the MPI ring delivers, a generation late),
+//         interact (family | flags: the online model's interacting parameters, besides the
+//         merge kind streaming, retiming, prefetch (and use_shared, use_constant)).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -56,6 +59,7 @@
 #include "ga/island.hpp"
 #include "ga/memory_ring.hpp"
 #include "ga/search.hpp"
+#include "sample/online_model.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
@@ -251,7 +255,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       by_prediction = std::move(sorted);
     }
     const bool whole = sampled.settings.size() >= p.candidates.size();
-    MemoryRing ring(islands);
+    MemoryRing ring(islands, static_cast<int>(v.num("lag", -1)));
     MemoryStopVote votes(islands);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
     std::vector<std::unique_ptr<Counting>> evals;
@@ -264,6 +268,12 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.forward = v.num("forward", 1) != 0;
       extras.restart_window = static_cast<int>(v.num("window", 0));
       extras.gather_first = v.num("first", 1) != 0;
+      if (v.get("interact", "") == "flags") {
+        extras.interact = {Param::merge,    Param::streaming,  Param::retiming,
+                           Param::prefetch, Param::use_shared, Param::use_constant};
+      } else if (v.get("interact", "") == "family") {
+        extras.interact = {Param::merge, Param::streaming, Param::retiming, Param::prefetch};
+      }
       extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
@@ -285,10 +295,52 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                                                    votes.vote(r), sink, seed, r, SearchHooks{},
                                                    std::nullopt, std::move(extras)));
     }
+    // SWEEP_TRACE=1: per generation of island 0, whether the optimum is measured, its rank
+    // among the unmeasured recorded settings by a model refit as the island's (its cache,
+    // the prior) and by the prior alone, and whether the first sample holds it.
+    const bool trace = std::getenv("SWEEP_TRACE") != nullptr;
+    std::optional<Setting> opt;
+    if (trace) {
+      ReplayEvaluator lookup = *p.replay;
+      const std::vector<Measurement> all = lookup.evaluate(p.candidates);
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (all[i].ok() && all[i].median_ms == p.optimum)
+          opt = p.candidates[i];
+      }
+      std::printf("seed %llu: sample %zu settings, optimum %s in it\n",
+                  static_cast<unsigned long long>(seed), sampled.settings.size(),
+                  opt && std::find(sampled.settings.begin(), sampled.settings.end(), *opt) !=
+                              sampled.settings.end()
+                      ? "is"
+                      : "is NOT");
+    }
     for (bool going = true; going;) {
       going = false;
       for (auto& island : isl)
         going = island->step() || going;
+      if (trace && opt) {
+        const Island& is0 = isl[0]->island();
+        OnlineModel model(sampled.settings, 1.0, predictor.get());
+        std::vector<std::pair<Setting, double>> data;
+        for (const auto& [s, m] : is0.state().cache)
+          data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+        model.fit(data);
+        int by_model = 0, by_prior = 0, open = 0;
+        const double mo = model.predict_ms(*opt), po = predictor->predict_ms(*opt);
+        for (const Setting& c : p.candidates) {
+          if (is0.cached(c))
+            continue;
+          ++open;
+          by_model += model.predict_ms(c) < mo ? 1 : 0;
+          by_prior += predictor->predict_ms(c) < po ? 1 : 0;
+        }
+        std::printf(
+            "  gen %3d evals %5lld best %+6.1f%% optimum %s model rank %4d prior rank "
+            "%4d of %d, restarts %d\n",
+            is0.generation(), tally.count, 100 * (tally.best / p.optimum - 1),
+            is0.cached(*opt) ? "measured" : "open    ", by_model, by_prior, open,
+            isl[0]->restarts());
+      }
     }
     for (const auto& island : isl)
       out.restarts += island->restarts();
@@ -363,6 +415,43 @@ int main_sweep(int argc, char** argv) {
   }
   if (rank)
     print_rank(p, dataset);
+  if (std::getenv("SWEEP_FIT")) {  // the optimum's rank by the online model fit on everything
+    const std::shared_ptr<const Predictor> roof =
+        make_predictor("roofline", p.stencil, p.grid, replay.limits());
+    const std::vector<Measurement> m = replay.evaluate(p.candidates);
+    const std::vector<std::pair<std::string, std::vector<Param>>> sets = {
+        {"merge", {Param::merge}},
+        {"merge,streaming", {Param::merge, Param::streaming}},
+        {"merge,tdeg", {Param::merge, Param::tdeg}},
+        {"merge,streaming,retiming,prefetch",
+         {Param::merge, Param::streaming, Param::retiming, Param::prefetch}},
+        {"merge,streaming,tdeg", {Param::merge, Param::streaming, Param::tdeg}},
+        {"merge,use_shared", {Param::merge, Param::use_shared}},
+        {"merge,streaming,use_shared", {Param::merge, Param::streaming, Param::use_shared}},
+        {"merge,streaming,retiming,prefetch,use_shared,use_constant",
+         {Param::merge, Param::streaming, Param::retiming, Param::prefetch, Param::use_shared,
+          Param::use_constant}},
+    };
+    for (const auto& [label, inter] : sets)
+      for (const Predictor* prior : {roof.get(), static_cast<const Predictor*>(nullptr)}) {
+        std::printf("%-40s ", label.c_str());
+        OnlineModel model(p.candidates, 1.0, prior, inter);
+        std::vector<std::pair<Setting, double>> data;
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+          data.emplace_back(p.candidates[i], m[i].ok() ? m[i].median_ms : -1.0);
+          if (m[i].ok() && m[i].median_ms == p.optimum)
+            at = i;
+        }
+        model.fit(data);
+        const double mo = model.predict_ms(p.candidates[at]);
+        int better = 0;
+        for (const Setting& c : p.candidates)
+          better += model.predict_ms(c) < mo ? 1 : 0;
+        std::printf("model fit on all %zu (%s prior, %zu features): optimum ranked %d\n",
+                    data.size(), prior ? "with" : "no", model.features(), better);
+      }
+  }
   if (variants.empty())
     return 0;
   std::printf("dataset %s: %zu settings, optimum %.5f ms, %d seeds\n", dataset.filename().c_str(),

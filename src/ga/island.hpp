@@ -83,6 +83,9 @@ struct GaOperators {
   // island's model is fit on the same measurements, so the rankings agree and the islands
   // split the best picks of the run between them (0: hash shares from generation 1).
   int ranked_until = 0;
+  // Parameters whose indicators interact with every other one in the online model
+  // (OnlineModel's `interact`; the default: the merge kind).
+  std::vector<Param> interact = {Param::merge};
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.

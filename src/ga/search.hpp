@@ -205,6 +205,8 @@ struct IslandExtras {
   // Generations (from 1) in which the model's picks are every islands-th of the island's
   // own ranking (GaOperators::ranked_until); hash shares after.
   int ranked_until = 0;
+  // The online model's interacting parameters (GaOperators::interact).
+  std::vector<Param> interact = {Param::merge};
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.

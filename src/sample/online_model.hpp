@@ -28,8 +28,12 @@ class OnlineModel final : public Predictor {
  public:
   // Feature map over `settings` (the alphabet of the search); lambda = ridge strength.
   // `prior` (may be null) must outlive the model.
+  // `interact`: the parameters whose indicators multiply every other indicator (default:
+  // the merge kind, as above).
   explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
-                       const Predictor* prior = nullptr);
+                       const Predictor* prior = nullptr,
+                       std::span<const Param> interact = kMergeOnly);
+  static constexpr Param kMergeOnly[] = {Param::merge};
 
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
@@ -51,7 +55,7 @@ class OnlineModel final : public Predictor {
     int value;
   };
   std::vector<Level> levels_;      // one-hot main effects
-  std::vector<int> merge_levels_;  // indices into levels_ of the merge-kind indicators
+  std::vector<int> merge_levels_;  // indices into levels_ of the interacting indicators
   std::size_t feature_count_ = 0;
   double lambda_;
   const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)

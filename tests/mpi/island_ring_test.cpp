@@ -9,14 +9,17 @@
 // every island evaluates generation 1 knowing every island's generation 0.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "../unit/test_ga_fakes.hpp"
+#include "ga/memory_ring.hpp"
 #include "ga/search.hpp"
 #include "mpi_check.hpp"
 #include "ring/ring_migrator.hpp"
@@ -152,6 +155,71 @@ int missing_at_generation_one(MPI_Comm comm, bool gather) {
   return missing;
 }
 
+// Every evaluation row of an island as "key[c][m]" lines (its trajectory).
+std::string trajectory(const std::vector<EvaluationRecord>& rows) {
+  std::string out;
+  for (const auto& e : rows)
+    out += canonical_key(e.setting) + (e.cached ? "c" : "") + (e.migrant ? "m" : "") + "\n";
+  return out;
+}
+
+// The replay sweep's ring (MemoryRing with lag 1, islands stepped in turn on one thread)
+// gives every island the trajectory it has over the real MPI ring: the sweep measures
+// the product. Returns the islands whose trajectories differ (checked on rank 0).
+int memory_ring_differs(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  GaSettings ga = GaSettings{}.for_islands(size);
+  ga.max_generations = 0;
+  ga.max_evaluations = 50;
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, ga.encoding);
+  const auto landscape = testing::random_landscape(41, 0.1);
+  IslandExtras extras;
+  extras.islands = size;
+  std::string mine;
+  {
+    testing::SyntheticEvaluator evaluator(landscape, 0.25);
+    testing::MemorySink sink;
+    ring::RingMigrator migrator(comm);
+    ring::RingStopVote vote(comm);
+    IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 41, rank, {}, std::nullopt,
+                        extras);
+    while (search.step()) {
+    }
+    vote.drain();
+    (void)migrator.drain();
+    mine = trajectory(sink.evaluations);
+  }
+  const std::vector<std::string> mpi = gather_text(comm, mine);
+  if (rank != 0)
+    return 0;
+  MemoryRing ring(size, 1);
+  MemoryStopVote votes(size);
+  std::vector<std::unique_ptr<testing::SyntheticEvaluator>> evaluators;
+  std::vector<testing::MemorySink> sinks(static_cast<std::size_t>(size));
+  std::vector<std::unique_ptr<IslandSearch>> islands;
+  for (int r = 0; r < size; ++r) {
+    evaluators.push_back(std::make_unique<testing::SyntheticEvaluator>(landscape, 0.25));
+    islands.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evaluators[r], ring.migrator(r),
+                                                     votes.vote(r), sinks[r], 41, r, SearchHooks{},
+                                                     std::nullopt, extras));
+  }
+  for (bool going = true; going;) {
+    going = false;
+    for (auto& island : islands)
+      going = island->step() || going;
+  }
+  int differ = 0;
+  for (int r = 0; r < size; ++r) {
+    const std::string memory = trajectory(sinks[r].evaluations);
+    CHECK(std::count(memory.begin(), memory.end(), '\n') >= 50, "island %d: a short run", r);
+    differ += memory == mpi[static_cast<std::size_t>(r)] ? 0 : 1;
+  }
+  return differ;
+}
+
 // The default GA split over the ranks, the surrogate on, 60 measurements per island, over
 // the real ring: every island learns every measurement of the run.
 void check_shared_measurements(MPI_Comm comm) {
@@ -280,6 +348,8 @@ int main(int argc, char** argv) {
         "exchange, %d without\n",
         with, without);
   }
+  const int differ = memory_ring_differs(world.comm());
+  CHECK(differ == 0, "%d islands of the in-memory ring (lag 1) differ from the MPI ring", differ);
   const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("island_ring_test: %d combinations on %d ranks: %s (%d failed checks)\n", combos,
