@@ -24,10 +24,13 @@
 //         offspring over for its restart decision; 0: the number of islands), first (0/1:
 //         every island learns every island's generation 0 before generation 1; 1), ranked
 //         (generations from 1 in which the model's picks are every islands-th of the
-//         island's own ranking instead of its hash share), lag (-1: an island receives
-//         everything sent to it so far; 1: what the MPI ring delivers, a generation late),
-//         interact (family | flags: the online model's interacting parameters, besides the
-//         merge kind streaming, retiming, prefetch (and use_shared, use_constant)).
+//         island's own ranking instead of its hash share), lag (1, the default: what
+//         the MPI ring delivers, a generation late, so each island's trajectory is the one
+//         it has under mpirun; -1: everything sent to it so far, the ring of the figures
+//         before 2026-11-24's generation-0 exchange),
+//         interact (the online model's interacting parameters: parameter names joined by
+//         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
+//         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -255,7 +258,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       by_prediction = std::move(sorted);
     }
     const bool whole = sampled.settings.size() >= p.candidates.size();
-    MemoryRing ring(islands, static_cast<int>(v.num("lag", -1)));
+    MemoryRing ring(islands, static_cast<int>(v.num("lag", 1)));
     MemoryStopVote votes(islands);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
     std::vector<std::unique_ptr<Counting>> evals;
@@ -273,6 +276,14 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                            Param::prefetch, Param::use_shared, Param::use_constant};
       } else if (v.get("interact", "") == "family") {
         extras.interact = {Param::merge, Param::streaming, Param::retiming, Param::prefetch};
+      } else if (v.keys.count("interact")) {  // parameter names joined by '+'
+        extras.interact.clear();
+        std::stringstream names(v.get("interact", ""));
+        std::string name;
+        while (std::getline(names, name, '+')) {
+          if (const auto param = param_from_name(name))
+            extras.interact.push_back(*param);
+        }
       }
       extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)

@@ -422,10 +422,8 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
 }
 
 void Island::learn(const std::vector<Migrant>& migrants) {
-  for (const Migrant& m : migrants) {
-    const auto it = cache_.emplace(m.setting, m.measurement).first;
-    note_best(m.setting, it->second);
-  }
+  for (const Migrant& m : migrants)
+    cache_.emplace(m.setting, m.measurement);
 }
 
 // Caches and integrates immigrants without measuring them.

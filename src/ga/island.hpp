@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -46,6 +47,12 @@ struct IslandState {
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
 };
 
+// The parameters whose indicators interact with every other one in the island's online
+// model (OnlineModel's `interact`): the merge kind and the streaming family's switches,
+// which change what the other parameters do (replay sweep, docs/benchmarks.md).
+inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
+                                               Param::prefetch};
+
 // The variation rates of an island (defaults: GaSettings's, declared there once).
 struct GaOperators {
   double crossover_rate = GaSettings{}.crossover_rate;
@@ -84,8 +91,8 @@ struct GaOperators {
   // split the best picks of the run between them (0: hash shares from generation 1).
   int ranked_until = 0;
   // Parameters whose indicators interact with every other one in the online model
-  // (OnlineModel's `interact`; the default: the merge kind).
-  std::vector<Param> interact = {Param::merge};
+  // (OnlineModel's `interact`).
+  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -143,7 +150,10 @@ class Island {
   // (shared so no island measures them again). Call sent() once they have left.
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
   // Measurements every island learns at once (Migrator::gather_first): into the cache
-  // (and the best ever seen) only; no row, no cell, nothing to pass on.
+  // only (the model's data; never measured here), no row, no cell, nothing to pass on.
+  // The best ever seen stays this island's own or received as an immigrant (a row), so
+  // it is always a measurement of this island's trace; the senders' best individuals
+  // still arrive by the ring.
   void learn(const std::vector<Migrant>& migrants);
   // The emigrants have been sent: the learned measurements are passed on, not again.
   void sent() { forward_.clear(); }

@@ -206,7 +206,7 @@ struct IslandExtras {
   // own ranking (GaOperators::ranked_until); hash shares after.
   int ranked_until = 0;
   // The online model's interacting parameters (GaOperators::interact).
-  std::vector<Param> interact = {Param::merge};
+  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.
