@@ -30,7 +30,8 @@
 //         before 2026-11-24's generation-0 exchange),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
-//         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)).
+//         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
+//         lambda (the online model's ridge strength; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -258,6 +259,21 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       by_prediction = std::move(sorted);
     }
     const bool whole = sampled.settings.size() >= p.candidates.size();
+    std::vector<Param> interact(std::begin(kModelInteractions), std::end(kModelInteractions));
+    if (v.get("interact", "") == "flags") {
+      interact = {Param::merge,    Param::streaming,  Param::retiming,
+                  Param::prefetch, Param::use_shared, Param::use_constant};
+    } else if (v.get("interact", "") == "family") {
+      interact = {Param::merge, Param::streaming, Param::retiming, Param::prefetch};
+    } else if (v.keys.count("interact")) {  // parameter names joined by '+'
+      interact.clear();
+      std::stringstream names(v.get("interact", ""));
+      std::string name;
+      while (std::getline(names, name, '+')) {
+        if (const auto param = param_from_name(name))
+          interact.push_back(*param);
+      }
+    }
     MemoryRing ring(islands, static_cast<int>(v.num("lag", 1)));
     MemoryStopVote votes(islands);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
@@ -271,20 +287,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.forward = v.num("forward", 1) != 0;
       extras.restart_window = static_cast<int>(v.num("window", 0));
       extras.gather_first = v.num("first", 1) != 0;
-      if (v.get("interact", "") == "flags") {
-        extras.interact = {Param::merge,    Param::streaming,  Param::retiming,
-                           Param::prefetch, Param::use_shared, Param::use_constant};
-      } else if (v.get("interact", "") == "family") {
-        extras.interact = {Param::merge, Param::streaming, Param::retiming, Param::prefetch};
-      } else if (v.keys.count("interact")) {  // parameter names joined by '+'
-        extras.interact.clear();
-        std::stringstream names(v.get("interact", ""));
-        std::string name;
-        while (std::getline(names, name, '+')) {
-          if (const auto param = param_from_name(name))
-            extras.interact.push_back(*param);
-        }
-      }
+      extras.interact = interact;
+      extras.model_lambda = v.num("lambda", extras.model_lambda);
       extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
@@ -331,7 +335,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         going = island->step() || going;
       if (trace && opt) {
         const Island& is0 = isl[0]->island();
-        OnlineModel model(sampled.settings, 1.0, predictor.get());
+        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact);
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.ok() ? m.median_ms : -1.0);

@@ -376,7 +376,7 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all, 1.0, ops_.prior, ops_.interact);
+    model_.emplace(all, ops_.model_lambda, ops_.prior, ops_.interact);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());

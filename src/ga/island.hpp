@@ -93,6 +93,8 @@ struct GaOperators {
   // Parameters whose indicators interact with every other one in the online model
   // (OnlineModel's `interact`).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  // The online model's ridge strength (OnlineModel's `lambda`).
+  double model_lambda = 1.0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.

@@ -207,6 +207,7 @@ struct IslandExtras {
   int ranked_until = 0;
   // The online model's interacting parameters (GaOperators::interact).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  double model_lambda = 1.0;  // the online model's ridge strength (GaOperators)
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.

@@ -4,9 +4,11 @@
 //
 // Features (built once from the settings the search may visit): for every parameter with
 // more than one value among them, one indicator per value but the first (one-hot main
-// effects); and, when the merge kind varies, the product of each merge-kind indicator with
-// every other indicator (merging changes what the other parameters do: block merging
-// along x breaks coalescing, cyclic does not). Target: log(median ms); a failed setting
+// effects); and, for each `interact` parameter that varies (by default the merge kind;
+// the island GA adds the streaming family's switches, ga/island.hpp kModelInteractions),
+// the product of each of its indicators with every other indicator (merging changes what
+// the other parameters do: block merging along x breaks coalescing, cyclic does not;
+// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed setting
 // counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
