@@ -307,6 +307,13 @@ std::vector<FamilyCase> family_cases(int dims) {
        "use_constant=1"},
       {"streaming", 2,
        "streaming=1 sd=1 sb=512 tbx=32 tby=1 tbz=32 ufy=2 retiming=1 prefetch=1 use_constant=1"},
+      // Longer stream blocks (less pipeline fill) and, with the input ring, two points per
+      // thread along y on a 32x32 covered plane.
+      {"streaming", 1, s3("sb=256 tbx=32 tby=32")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=16 merge=cyclic mfy=2")},
+      {"streaming", 2, s3("sb=256 tbx=32 tby=16 merge=cyclic mfy=2 retiming=1")},
+      {"streaming", 2, s3("sb=256 tbx=32 tby=32 retiming=1")},
+      {"streaming", 4, s3("sb=256 tbx=32 tby=32 retiming=1")},
   };
 }
 

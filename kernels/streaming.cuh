@@ -3,10 +3,13 @@
 // kernel plan) holds every compile-time value; the stencil comes as IslApply (codegen).
 //
 // In-plane axes are A (always x) and B (the other non-streamed axis; z of extent 1 in 2-D).
-// A block of TBA x TBB threads covers a loaded plane of LA x LB = TBA*MFA x TBB*MFB points:
-// each thread owns MFA x MFB columns (cyclic merge: TBA apart; block merge: contiguous) and
-// keeps them for the whole stream. The block's output tile TA x TB is the loaded plane shrunk
-// by one halo per fused level (overlapped tiles); neighbouring blocks recompute the overlap.
+// A block of TBA x TBB threads covers LA x LB = TBA*MFA x TBB*MFB points of every level: each
+// thread owns MFA x MFB columns (cyclic merge: TBA apart; block merge: contiguous) and keeps
+// them for the whole stream. At tdeg 1 (RING) the covered region is the output tile and the
+// block also reads the ring of one step's reach around it (thread k takes ring points k,
+// k + THREADS, ...), so no thread computes a point it does not store. At tdeg >= 2 the
+// covered region is the loaded plane and every level loses one reach (overlapped tiles;
+// neighbouring blocks recompute the overlap): the output tile TA x TB starts OA x OB points in.
 //
 // Stream block k along S owns output planes [k*SB, k*SB + SB). Iteration i loads input plane
 // P0 + i (P0 = k*SB - SLO*TDEG), and level l (1..TDEG) computes plane P0 + i - l*(SHI+1):
@@ -17,8 +20,9 @@
 // (retiming on: each arriving plane adds its in-plane partial sum into every output plane it
 // touches). Only in-plane neighbours pass through shared memory: one plane per source level,
 // double-buffered (written in iteration i, read in i+1), each padded by the one-step reach
-// (zeroed once). The stream loop has a compile-time trip count, every register index is a
-// compile-time constant after unrolling, and shifts of the queues are register renaming.
+// (the ring of level 0 at tdeg 1; zero otherwise: edge values beyond it are not used). The
+// stream loop has a compile-time trip count, every register index is a compile-time
+// constant after unrolling, and shifts of the queues are register renaming.
 //
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
@@ -40,13 +44,18 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   constexpr int PLANE = (C::LB + C::BLO + C::BHI) * PITCH;
   constexpr int THREADS = C::TBX * C::TBY * C::TBZ;
   constexpr int NIT = C::SB + T * Q;  // iterations: stream block + pipeline fill
+  // RING (tdeg 1): the ring around the covered region of the input plane (padded plane minus
+  // the covered part: the BLO + BHI rows above and below, then the ALO + AHI side points of
+  // each covered row), ring point k taken by thread k % THREADS; RSLOT per thread at most.
+  constexpr int RING = C::RING ? PLANE - C::LA * C::LB : 0;
+  constexpr int RSLOT = RING > 0 ? (RING + THREADS - 1) / THREADS : 1;
 
   const int tx = threadIdx.x;
   const int ty = C::SAXIS == 2 ? threadIdx.y : threadIdx.z;
   const int tid = threadIdx.x + C::TBX * (threadIdx.y + C::TBY * threadIdx.z);
   // Loaded plane origin (global in-plane coordinates of loaded point (0, 0)).
-  const int a0 = blockIdx.x * C::TA - C::ALO * T;
-  const int b0 = block_index(C::BAXIS) * C::TB - C::BLO * T;
+  const int a0 = blockIdx.x * C::TA - C::OA;
+  const int b0 = block_index(C::BAXIS) * C::TB - C::OB;
   const int s0 = block_index(C::SAXIS) * C::SB;
   const int s_hi = s0 + C::SB < C::NS ? s0 + C::SB : C::NS;  // one past the last output plane
   const int p0 = s0 - C::SLO * T;                            // first input plane
@@ -66,9 +75,32 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const int a = a0 + ia, b = b0 + ib;
       in_grid[p] = a >= 0 && a < C::NA && b >= 0 && b < C::NB;
       col_ok[p] = a >= C::ALO && a < C::NA - C::AHI && b >= C::BLO && b < C::NB - C::BHI;
-      out_ok[p] = in_grid[p] && ia >= C::ALO * T && ia < C::ALO * T + C::TA && ib >= C::BLO * T &&
-                  ib < C::BLO * T + C::TB;
+      out_ok[p] =
+          in_grid[p] && ia >= C::OA && ia < C::OA + C::TA && ib >= C::OB && ib < C::OB + C::TB;
     }
+  }
+  // The thread's ring points: shared index within a padded plane and global in-plane offset
+  // (-1: no ring point, or one outside the grid, which keeps the 0 it was given).
+  int ring_sm[RSLOT];
+  long long ring_g[RSLOT];
+#pragma unroll
+  for (int r = 0; r < RSLOT; ++r) {
+    const int k = tid + r * THREADS;
+    int pa = 0, pb = 0;
+    if (k < C::BLO * PITCH) {
+      pb = k / PITCH;
+      pa = k % PITCH;
+    } else if (k < (C::BLO + C::BHI) * PITCH) {
+      pb = C::LB + k / PITCH;
+      pa = k % PITCH;
+    } else if constexpr (C::ALO + C::AHI > 0) {
+      const int side = k - (C::BLO + C::BHI) * PITCH, c = side % (C::ALO + C::AHI);
+      pb = C::BLO + side / (C::ALO + C::AHI);
+      pa = c < C::ALO ? c : C::LA + c;
+    }
+    const int a = a0 - C::ALO + pa, b = b0 - C::BLO + pb;
+    ring_sm[r] = k < RING ? pb * PITCH + pa : -1;
+    ring_g[r] = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB ? 1LL * b * C::GSB + a : -1;
   }
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
@@ -127,17 +159,28 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         dst[p] = plane_in && in_grid[p] ? src[u * DA + 1LL * v * DB * C::GSB] : 0.0;
       }
   };
-  double pre[NPT];
-  if constexpr (C::PREFETCH)
+  // Ring points of input plane s (0 outside the grid).
+  const auto load_ring = [&](double(&dst)[RSLOT], int s) {
+    const bool plane_in = s >= 0 && s < C::NS;
+#pragma unroll
+    for (int r = 0; r < RSLOT; ++r)
+      dst[r] = RING > 0 && plane_in && ring_g[r] >= 0 ? in[1LL * s * C::GSS + ring_g[r]] : 0.0;
+  };
+  double pre[NPT], ring_pre[RSLOT];
+  if constexpr (C::PREFETCH) {
     load(pre, p0);
+    load_ring(ring_pre, p0);
+  }
 
 #pragma unroll(C::UFSD)
   for (int i = 0; i < NIT; ++i) {
-    double nxt[NPT];
-    if constexpr (C::PREFETCH)
+    double nxt[NPT], ring_nxt[RSLOT];
+    if constexpr (C::PREFETCH) {
       load(nxt, p0 + i + 1);  // lands while this plane computes
+      load_ring(ring_nxt, p0 + i + 1);
+    }
 
-      // (A) Source levels 0..T-1: take in the plane each produced last iteration.
+    // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < T; ++l) {
       const double* src = rd + l * PLANE + sm0;
@@ -200,21 +243,33 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       }
     }
 
-    // (C) Level 0: the input plane of this iteration.
+    // (C) Level 0: the input plane of this iteration, with its ring.
+    double ring[RSLOT];
     if constexpr (C::PREFETCH) {
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
         cur[0][p] = pre[p];
         pre[p] = nxt[p];
       }
+#pragma unroll
+      for (int r = 0; r < RSLOT; ++r) {
+        ring[r] = ring_pre[r];
+        ring_pre[r] = ring_nxt[r];
+      }
     } else {
       load(cur[0], q_top);
+      load_ring(ring, q_top);
     }
 #pragma unroll
     for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
       for (int u = 0; u < C::MFA; ++u)
         wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
+#pragma unroll
+    for (int r = 0; r < RSLOT; ++r) {
+      if (RING > 0 && ring_sm[r] >= 0)
+        wr[ring_sm[r]] = ring[r];
+    }
     __syncthreads();
     double* t = rd;
     rd = wr;

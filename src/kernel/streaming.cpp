@@ -65,6 +65,25 @@ void balance_stream_blocks(KernelPlan& p, const std::array<long long, 3>& extent
   p.grid[a] = ceil_div(extent[a], p.stream_len);
 }
 
+// A streaming block along one in-plane axis, from the threads' covered extent (tb * mf). At
+// tdeg 1 the covered extent is the output tile and the block also reads one step's reach
+// around it (the ring: no thread computes a point it does not store). At tdeg >= 2 the
+// covered extent is what the block reads and each fused level loses one reach (overlapped
+// tiles): the ring there cost 10-25 % on most 2-D and 3-D settings measured (its scattered
+// side loads in the barrier-bound pipeline, register pressure that made ptxas sink the
+// shared loads; docs/benchmarks.md), while at tdeg 1 it gained up to 20 %.
+struct AxisTile {
+  int loaded, offset, width;  // extent read, output start within the covered extent, output
+};
+bool reads_ring(int tdeg) {
+  return tdeg == 1;
+}
+AxisTile axis_tile(int covered, int lo, int hi, int tdeg) {
+  if (reads_ring(tdeg))
+    return {covered + lo + hi, 0, covered};
+  return {covered, lo * tdeg, covered - (lo + hi) * tdeg};
+}
+
 std::optional<std::string> streaming_unsupported(const Setting& s) {
   if (s[Param::streaming] == 0)
     return "the streaming family needs streaming = 1";
@@ -124,8 +143,15 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("SHI", plan.halo_hi[si]) << constant("GSB", stride[bi], "long long")
     << constant("GSS", stride[si], "long long") << constant("BAXIS", b) << constant("SAXIS", sd)
     << constant("TA", plan.tile[0]) << constant("TB", plan.tile[bi])
-    << constant("SB", plan.stream_len) << constant("LA", plan.loaded[0])
-    << constant("LB", plan.loaded[bi]) << constant("TDEG", plan.tdeg)
+    << constant("SB", plan.stream_len) << constant("LA", s[kTb[0]] * s[kMf[0]])
+    << constant("LB", s[kTb[bi]] * s[kMf[bi]])
+    << constant(
+           "OA",
+           axis_tile(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0], plan.tdeg).offset)
+    << constant(
+           "OB",
+           axis_tile(s[kTb[bi]] * s[kMf[bi]], plan.halo_lo[bi], plan.halo_hi[bi], plan.tdeg).offset)
+    << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si]) << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
     << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
@@ -308,8 +334,8 @@ bool stream_unroll(const ProblemShape&, const Setting& s, std::string* why) {
   return false;
 }
 
-// The threads cover the loaded plane (tb * mf per in-plane axis): tdeg fused steps must
-// leave at least one output point after their halo.
+// The threads cover tb * mf points per in-plane axis of every level: the fused levels must
+// leave at least one output point after their halo (axis_tile).
 bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* why) {
   const int sd = axis_of(s);
   if (sd < 0)
@@ -319,14 +345,15 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
     if (static_cast<int>(d) == sd)
       continue;
     const int points = s[kTb[d]] * s[kMf[d]];
-    const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * tdeg;
-    if (points > halo)
+    if (axis_tile(points, shape.reach.lo[d], shape.reach.hi[d], tdeg).width >= 1)
       continue;
+    const int halo = (shape.reach.lo[d] + shape.reach.hi[d]) * tdeg;
     if (why) {
       *why = "along " + std::string(1, kAxis[d]) + " the streaming tile " +
              std::string(param_name(kTb[d])) + "*" + std::string(param_name(kMf[d])) + " = " +
              std::to_string(points) + " leaves no output point after the halo of " +
-             std::to_string(tdeg) + " fused steps (" + std::to_string(halo) + " points).";
+             std::to_string(tdeg - 1) + " fused steps beyond the first (" + std::to_string(halo) +
+             " points).";
     }
     return false;
   }
@@ -412,36 +439,40 @@ class Streaming final : public KernelFamily {
         p.tile[d] = static_cast<int>(p.stream_len);
         p.loaded[d] = p.tile[d] + halo;
       } else {
-        // The threads (tb * mf points) cover the loaded plane; the output tile is what is
-        // left after one halo per fused level (< 1: the rule tile_after_halo rejects it).
-        p.loaded[d] = s[kTb[d]] * s[kMf[d]];
-        p.tile[d] = p.loaded[d] - halo;
+        // The threads cover tb * mf points of every level (axis_tile: the ring at tdeg 1,
+        // overlapped tiles beyond; a tile < 1: the rule tile_after_halo rejects it).
+        const AxisTile t =
+            axis_tile(s[kTb[d]] * s[kMf[d]], shape.reach.lo[d], shape.reach.hi[d], p.tdeg);
+        p.loaded[d] = t.loaded;
+        p.tile[d] = t.width;
       }
       p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
     }
     balance_stream_blocks(p, extent, shape.sm_count);
     if (axis_of(s) > 0)
       p.unroll[a] = plane_unroll(shape, canonical(shape, s), p.tdeg);
-    // One padded plane (loaded + one step's reach per in-plane axis) per source level
+    // One padded plane (covered + one step's reach per in-plane axis) per source level
     // 0..tdeg-1, double-buffered; the stream axis lives in registers.
     long long plane = 1;
-    double loaded_plane = 1, tile_plane = 1;
+    double loaded_plane = 1, covered_plane = 1, tile_plane = 1;
     for (std::size_t d = 0; d < 3; ++d) {
       if (d == a)
         continue;
-      plane *= p.loaded[d] + shape.reach.lo[d] + shape.reach.hi[d];
+      const int covered = static_cast<int>(d) < shape.dims ? s[kTb[d]] * s[kMf[d]] : 1;
+      plane *= covered + shape.reach.lo[d] + shape.reach.hi[d];
       loaded_plane *= p.loaded[d];
+      covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
     p.shared_bytes = 2LL * p.tdeg * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
-    // pipeline, computes every level on the whole loaded plane for stream_len + tdeg *
+    // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.
     const double len = static_cast<double>(p.stream_len);
     const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
     p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
     p.global_write_doubles = 1.0 / p.tdeg;
-    p.redundancy = loaded_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
+    p.redundancy = covered_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
   }
 
   double cost_factor(const Setting& s) const override {
@@ -471,7 +502,8 @@ class Streaming final : public KernelFamily {
       FamilyRule{Param::tbz, stream_block_extent, false, "block extent 1 along sd"},
       FamilyRule{Param::mfz, stream_no_merge, false, "no merging along sd (mf_sd = 1)"},
       FamilyRule{Param::mfz, tile_after_halo, false,
-                 "tb * mf per in-plane axis > the halo of tdeg steps (an output point is left)"},
+                 "tb * mf per in-plane axis > the halo of tdeg steps beyond tdeg 1 (an output "
+                 "point is left)"},
       FamilyRule{Param::mfz, register_pipeline, false,
                  "the per-thread register pipeline (points x levels x live values) fits the "
                  "registers"},

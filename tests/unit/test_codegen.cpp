@@ -237,6 +237,33 @@ TEST(Codegen, UnbuildableSettingsAreReportedNotGenerated) {
   EXPECT_NE(why->find("along z is 128"), std::string::npos) << *why;
 }
 
+// The streaming kernel reads the ring of one reach around its covered plane only at tdeg 1
+// (RING), and its output tile starts OA x OB points into the covered plane: 0 at tdeg 1, the
+// low reach times tdeg beyond (an asymmetric stencil: x reach 1 / 0, z reach 2 / 1).
+TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) {
+  const Stencil st = Stencil::make("asym", 3, {{0, 0, 0}, {-1, 0, 0}, {0, 0, -2}, {0, 0, 1}},
+                                   {0.4, 0.2, 0.2, 0.2});
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 8;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 8;
+  const auto has = [](const KernelSource& k, const std::string& text) {
+    return k.source.find(text) != std::string::npos;
+  };
+  const KernelSource one = generate_kernel(st, grid_for(3), s);
+  EXPECT_TRUE(has(one, "RING = 1;")) << one.source;
+  EXPECT_TRUE(has(one, "OA = 0;"));
+  EXPECT_TRUE(has(one, "OB = 0;"));
+  s[Param::tdeg] = 2;
+  const KernelSource two = generate_kernel(st, grid_for(3), s);
+  EXPECT_TRUE(has(two, "RING = 0;"));
+  EXPECT_TRUE(has(two, "OA = 2;"));
+  EXPECT_TRUE(has(two, "OB = 4;"));
+  EXPECT_TRUE(has(two, "RING = 1;"));  // the one-step tail
+}
+
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
   const Stencil st = typical_stencil("star3d1r");
   Setting s = naive_setting(3);

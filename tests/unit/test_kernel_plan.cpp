@@ -101,6 +101,30 @@ TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
   EXPECT_EQ(p.block, (std::array<int, 3>{32, 8, 1}));
 }
 
+// At tdeg 1 the threads cover the output tile and the block reads one step's reach around it
+// (the ring): the whole covered plane is output; the shared plane is the same padded plane.
+TEST(KernelPlan, StreamingAtTdegOneStoresTheWholeCoveredPlaneAndReadsTheRing) {
+  Setting s = base(32, 8, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 64;
+  s[Param::tdeg] = 1;
+  const Grid g{70, 9, 40};
+  const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
+  EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1, 8 + 2, 40 + 3}));
+  EXPECT_EQ(p.tile, (std::array<int, 3>{32, 8, 40}));
+  EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 2, 1}));  // 70/32, 9/8, 40/40
+  EXPECT_EQ(p.shared_bytes, 2LL * (33 * 10) * 8);
+  // Every thread's point is output: no redundant compute beyond the pipeline fill.
+  EXPECT_NEAR(p.redundancy, (40.0 + 4) / 40, 1e-12);
+  // tdeg 2: overlapped tiles, the threads cover the loaded plane.
+  s[Param::tdeg] = 2;
+  const KernelPlan q = make_plan(asym3d(), g, s, DeviceLimits{});
+  EXPECT_EQ(q.loaded[0], 32);
+  EXPECT_EQ(q.tile[0], 32 - 1 * 2);
+  EXPECT_EQ(q.shared_bytes, 2 * p.shared_bytes);
+}
+
 // Shared memory grows with tdeg x plane (not tdeg x (2r+1) x plane), so deep tdeg fits.
 TEST(KernelPlan, StreamingSharedMemoryGrowsWithTdegTimesOnePlane) {
   const Stencil st = typical_stencil("star2d1r");
