@@ -38,12 +38,19 @@
 // The GA runs the product's code: one IslandSearch (SearchLoop + IslandStrategy) per
 // island over the in-memory ring and the in-memory pipelined stop vote (MemoryRing,
 // MemoryStopVote), stepped in turn on one thread, with the product's stop rule, restarts
-// and measurement sharing. Each island has its own replay evaluator (own clock); the
-// sweep counts every island's measurements together. Replay answers from the recorded
+// and measurement sharing. The in-memory ring delivers as the MPI ring does (lag 1: a
+// neighbour's generation arrives one generation late; generation 0 of every island
+// before generation 1), so each island's trajectory is the one it has under mpirun
+// (mpi.island_ring.torture checks it). Each island has its own replay evaluator (own
+// clock); the sweep counts every island's measurements together. Replay answers from the recorded
 // measurements; settings are drawn from the recorded ones only. Besides the figures
 // above it prints, for runs with an evaluation budget, how many ended with more than 10 %
 // of it unspent ("short"). --rank prints the roofline predictor's Spearman rank
-// correlation with the recorded times.
+// correlation with the recorded times. Diagnostics: SWEEP_RUNS=1 prints each seed's
+// measurements to 5 %; SWEEP_TRACE=1, per generation of island 0, whether the optimum
+// is measured and its rank among the unmeasured settings by the island's model and by
+// the prior; SWEEP_FIT=1 the optimum's rank by the online model fit on every recorded
+// setting, for several sets of interacting parameters (what the model can represent).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
