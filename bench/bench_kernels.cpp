@@ -314,6 +314,14 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 2, s3("sb=256 tbx=32 tby=16 merge=cyclic mfy=2 retiming=1")},
       {"streaming", 2, s3("sb=256 tbx=32 tby=32 retiming=1")},
       {"streaming", 4, s3("sb=256 tbx=32 tby=32 retiming=1")},
+      // tdeg 1 with more loads in flight per thread: more points per thread, and the plane
+      // loop unrolled (the prefetched plane is then consumed an iteration later, not moved).
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2 ufz=2")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=2 ufz=4")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=4 merge=cyclic mfy=4")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=4 merge=cyclic mfy=4 ufz=2")},
+      {"streaming", 1, s3("sb=128 tbx=32 tby=8 merge=cyclic mfy=4 ufz=2")},
+      {"streaming", 1, s3("sb=128 tbx=128 tby=4 merge=cyclic mfy=2 ufz=2")},
   };
 }
 
