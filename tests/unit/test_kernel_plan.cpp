@@ -75,12 +75,18 @@ TEST(KernelPlan, SingleStepTiledNeedsSharedOnlyWhenStaging) {
 
 // Streaming: the threads (tb * mf) cover the loaded in-plane extent, the output tile is that
 // minus one halo per fused level; one padded plane per source level, double-buffered.
-TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
+// A 32 x 8 streaming block along z of the asymmetric 3-D stencil on a 70 x 9 x 40 grid.
+Setting asym_streaming(int tdeg) {
   Setting s = base(32, 8, 1);
   s[Param::streaming] = 1;
   s[Param::sd] = 2;
   s[Param::sb] = 64;
-  s[Param::tdeg] = 2;
+  s[Param::tdeg] = tdeg;
+  return s;
+}
+
+TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
+  Setting s = asym_streaming(2);
   const Grid g{70, 9, 40};
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
   EXPECT_EQ(p.family->name(), "streaming");
@@ -104,11 +110,7 @@ TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
 // At tdeg 1 the threads cover the output tile and the block reads one step's reach around it
 // (the ring): the whole covered plane is output; the shared plane is the same padded plane.
 TEST(KernelPlan, StreamingAtTdegOneStoresTheWholeCoveredPlaneAndReadsTheRing) {
-  Setting s = base(32, 8, 1);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 64;
-  s[Param::tdeg] = 1;
+  Setting s = asym_streaming(1);
   const Grid g{70, 9, 40};
   const KernelPlan p = make_plan(asym3d(), g, s, DeviceLimits{});
   EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1, 8 + 2, 40 + 3}));
@@ -118,8 +120,7 @@ TEST(KernelPlan, StreamingAtTdegOneStoresTheWholeCoveredPlaneAndReadsTheRing) {
   // Every thread's point is output: no redundant compute beyond the pipeline fill.
   EXPECT_NEAR(p.redundancy, (40.0 + 4) / 40, 1e-12);
   // tdeg 2: overlapped tiles, the threads cover the loaded plane.
-  s[Param::tdeg] = 2;
-  const KernelPlan q = make_plan(asym3d(), g, s, DeviceLimits{});
+  const KernelPlan q = make_plan(asym3d(), g, asym_streaming(2), DeviceLimits{});
   EXPECT_EQ(q.loaded[0], 32);
   EXPECT_EQ(q.tile[0], 32 - 1 * 2);
   EXPECT_EQ(q.shared_bytes, 2 * p.shared_bytes);
