@@ -21,19 +21,36 @@
 //         share out the model's picks; 1), shares (1: by setting hash, disjoint; 0: every
 //         islands-th of the island's own ranking), forward (0/1: measurements learned from a
 //         neighbour are passed on around the ring; 1), window (generations an island pools
-//         offspring over for its restart decision; 0: the number of islands).
+//         offspring over for its restart decision; 0: the number of islands), first (0/1:
+//         every island learns every island's generation 0 before generation 1; 1), ranked
+//         (generations from 1 in which the model's picks are every islands-th of the
+//         island's own ranking instead of its hash share), lag (1, the default: what
+//         the MPI ring delivers, a generation late, so each island's trajectory is the one
+//         it has under mpirun; -1: everything sent to it so far, the ring of the figures
+//         before 2026-11-24's generation-0 exchange),
+//         interact (the online model's interacting parameters: parameter names joined by
+//         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
+//         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
+//         lambda (the online model's ridge strength; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
 // The GA runs the product's code: one IslandSearch (SearchLoop + IslandStrategy) per
 // island over the in-memory ring and the in-memory pipelined stop vote (MemoryRing,
 // MemoryStopVote), stepped in turn on one thread, with the product's stop rule, restarts
-// and measurement sharing. Each island has its own replay evaluator (own clock); the
-// sweep counts every island's measurements together. Replay answers from the recorded
+// and measurement sharing. The in-memory ring delivers as the MPI ring does (lag 1: a
+// neighbour's generation arrives one generation late; generation 0 of every island
+// before generation 1), so each island's trajectory is the one it has under mpirun
+// (mpi.island_ring.torture checks it). Each island has its own replay evaluator (own
+// clock); the sweep counts every island's measurements together. Replay answers from the recorded
 // measurements; settings are drawn from the recorded ones only. Besides the figures
 // above it prints, for runs with an evaluation budget, how many ended with more than 10 %
 // of it unspent ("short"). --rank prints the roofline predictor's Spearman rank
-// correlation with the recorded times.
+// correlation with the recorded times. Diagnostics: SWEEP_RUNS=1 prints each seed's
+// measurements to 5 %; SWEEP_TRACE=1, per generation of island 0, whether the optimum
+// is measured and its rank among the unmeasured settings by the island's model and by
+// the prior; SWEEP_FIT=1 the optimum's rank by the online model fit on every recorded
+// setting, for several sets of interacting parameters (what the model can represent).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -53,6 +70,7 @@
 #include "ga/island.hpp"
 #include "ga/memory_ring.hpp"
 #include "ga/search.hpp"
+#include "sample/online_model.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
@@ -248,7 +266,22 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       by_prediction = std::move(sorted);
     }
     const bool whole = sampled.settings.size() >= p.candidates.size();
-    MemoryRing ring(islands);
+    std::vector<Param> interact(std::begin(kModelInteractions), std::end(kModelInteractions));
+    if (v.get("interact", "") == "flags") {
+      interact = {Param::merge,    Param::streaming,  Param::retiming,
+                  Param::prefetch, Param::use_shared, Param::use_constant};
+    } else if (v.get("interact", "") == "family") {
+      interact = {Param::merge, Param::streaming, Param::retiming, Param::prefetch};
+    } else if (v.keys.count("interact")) {  // parameter names joined by '+'
+      interact.clear();
+      std::stringstream names(v.get("interact", ""));
+      std::string name;
+      while (std::getline(names, name, '+')) {
+        if (const auto param = param_from_name(name))
+          interact.push_back(*param);
+      }
+    }
+    MemoryRing ring(islands, static_cast<int>(v.num("lag", 1)));
     MemoryStopVote votes(islands);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
     std::vector<std::unique_ptr<Counting>> evals;
@@ -260,6 +293,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.hash_shares = v.num("shares", 1) != 0;
       extras.forward = v.num("forward", 1) != 0;
       extras.restart_window = static_cast<int>(v.num("window", 0));
+      extras.gather_first = v.num("first", 1) != 0;
+      extras.interact = interact;
+      extras.model_lambda = v.num("lambda", extras.model_lambda);
+      extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
       // init=k: the predictor's k best sampled settings (rank r: the r-th k of them).
@@ -280,10 +317,52 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                                                    votes.vote(r), sink, seed, r, SearchHooks{},
                                                    std::nullopt, std::move(extras)));
     }
+    // SWEEP_TRACE=1: per generation of island 0, whether the optimum is measured, its rank
+    // among the unmeasured recorded settings by a model refit as the island's (its cache,
+    // the prior) and by the prior alone, and whether the first sample holds it.
+    const bool trace = std::getenv("SWEEP_TRACE") != nullptr;
+    std::optional<Setting> opt;
+    if (trace) {
+      ReplayEvaluator lookup = *p.replay;
+      const std::vector<Measurement> all = lookup.evaluate(p.candidates);
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (all[i].ok() && all[i].median_ms == p.optimum)
+          opt = p.candidates[i];
+      }
+      std::printf("seed %llu: sample %zu settings, optimum %s in it\n",
+                  static_cast<unsigned long long>(seed), sampled.settings.size(),
+                  opt && std::find(sampled.settings.begin(), sampled.settings.end(), *opt) !=
+                              sampled.settings.end()
+                      ? "is"
+                      : "is NOT");
+    }
     for (bool going = true; going;) {
       going = false;
       for (auto& island : isl)
         going = island->step() || going;
+      if (trace && opt) {
+        const Island& is0 = isl[0]->island();
+        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact);
+        std::vector<std::pair<Setting, double>> data;
+        for (const auto& [s, m] : is0.state().cache)
+          data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+        model.fit(data);
+        int by_model = 0, by_prior = 0, open = 0;
+        const double mo = model.predict_ms(*opt), po = predictor->predict_ms(*opt);
+        for (const Setting& c : p.candidates) {
+          if (is0.cached(c))
+            continue;
+          ++open;
+          by_model += model.predict_ms(c) < mo ? 1 : 0;
+          by_prior += predictor->predict_ms(c) < po ? 1 : 0;
+        }
+        std::printf(
+            "  gen %3d evals %5lld best %+6.1f%% optimum %s model rank %4d prior rank "
+            "%4d of %d, restarts %d\n",
+            is0.generation(), tally.count, 100 * (tally.best / p.optimum - 1),
+            is0.cached(*opt) ? "measured" : "open    ", by_model, by_prior, open,
+            isl[0]->restarts());
+      }
     }
     for (const auto& island : isl)
       out.restarts += island->restarts();
@@ -358,6 +437,43 @@ int main_sweep(int argc, char** argv) {
   }
   if (rank)
     print_rank(p, dataset);
+  if (std::getenv("SWEEP_FIT")) {  // the optimum's rank by the online model fit on everything
+    const std::shared_ptr<const Predictor> roof =
+        make_predictor("roofline", p.stencil, p.grid, replay.limits());
+    const std::vector<Measurement> m = replay.evaluate(p.candidates);
+    const std::vector<std::pair<std::string, std::vector<Param>>> sets = {
+        {"merge", {Param::merge}},
+        {"merge,streaming", {Param::merge, Param::streaming}},
+        {"merge,tdeg", {Param::merge, Param::tdeg}},
+        {"merge,streaming,retiming,prefetch",
+         {Param::merge, Param::streaming, Param::retiming, Param::prefetch}},
+        {"merge,streaming,tdeg", {Param::merge, Param::streaming, Param::tdeg}},
+        {"merge,use_shared", {Param::merge, Param::use_shared}},
+        {"merge,streaming,use_shared", {Param::merge, Param::streaming, Param::use_shared}},
+        {"merge,streaming,retiming,prefetch,use_shared,use_constant",
+         {Param::merge, Param::streaming, Param::retiming, Param::prefetch, Param::use_shared,
+          Param::use_constant}},
+    };
+    for (const auto& [label, inter] : sets)
+      for (const Predictor* prior : {roof.get(), static_cast<const Predictor*>(nullptr)}) {
+        std::printf("%-40s ", label.c_str());
+        OnlineModel model(p.candidates, 1.0, prior, inter);
+        std::vector<std::pair<Setting, double>> data;
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) {
+          data.emplace_back(p.candidates[i], m[i].ok() ? m[i].median_ms : -1.0);
+          if (m[i].ok() && m[i].median_ms == p.optimum)
+            at = i;
+        }
+        model.fit(data);
+        const double mo = model.predict_ms(p.candidates[at]);
+        int better = 0;
+        for (const Setting& c : p.candidates)
+          better += model.predict_ms(c) < mo ? 1 : 0;
+        std::printf("model fit on all %zu (%s prior, %zu features): optimum ranked %d\n",
+                    data.size(), prior ? "with" : "no", model.features(), better);
+      }
+  }
   if (variants.empty())
     return 0;
   std::printf("dataset %s: %zu settings, optimum %.5f ms, %d seeds\n", dataset.filename().c_str(),

@@ -53,13 +53,14 @@ namespace {
 
 // The ids of the `count` best (lowest predicted) entries of `ranked` in this island's share
 // (GaOperators::pick_stride): with hash shares the entries `owned` admits, else every
-// ops.pick_stride-th from ops.pick_offset on. Fewer than `count` in the share: the best
-// of the rest.
+// ops.pick_stride-th from ops.pick_offset on (also with hash shares up to generation
+// ops.ranked_until). Fewer than `count` in the share: the best of the rest.
 std::vector<int> strided_best(std::vector<std::pair<double, int>>& ranked, std::size_t count,
-                              const GaOperators& ops, const std::function<bool(int)>& owned) {
+                              const GaOperators& ops, int generation,
+                              const std::function<bool(int)>& owned) {
   const std::size_t stride = static_cast<std::size_t>(std::max(1, ops.pick_stride));
   std::vector<int> out;
-  if (ops.hash_shares && stride > 1) {
+  if (ops.hash_shares && stride > 1 && generation > ops.ranked_until) {
     std::vector<std::pair<double, int>> mine;
     for (const auto& entry : ranked) {
       if (owned(entry.second))
@@ -256,8 +257,9 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
     ranked.reserve(open.size());
     for (const int id : open)
       ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
-    for (const int id : strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_,
-                                     [&](int i) { return owns(alphabet_.setting(i)); })) {
+    for (const int id :
+         strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_, generation_,
+                      [&](int i) { return owns(alphabet_.setting(i)); })) {
       ids.push_back(id);
       std::erase(open, id);
     }
@@ -352,7 +354,7 @@ std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
       unmeasured.emplace_back(model_->predict_ms(s), id);
   }
   const std::vector<int> picks =
-      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_,
+      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_, generation_,
                    [&](int i) { return owns(alphabet_.setting(i)); });
   const std::size_t k = std::min(picks.size(), ids.size());
   std::vector<int> cells(ids.size());
@@ -374,7 +376,7 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all, 1.0, ops_.prior);
+    model_.emplace(all, ops_.model_lambda, ops_.prior, ops_.interact);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());
@@ -417,6 +419,11 @@ std::vector<Migrant> Island::emigrants(int count, int rank) const {
   for (const Setting& s : forward_)
     pass_on(s, out.size());
   return out;
+}
+
+void Island::learn(const std::vector<Migrant>& migrants) {
+  for (const Migrant& m : migrants)
+    cache_.emplace(m.setting, m.measurement);
 }
 
 // Caches and integrates immigrants without measuring them.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -46,6 +47,12 @@ struct IslandState {
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
 };
 
+// The parameters whose indicators interact with every other one in the island's online
+// model (OnlineModel's `interact`): the merge kind and the streaming family's switches,
+// which change what the other parameters do (replay sweep, docs/benchmarks.md).
+inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
+                                               Param::prefetch};
+
 // The variation rates of an island (defaults: GaSettings's, declared there once).
 struct GaOperators {
   double crossover_rate = GaSettings{}.crossover_rate;
@@ -78,6 +85,16 @@ struct GaOperators {
   // the next emigrants (measurement-only), so on a ring of more than 2 islands every
   // island learns every measurement of the run (ring neighbours only otherwise).
   bool forward = false;
+  // Up to this generation the model's picks are every pick_stride-th of the island's own
+  // ranking even with hash_shares: right after the exchange of generation 0 every
+  // island's model is fit on the same measurements, so the rankings agree and the islands
+  // split the best picks of the run between them (0: hash shares from generation 1).
+  int ranked_until = 0;
+  // Parameters whose indicators interact with every other one in the online model
+  // (OnlineModel's `interact`).
+  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  // The online model's ridge strength (OnlineModel's `lambda`).
+  double model_lambda = 1.0;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -134,6 +151,12 @@ class Island {
   // learned from a neighbour since the last emigration, as measurement-only migrants
   // (shared so no island measures them again). Call sent() once they have left.
   [[nodiscard]] std::vector<Migrant> emigrants(int count, int rank) const;
+  // Measurements every island learns at once (Migrator::gather_first): into the cache
+  // only (the model's data; never measured here), no row, no cell, nothing to pass on.
+  // The best ever seen stays this island's own or received as an immigrant (a row), so
+  // it is always a measurement of this island's trace; the senders' best individuals
+  // still arrive by the ring.
+  void learn(const std::vector<Migrant>& migrants);
   // The emigrants have been sent: the learned measurements are passed on, not again.
   void sent() { forward_.clear(); }
   // Whether `s` is in this island's share of the alphabet (GaOperators::pick_stride).

@@ -13,27 +13,55 @@ class MemoryRing::Port final : public Migrator {
     return static_cast<int>(ring_.neighbours_of(rank_).size());
   }
   void send(const std::vector<Migrant>& migrants) override {
+    if (!ring_.first_[rank_])
+      ring_.first_[rank_] = migrants;
     for (const int peer : ring_.neighbours_of(rank_)) {
+      if (ring_.lag_ >= 0)
+        ring_.held_[peer][rank_][sends_] = migrants;
       for (const Migrant& m : migrants) {
-        ring_.inboxes_[peer].push_back(m);
+        if (ring_.lag_ < 0)
+          ring_.inboxes_[peer].push_back(m);
         ++ring_.sent_;
       }
     }
+    ++sends_;
   }
   std::vector<Migrant> receive() override {
     std::vector<Migrant> out;
-    out.swap(ring_.inboxes_[rank_]);
+    if (ring_.lag_ < 0) {
+      out.swap(ring_.inboxes_[rank_]);
+      return out;
+    }
+    // The MPI ring's order: left neighbour first, then right, by send number.
+    const std::int64_t upto = sends_ - ring_.lag_;
+    for (const int peer : ring_.neighbours_of(rank_)) {
+      auto& batches = ring_.held_[rank_][peer];
+      for (auto it = batches.begin(); it != batches.end() && it->first < upto;) {
+        out.insert(out.end(), it->second.begin(), it->second.end());
+        it = batches.erase(it);
+      }
+    }
+    return out;
+  }
+  std::vector<Migrant> gather_first() override {
+    std::vector<Migrant> out;
+    for (int r = 0; r < ring_.size(); ++r) {
+      if (r != rank_ && ring_.first_[r])
+        out.insert(out.end(), ring_.first_[r]->begin(), ring_.first_[r]->end());
+    }
     return out;
   }
 
  private:
   MemoryRing& ring_;
   int rank_;
+  std::int64_t sends_ = 0;
 };
 
 MemoryRing::~MemoryRing() = default;
 
-MemoryRing::MemoryRing(int islands) : inboxes_(islands) {
+MemoryRing::MemoryRing(int islands, int lag)
+    : inboxes_(islands), lag_(lag), held_(islands), first_(islands) {
   if (islands < 1)
     throw std::invalid_argument("MemoryRing needs at least one island");
   for (int r = 0; r < islands; ++r)

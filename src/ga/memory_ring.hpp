@@ -1,12 +1,15 @@
 // In-memory stand-ins for the MPI ring (src/ring), for tests and single-process runs:
 // a bidirectional ring of N islands sharing mailboxes, and a collective stop vote.
 // Islands are stepped in turn on one thread (IslandSearch::step), so both are
-// deterministic.
+// deterministic. gather_first() answers from the first batches sent so far: islands
+// stepped in turn have all sent generation 0's before any asks, before generation 1.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ga/migrator.hpp"
@@ -15,7 +18,12 @@ namespace isletune {
 
 class MemoryRing {
  public:
-  explicit MemoryRing(int islands);
+  // `lag` < 0: receive() hands out everything sent to the island so far. `lag` >= 0:
+  // as the MPI ring (ring/ring_migrator.hpp): receive() after an island's k-th send hands
+  // out its neighbours' batches of their sends 0 .. k-1-lag, left neighbour first, then
+  // right, in order; with lag 1 every island of a ring stepped in turn then gets what it
+  // would get over MPI, however the islands are ordered.
+  explicit MemoryRing(int islands, int lag = -1);
   ~MemoryRing();
   [[nodiscard]] int size() const { return static_cast<int>(inboxes_.size()); }
   // The Migrator of island `rank` (valid while the ring lives).
@@ -28,6 +36,10 @@ class MemoryRing {
  private:
   class Port;
   std::vector<std::vector<Migrant>> inboxes_;
+  int lag_ = -1;
+  // lag >= 0: per island, per sender, its batches by send number.
+  std::vector<std::map<int, std::map<std::int64_t, std::vector<Migrant>>>> held_;
+  std::vector<std::optional<std::vector<Migrant>>> first_;  // per island: its first batch
   std::vector<std::unique_ptr<Port>> migrators_;
   std::size_t sent_ = 0;
 };

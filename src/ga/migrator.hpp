@@ -31,6 +31,13 @@ class Migrator {
   virtual void send(const std::vector<Migrant>& migrants) = 0;
   // Everything that has arrived so far (may be empty); never blocks.
   virtual std::vector<Migrant> receive() = 0;
+  // Collective over every island of the run, ring neighbours or not: every other
+  // island's first batch (the migrants of its first send(); none when it has not sent),
+  // in rank order. Every island calls it once, in the same generation, after its first
+  // send() (the island GA: before generation 1, so every island's model starts from
+  // every island's generation 0). Blocks until every island has called it (the MPI
+  // ring); a lone island gets nothing.
+  virtual std::vector<Migrant> gather_first() { return {}; }
 };
 
 // Why a search stopped.

@@ -129,11 +129,13 @@ bool SearchLoop::step() {
     return false;
   const int g = generation_ + 1;
   StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_};
+  double wait_s = 0;
+  if (migrator_.neighbours() > 0)
+    wait_s += strategy_.prepare(g, migrator_, ctx, [this] { return wall(); });
   const GenerationOutcome outcome = strategy_.advance(g, ctx);
   generation_ = g;
   evaluations_ += outcome.measured;
 
-  double wait_s = 0;
   if (migrator_.neighbours() > 0)
     wait_s += strategy_.exchange(g, migrator_, ctx, [this] { return wall(); });
 
@@ -221,7 +223,10 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
            std::max(1, extras.islands),
            rank % std::max(1, extras.islands),
            extras.hash_shares,
-           extras.forward && extras.islands > 2},
+           extras.forward && extras.islands > 2,
+           extras.ranked_until,
+           extras.interact,
+           extras.model_lambda},
       policy_{settings.migration_interval, settings.migration_count},
       rank_(rank),
       restarts_on_(settings.explicit_budget()),
@@ -326,6 +331,22 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   out.measured = island_->restart(alpha.id_of(kept).value_or(population_best), ctx.evaluator,
                                   ctx.sink, ctx.room);
   return out;
+}
+
+// Before generation 1: every island's generation 0 (the first batch each island sent:
+// its best and every measurement it made), into the cache only. Every island then fits
+// its first model on the run's whole generation 0. Resumed from generation 0, the
+// migrator's first batch is generation 0's again (run/recording.hpp), so the answer is
+// the same.
+double IslandStrategy::prepare(int g, Migrator& migrator, StepContext& /*ctx*/,
+                               const std::function<double()>& wall) {
+  if (g != 1 || !extras_.gather_first || !policy_.due(0))
+    return 0;
+  const double t0 = wall();
+  const std::vector<Migrant> all = migrator.gather_first();
+  const double wait_s = wall() - t0;
+  island_->learn(all);
+  return wait_s;
 }
 
 // Emigrants to both neighbours when due, then whatever has arrived.

@@ -5,6 +5,8 @@
 //
 //   room   = what max_evaluations still allows on this island (the batch is trimmed to
 //            it, so a budget is a cap: an island never measures more than its budget)
+//   prepare the generation with the other islands (the island GA gathers every island's
+//            generation 0 before generation 1; timed into wait_s)
 //   advance the strategy one generation (generation 0: its initial batch)
 //   exchange with neighbours when the strategy migrates (timed into wait_s)
 //   wish   = the stop rules (MCR when the strategy converges, budgets), the strategy's
@@ -88,6 +90,13 @@ class SearchStrategy {
   virtual GenerationOutcome advance(int g, StepContext& ctx) = 0;
   // True when the population converges (then the MCR stop applies).
   [[nodiscard]] virtual bool converges() const { return false; }
+  // Before generation g, with neighbours: collectives it must not start without (island
+  // GA: every island's generation 0, gathered before generation 1). Returns the wall
+  // seconds spent in the migrator (`wall` is the hooks' clock).
+  virtual double prepare(int /*g*/, Migrator& /*migrator*/, StepContext& /*ctx*/,
+                         const std::function<double()>& /*wall*/) {
+    return 0;
+  }
   // Migration after generation g (island GA only). Returns the wall seconds spent in
   // the migrator (`wall` is the hooks' clock).
   virtual double exchange(int /*g*/, Migrator& /*migrator*/, StepContext& /*ctx*/,
@@ -189,6 +198,16 @@ struct IslandExtras {
   // island of a run of R breeds 1/R of the run's children per generation, so it decides on
   // as many children as one island of the whole population breeds in one generation.
   int restart_window = 0;
+  // Before generation 1 every island learns every island's generation 0
+  // (Migrator::gather_first), so every model starts from the run's whole generation 0
+  // rather than the island's share of it (with migration on).
+  bool gather_first = true;
+  // Generations (from 1) in which the model's picks are every islands-th of the island's
+  // own ranking (GaOperators::ranked_until); hash shares after.
+  int ranked_until = 0;
+  // The online model's interacting parameters (GaOperators::interact).
+  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  double model_lambda = 1.0;  // the online model's ridge strength (GaOperators)
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.
@@ -211,6 +230,8 @@ class IslandStrategy final : public SearchStrategy {
                  IslandExtras extras = {});
   GenerationOutcome advance(int g, StepContext& ctx) override;
   [[nodiscard]] bool converges() const override { return true; }
+  double prepare(int g, Migrator& migrator, StepContext& ctx,
+                 const std::function<double()>& wall) override;
   double exchange(int g, Migrator& migrator, StepContext& ctx,
                   const std::function<double()>& wall) override;
   [[nodiscard]] PopulationView population() const override;

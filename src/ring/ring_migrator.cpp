@@ -2,6 +2,7 @@
 #include "ring/ring_migrator.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -68,10 +69,13 @@ void RingMigrator::send(const std::vector<Migrant>& migrants) {
   MigrantBatch batch{sends_, migrants};
   for (Migrant& m : batch.migrants)
     m.source_rank = rank_;
+  const bool first = sends_ == 0;
   ++sends_;
   if (peers_.empty())
     return;
   const std::vector<std::uint8_t> bytes = encode_batch(batch);
+  if (first)
+    first_ = bytes;
   for (int peer : peers_) {
     PendingSend& p = pending_.emplace_back();
     p.bytes = bytes;
@@ -139,6 +143,37 @@ std::vector<Migrant> RingMigrator::receive() {
       held_[i].erase(it);
     }
   }
+  total_wait_s_ += last_wait_s_;
+  return out;
+}
+
+std::vector<Migrant> RingMigrator::gather_first() {
+  std::vector<Migrant> out;
+  if (size_ < 2)
+    return out;
+  const double start = MPI_Wtime();
+  const int mine = static_cast<int>(first_.size());
+  std::vector<int> counts(static_cast<std::size_t>(size_)), offsets(counts.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_, &request);
+  wait_or_abort(&request, "the exchange of generation 0");
+  int total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  std::vector<std::uint8_t> all(static_cast<std::size_t>(total));
+  MPI_Iallgatherv(first_.data(), mine, MPI_BYTE, all.data(), counts.data(), offsets.data(),
+                  MPI_BYTE, comm_, &request);
+  wait_or_abort(&request, "the exchange of generation 0");
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || counts[r] == 0)
+      continue;
+    const auto at = all.begin() + offsets[r];
+    MigrantBatch batch = decode_batch(std::vector<std::uint8_t>(at, at + counts[r]));
+    std::move(batch.migrants.begin(), batch.migrants.end(), std::back_inserter(out));
+  }
+  last_wait_s_ = MPI_Wtime() - start;
   total_wait_s_ += last_wait_s_;
   return out;
 }

@@ -13,6 +13,9 @@
 // batches that arrived early are held back. Every island calls send() at the same
 // generations, so with lag 1 an island never waits for more than its neighbours'
 // previous round and the same seed gives the same trajectory whatever the timing.
+//
+// gather_first() is the one exchange with every rank, not only the neighbours: each
+// rank's first batch (generation 0's measurements) to every rank, as one collective.
 #pragma once
 
 #include <mpi.h>
@@ -51,6 +54,9 @@ class RingMigrator final : public Migrator {
   [[nodiscard]] int neighbours() const override { return static_cast<int>(peers_.size()); }
   void send(const std::vector<Migrant>& migrants) override;
   std::vector<Migrant> receive() override;
+  // Every other rank's first batch (MPI_Allgatherv over the whole communicator, bounded
+  // like every wait for another rank), in rank order; collective.
+  std::vector<Migrant> gather_first() override;
 
   // Collective end of migration: completes every send, receives every batch still in
   // flight (counted, not delivered) and returns the totals. Call once, on every rank.
@@ -81,6 +87,7 @@ class RingMigrator final : public Migrator {
   int lag_ = 1;
   std::vector<int> peers_;
   std::int64_t sends_ = 0;
+  std::vector<std::uint8_t> first_;     // the encoded batch of the first send()
   std::vector<std::int64_t> next_seq_;  // per peer: next sequence to deliver
   std::vector<std::map<std::int64_t, std::vector<Migrant>>> held_;  // per peer, by seq
   std::vector<std::int64_t> arrived_;  // per peer: batches received from MPI

@@ -20,9 +20,12 @@ class RecordingMigrator final : public Migrator {
     inner_.send(migrants);
   }
   std::vector<Migrant> receive() override { return inner_.receive(); }
+  std::vector<Migrant> gather_first() override { return inner_.gather_first(); }
 
   // Continues from a checkpoint: the wrapped (fresh) migrator re-sends the batch the
-  // neighbours had not integrated yet, so they receive it when they would have.
+  // neighbours had not integrated yet, so they receive it when they would have. Resumed
+  // from generation 0, that batch is generation 0's, the first batch of the fresh
+  // migrator, so gather_first() before generation 1 answers what it would have.
   void restore(std::int64_t sends, const std::vector<Migrant>& last_sent) {
     sends_ = sends;
     last_sent_ = last_sent;

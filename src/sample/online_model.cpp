@@ -8,7 +8,8 @@
 namespace isletune {
 
 // One indicator per non-first value of every varying parameter, plus merge interactions.
-OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior)
+OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior,
+                         std::span<const Param> interact)
     : lambda_(lambda), prior_(prior) {
   for (std::size_t p = 0; p < kParamCount; ++p) {
     std::set<int> values;
@@ -17,7 +18,7 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
     if (values.size() < 2)
       continue;
     for (auto it = std::next(values.begin()); it != values.end(); ++it) {
-      if (static_cast<Param>(p) == Param::merge)
+      if (std::find(interact.begin(), interact.end(), static_cast<Param>(p)) != interact.end())
         merge_levels_.push_back(static_cast<int>(levels_.size()));
       levels_.push_back({static_cast<Param>(p), *it});
     }

@@ -4,9 +4,11 @@
 //
 // Features (built once from the settings the search may visit): for every parameter with
 // more than one value among them, one indicator per value but the first (one-hot main
-// effects); and, when the merge kind varies, the product of each merge-kind indicator with
-// every other indicator (merging changes what the other parameters do: block merging
-// along x breaks coalescing, cyclic does not). Target: log(median ms); a failed setting
+// effects); and, for each `interact` parameter that varies (by default the merge kind;
+// the island GA adds the streaming family's switches, ga/island.hpp kModelInteractions),
+// the product of each of its indicators with every other indicator (merging changes what
+// the other parameters do: block merging along x breaks coalescing, cyclic does not;
+// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed setting
 // counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
@@ -28,8 +30,12 @@ class OnlineModel final : public Predictor {
  public:
   // Feature map over `settings` (the alphabet of the search); lambda = ridge strength.
   // `prior` (may be null) must outlive the model.
+  // `interact`: the parameters whose indicators multiply every other indicator (default:
+  // the merge kind, as above).
   explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
-                       const Predictor* prior = nullptr);
+                       const Predictor* prior = nullptr,
+                       std::span<const Param> interact = kMergeOnly);
+  static constexpr Param kMergeOnly[] = {Param::merge};
 
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
@@ -51,7 +57,7 @@ class OnlineModel final : public Predictor {
     int value;
   };
   std::vector<Level> levels_;      // one-hot main effects
-  std::vector<int> merge_levels_;  // indices into levels_ of the merge-kind indicators
+  std::vector<int> merge_levels_;  // indices into levels_ of the interacting indicators
   std::size_t feature_count_ = 0;
   double lambda_;
   const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)

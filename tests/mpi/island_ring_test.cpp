@@ -5,17 +5,21 @@
 // give the same trajectory when run again with the same seed. With the surrogate on and a
 // budget, every island's cache (the data of its model) ends up holding every measurement
 // of every other island, non-neighbours included (measurements are passed on around the
-// ring), and no island measures a setting another island measured long enough before.
+// ring), and no island measures a setting another island measured long enough before;
+// every island evaluates generation 1 knowing every island's generation 0.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "../unit/test_ga_fakes.hpp"
+#include "ga/memory_ring.hpp"
 #include "ga/search.hpp"
 #include "mpi_check.hpp"
 #include "ring/ring_migrator.hpp"
@@ -71,6 +75,149 @@ Outcome run_once(MPI_Comm comm, const GaSettings& ga, std::uint64_t seed) {
 int hops(int a, int b, int n) {
   const int d = (a - b + n) % n;
   return std::min(d, n - d);
+}
+
+// Every rank's `mine` (lines of text), in rank order, on every rank.
+std::vector<std::string> gather_text(MPI_Comm comm, const std::string& mine) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(total), ' ');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                 MPI_CHAR, comm);
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r) {
+    out.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  }
+  return out;
+}
+
+// Over the real ring (which delivers a neighbour's generation one generation late), every
+// island's cache holds every island's generation 0 when generation 1 is evaluated: the
+// exchange of generation 0 (Migrator::gather_first). Without it (`gather` false) an
+// island knows only its own generation 0 then. Returns the other islands' generation-0
+// measurements missing from this island's cache at generation 1.
+int missing_at_generation_one(MPI_Comm comm, bool gather) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  GaSettings ga = GaSettings{}.for_islands(size);
+  ga.max_generations = 0;
+  ga.max_evaluations = 40;
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, ga.encoding);
+  testing::SyntheticEvaluator evaluator(testing::random_landscape(31, 0.1), 0.25);
+  testing::HookSink sink;
+  ring::RingMigrator migrator(comm);
+  ring::RingStopVote vote(comm);
+  IslandExtras extras;
+  extras.islands = size;
+  extras.gather_first = gather;
+  IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 31, rank, {}, std::nullopt,
+                      extras);
+  CHECK(search.step(), "the search ended after generation 0");
+  std::string mine;
+  for (const auto& e : sink.rows.evaluations) {
+    if (!e.cached && !e.migrant)
+      mine += canonical_key(e.setting) + "\n";
+  }
+  const std::vector<std::string> zero = gather_text(comm, mine);
+  int missing = -1, measured = 0;
+  sink.before = [&](int g) {
+    if (g != 1)
+      return;
+    missing = 0;
+    for (int r = 0; r < size; ++r) {
+      std::istringstream in(zero[static_cast<std::size_t>(r)]);
+      std::string key;
+      while (in >> key) {
+        ++measured;
+        const auto setting = setting_from_key(key);
+        if (r != rank && setting)
+          missing += search.island().cached(*setting) ? 0 : 1;
+      }
+    }
+  };
+  while (search.step()) {
+  }
+  vote.drain();
+  (void)migrator.drain();
+  CHECK(missing >= 0, "no generation 1 was evaluated");
+  CHECK(measured >= size, "generation 0 measured %d settings on %d islands", measured, size);
+  return missing;
+}
+
+// Every evaluation row of an island as "key[c][m]" lines (its trajectory).
+std::string trajectory(const std::vector<EvaluationRecord>& rows) {
+  std::string out;
+  for (const auto& e : rows)
+    out += canonical_key(e.setting) + (e.cached ? "c" : "") + (e.migrant ? "m" : "") + "\n";
+  return out;
+}
+
+// The replay sweep's ring (MemoryRing with lag 1, islands stepped in turn on one thread)
+// gives every island the trajectory it has over the real MPI ring: the sweep measures
+// the product. Returns the islands whose trajectories differ (checked on rank 0).
+int memory_ring_differs(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  GaSettings ga = GaSettings{}.for_islands(size);
+  ga.max_generations = 0;
+  ga.max_evaluations = 50;
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, ga.encoding);
+  const auto landscape = testing::random_landscape(41, 0.1);
+  IslandExtras extras;
+  extras.islands = size;
+  std::string mine;
+  {
+    testing::SyntheticEvaluator evaluator(landscape, 0.25);
+    testing::MemorySink sink;
+    ring::RingMigrator migrator(comm);
+    ring::RingStopVote vote(comm);
+    IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 41, rank, {}, std::nullopt,
+                        extras);
+    while (search.step()) {
+    }
+    vote.drain();
+    (void)migrator.drain();
+    mine = trajectory(sink.evaluations);
+  }
+  const std::vector<std::string> mpi = gather_text(comm, mine);
+  if (rank != 0)
+    return 0;
+  MemoryRing ring(size, 1);
+  MemoryStopVote votes(size);
+  std::vector<std::unique_ptr<testing::SyntheticEvaluator>> evaluators;
+  std::vector<testing::MemorySink> sinks(static_cast<std::size_t>(size));
+  std::vector<std::unique_ptr<IslandSearch>> islands;
+  for (int r = 0; r < size; ++r) {
+    evaluators.push_back(std::make_unique<testing::SyntheticEvaluator>(landscape, 0.25));
+    islands.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evaluators[r], ring.migrator(r),
+                                                     votes.vote(r), sinks[r], 41, r, SearchHooks{},
+                                                     std::nullopt, extras));
+  }
+  for (bool going = true; going;) {
+    going = false;
+    for (auto& island : islands)
+      going = island->step() || going;
+  }
+  int differ = 0;
+  for (int r = 0; r < size; ++r) {
+    const std::string memory = trajectory(sinks[r].evaluations);
+    CHECK(std::count(memory.begin(), memory.end(), '\n') >= 50, "island %d: a short run", r);
+    differ += memory == mpi[static_cast<std::size_t>(r)] ? 0 : 1;
+  }
+  return differ;
 }
 
 // The default GA split over the ranks, the surrogate on, 60 measurements per island, over
@@ -189,6 +336,20 @@ int main(int argc, char** argv) {
     }
   }
   check_shared_measurements(world.comm());
+  const int with = missing_at_generation_one(world.comm(), true);
+  const int without = missing_at_generation_one(world.comm(), false);
+  CHECK(with == 0, "%d of the other islands' generation 0 missing at generation 1", with);
+  if (world.size() > 1) {
+    CHECK(without > 0, "without the exchange, generation 1 already knew the others' generation 0");
+  }
+  if (world.rank() == 0) {
+    std::printf(
+        "generation 0 of the other islands missing at generation 1: %d with the "
+        "exchange, %d without\n",
+        with, without);
+  }
+  const int differ = memory_ring_differs(world.comm());
+  CHECK(differ == 0, "%d islands of the in-memory ring (lag 1) differ from the MPI ring", differ);
   const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("island_ring_test: %d combinations on %d ranks: %s (%d failed checks)\n", combos,

@@ -70,7 +70,7 @@ wait_for_generation() {
 # has been printed (mid-run: the slowed run needs about 10 generations). $3: the
 # configuration (default: $config).
 run_and_kill() {
-  ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run "${3:-$config}" --out "$1" \
+  ISLETUNE_REPLAY_DELAY_S=${KILL_REPLAY_DELAY_S:-0.25} "${mpi[@]}" -np "$np" "$bin" run "${3:-$config}" --out "$1" \
     >"$1.log" 2>&1 &
   local launcher=$!
   wait_for_generation "$1.log" "$2"
@@ -162,6 +162,18 @@ PY
     "$bin" report killed >report.txt || fail "report of the killed run"
     launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     cat resume.log
+    $py "$here/check_trace.py" killed/trace.h5 || fail "resumed trace incomplete"
+    $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
+    ;;
+  kill_resume_first)
+    # SIGKILL right after generation 0, before generation 1 (which starts with every
+    # island learning every island's generation 0): resume continues from generation 0,
+    # learns the same, and ends with exactly the trace of an uninterrupted run.
+    launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
+    KILL_REPLAY_DELAY_S=1 run_and_kill killed 0
+    launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    cat resume.log
+    grep -q 'from generation 0 ' resume.log || fail "resume did not continue from generation 0"
     $py "$here/check_trace.py" killed/trace.h5 || fail "resumed trace incomplete"
     $py "$here/compare_traces.py" full/trace.h5 killed/trace.h5 || fail "resume changed the run"
     ;;

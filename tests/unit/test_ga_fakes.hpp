@@ -75,6 +75,28 @@ class MemorySink final : public TraceSink {
   int flushes = 0;
 };
 
+// A MemorySink that calls `before(g)` once, at the first evaluation row of each generation
+// g, before storing it (so a test can look at an island while it evaluates generation g).
+class HookSink final : public TraceSink {
+ public:
+  void evaluation(const EvaluationRecord& r) override {
+    if (r.generation > last_ && before) {
+      last_ = r.generation;
+      before(r.generation);
+    }
+    rows.evaluation(r);
+  }
+  void generation(const GenerationRecord& r) override { rows.generation(r); }
+  void migration(const MigrationRecord& r) override { rows.migration(r); }
+  void flush() override { rows.flush(); }
+
+  std::function<void(int)> before;
+  MemorySink rows;
+
+ private:
+  int last_ = -1;
+};
+
 // The product of value lists over a few parameters (others 0/1 defaults), as a set.
 inline SampledSet product_set(const std::vector<std::pair<Param, std::vector<int>>>& axes) {
   SampledSet set;
