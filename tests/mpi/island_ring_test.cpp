@@ -100,26 +100,38 @@ std::vector<std::string> gather_text(MPI_Comm comm, const std::string& mine) {
   return out;
 }
 
+// The island GA of this rank's share of `comm` on the synthetic landscape set: the default
+// GA split over the ranks, `evaluations` measurements per island, no generation limit.
+struct RankIsland {
+  int rank = 0, size = 1;
+  GaSettings ga;
+  SampledSet set = testing::landscape_set();
+  IslandExtras extras;
+  RankIsland(MPI_Comm comm, int evaluations) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    ga = GaSettings{}.for_islands(size);
+    ga.max_generations = 0;
+    ga.max_evaluations = evaluations;
+    extras.islands = size;
+  }
+};
+
 // Over the real ring (which delivers a neighbour's generation one generation late), every
 // island's cache holds every island's generation 0 when generation 1 is evaluated: the
 // exchange of generation 0 (Migrator::gather_first). Without it (`gather` false) an
 // island knows only its own generation 0 then. Returns the other islands' generation-0
 // measurements missing from this island's cache at generation 1.
 int missing_at_generation_one(MPI_Comm comm, bool gather) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  GaSettings ga = GaSettings{}.for_islands(size);
-  ga.max_generations = 0;
-  ga.max_evaluations = 40;
-  const SampledSet set = testing::landscape_set();
-  const Reindex alphabet(set.settings, ga.encoding);
+  RankIsland is(comm, 40);
+  const int rank = is.rank, size = is.size;
+  const GaSettings& ga = is.ga;
+  const Reindex alphabet(is.set.settings, ga.encoding);
   testing::SyntheticEvaluator evaluator(testing::random_landscape(31, 0.1), 0.25);
   testing::HookSink sink;
   ring::RingMigrator migrator(comm);
   ring::RingStopVote vote(comm);
-  IslandExtras extras;
-  extras.islands = size;
+  IslandExtras extras = is.extras;
   extras.gather_first = gather;
   IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 31, rank, {}, std::nullopt,
                       extras);
@@ -167,17 +179,12 @@ std::string trajectory(const std::vector<EvaluationRecord>& rows) {
 // gives every island the trajectory it has over the real MPI ring: the sweep measures
 // the product. Returns the islands whose trajectories differ (checked on rank 0).
 int memory_ring_differs(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  GaSettings ga = GaSettings{}.for_islands(size);
-  ga.max_generations = 0;
-  ga.max_evaluations = 50;
-  const SampledSet set = testing::landscape_set();
-  const Reindex alphabet(set.settings, ga.encoding);
+  RankIsland is(comm, 50);
+  const int rank = is.rank, size = is.size;
+  const GaSettings& ga = is.ga;
+  const Reindex alphabet(is.set.settings, ga.encoding);
   const auto landscape = testing::random_landscape(41, 0.1);
-  IslandExtras extras;
-  extras.islands = size;
+  IslandExtras extras = is.extras;
   std::string mine;
   {
     testing::SyntheticEvaluator evaluator(landscape, 0.25);
@@ -223,20 +230,15 @@ int memory_ring_differs(MPI_Comm comm) {
 // The default GA split over the ranks, the surrogate on, 60 measurements per island, over
 // the real ring: every island learns every measurement of the run.
 void check_shared_measurements(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  GaSettings ga = GaSettings{}.for_islands(size);
-  ga.max_generations = 0;
-  ga.max_evaluations = 60;
-  const SampledSet set = testing::landscape_set();
-  const Reindex alphabet(set.settings, ga.encoding);
+  RankIsland is(comm, 60);
+  const int rank = is.rank, size = is.size;
+  const GaSettings& ga = is.ga;
+  const Reindex alphabet(is.set.settings, ga.encoding);
   testing::SyntheticEvaluator evaluator(testing::random_landscape(21, 0.1), 0.25);
   testing::MemorySink sink;
   ring::RingMigrator migrator(comm);
   ring::RingStopVote vote(comm);
-  IslandExtras extras;
-  extras.islands = size;
+  IslandExtras extras = is.extras;
   IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 21, rank, {}, std::nullopt,
                       extras);
   while (search.step()) {
