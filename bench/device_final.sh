@@ -9,7 +9,8 @@
 #   bench/device_final.sh verify  build; the kernel families' GPU tests, newest code first
 #                                 (streaming deep tdeg, user stencils, grids smaller than one
 #                                 tile, odd grids, a default-space sample), each cut at
-#                                 GPU_TEST_S, then the families benchmark of FAMILY_STENCILS
+#                                 GPU_TEST_S, then the families benchmark of FAMILY_STENCILS,
+#                                 one stencil at a time, each cut at FAMILY_S (default 120)
 #   bench/device_final.sh tune S  build; bench/tune_all.py: every typical stencil tuned by
 #                                 isletune run (island GA, default space) for S seconds each,
 #                                 next to naive and copy from isletune-bench-kernels
@@ -80,9 +81,19 @@ verify)
     grep -E "Failure|wrong_result|launch_error|invalid" $OUT/gpu-$n.log | head -5
     echo "(t=$(elapsed) s)"
   done
-  stdbuf -oL $B/bin/isletune-bench-kernels --families --stencils "${FAMILY_STENCILS:-star2d1r,star3d1r}" \
-    --csv $OUT/families.csv > $OUT/families.log 2>&1
-  echo "families rc=$? (t=$(elapsed) s)"; tail -40 $OUT/families.log
+  # One stencil at a time, each cut at FAMILY_S seconds (the 3-D boxes' register tiles compile
+  # 2-20 s each: a whole list in one run can eat the call), rows appended to one CSV.
+  for st in $(echo "${FAMILY_STENCILS:-star2d1r,star3d1r}" | tr ',' ' '); do
+    timeout ${FAMILY_S:-120} stdbuf -oL $B/bin/isletune-bench-kernels --families --stencils "$st" \
+      --csv $OUT/families-$st.csv >> $OUT/families.log 2>&1
+    echo "families $st rc=$? (124: cut at ${FAMILY_S:-120} s) (t=$(elapsed) s)"
+    if [ -s $OUT/families-$st.csv ]; then
+      if [ -s $OUT/families.csv ]; then tail -n +2 $OUT/families-$st.csv; else cat $OUT/families-$st.csv; fi \
+        >> $OUT/families.csv
+      rm -f $OUT/families-$st.csv
+    fi
+  done
+  tail -40 $OUT/families.log
   ;;
 tune)
   python3 bench/tune_all.py --bin $B/bin --budget-s "${2:-15}" --out runs-device/tune \
