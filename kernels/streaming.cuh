@@ -53,7 +53,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   const int tx = threadIdx.x;
   const int ty = C::SAXIS == 2 ? threadIdx.y : threadIdx.z;
   const int tid = threadIdx.x + C::TBX * (threadIdx.y + C::TBY * threadIdx.z);
-  // Loaded plane origin (global in-plane coordinates of loaded point (0, 0)).
+  // Covered region origin (global in-plane coordinates of the threads' point (0, 0)).
   const int a0 = blockIdx.x * C::TA - C::OA;
   const int b0 = block_index(C::BAXIS) * C::TB - C::OB;
   const int s0 = block_index(C::SAXIS) * C::SB;
