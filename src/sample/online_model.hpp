@@ -8,8 +8,8 @@
 // the island GA adds the streaming family's switches, ga/island.hpp kModelInteractions),
 // the product of each of its indicators with every other indicator (merging changes what
 // the other parameters do: block merging along x breaks coalescing, cyclic does not;
-// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed setting
-// counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
+// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed
+// setting counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
 // the plan says and learns the GPU's corrections. Fit: minimise |X w + b - y|^2 +

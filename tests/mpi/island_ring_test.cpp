@@ -252,22 +252,11 @@ void check_shared_measurements(MPI_Comm comm) {
     if (!e.cached && !e.migrant)
       mine += std::to_string(e.generation) + " " + canonical_key(e.setting) + "\n";
   }
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
-  }
-  std::string all(static_cast<std::size_t>(total), ' ');
-  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-                 MPI_CHAR, comm);
+  const std::vector<std::string> all = gather_text(comm, mine);
   std::map<std::string, std::pair<int, int>> first;  // key -> (generation, rank)
   int missing = 0, late = 0, measured = 0;
   for (int r = 0; r < size; ++r) {
-    std::istringstream in(
-        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    std::istringstream in(all[static_cast<std::size_t>(r)]);
     int g = 0;
     std::string key;
     while (in >> g >> key) {
