@@ -4,7 +4,7 @@
 // in-plane tiles covered by the threads (tb * mf points per axis), merged points per thread
 // as a register tile (cyclic or contiguous), a register queue per level (retiming = 0) or
 // per-plane partial sums (retiming = 1), prefetching of the input planes (prefetch = 1: at tdeg 1
-// copied asynchronously kAsyncPlanes ahead into shared memory, beyond into registers one plane
+// copied asynchronously 2-3 planes ahead into shared memory, beyond into registers one plane
 // ahead),
 // and the stream loop unrolled uf_sd ways (bounded by the body size). The in-plane axes are x
 // and the remaining non-streamed axis (z of extent 1 in 2-D). Builds every setting with
@@ -22,14 +22,18 @@ namespace isletune {
 namespace {
 
 // prefetch = 1 at tdeg 1: input planes in flight per block ahead of the one in use (cp.async
-// into their own shared buffers: kAsyncPlanes + 2 buffers of level 0's plane, no registers).
-// One plane ahead in registers left the tdeg-1 kernels at 64 % of DRAM bandwidth on the H100
-// (too few bytes in flight per SM); beyond tdeg 1 a plane carries tdeg steps of work, and the
-// register prefetch measured faster (the two extra planes cost shared memory per block).
-constexpr int kAsyncPlanes = 2;
-
-int async_planes(const Setting& s, int tdeg) {
-  return s[Param::prefetch] != 0 && tdeg == 1 ? kAsyncPlanes : 0;
+// into their own shared buffers: async + 2 buffers of level 0's plane, no registers). One
+// plane ahead in registers left the tdeg-1 kernels at 64 % of DRAM bandwidth on the H100 (too
+// few bytes in flight per SM). Measured on the H100 with 1, 2 and 3 planes ahead (families
+// benchmark, docs/benchmarks.md): the best tdeg-1 setting of every 3-D star/box/cross r1-r2
+// is fastest with 3 (a 3-D plane of a block carries ~10 KB), of the 2-D stencils with 2 (a
+// row of ~4 KB, several blocks per SM). Beyond tdeg 1 a plane carries tdeg steps of work,
+// and the register prefetch one plane ahead measured faster (the extra planes cost shared
+// memory per block).
+int async_planes(const Setting& s, int tdeg, int dims) {
+  if (s[Param::prefetch] == 0 || tdeg != 1)
+    return 0;
+  return dims == 3 ? 3 : 2;
 }
 
 long long ceil_div(long long a, long long b) {
@@ -167,8 +171,7 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si])
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.tdeg > 1 ? 1 : 0)
-    << constant("ASYNC", async_planes(s, plan.tdeg))
-    << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
+    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
   // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
@@ -480,7 +483,8 @@ class Streaming final : public KernelFamily {
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
-    p.shared_bytes = (async_planes(s, p.tdeg) + 2LL * p.tdeg) * plane * 8;
+    p.async_planes = async_planes(s, p.tdeg, shape.dims);
+    p.shared_bytes = (p.async_planes + 2LL * p.tdeg) * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
     // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.

@@ -284,14 +284,23 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   s[Param::prefetch] = 1;
   const KernelSource one = generate_kernel(st, grid_for(3), s);
   EXPECT_TRUE(has(one, "PREFETCH = 0;"));
-  EXPECT_TRUE(has(one, "ASYNC = 2;"));
-  EXPECT_EQ(one.launch.shared_bytes, (2 + 2) * plane);  // two planes in flight, two in use
+  EXPECT_TRUE(has(one, "ASYNC = 3;"));
+  EXPECT_EQ(one.launch.shared_bytes, (3 + 2) * plane);  // three planes in flight, two in use
   s[Param::tdeg] = 2;
   const KernelSource two = generate_kernel(st, grid_for(3), s);
   EXPECT_TRUE(has(two, "PREFETCH = 1;"));
   EXPECT_TRUE(has(two, "ASYNC = 0;"));
   EXPECT_EQ(two.launch.shared_bytes, 2 * 2 * plane);
-  EXPECT_EQ(two.tail_launch.shared_bytes, (2 + 2) * plane);  // the one-step tail copies ahead
+  EXPECT_EQ(two.tail_launch.shared_bytes, (3 + 2) * plane);  // the one-step tail copies ahead
+  // A 2-D row: two rows ahead.
+  Setting r = naive_setting(2);
+  r[Param::streaming] = 1;
+  r[Param::sd] = 1;
+  r[Param::sb] = 8;
+  r[Param::tby] = 1;
+  r[Param::prefetch] = 1;
+  const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
+  EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
 }
 
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
