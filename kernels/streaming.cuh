@@ -122,24 +122,23 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // Shared offset of point 0 within a padded plane.
   const int sm0 = (ib0 + C::BLO) * PITCH + ia0 + C::ALO;
 
-  // Shared memory: NB0 rotating buffers of level 0's padded plane (the input), then levels
-  // 1..T-1 double-buffered. Input planes reach level 0's buffer in one of three ways:
-  // loaded into registers when needed (PF = 0, PREFETCH = 0), loaded into registers one plane
-  // ahead (PREFETCH = 1), or copied asynchronously (cp.async) straight into their buffer PF
-  // planes ahead of use (PF = ASYNC > 0): PF planes per block in flight during every
-  // iteration without holding a register; the buffer being filled is never the one being
-  // read (PF + 2 buffers).
+  // Shared memory: levels 0..T-1 double-buffered (rd: written in the previous iteration, wr:
+  // in this one). Input planes reach level 0's buffer in one of three ways: loaded into
+  // registers when needed (PREFETCH = 0, ASYNC = 0), loaded into registers one plane ahead
+  // (PREFETCH = 1), or, at tdeg 1, copied asynchronously (cp.async) straight into shared
+  // memory PF = ASYNC planes ahead of use: PF planes per block in flight during every
+  // iteration without holding a register. Then level 0 has NB0 = PF + 2 rotating buffers
+  // (the one being filled is never the one being read) instead of rd/wr.
   constexpr int PF = C::ASYNC;
   constexpr int NB0 = PF + 2;
-  static_assert(!(PF > 0 && C::PREFETCH), "one way of prefetching");
-  for (int k = tid; k < (NB0 + 2 * (T - 1)) * PLANE; k += THREADS)
+  static_assert(PF == 0 || (T == 1 && !C::PREFETCH), "asynchronous copies at tdeg 1 only");
+  for (int k = tid; k < (PF > 0 ? NB0 : 2 * T) * PLANE; k += THREADS)
     smem[k] = 0.0;
   __syncthreads();
-  double* const in0 = smem;                           // level 0's buffers
-  double* rd = smem + NB0 * PLANE + (T - 1) * PLANE;  // levels 1..T-1, previous iteration
-  double* wr = smem + NB0 * PLANE;                    // levels 1..T-1, this iteration
-  int b_rd = NB0 - 1, b_wr = 0;                       // level 0: plane p0 + i - 1, p0 + i
-  int b_pf = PF % NB0;                                // level 0: plane p0 + i + PF
+  double* rd = smem + T * PLANE;  // planes written in the previous iteration
+  double* wr = smem;              // planes written in this iteration
+  int b_rd = NB0 - 1;             // PF > 0: buffer of input plane p0 + i - 1
+  int b_pf = PF % NB0;            // PF > 0: buffer of input plane p0 + i + PF
 
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
   double cur[T + 1][NPT];
@@ -221,7 +220,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   if constexpr (PF > 0) {
 #pragma unroll
     for (int k = 0; k < PF; ++k)
-      load_async(in0 + k * PLANE, p0 + k, true);
+      load_async(smem + k * PLANE, p0 + k, true);
   }
   const auto next = [](int b) { return b + 1 == NB0 ? 0 : b + 1; };
   double pre[NPT], ring_pre[RSLOT];
@@ -234,7 +233,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   for (int i = 0; i < NIT; ++i) {
     double nxt[NPT], ring_nxt[RSLOT];
     if constexpr (PF > 0) {
-      load_async(in0 + b_pf * PLANE, p0 + i + PF, i + PF < NIT);  // lands PF iterations on
+      load_async(smem + b_pf * PLANE, p0 + i + PF, i + PF < NIT);  // lands PF iterations on
       b_pf = next(b_pf);
     } else if constexpr (C::PREFETCH) {
       load(nxt, p0 + i + 1);  // lands while this plane computes
@@ -244,7 +243,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < T; ++l) {
-      const double* src = (l == 0 ? in0 + b_rd * PLANE : rd + (l - 1) * PLANE) + sm0;
+      const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
@@ -292,7 +291,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
           for (int u = 0; u < C::MFA; ++u)
-            wr[(l - 1) * PLANE + sm0 + u * DA + v * DB * PITCH] = cur[l][v * C::MFA + u];
+            wr[l * PLANE + sm0 + u * DA + v * DB * PITCH] = cur[l][v * C::MFA + u];
       } else if (q >= s0 && q < s_hi) {
         double* dst = out + (1LL * q * C::GSS + g0);
 #pragma unroll
@@ -326,21 +325,20 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         load(cur[0], q_top);
         load_ring(ring, q_top);
       }
-      double* dst = in0 + b_wr * PLANE;
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u)
-          dst[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
+          wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
 #pragma unroll
       for (int r = 0; r < RSLOT; ++r) {
         if (RING > 0 && ring_sm[r] >= 0)
-          dst[ring_sm[r]] = ring[r];
+          wr[ring_sm[r]] = ring[r];
       }
     }
     __syncthreads();
-    b_rd = b_wr;
-    b_wr = next(b_wr);
+    if constexpr (PF > 0)
+      b_rd = next(b_rd);
     double* t = rd;
     rd = wr;
     wr = t;
