@@ -39,6 +39,7 @@ ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
 ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits) {
   ProblemShape on = shape;
   on.sm_count = limits.sm_count;
+  on.shared_per_block = limits.shared_per_block_optin;
   return on;
 }
 

@@ -29,11 +29,18 @@ namespace {
 // is fastest with 3 (a 3-D plane of a block carries ~10 KB), of the 2-D stencils with 2 (a
 // row of ~4 KB, several blocks per SM). Beyond tdeg 1 a plane carries tdeg steps of work,
 // and the register prefetch one plane ahead measured faster (the extra planes cost shared
-// memory per block).
-int async_planes(const Setting& s, int tdeg, int dims) {
+// memory per block). Fewer planes ahead where the buffers would not fit a block's shared
+// memory; none (the register prefetch) where not even one would, so no setting of the space
+// is lost to the copies.
+int async_planes(const Setting& s, int tdeg, int dims, long long plane_bytes,
+                 long long shared_per_block) {
   if (s[Param::prefetch] == 0 || tdeg != 1)
     return 0;
-  return dims == 3 ? 3 : 2;
+  for (int a = dims == 3 ? 3 : 2; a > 0; --a) {
+    if ((a + 2) * plane_bytes <= shared_per_block)
+      return a;
+  }
+  return 0;
 }
 
 long long ceil_div(long long a, long long b) {
@@ -170,7 +177,7 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
            axis_tile(s[kTb[bi]] * s[kMf[bi]], plan.halo_lo[bi], plan.halo_hi[bi], plan.tdeg).offset)
     << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si])
-    << constant("PREFETCH", s[Param::prefetch] != 0 && plan.tdeg > 1 ? 1 : 0)
+    << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
@@ -483,7 +490,7 @@ class Streaming final : public KernelFamily {
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
-    p.async_planes = async_planes(s, p.tdeg, shape.dims);
+    p.async_planes = async_planes(s, p.tdeg, shape.dims, plane * 8, shape.shared_per_block);
     p.shared_bytes = (p.async_planes + 2LL * p.tdeg) * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
     // pipeline, computes every level on the whole covered plane for stream_len + tdeg *

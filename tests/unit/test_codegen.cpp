@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <thread>
+#include <variant>
 
 #include "common/error.hpp"
 #include "eval/cuda/codegen.hpp"
@@ -298,6 +299,23 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   r[Param::prefetch] = 1;
   const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
   EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
+  // A row of 1024 x 8 points (65.5 KB): two rows ahead would need 4 buffers (262 KB, more
+  // than a block's 227 KB), so one row ahead; with 150 KB per block none, and the register
+  // prefetch instead: the setting stays buildable either way.
+  r[Param::tbx] = 1024;
+  r[Param::mfx] = 8;
+  r[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  const long long wide = 8LL * (8192 + 2);
+  const KernelSource big = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
+  EXPECT_TRUE(has(big, "ASYNC = 1;"));
+  EXPECT_TRUE(has(big, "PREFETCH = 0;"));
+  EXPECT_EQ(big.launch.shared_bytes, (1 + 2) * wide);
+  DeviceLimits small;
+  small.shared_per_block_optin = 150 * 1024;
+  const auto plan = codegen_plan(typical_stencil("star2d1r"), grid_for(2), r, small);
+  ASSERT_TRUE(std::holds_alternative<KernelPlan>(plan));
+  EXPECT_EQ(std::get<KernelPlan>(plan).async_planes, 0);
+  EXPECT_EQ(std::get<KernelPlan>(plan).shared_bytes, 2 * wide);
 }
 
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
