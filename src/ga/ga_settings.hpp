@@ -5,11 +5,24 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "ga/reindex.hpp"
 #include "ga/stop.hpp"
 
 namespace isletune {
+
+// How the online model chooses the settings it measures (its picks and a restart's
+// cells), a named policy (config `ga.model_policy`):
+// - greedy: the unmeasured settings it predicts fastest;
+// - thompson: each pick the fastest under its own draw from the model's posterior
+//   (OnlineModel::draw, spread scaled by `ga.model_explore`): where the measurements
+//   leave the fit unsure, a setting it ranks low can come first, so a lone optimum the
+//   model cannot yet represent is still measured (docs/benchmarks.md).
+enum class ModelPolicy : std::uint8_t { greedy = 0, thompson = 1, local = 2 };
+[[nodiscard]] std::string_view model_policy_name(ModelPolicy p);
+[[nodiscard]] std::optional<ModelPolicy> model_policy_from_name(std::string_view name);
 
 struct GaSettings {
   int population = 16;
@@ -31,6 +44,8 @@ struct GaSettings {
   // given the model's fastest unmeasured setting (0: none; -1: population / 2).
   int candidates = 1;
   int model_picks = -1;
+  ModelPolicy model_policy = ModelPolicy::greedy;
+  double model_explore = 1.0;  // thompson: the draws' spread over the posterior's
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
   int predicted_seeds = -1;

@@ -208,6 +208,12 @@ struct IslandExtras {
   // The online model's interacting parameters (GaOperators::interact).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
   double model_lambda = 1.0;  // the online model's ridge strength (GaOperators)
+  double kernel_length = 0;   // the online model's kernel correction (GaOperators)
+  double kernel_noise = 1;
+  int pick_spread = 0;
+  double local_share = 0.25;
+  int local_centres = 8;
+  int local_radius = 2;
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.
