@@ -24,18 +24,19 @@
 //         offspring over for its restart decision; 0: the number of islands), first (0/1:
 //         every island learns every island's generation 0 before generation 1; 1), ranked
 //         (generations from 1 in which the model's picks are every islands-th of the
-//         island's own ranking instead of its hash share), lag (1, the default: what
-//         the MPI ring delivers, a generation late, so each island's trajectory is the one
-//         it has under mpirun; -1: everything sent to it so far, the ring of the figures
-//         before 2026-11-24's generation-0 exchange; 0: each island waits for its
-//         neighbours' current generation, the islands on threads), threads (0/1: the
+//         island's own ranking instead of its hash share), lag (ga.migration.lag,
+//         the default 0: each island waits for its neighbours' current generation, the
+//         islands on threads; 1: the MPI ring with lag 1 delivers a neighbour's generation
+//         a generation late; either way each island's trajectory is the one it has under
+//         mpirun; -1: everything sent to it so far, the ring of the figures before
+//         2026-11-24's generation-0 exchange), threads (0/1: the
 //         islands on threads over the blocking in-memory ring, any lag),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
 //         lambda (the online model's ridge strength; 1), policy (the model's choice:
 //         greedy | thompson; ga.model_policy), explore (thompson's spread;
-//         ga.model_explore), klen / knoise (the online model's kernel correction's length
+//         0-100, 1), klen / knoise (the online model's kernel correction's length
 //         and noise; 0: off), spread (the model's picks of one batch differ pairwise in at
 //         least this many parameters; 0: off).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
@@ -272,7 +273,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       }
       ga.model_policy = *policy;
     }
-    ga.model_explore = v.num("explore", ga.model_explore);
+
     const int islands = static_cast<int>(v.num("islands", 1));
     ga = ga.for_islands(islands);
     if (budget > 0)
@@ -312,7 +313,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           interact.push_back(*param);
       }
     }
-    const int lag = static_cast<int>(v.num("lag", 1));
+    const int lag = static_cast<int>(v.num("lag", ga.migration_lag));
     // Lag 0 (each island waits for its neighbours' current generation) needs the islands
     // on threads; threads=1 runs any lag so.
     const bool threaded = islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
@@ -333,6 +334,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.gather_first = v.num("first", 1) != 0;
       extras.interact = interact;
       extras.model_lambda = v.num("lambda", extras.model_lambda);
+      extras.model_explore = v.num("explore", extras.model_explore);
       extras.kernel_length = v.num("klen", extras.kernel_length);
       extras.kernel_noise = v.num("knoise", extras.kernel_noise);
       extras.pick_spread = static_cast<int>(v.num("spread", extras.pick_spread));

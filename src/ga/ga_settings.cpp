@@ -61,8 +61,8 @@ void GaSettings::validate() const {
   }
   check_rate(crossover_rate, "crossover_rate");
   check_rate(mutation_rate, "mutation_rate");
-  if (!(model_explore >= 0 && model_explore <= 100))
-    bad("model_explore", std::to_string(model_explore), "a number in [0, 100]");
+  if (migration_lag < 0 || migration_lag > 1)
+    bad("migration.lag", std::to_string(migration_lag), "0 or 1");
   if (migration_interval < 0)
     bad("migration.interval", std::to_string(migration_interval), "an integer >= 0 (0: never)");
   if (migration_count < 0 || migration_count > population) {

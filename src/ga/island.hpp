@@ -98,7 +98,7 @@ struct GaOperators {
   // How the model chooses its picks and a restart's model cells (GaSettings::model_policy),
   // and the spread of thompson's draws over the posterior's.
   ModelPolicy model_policy = GaSettings{}.model_policy;
-  double model_explore = GaSettings{}.model_explore;
+  double model_explore = 1.0;
   // The online model's kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;

@@ -53,6 +53,12 @@ class MemoryRing::Port final : public Migrator {
     }
     return out;
   }
+  void remember_first(const std::vector<Migrant>& batch) override {
+    const std::lock_guard lock(ring_.mutex_);
+    if (!ring_.first_[rank_])
+      ring_.first_[rank_] = batch;
+    ring_.arrived_.notify_all();
+  }
   std::vector<Migrant> gather_first() override {
     std::unique_lock lock(ring_.mutex_);
     if (ring_.blocking_) {

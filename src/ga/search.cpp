@@ -228,7 +228,7 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
            extras.interact,
            extras.model_lambda,
            settings.model_policy,
-           settings.model_explore,
+           extras.model_explore,
            extras.kernel_length,
            extras.kernel_noise,
            extras.pick_spread,

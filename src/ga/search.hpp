@@ -207,8 +207,9 @@ struct IslandExtras {
   int ranked_until = 0;
   // The online model's interacting parameters (GaOperators::interact).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
-  double model_lambda = 1.0;  // the online model's ridge strength (GaOperators)
-  double kernel_length = 0;   // the online model's kernel correction (GaOperators)
+  double model_lambda = 1.0;   // the online model's ridge strength (GaOperators)
+  double model_explore = 1.0;  // thompson's spread over the posterior's (GaOperators)
+  double kernel_length = 0;    // the online model's kernel correction (GaOperators)
   double kernel_noise = 1;
   int pick_spread = 0;
   double local_share = 0.25;

@@ -57,6 +57,8 @@ class RingMigrator final : public Migrator {
   // Every other rank's first batch (MPI_Allgatherv over the whole communicator, bounded
   // like every wait for another rank), in rank order; collective.
   std::vector<Migrant> gather_first() override;
+  void remember_first(const std::vector<Migrant>& batch) override;
+  [[nodiscard]] int lag() const { return lag_; }
 
   // Collective end of migration: completes every send, receives every batch still in
   // flight (counted, not delivered) and returns the totals. Call once, on every rank.
