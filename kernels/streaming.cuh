@@ -35,6 +35,21 @@ __device__ __forceinline__ int block_index(int axis) {
   return axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z;
 }
 
+// Asynchronous copy of one double from global to shared memory (no register holds it; with
+// ok false the destination is zero-filled and nothing is read).
+__device__ __forceinline__ void copy_async(double* dst, const double* src, bool ok) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 8 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void copy_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void copy_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 template <class C, class Apply>
 __device__ __forceinline__ void stream_step(const double* __restrict__ in, double* __restrict__ out,
                                             double* smem) {
@@ -107,11 +122,23 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // Shared offset of point 0 within a padded plane.
   const int sm0 = (ib0 + C::BLO) * PITCH + ia0 + C::ALO;
 
-  for (int k = tid; k < 2 * T * PLANE; k += THREADS)
+  // Shared memory: levels 0..T-1 double-buffered (rd: written in the previous iteration, wr:
+  // in this one). Input planes reach level 0's buffer in one of three ways: loaded into
+  // registers when needed (PREFETCH = 0, ASYNC = 0), loaded into registers one plane ahead
+  // (PREFETCH = 1), or, at tdeg 1, copied asynchronously (cp.async) straight into shared
+  // memory PF = ASYNC planes ahead of use: PF planes per block in flight during every
+  // iteration without holding a register. Then level 0 has NB0 = PF + 2 rotating buffers
+  // (the one being filled is never the one being read) instead of rd/wr.
+  constexpr int PF = C::ASYNC;
+  constexpr int NB0 = PF + 2;
+  static_assert(PF == 0 || (T == 1 && !C::PREFETCH), "asynchronous copies at tdeg 1 only");
+  for (int k = tid; k < (PF > 0 ? NB0 : 2 * T) * PLANE; k += THREADS)
     smem[k] = 0.0;
   __syncthreads();
   double* rd = smem + T * PLANE;  // planes written in the previous iteration
   double* wr = smem;              // planes written in this iteration
+  int b_rd = NB0 - 1;             // PF > 0: buffer of input plane p0 + i - 1
+  int b_pf = PF % NB0;            // PF > 0: buffer of input plane p0 + i + PF
 
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
   double cur[T + 1][NPT];
@@ -166,6 +193,36 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     for (int r = 0; r < RSLOT; ++r)
       dst[r] = RING > 0 && plane_in && ring_g[r] >= 0 ? in[1LL * s * C::GSS + ring_g[r]] : 0.0;
   };
+  // Input plane s (the thread's points and ring points) copied asynchronously into buffer
+  // dst, as one commit group (an empty one past the stream's last iteration).
+  const auto load_async = [&](double* dst, int s, bool wanted) {
+    if (wanted) {
+      const bool plane_in = s >= 0 && s < C::NS;
+      const double* src = in + (1LL * s * C::GSS + g0);
+#pragma unroll
+      for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+        for (int u = 0; u < C::MFA; ++u) {
+          const long long off = u * DA + 1LL * v * DB * C::GSB;
+          const bool ok = plane_in && in_grid[v * C::MFA + u];
+          copy_async(dst + sm0 + u * DA + v * DB * PITCH, ok ? src + off : in, ok);
+        }
+#pragma unroll
+      for (int r = 0; r < RSLOT; ++r) {
+        if (RING > 0 && ring_sm[r] >= 0) {
+          const bool ok = plane_in && ring_g[r] >= 0;
+          copy_async(dst + ring_sm[r], ok ? in + (1LL * s * C::GSS + ring_g[r]) : in, ok);
+        }
+      }
+    }
+    copy_async_commit();
+  };
+  if constexpr (PF > 0) {
+#pragma unroll
+    for (int k = 0; k < PF; ++k)
+      load_async(smem + k * PLANE, p0 + k, true);
+  }
+  const auto next = [](int b) { return b + 1 == NB0 ? 0 : b + 1; };
   double pre[NPT], ring_pre[RSLOT];
   if constexpr (C::PREFETCH) {
     load(pre, p0);
@@ -175,7 +232,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll(C::UFSD)
   for (int i = 0; i < NIT; ++i) {
     double nxt[NPT], ring_nxt[RSLOT];
-    if constexpr (C::PREFETCH) {
+    if constexpr (PF > 0) {
+      load_async(smem + b_pf * PLANE, p0 + i + PF, i + PF < NIT);  // lands PF iterations on
+      b_pf = next(b_pf);
+    } else if constexpr (C::PREFETCH) {
       load(nxt, p0 + i + 1);  // lands while this plane computes
       load_ring(ring_nxt, p0 + i + 1);
     }
@@ -183,13 +243,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < T; ++l) {
-      const double* src = rd + l * PLANE + sm0;
+      const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u) {
           const int p = v * C::MFA + u;
           const double* at = src + u * DA + v * DB * PITCH;
+          if (PF > 0 && l == 0)
+            cur[0][p] = *at;
           if constexpr (!C::RETIME)
             Apply::template push<PITCH>(w[l], p, cur[l][p], at);
           else
@@ -244,37 +306,45 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     }
 
     // (C) Level 0: the input plane of this iteration, with its ring.
-    double ring[RSLOT];
-    if constexpr (C::PREFETCH) {
+    if constexpr (PF > 0) {
+      copy_async_wait<PF>();  // this iteration's plane has landed (PF newer ones may not)
+    } else {
+      double ring[RSLOT];
+      if constexpr (C::PREFETCH) {
 #pragma unroll
-      for (int p = 0; p < NPT; ++p) {
-        cur[0][p] = pre[p];
-        pre[p] = nxt[p];
+        for (int p = 0; p < NPT; ++p) {
+          cur[0][p] = pre[p];
+          pre[p] = nxt[p];
+        }
+#pragma unroll
+        for (int r = 0; r < RSLOT; ++r) {
+          ring[r] = ring_pre[r];
+          ring_pre[r] = ring_nxt[r];
+        }
+      } else {
+        load(cur[0], q_top);
+        load_ring(ring, q_top);
       }
+#pragma unroll
+      for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+        for (int u = 0; u < C::MFA; ++u)
+          wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
 #pragma unroll
       for (int r = 0; r < RSLOT; ++r) {
-        ring[r] = ring_pre[r];
-        ring_pre[r] = ring_nxt[r];
+        if (RING > 0 && ring_sm[r] >= 0)
+          wr[ring_sm[r]] = ring[r];
       }
-    } else {
-      load(cur[0], q_top);
-      load_ring(ring, q_top);
-    }
-#pragma unroll
-    for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-      for (int u = 0; u < C::MFA; ++u)
-        wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
-#pragma unroll
-    for (int r = 0; r < RSLOT; ++r) {
-      if (RING > 0 && ring_sm[r] >= 0)
-        wr[ring_sm[r]] = ring[r];
     }
     __syncthreads();
+    if constexpr (PF > 0)
+      b_rd = next(b_rd);
     double* t = rd;
     rd = wr;
     wr = t;
   }
+  if constexpr (PF > 0)
+    copy_async_wait<0>();
 }
 
 }  // namespace isl

@@ -52,6 +52,7 @@ struct KernelPlan {
   std::array<int, 3> unroll{1, 1, 1};
   int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
   long long stream_len = 0;    // points along stream_axis per block
+  int async_planes = 0;        // streaming: input planes copied (cp.async) ahead of use
   long long shared_bytes = 0;  // dynamic shared memory per block
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy

@@ -3,7 +3,9 @@
 // SMs), tdeg fused levels in one skewed pipeline (one barrier per input plane), overlapped
 // in-plane tiles covered by the threads (tb * mf points per axis), merged points per thread
 // as a register tile (cyclic or contiguous), a register queue per level (retiming = 0) or
-// per-plane partial sums (retiming = 1), prefetching of the next input plane into registers,
+// per-plane partial sums (retiming = 1), prefetching of the input planes (prefetch = 1: at tdeg 1
+// copied asynchronously 2-3 planes ahead into shared memory, beyond into registers one plane
+// ahead),
 // and the stream loop unrolled uf_sd ways (bounded by the body size). The in-plane axes are x
 // and the remaining non-streamed axis (z of extent 1 in 2-D). Builds every setting with
 // streaming = 1. Design and figures: docs/kernels.md, docs/benchmarks.md.
@@ -18,6 +20,21 @@
 
 namespace isletune {
 namespace {
+
+// prefetch = 1 at tdeg 1: input planes in flight per block ahead of the one in use (cp.async
+// into their own shared buffers: async + 2 buffers of level 0's plane, no registers). One
+// plane ahead in registers left the tdeg-1 kernels at 64 % of DRAM bandwidth on the H100 (too
+// few bytes in flight per SM). Measured on the H100 with 1, 2 and 3 planes ahead (families
+// benchmark, docs/benchmarks.md): the best tdeg-1 setting of every 3-D star/box/cross r1-r2
+// is fastest with 3 (a 3-D plane of a block carries ~10 KB), of the 2-D stencils with 2 (a
+// row of ~4 KB, several blocks per SM). Beyond tdeg 1 a plane carries tdeg steps of work,
+// and the register prefetch one plane ahead measured faster (the extra planes cost shared
+// memory per block).
+int async_planes(const Setting& s, int tdeg, int dims) {
+  if (s[Param::prefetch] == 0 || tdeg != 1)
+    return 0;
+  return dims == 3 ? 3 : 2;
+}
 
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
@@ -152,8 +169,9 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
            "OB",
            axis_tile(s[kTb[bi]] * s[kMf[bi]], plan.halo_lo[bi], plan.halo_hi[bi], plan.tdeg).offset)
     << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
-    << constant("UFSD", plan.unroll[si]) << constant("PREFETCH", s[Param::prefetch] != 0 ? 1 : 0)
-    << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
+    << constant("UFSD", plan.unroll[si])
+    << constant("PREFETCH", s[Param::prefetch] != 0 && plan.tdeg > 1 ? 1 : 0)
+    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
   // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
@@ -452,7 +470,8 @@ class Streaming final : public KernelFamily {
     if (axis_of(s) > 0)
       p.unroll[a] = plane_unroll(shape, canonical(shape, s), p.tdeg);
     // One padded plane (covered + one step's reach per in-plane axis) per source level
-    // 0..tdeg-1, double-buffered; the stream axis lives in registers.
+    // 0..tdeg-1, double-buffered, and level 0's planes in flight; the stream axis lives in
+    // registers.
     long long plane = 1;
     double loaded_plane = 1, covered_plane = 1, tile_plane = 1;
     for (std::size_t d = 0; d < 3; ++d) {
@@ -464,7 +483,8 @@ class Streaming final : public KernelFamily {
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
-    p.shared_bytes = 2LL * p.tdeg * plane * 8;
+    p.async_planes = async_planes(s, p.tdeg, shape.dims);
+    p.shared_bytes = (p.async_planes + 2LL * p.tdeg) * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
     // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.

@@ -264,6 +264,45 @@ TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) 
   EXPECT_TRUE(has(two, "RING = 1;"));  // the one-step tail
 }
 
+TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegistersBeyond) {
+  // star3d1r streaming along z, 32 x 8 threads: the padded plane is (32+2) x (8+2).
+  const Stencil st = typical_stencil("star3d1r");
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 8;
+  s[Param::tbz] = 1;
+  s[Param::tby] = 8;
+  const long long plane = 8LL * 34 * 10;
+  const auto has = [](const KernelSource& k, const std::string& text) {
+    return k.source.find(text) != std::string::npos;
+  };
+  const KernelSource none = generate_kernel(st, grid_for(3), s);
+  EXPECT_TRUE(has(none, "PREFETCH = 0;"));
+  EXPECT_TRUE(has(none, "ASYNC = 0;"));
+  EXPECT_EQ(none.launch.shared_bytes, 2 * plane);
+  s[Param::prefetch] = 1;
+  const KernelSource one = generate_kernel(st, grid_for(3), s);
+  EXPECT_TRUE(has(one, "PREFETCH = 0;"));
+  EXPECT_TRUE(has(one, "ASYNC = 3;"));
+  EXPECT_EQ(one.launch.shared_bytes, (3 + 2) * plane);  // three planes in flight, two in use
+  s[Param::tdeg] = 2;
+  const KernelSource two = generate_kernel(st, grid_for(3), s);
+  EXPECT_TRUE(has(two, "PREFETCH = 1;"));
+  EXPECT_TRUE(has(two, "ASYNC = 0;"));
+  EXPECT_EQ(two.launch.shared_bytes, 2 * 2 * plane);
+  EXPECT_EQ(two.tail_launch.shared_bytes, (3 + 2) * plane);  // the one-step tail copies ahead
+  // A 2-D row: two rows ahead.
+  Setting r = naive_setting(2);
+  r[Param::streaming] = 1;
+  r[Param::sd] = 1;
+  r[Param::sb] = 8;
+  r[Param::tby] = 1;
+  r[Param::prefetch] = 1;
+  const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
+  EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
+}
+
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
   const Stencil st = typical_stencil("star3d1r");
   Setting s = naive_setting(3);
