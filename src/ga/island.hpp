@@ -102,6 +102,8 @@ struct GaOperators {
   // The online model's kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
+  // Greedy picks of one generation differ pairwise in at least this many parameters (down
+  // the ranking; then the closest ones; 0 or 1: off). A replay-sweep knob.
   int pick_spread = 0;
   // local: this share of the picks (at least one) is the model's best among the unmeasured
   // settings at most local_radius parameters from one of the local_centres best settings

@@ -211,8 +211,8 @@ struct IslandExtras {
   double model_explore = 1.0;  // thompson's spread over the posterior's (GaOperators)
   double kernel_length = 0;    // the online model's kernel correction (GaOperators)
   double kernel_noise = 1;
-  int pick_spread = 0;
-  double local_share = 0.25;
+  int pick_spread = 0;        // picks of a batch differ pairwise (GaOperators)
+  double local_share = 0.25;  // the local policy's trust region (GaOperators)
   int local_centres = 8;
   int local_radius = 2;
 };
