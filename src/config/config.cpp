@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -81,7 +82,14 @@ class Parser {
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        fail(entry.first, child(key, name), "is not a known key; allowed keys: " + join(allowed));
+        // The allowed keys for a name that could be a typo of one (short, plain); a long
+        // or binary name gets the sentence alone, so the message stays one short line.
+        const bool plain =
+            name.size() <= 24 && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+              return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+            });
+        fail(entry.first, child(key, name),
+             plain ? "is not a known key; allowed keys: " + join(allowed) : "is not a known key");
       }
     }
   }
