@@ -50,6 +50,17 @@ __device__ __forceinline__ void copy_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// f(p, global offset, shared offset) for each of a thread's points p (offsets from its point 0;
+// DA, DB: the points' spacing along the in-plane axes, PITCH: a shared row).
+template <class C, int DA, int DB, int PITCH, class F>
+__device__ __forceinline__ void each_point(F&& f) {
+#pragma unroll
+  for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+    for (int u = 0; u < C::MFA; ++u)
+      f(v * C::MFA + u, u * DA + 1LL * v * DB * C::GSB, u * DA + v * DB * PITCH);
+}
+
 template <class C, class Apply>
 __device__ __forceinline__ void stream_step(const double* __restrict__ in, double* __restrict__ out,
                                             double* smem) {
@@ -178,13 +189,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   const auto load = [&](double(&dst)[NPT], int s) {
     const bool plane_in = s >= 0 && s < C::NS;
     const double* src = in + (1LL * s * C::GSS + g0);
-#pragma unroll
-    for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-      for (int u = 0; u < C::MFA; ++u) {
-        const int p = v * C::MFA + u;
-        dst[p] = plane_in && in_grid[p] ? src[u * DA + 1LL * v * DB * C::GSB] : 0.0;
-      }
+    each_point<C, DA, DB, PITCH>(
+        [&](int p, long long g, int) { dst[p] = plane_in && in_grid[p] ? src[g] : 0.0; });
   };
   // Ring points of input plane s (0 outside the grid).
   const auto load_ring = [&](double(&dst)[RSLOT], int s) {
@@ -199,14 +205,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     if (wanted) {
       const bool plane_in = s >= 0 && s < C::NS;
       const double* src = in + (1LL * s * C::GSS + g0);
-#pragma unroll
-      for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-        for (int u = 0; u < C::MFA; ++u) {
-          const long long off = u * DA + 1LL * v * DB * C::GSB;
-          const bool ok = plane_in && in_grid[v * C::MFA + u];
-          copy_async(dst + sm0 + u * DA + v * DB * PITCH, ok ? src + off : in, ok);
-        }
+      each_point<C, DA, DB, PITCH>([&](int p, long long g, int sm) {
+        const bool ok = plane_in && in_grid[p];
+        copy_async(dst + sm0 + sm, ok ? src + g : in, ok);
+      });
 #pragma unroll
       for (int r = 0; r < RSLOT; ++r) {
         if (RING > 0 && ring_sm[r] >= 0) {

@@ -31,6 +31,23 @@ Grid grid_for(int dims) {
   return dims == 2 ? Grid{131, 67, 1} : Grid{67, 35, 19};
 }
 
+bool has(const KernelSource& k, const std::string& text) {
+  return k.source.find(text) != std::string::npos;
+}
+
+// A streaming setting along sd with sb planes per stream block, one thread along sd and
+// `across` threads along the other non-x axis (x keeps the naive setting's block).
+Setting streaming_setting(int dims, int sd, int sb, int across) {
+  Setting s = naive_setting(dims);
+  s[Param::streaming] = 1;
+  s[Param::sd] = sd;
+  s[Param::sb] = sb;
+  s[sd == 1 ? Param::tby : Param::tbz] = 1;
+  if (dims == 3)
+    s[sd == 1 ? Param::tbz : Param::tby] = across;
+  return s;
+}
+
 // Part-1 setting of OC variant v (merge kind × shared × constant) with a shape per dims.
 Setting variant(int dims, int v) {
   Setting s = naive_setting(dims);
@@ -243,15 +260,7 @@ TEST(Codegen, UnbuildableSettingsAreReportedNotGenerated) {
 TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) {
   const Stencil st = Stencil::make("asym", 3, {{0, 0, 0}, {-1, 0, 0}, {0, 0, -2}, {0, 0, 1}},
                                    {0.4, 0.2, 0.2, 0.2});
-  Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 1;
-  s[Param::sb] = 8;
-  s[Param::tby] = 1;
-  s[Param::tbz] = 8;
-  const auto has = [](const KernelSource& k, const std::string& text) {
-    return k.source.find(text) != std::string::npos;
-  };
+  Setting s = streaming_setting(3, 1, 8, 8);
   const KernelSource one = generate_kernel(st, grid_for(3), s);
   EXPECT_TRUE(has(one, "RING = 1;")) << one.source;
   EXPECT_TRUE(has(one, "OA = 0;"));
@@ -267,16 +276,8 @@ TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) 
 TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegistersBeyond) {
   // star3d1r streaming along z, 32 x 8 threads: the padded plane is (32+2) x (8+2).
   const Stencil st = typical_stencil("star3d1r");
-  Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 8;
-  s[Param::tbz] = 1;
-  s[Param::tby] = 8;
+  Setting s = streaming_setting(3, 2, 8, 8);
   const long long plane = 8LL * 34 * 10;
-  const auto has = [](const KernelSource& k, const std::string& text) {
-    return k.source.find(text) != std::string::npos;
-  };
   const KernelSource none = generate_kernel(st, grid_for(3), s);
   EXPECT_TRUE(has(none, "PREFETCH = 0;"));
   EXPECT_TRUE(has(none, "ASYNC = 0;"));
@@ -293,11 +294,7 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   EXPECT_EQ(two.launch.shared_bytes, 2 * 2 * plane);
   EXPECT_EQ(two.tail_launch.shared_bytes, (3 + 2) * plane);  // the one-step tail copies ahead
   // A 2-D row: two rows ahead.
-  Setting r = naive_setting(2);
-  r[Param::streaming] = 1;
-  r[Param::sd] = 1;
-  r[Param::sb] = 8;
-  r[Param::tby] = 1;
+  Setting r = streaming_setting(2, 1, 8, 1);
   r[Param::prefetch] = 1;
   const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
   EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
@@ -305,12 +302,7 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
 
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
   const Stencil st = typical_stencil("star3d1r");
-  Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 8;
-  s[Param::tbz] = 1;
-  s[Param::tby] = 16;
+  Setting s = streaming_setting(3, 2, 8, 16);
   s[Param::tdeg] = 4;
   ASSERT_FALSE(unsupported_reason(st, grid_for(3), s).has_value());
   const KernelSource k = generate_kernel(st, grid_for(3), s);
@@ -332,11 +324,7 @@ TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
 // the centre slot 1 only, so they live in slots 1 and 2 (mask 6), the centre in all three.
 TEST(Codegen, StreamingQueueKeepsNeighboursFromArrivalToLastUse) {
   const Stencil st = typical_stencil("star2d1r");
-  Setting s = naive_setting(2);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 1;
-  s[Param::sb] = 64;
-  s[Param::tby] = 1;
+  Setting s = streaming_setting(2, 1, 64, 1);
   s[Param::tbx] = 64;
   s[Param::tdeg] = 2;
   const KernelSource k = generate_kernel(st, grid_for(2), s);
