@@ -24,14 +24,21 @@
 //         offspring over for its restart decision; 0: the number of islands), first (0/1:
 //         every island learns every island's generation 0 before generation 1; 1), ranked
 //         (generations from 1 in which the model's picks are every islands-th of the
-//         island's own ranking instead of its hash share), lag (1, the default: what
-//         the MPI ring delivers, a generation late, so each island's trajectory is the one
-//         it has under mpirun; -1: everything sent to it so far, the ring of the figures
-//         before 2026-11-24's generation-0 exchange),
+//         island's own ranking instead of its hash share), lag (ga.migration.lag,
+//         the default 0: each island waits for its neighbours' current generation, the
+//         islands on threads; 1: the MPI ring with lag 1 delivers a neighbour's generation
+//         a generation late; either way each island's trajectory is the one it has under
+//         mpirun; -1: everything sent to it so far, the ring of the figures before
+//         2026-11-24's generation-0 exchange), threads (0/1: the
+//         islands on threads over the blocking in-memory ring, any lag),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
-//         lambda (the online model's ridge strength; 1).
+//         lambda (the online model's ridge strength; 1), policy (the model's choice:
+//         greedy | thompson; ga.model_policy), explore (thompson's spread;
+//         0-100, 1), klen / knoise (the online model's kernel correction's length
+//         and noise; 0: off), spread (the model's picks of one batch differ pairwise in at
+//         least this many parameters; 0: off).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -61,6 +68,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -97,23 +105,37 @@ struct Tally {
   double best = std::numeric_limits<double>::infinity();
 };
 
-// Counts measurements into a shared Tally and notes when the best seen first came within
-// 5 % of `optimum`.
+// Adds one measurement to the tally.
+void count(Tally& tally, const Setting& s, const Measurement& m, double optimum) {
+  ++tally.count;
+  if (!tally.seen.insert(s).second)
+    ++tally.repeats;
+  if (m.ok() && m.median_ms < tally.best)
+    tally.best = m.median_ms;
+  if (tally.to_5pct < 0 && tally.best <= optimum * 1.05)
+    tally.to_5pct = tally.count;
+}
+
+// One island's measurements in order, and how many it had after each of its steps
+// (islands on threads: tallied afterwards in the order islands stepped in turn have).
+struct IslandLog {
+  std::vector<std::pair<Setting, Measurement>> measured;
+  std::vector<std::size_t> after_step;
+};
+
+// Counts measurements into a shared Tally (or, with a log, into the island's log) and
+// notes when the best seen first came within 5 % of `optimum`.
 class Counting final : public Evaluator {
  public:
-  Counting(Evaluator& inner, double optimum, Tally& tally)
-      : inner_(inner), optimum_(optimum), tally_(tally) {}
+  Counting(Evaluator& inner, double optimum, Tally& tally, IslandLog* log = nullptr)
+      : inner_(inner), optimum_(optimum), tally_(tally), log_(log) {}
   std::vector<Measurement> evaluate(std::span<const Setting> batch) override {
     std::vector<Measurement> out = inner_.evaluate(batch);
     for (std::size_t i = 0; i < out.size(); ++i) {
-      const Measurement& m = out[i];
-      ++tally_.count;
-      if (!tally_.seen.insert(batch[i]).second)
-        ++tally_.repeats;
-      if (m.ok() && m.median_ms < tally_.best)
-        tally_.best = m.median_ms;
-      if (tally_.to_5pct < 0 && tally_.best <= optimum_ * 1.05)
-        tally_.to_5pct = tally_.count;
+      if (log_)
+        log_->measured.emplace_back(batch[i], out[i]);
+      else
+        count(tally_, batch[i], out[i], optimum_);
     }
     return out;
   }
@@ -125,6 +147,7 @@ class Counting final : public Evaluator {
   Evaluator& inner_;
   double optimum_;
   Tally& tally_;
+  IslandLog* log_;
 };
 
 struct Variant {
@@ -242,6 +265,15 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       ga.population = ga.rows * ga.cols;
     }
     ga.predicted_seeds = static_cast<int>(v.num("init", ga.predicted_seeds));
+    if (v.keys.count("policy")) {
+      const auto policy = model_policy_from_name(v.get("policy", ""));
+      if (!policy) {
+        std::fprintf(stderr, "variant '%s': policy is greedy or thompson\n", v.name.c_str());
+        std::exit(2);
+      }
+      ga.model_policy = *policy;
+    }
+
     const int islands = static_cast<int>(v.num("islands", 1));
     ga = ga.for_islands(islands);
     if (budget > 0)
@@ -281,13 +313,19 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           interact.push_back(*param);
       }
     }
-    MemoryRing ring(islands, static_cast<int>(v.num("lag", 1)));
-    MemoryStopVote votes(islands);
+    const int lag = static_cast<int>(v.num("lag", ga.migration_lag));
+    // Lag 0 (each island waits for its neighbours' current generation) needs the islands
+    // on threads; threads=1 runs any lag so.
+    const bool threaded = islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
+    MemoryRing ring(islands, lag, threaded);
+    MemoryStopVote votes(islands, threaded);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
+    std::vector<IslandLog> logs(static_cast<std::size_t>(islands));
     std::vector<std::unique_ptr<Counting>> evals;
     std::vector<std::unique_ptr<IslandSearch>> isl;
     for (int r = 0; r < islands; ++r) {
-      evals.push_back(std::make_unique<Counting>(replays[r], p.optimum, tally));
+      evals.push_back(
+          std::make_unique<Counting>(replays[r], p.optimum, tally, threaded ? &logs[r] : nullptr));
       IslandExtras extras = base;
       extras.islands = v.num("stride", 1) != 0 ? islands : 1;
       extras.hash_shares = v.num("shares", 1) != 0;
@@ -296,6 +334,13 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.gather_first = v.num("first", 1) != 0;
       extras.interact = interact;
       extras.model_lambda = v.num("lambda", extras.model_lambda);
+      extras.model_explore = v.num("explore", extras.model_explore);
+      extras.kernel_length = v.num("klen", extras.kernel_length);
+      extras.kernel_noise = v.num("knoise", extras.kernel_noise);
+      extras.pick_spread = static_cast<int>(v.num("spread", extras.pick_spread));
+      extras.local_share = v.num("lshare", extras.local_share);
+      extras.local_centres = static_cast<int>(v.num("lcentres", extras.local_centres));
+      extras.local_radius = static_cast<int>(v.num("lradius", extras.local_radius));
       extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does
@@ -336,17 +381,51 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                       ? "is"
                       : "is NOT");
     }
-    for (bool going = true; going;) {
+    if (threaded) {
+      std::vector<std::thread> threads;
+      for (int r = 0; r < islands; ++r) {
+        threads.emplace_back([&, r] {
+          while (isl[r]->step())
+            logs[r].after_step.push_back(logs[r].measured.size());
+          logs[r].after_step.push_back(logs[r].measured.size());
+        });
+      }
+      for (std::thread& t : threads)
+        t.join();
+      std::vector<std::size_t> at(static_cast<std::size_t>(islands), 0);
+      for (std::size_t step = 0;; ++step) {
+        bool any = false;
+        for (int r = 0; r < islands; ++r) {
+          const IslandLog& log = logs[r];
+          if (step >= log.after_step.size())
+            continue;
+          any = true;
+          for (; at[r] < log.after_step[step]; ++at[r])
+            count(tally, log.measured[at[r]].first, log.measured[at[r]].second, p.optimum);
+        }
+        if (!any)
+          break;
+      }
+    }
+    for (bool going = !threaded; going;) {
       going = false;
       for (auto& island : isl)
         going = island->step() || going;
       if (trace && opt) {
         const Island& is0 = isl[0]->island();
         OnlineModel model(sampled.settings, 1.0, predictor.get(), interact);
+        model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
         model.fit(data);
+        int nearest = static_cast<int>(kParamCount);  // parameters from the optimum to the cache
+        for (const auto& [s, m] : is0.state().cache) {
+          int d = 0;
+          for (std::size_t q = 0; q < kParamCount; ++q)
+            d += s.values[q] != opt->values[q] ? 1 : 0;
+          nearest = std::min(nearest, d);
+        }
         int by_model = 0, by_prior = 0, open = 0;
         const double mo = model.predict_ms(*opt), po = predictor->predict_ms(*opt);
         for (const Setting& c : p.candidates) {
@@ -358,10 +437,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         }
         std::printf(
             "  gen %3d evals %5lld best %+6.1f%% optimum %s model rank %4d prior rank "
-            "%4d of %d, restarts %d\n",
+            "%4d of %d, restarts %d, nearest measured %d parameters away\n",
             is0.generation(), tally.count, 100 * (tally.best / p.optimum - 1),
             is0.cached(*opt) ? "measured" : "open    ", by_model, by_prior, open,
-            isl[0]->restarts());
+            isl[0]->restarts(), nearest);
       }
     }
     for (const auto& island : isl)

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -81,7 +82,14 @@ class Parser {
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        fail(entry.first, child(key, name), "is not a known key; allowed keys: " + join(allowed));
+        // The allowed keys for a name that could be a typo of one (short, plain); a long
+        // or binary name gets the sentence alone, so the message stays one short line.
+        const bool plain =
+            name.size() <= 24 && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+              return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+            });
+        fail(entry.first, child(key, name),
+             plain ? "is not a known key; allowed keys: " + join(allowed) : "is not a known key");
       }
     }
   }
@@ -411,7 +419,8 @@ void parse_sampler(const Parser& p, const YAML::Node& node, Config& c) {
 void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   p.check_keys(node, "ga",
                {"population", "rows", "cols", "crossover_rate", "mutation_rate", "encoding", "gray",
-                "migration", "mcr_threshold", "candidates", "model_picks", "predicted_seeds"});
+                "migration", "mcr_threshold", "candidates", "model_picks", "model_policy",
+                "predicted_seeds"});
   if (node["population"] || node["rows"] || node["cols"])
     ga.auto_population = false;
   constexpr int kBig = 1 << 20;
@@ -455,7 +464,10 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   if (node["gray"])
     ga.gray = p.flag(node["gray"], "ga.gray");
   if (const YAML::Node m = node["migration"]) {
-    p.check_keys(m, "ga.migration", {"interval", "count"});
+    p.check_keys(m, "ga.migration", {"interval", "count", "lag"});
+    if (m["lag"]) {
+      ga.migration_lag = static_cast<int>(p.integer(m["lag"], "ga.migration.lag", 0, 1, "0 or 1"));
+    }
     if (m["interval"]) {
       ga.migration_interval = static_cast<int>(
           p.integer(m["interval"], "ga.migration.interval", 0, kBig, "an integer >= 0 (0: never)"));
@@ -484,6 +496,11 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
         p.integer(node["model_picks"], "ga.model_picks", -1, ga.population,
                   "an integer in [0, population = " + std::to_string(ga.population) +
                       "] (-1: population / 2)"));
+  }
+  if (node["model_policy"]) {
+    constexpr std::string_view kPolicies[] = {"greedy", "thompson", "local"};
+    ga.model_policy =
+        static_cast<ModelPolicy>(p.choice(node["model_policy"], "ga.model_policy", kPolicies));
   }
   if (node["predicted_seeds"]) {
     ga.predicted_seeds = static_cast<int>(
@@ -606,7 +623,8 @@ bool operator==(const Config& a, const Config& b) {
          ga.crossover_rate == gb.crossover_rate && ga.mutation_rate == gb.mutation_rate &&
          ga.encoding == gb.encoding && ga.gray == gb.gray &&
          ga.migration_interval == gb.migration_interval &&
-         ga.migration_count == gb.migration_count && ga.mcr_threshold == gb.mcr_threshold &&
+         ga.migration_count == gb.migration_count && ga.migration_lag == gb.migration_lag &&
+         ga.mcr_threshold == gb.mcr_threshold && ga.model_policy == gb.model_policy &&
          ga.candidates == gb.candidates && ga.model_picks == gb.model_picks &&
          ga.predicted_seeds == gb.predicted_seeds && ga.auto_population == gb.auto_population &&
          ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
@@ -880,10 +898,13 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "interval" << YAML::Value << g.migration_interval;
   out << YAML::Key << "count" << YAML::Value << g.migration_count;
+  out << YAML::Key << "lag" << YAML::Value << g.migration_lag;
   out << YAML::EndMap;
   out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
   out << YAML::Key << "candidates" << YAML::Value << g.candidates;
   out << YAML::Key << "model_picks" << YAML::Value << g.model_picks;
+  out << YAML::Key << "model_policy" << YAML::Value
+      << std::string(model_policy_name(g.model_policy));
   out << YAML::Key << "predicted_seeds" << YAML::Value << g.predicted_seeds;
   out << YAML::EndMap;
 

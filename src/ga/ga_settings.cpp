@@ -24,6 +24,28 @@ void check_rate(double v, const char* key) {
 
 }  // namespace
 
+std::string_view model_policy_name(ModelPolicy p) {
+  switch (p) {
+    case ModelPolicy::thompson:
+      return "thompson";
+    case ModelPolicy::local:
+      return "local";
+    case ModelPolicy::greedy:
+      break;
+  }
+  return "greedy";
+}
+
+std::optional<ModelPolicy> model_policy_from_name(std::string_view name) {
+  if (name == "greedy")
+    return ModelPolicy::greedy;
+  if (name == "thompson")
+    return ModelPolicy::thompson;
+  if (name == "local")
+    return ModelPolicy::local;
+  return std::nullopt;
+}
+
 // Range and consistency checks of every GA setting.
 void GaSettings::validate() const {
   if (rows < 1)
@@ -39,6 +61,8 @@ void GaSettings::validate() const {
   }
   check_rate(crossover_rate, "crossover_rate");
   check_rate(mutation_rate, "mutation_rate");
+  if (migration_lag < 0 || migration_lag > 1)
+    bad("migration.lag", std::to_string(migration_lag), "0 or 1");
   if (migration_interval < 0)
     bad("migration.interval", std::to_string(migration_interval), "an integer >= 0 (0: never)");
   if (migration_count < 0 || migration_count > population) {

@@ -5,11 +5,27 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "ga/reindex.hpp"
 #include "ga/stop.hpp"
 
 namespace isletune {
+
+// How the online model chooses the settings it measures (its picks and a restart's
+// cells), a named policy (config `ga.model_policy`; replay sweep in docs/benchmarks.md,
+// "Exploration in the surrogate's choice, islands"):
+// - greedy (default): the unmeasured settings it predicts fastest;
+// - thompson: each pick the fastest under its own draw from the model's posterior
+//   (OnlineModel::draw): where the measurements leave the fit unsure, a setting it ranks
+//   low can come first;
+// - local: a quarter of the picks (at least one) the fastest predicted among the
+//   unmeasured settings at most 2 parameters from one of the 8 best settings the island
+//   knows (a trust region around the incumbents), the rest as greedy.
+enum class ModelPolicy : std::uint8_t { greedy = 0, thompson = 1, local = 2 };
+[[nodiscard]] std::string_view model_policy_name(ModelPolicy p);
+[[nodiscard]] std::optional<ModelPolicy> model_policy_from_name(std::string_view name);
 
 struct GaSettings {
   int population = 16;
@@ -25,12 +41,19 @@ struct GaSettings {
   bool gray = false;
   int migration_interval = 1;  // generations between migrations (0: never)
   int migration_count = 1;     // emigrants per migration
+  // Generations a batch of emigrants takes to reach the neighbours' receive (the ring's
+  // lag, ring/ring_migrator.hpp): 0, each island waits for its neighbours' current
+  // generation before its next, so every model is fit on the neighbours' latest
+  // measurements; 1, an island goes on with their previous generation's (islands wait
+  // less, their models lag; more measurements to the optimum, docs/benchmarks.md).
+  int migration_lag = 0;
   double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
   // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
   // online model measuring the one it predicts fastest (1: off), and cells per generation
   // given the model's fastest unmeasured setting (0: none; -1: population / 2).
   int candidates = 1;
   int model_picks = -1;
+  ModelPolicy model_policy = ModelPolicy::greedy;
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
   int predicted_seeds = -1;

@@ -253,13 +253,7 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   if (ops_.candidates > 1 || ops_.model_picks > 0)
     refit_model();
   if (model_ && model_->fitted()) {
-    std::vector<std::pair<double, int>> ranked;
-    ranked.reserve(open.size());
-    for (const int id : open)
-      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
-    for (const int id :
-         strided_best(ranked, static_cast<std::size_t>(cells_n / 2), ops_, generation_,
-                      [&](int i) { return owns(alphabet_.setting(i)); })) {
+    for (const int id : model_choice(open, static_cast<std::size_t>(cells_n / 2))) {
       ids.push_back(id);
       std::erase(open, id);
     }
@@ -345,17 +339,14 @@ int Island::breed(int cell, const std::vector<double>& fitness) {
 }
 
 // The least fit cells get the unmeasured settings the model predicts fastest.
-std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
-                                        const std::vector<double>& fitness) const {
-  std::vector<std::pair<double, int>> unmeasured;
+std::vector<bool> Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) {
+  std::vector<int> open;
   for (int id = 0; id < alphabet_.size(); ++id) {
-    const Setting& s = alphabet_.setting(id);
-    if (!cached(s) && std::find(ids.begin(), ids.end(), id) == ids.end())
-      unmeasured.emplace_back(model_->predict_ms(s), id);
+    if (!cached(alphabet_.setting(id)) && std::find(ids.begin(), ids.end(), id) == ids.end())
+      open.push_back(id);
   }
   const std::vector<int> picks =
-      strided_best(unmeasured, static_cast<std::size_t>(ops_.model_picks), ops_, generation_,
-                   [&](int i) { return owns(alphabet_.setting(i)); });
+      model_choice(std::move(open), static_cast<std::size_t>(ops_.model_picks));
   const std::size_t k = std::min(picks.size(), ids.size());
   std::vector<int> cells(ids.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
@@ -370,6 +361,100 @@ std::vector<bool> Island::pick_by_model(std::vector<int>& ids,
   return bred;
 }
 
+// Greedy: one ranking by prediction. Thompson: per choice a fresh posterior draw ranks
+// what is still open, so a batch spreads over what the fit is unsure of.
+std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) {
+  const auto mine = [&](int i) { return owns(alphabet_.setting(i)); };
+  std::vector<std::pair<double, int>> ranked;
+  ranked.reserve(open.size());
+  if (ops_.model_policy == ModelPolicy::local) {
+    std::vector<std::pair<double, Setting>> known;
+    for (const auto& [s, m] : cache_) {
+      if (m.ok())
+        known.emplace_back(m.median_ms, s);
+    }
+    const std::size_t k = std::min(known.size(), static_cast<std::size_t>(ops_.local_centres));
+    std::partial_sort(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(k), known.end());
+    std::vector<std::pair<double, int>> near;
+    for (const int id : open) {
+      const Setting& s = alphabet_.setting(id);
+      for (std::size_t c = 0; c < k; ++c) {
+        int d = 0;
+        for (std::size_t q = 0; q < kParamCount && d <= ops_.local_radius; ++q)
+          d += s.values[q] != known[c].second.values[q] ? 1 : 0;
+        if (d <= ops_.local_radius) {
+          near.emplace_back(model_->predict_ms(s), id);
+          break;
+        }
+      }
+    }
+    const std::size_t local_n =
+        count == 0 ? 0
+                   : std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(
+                                                  static_cast<double>(count) * ops_.local_share)));
+    std::vector<int> out = strided_best(near, std::min(local_n, count), ops_, generation_, mine);
+    for (const int id : out)
+      std::erase(open, id);
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+    for (const int id : strided_best(ranked, count - out.size(), ops_, generation_, mine))
+      out.push_back(id);
+    return out;
+  }
+  if (ops_.model_policy == ModelPolicy::greedy && ops_.pick_spread <= 1) {
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+    return strided_best(ranked, count, ops_, generation_, mine);
+  }
+  if (ops_.model_policy == ModelPolicy::greedy) {
+    // Spread: down this island's share of the ranking, each pick at least pick_spread
+    // parameters away from the picks before it; then the closest ones, then the rest.
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+    std::stable_sort(ranked.begin(), ranked.end());
+    std::stable_partition(ranked.begin(), ranked.end(),
+                          [&](const auto& e) { return mine(e.second); });
+    std::vector<int> out;
+    std::vector<bool> taken(ranked.size(), false);
+    for (std::size_t i = 0; i < ranked.size() && out.size() < count; ++i) {
+      const Setting& s = alphabet_.setting(ranked[i].second);
+      bool far = true;
+      for (const int o : out) {
+        const Setting& t = alphabet_.setting(o);
+        int d = 0;
+        for (std::size_t p = 0; p < kParamCount; ++p)
+          d += s.values[p] != t.values[p] ? 1 : 0;
+        if (d < ops_.pick_spread) {
+          far = false;
+          break;
+        }
+      }
+      if (far) {
+        out.push_back(ranked[i].second);
+        taken[i] = true;
+      }
+    }
+    for (std::size_t i = 0; i < ranked.size() && out.size() < count; ++i) {
+      if (!taken[i])
+        out.push_back(ranked[i].second);
+    }
+    return out;
+  }
+  std::vector<int> out;
+  while (out.size() < count && !open.empty()) {
+    const std::vector<double> offset = model_->draw(rng_, ops_.model_explore);
+    ranked.clear();
+    for (const int id : open)
+      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id), offset), id);
+    const std::vector<int> one = strided_best(ranked, 1, ops_, generation_, mine);
+    if (one.empty())
+      break;
+    out.push_back(one.front());
+    std::erase(open, one.front());
+  }
+  return out;
+}
+
 void Island::refit_model() {
   if (!model_) {
     std::vector<Setting> all;
@@ -377,6 +462,7 @@ void Island::refit_model() {
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
     model_.emplace(all, ops_.model_lambda, ops_.prior, ops_.interact);
+    model_->set_kernel(ops_.kernel_length, ops_.kernel_noise);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());

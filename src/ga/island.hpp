@@ -95,6 +95,22 @@ struct GaOperators {
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
   // The online model's ridge strength (OnlineModel's `lambda`).
   double model_lambda = 1.0;
+  // How the model chooses its picks and a restart's model cells (GaSettings::model_policy),
+  // and the spread of thompson's draws over the posterior's.
+  ModelPolicy model_policy = GaSettings{}.model_policy;
+  double model_explore = 1.0;
+  // The online model's kernel correction (OnlineModel::set_kernel; length 0: off).
+  double kernel_length = 0;
+  double kernel_noise = 1;
+  // Greedy picks of one generation differ pairwise in at least this many parameters (down
+  // the ranking; then the closest ones; 0 or 1: off). A replay-sweep knob.
+  int pick_spread = 0;
+  // local: this share of the picks (at least one) is the model's best among the unmeasured
+  // settings at most local_radius parameters from one of the local_centres best settings
+  // the island knows.
+  double local_share = 0.25;
+  int local_centres = 8;
+  int local_radius = 2;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.
@@ -204,7 +220,11 @@ class Island {
   int breed(int cell, const std::vector<double>& fitness);
   // Replaces the children of the least fit cells by the model's fastest unmeasured picks.
   // Returns, per cell, whether its child is still the bred one.
-  std::vector<bool> pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) const;
+  std::vector<bool> pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness);
+  // The model's `count` choices among `open` (ids of settings neither measured nor in the
+  // batch) by ops_.model_policy, from this island's share first (strided_best); thompson
+  // draws from the island's engine.
+  std::vector<int> model_choice(std::vector<int> open, std::size_t count);
   // Refits the online model on the cache (in setting order, so resume refits the same).
   void refit_model();
 

@@ -13,6 +13,7 @@ class MemoryRing::Port final : public Migrator {
     return static_cast<int>(ring_.neighbours_of(rank_).size());
   }
   void send(const std::vector<Migrant>& migrants) override {
+    const std::lock_guard lock(ring_.mutex_);
     if (!ring_.first_[rank_])
       ring_.first_[rank_] = migrants;
     for (const int peer : ring_.neighbours_of(rank_)) {
@@ -25,8 +26,10 @@ class MemoryRing::Port final : public Migrator {
       }
     }
     ++sends_;
+    ring_.arrived_.notify_all();
   }
   std::vector<Migrant> receive() override {
+    std::unique_lock lock(ring_.mutex_);
     std::vector<Migrant> out;
     if (ring_.lag_ < 0) {
       out.swap(ring_.inboxes_[rank_]);
@@ -36,14 +39,36 @@ class MemoryRing::Port final : public Migrator {
     const std::int64_t upto = sends_ - ring_.lag_;
     for (const int peer : ring_.neighbours_of(rank_)) {
       auto& batches = ring_.held_[rank_][peer];
+      if (ring_.blocking_) {  // every batch up to `upto` sent (batches of a peer arrive in order)
+        ring_.arrived_.wait(lock, [&] {
+          return upto <= 0 || (!batches.empty() && batches.rbegin()->first >= upto - 1) ||
+                 delivered_[peer] >= upto;
+        });
+      }
       for (auto it = batches.begin(); it != batches.end() && it->first < upto;) {
+        delivered_[peer] = it->first + 1;
         out.insert(out.end(), it->second.begin(), it->second.end());
         it = batches.erase(it);
       }
     }
     return out;
   }
+  void remember_first(const std::vector<Migrant>& batch) override {
+    const std::lock_guard lock(ring_.mutex_);
+    if (!ring_.first_[rank_])
+      ring_.first_[rank_] = batch;
+    ring_.arrived_.notify_all();
+  }
   std::vector<Migrant> gather_first() override {
+    std::unique_lock lock(ring_.mutex_);
+    if (ring_.blocking_) {
+      ring_.arrived_.wait(lock, [&] {
+        for (const auto& f : ring_.first_)
+          if (!f)
+            return false;
+        return true;
+      });
+    }
     std::vector<Migrant> out;
     for (int r = 0; r < ring_.size(); ++r) {
       if (r != rank_ && ring_.first_[r])
@@ -56,12 +81,13 @@ class MemoryRing::Port final : public Migrator {
   MemoryRing& ring_;
   int rank_;
   std::int64_t sends_ = 0;
+  std::map<int, std::int64_t> delivered_;  // per peer: batches handed out so far
 };
 
 MemoryRing::~MemoryRing() = default;
 
-MemoryRing::MemoryRing(int islands, int lag)
-    : inboxes_(islands), lag_(lag), held_(islands), first_(islands) {
+MemoryRing::MemoryRing(int islands, int lag, bool blocking)
+    : inboxes_(islands), lag_(lag), held_(islands), first_(islands), blocking_(blocking) {
   if (islands < 1)
     throw std::invalid_argument("MemoryRing needs at least one island");
   for (int r = 0; r < islands; ++r)
@@ -95,7 +121,8 @@ class MemoryStopVote::Voter final : public StopVote {
 
 MemoryStopVote::~MemoryStopVote() = default;
 
-MemoryStopVote::MemoryStopVote(int islands) : islands_(islands) {
+MemoryStopVote::MemoryStopVote(int islands, bool blocking)
+    : islands_(islands), blocking_(blocking) {
   for (int r = 0; r < islands; ++r)
     voters_.push_back(std::make_unique<Voter>(*this));
 }
@@ -106,7 +133,15 @@ StopVote& MemoryStopVote::vote(int rank) {
 
 // Records a wish for `generation` and answers generation - 1's decision.
 StopReason MemoryStopVote::cast(int generation, StopReason wish) {
+  std::unique_lock lock(mutex_);
   wishes_[generation].add(wish);
+  cast_.notify_all();
+  if (blocking_ && generation > 0) {
+    cast_.wait(lock, [&] {
+      const auto it = wishes_.find(generation - 1);
+      return it != wishes_.end() && it->second.votes >= islands_;
+    });
+  }
   const auto previous = wishes_.find(generation - 1);
   if (previous == wishes_.end())
     return StopReason::none;

@@ -3,12 +3,17 @@
 // Islands are stepped in turn on one thread (IslandSearch::step), so both are
 // deterministic. gather_first() answers from the first batches sent so far: islands
 // stepped in turn have all sent generation 0's before any asks, before generation 1.
+// Blocking (one thread per island): receive(), gather_first() and the vote wait, as
+// the MPI ring and vote do, until what they hand out has been sent, so lag 0 (every
+// island waits for its neighbours' current generation) is deterministic too.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -23,7 +28,7 @@ class MemoryRing {
   // out its neighbours' batches of their sends 0 .. k-1-lag, left neighbour first, then
   // right, in order; with lag 1 every island of a ring stepped in turn then gets what it
   // would get over MPI, however the islands are ordered.
-  explicit MemoryRing(int islands, int lag = -1);
+  explicit MemoryRing(int islands, int lag = -1, bool blocking = false);
   ~MemoryRing();
   [[nodiscard]] int size() const { return static_cast<int>(inboxes_.size()); }
   // The Migrator of island `rank` (valid while the ring lives).
@@ -42,6 +47,9 @@ class MemoryRing {
   std::vector<std::optional<std::vector<Migrant>>> first_;  // per island: its first batch
   std::vector<std::unique_ptr<Port>> migrators_;
   std::size_t sent_ = 0;
+  bool blocking_ = false;
+  std::mutex mutex_;
+  std::condition_variable arrived_;
 };
 
 // A collective vote over N islands stepped in turn, pipelined one generation behind as
@@ -50,7 +58,7 @@ class MemoryRing {
 // islands get the same answer for the same generation and stop together.
 class MemoryStopVote {
  public:
-  explicit MemoryStopVote(int islands);
+  explicit MemoryStopVote(int islands, bool blocking = false);
   ~MemoryStopVote();
   [[nodiscard]] StopVote& vote(int rank);
 
@@ -60,6 +68,9 @@ class MemoryStopVote {
   int islands_;
   std::map<int, StopTally> wishes_;  // generation -> tally
   std::vector<std::unique_ptr<Voter>> voters_;
+  bool blocking_ = false;
+  std::mutex mutex_;
+  std::condition_variable cast_;
 };
 
 }  // namespace isletune

@@ -38,6 +38,10 @@ class Migrator {
   // every island's generation 0). Blocks until every island has called it (the MPI
   // ring); a lone island gets nothing.
   virtual std::vector<Migrant> gather_first() { return {}; }
+  // A resumed island's first batch, sent before the interruption and integrated by the
+  // neighbours already (lag 0): gather_first() answers with it, the ring does not carry
+  // it again.
+  virtual void remember_first(const std::vector<Migrant>& /*batch*/) {}
 };
 
 // Why a search stopped.

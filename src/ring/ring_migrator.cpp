@@ -86,6 +86,15 @@ void RingMigrator::send(const std::vector<Migrant>& migrants) {
   }
 }
 
+void RingMigrator::remember_first(const std::vector<Migrant>& batch) {
+  if (sends_ > 0 || peers_.empty())
+    return;
+  MigrantBatch first{0, batch};
+  for (Migrant& m : first.migrants)
+    m.source_rank = rank_;
+  first_ = encode_batch(first);
+}
+
 void RingMigrator::receive_one(const MPI_Status& status) {
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);

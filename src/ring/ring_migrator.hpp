@@ -12,7 +12,8 @@
 // first, then right, in sequence order), waiting for them if they have not arrived yet;
 // batches that arrived early are held back. Every island calls send() at the same
 // generations, so with lag 1 an island never waits for more than its neighbours'
-// previous round and the same seed gives the same trajectory whatever the timing.
+// previous round, with lag 0 (the run's default, ga.migration.lag) for their current
+// one, and either way the same seed gives the same trajectory whatever the timing.
 //
 // gather_first() is the one exchange with every rank, not only the neighbours: each
 // rank's first batch (generation 0's measurements) to every rank, as one collective.
@@ -57,6 +58,7 @@ class RingMigrator final : public Migrator {
   // Every other rank's first batch (MPI_Allgatherv over the whole communicator, bounded
   // like every wait for another rank), in rank order; collective.
   std::vector<Migrant> gather_first() override;
+  void remember_first(const std::vector<Migrant>& batch) override;
 
   // Collective end of migration: completes every send, receives every batch still in
   // flight (counted, not delivered) and returns the totals. Call once, on every rank.

@@ -352,7 +352,7 @@ class Progress {
 // progress). Returns the island's result and its last snapshot's clock.
 SearchResult search(const ring::World& world, Session& s, const RunPrinter& printer, double start_s,
                     double& elapsed_s) {
-  ring::RingMigrator ring_migrator(world.comm());
+  ring::RingMigrator ring_migrator(world.comm(), s.config.ga.migration_lag);
   ring::RingStopVote ring_vote(world.comm());
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
@@ -366,7 +366,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   std::optional<SearchState> resume_search;
   std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
-    migrator.restore(s.resume->sends, s.resume->last_sent);
+    migrator.restore(s.resume->sends, s.resume->last_sent, s.config.ga.migration_lag);
     vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
     resume_search = s.resume->search;
     kept = s.resume_kept;

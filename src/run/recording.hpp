@@ -21,16 +21,21 @@ class RecordingMigrator final : public Migrator {
   }
   std::vector<Migrant> receive() override { return inner_.receive(); }
   std::vector<Migrant> gather_first() override { return inner_.gather_first(); }
+  void remember_first(const std::vector<Migrant>& batch) override { inner_.remember_first(batch); }
 
-  // Continues from a checkpoint: the wrapped (fresh) migrator re-sends the batch the
-  // neighbours had not integrated yet, so they receive it when they would have. Resumed
-  // from generation 0, that batch is generation 0's, the first batch of the fresh
-  // migrator, so gather_first() before generation 1 answers what it would have.
-  void restore(std::int64_t sends, const std::vector<Migrant>& last_sent) {
+  // Continues from a checkpoint. With lag 1 the wrapped (fresh) migrator re-sends the
+  // batch the neighbours had not integrated yet, so they receive it when they would have;
+  // resumed from generation 0, that batch is generation 0's, the first batch of the fresh
+  // migrator, so gather_first() before generation 1 answers what it would have. With lag
+  // 0 the neighbours integrated it before the checkpoint: it is not sent again, only
+  // remembered as the first batch when resumed from generation 0.
+  void restore(std::int64_t sends, const std::vector<Migrant>& last_sent, int lag = 1) {
     sends_ = sends;
     last_sent_ = last_sent;
-    if (sends > 0)
+    if (sends > 0 && lag > 0)
       inner_.send(last_sent);
+    else if (sends == 1)
+      inner_.remember_first(last_sent);
   }
   [[nodiscard]] std::int64_t sends() const { return sends_; }
   [[nodiscard]] const std::vector<Migrant>& last_sent() const { return last_sent_; }

@@ -6,6 +6,49 @@
 #include <set>
 
 namespace isletune {
+namespace {
+
+// Parameters in which two settings differ.
+std::size_t hamming(const Setting& a, const Setting& b) {
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < kParamCount; ++p)
+    d += a.values[p] != b.values[p] ? 1 : 0;
+  return d;
+}
+
+// Solves K x = b in place (b becomes x) for K symmetric positive definite, given by its
+// lower triangle (row-major, m x m), which becomes its Cholesky factor. False when K is
+// not positive definite.
+bool cholesky_solve(std::vector<double>& k, std::size_t m, std::vector<double>& b) {
+  for (std::size_t j = 0; j < m; ++j) {
+    double diag = k[j * m + j];
+    for (std::size_t q = 0; q < j; ++q)
+      diag -= k[j * m + q] * k[j * m + q];
+    if (!(diag > 0))
+      return false;
+    diag = std::sqrt(diag);
+    k[j * m + j] = diag;
+    for (std::size_t i = j + 1; i < m; ++i) {
+      double v = k[i * m + j];
+      for (std::size_t q = 0; q < j; ++q)
+        v -= k[i * m + q] * k[j * m + q];
+      k[i * m + j] = v / diag;
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t q = 0; q < i; ++q)
+      b[i] -= k[i * m + q] * b[q];
+    b[i] /= k[i * m + i];
+  }
+  for (std::size_t i = m; i-- > 0;) {
+    for (std::size_t q = i + 1; q < m; ++q)
+      b[i] -= k[q * m + i] * b[q];
+    b[i] /= k[i * m + i];
+  }
+  return true;
+}
+
+}  // namespace
 
 // One indicator per non-first value of every varying parameter, plus merge interactions.
 OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior,
@@ -141,17 +184,96 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   intercept_ = mean_y;
   for (std::size_t j = 0; j < d; ++j)
     intercept_ -= weights_[j] * mean_x[j];
+  chol_ = std::move(a);
+  double rss = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    double v = intercept_;
+    for (const int j : rows[i])
+      v += weights_[j];
+    if (pf >= 0)
+      v += weights_[pf] * z[i];
+    rss += (y[i] - v) * (y[i] - v);
+  }
+  residual_sd_ = std::sqrt(rss / n);
+  kernel_points_.clear();
+  kernel_alpha_.clear();
+  if (kernel_length_ > 0) {
+    for (std::size_t k = 0; k <= kParamCount; ++k)
+      kernel_of_distance_[k] = std::exp(-static_cast<double>(k) / kernel_length_);
+    const std::size_t m = rows.size();
+    std::vector<double> r(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      double v = intercept_;
+      for (const int j : rows[i])
+        v += weights_[j];
+      if (pf >= 0)
+        v += weights_[pf] * z[i];
+      r[i] = y[i] - v;
+      kernel_points_.push_back(measured[i].first);
+    }
+    std::vector<double> k(m * m);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j <= i; ++j) {
+        const double v = kernel_of_distance_[hamming(kernel_points_[i], kernel_points_[j])];
+        k[i * m + j] = v + (i == j ? kernel_noise_ : 0.0);
+      }
+    if (cholesky_solve(k, m, r))
+      kernel_alpha_ = std::move(r);
+    else
+      kernel_points_.clear();
+  }
   fitted_ = true;
 }
 
+double OnlineModel::kernel_term(const Setting& s) const {
+  double v = 0;
+  for (std::size_t j = 0; j < kernel_alpha_.size(); ++j)
+    v += kernel_alpha_[j] * kernel_of_distance_[hamming(s, kernel_points_[j])];
+  return v;
+}
+
+// offset = scale * sigma * L^-T u, u standard normal (Box-Muller on the engine's reals):
+// its covariance is (scale sigma)^2 (L L^T)^-1 = (scale sigma)^2 A^-1.
+std::vector<double> OnlineModel::draw(Rng& rng, double scale) const {
+  if (!fitted_)
+    return {};
+  const std::size_t d = feature_count_;
+  std::vector<double> u(d);
+  for (std::size_t i = 0; i < d; i += 2) {
+    const double r = std::sqrt(-2.0 * std::log(1.0 - rng.uniform()));
+    const double t = 2.0 * 3.14159265358979323846 * rng.uniform();
+    u[i] = r * std::cos(t);
+    if (i + 1 < d)
+      u[i + 1] = r * std::sin(t);
+  }
+  const double s = scale * residual_sd_;
+  for (std::size_t i = d; i-- > 0;) {
+    for (std::size_t k = i + 1; k < d; ++k)
+      u[i] -= chol_[k * d + i] * u[k];
+    u[i] /= chol_[i * d + i];
+  }
+  for (double& v : u)
+    v *= s;
+  return u;
+}
+
 double OnlineModel::predict_ms(const Setting& s) const {
+  return predict_ms(s, {});
+}
+
+// The offset's intercept shift (offset . mean_x) is the same for every setting, so it is
+// left out: rankings by a draw do not depend on it.
+double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset) const {
   if (!fitted_)
     return 1.0;
+  const bool shifted = offset.size() == weights_.size();
   double v = intercept_;
   for (const int j : active(s))
-    v += weights_[j];
+    v += weights_[j] + (shifted ? offset[j] : 0.0);
   if (prior_)
-    v += weights_.back() * prior_feature(s);
+    v += (weights_.back() + (shifted ? offset.back() : 0.0)) * prior_feature(s);
+  if (!kernel_alpha_.empty())
+    v += kernel_term(s);
   return std::exp(v);
 }
 

@@ -14,13 +14,22 @@
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
 // the plan says and learns the GPU's corrections. Fit: minimise |X w + b - y|^2 +
 // lambda |w|^2 (intercept b unpenalised) by Cholesky on the normal equations.
+//
+// Uncertainty (Bayesian linear regression with the ridge as its Gaussian prior): the
+// weights' posterior is N(w, sigma^2 A^-1), A = Xc^T Xc + lambda I the normal matrix
+// (centred columns), sigma the fit's residual standard deviation in log time. draw()
+// returns one posterior sample's offset from w (Thompson sampling: ranking by a draw
+// explores settings whose features the measurements have seen little of, in proportion
+// to how unsure the fit is there, and exploits where it is sure).
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/rng.hpp"
 #include "sample/predictor.hpp"
 #include "setting/setting.hpp"
 
@@ -37,6 +46,16 @@ class OnlineModel final : public Predictor {
                        std::span<const Param> interact = kMergeOnly);
   static constexpr Param kMergeOnly[] = {Param::merge};
 
+  // A kernel correction of the regression (off with length 0): after the ridge fit, its
+  // residuals r are smoothed over the measured settings by kernel ridge regression,
+  // k(s, t) = exp(-hamming(s, t) / length) over the parameters, alpha = (K + noise I)^-1 r,
+  // and predict adds sum_j alpha_j k(s, t_j): a measured setting that beats the regression
+  // lifts its neighbours, which the main effects and their interactions cannot express.
+  void set_kernel(double length, double noise) {
+    kernel_length_ = length;
+    kernel_noise_ = noise;
+  }
+
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
   void fit(std::span<const std::pair<Setting, double>> measured, int min_points = 8);
@@ -45,6 +64,13 @@ class OnlineModel final : public Predictor {
   [[nodiscard]] double predict_ms(const Setting& s) const override;
   [[nodiscard]] std::string name() const override { return "online"; }
   [[nodiscard]] std::size_t features() const { return feature_count_; }
+  // Residual standard deviation of the last fit in log time (0 while unfit).
+  [[nodiscard]] double residual_sd() const { return residual_sd_; }
+  // One draw from the weights' posterior, as an offset from the fitted weights, its
+  // covariance (scale * residual_sd())^2 A^-1; empty while unfit. Draws from `rng` only.
+  [[nodiscard]] std::vector<double> draw(Rng& rng, double scale = 1.0) const;
+  // predict_ms(s) under the fitted weights plus `offset` (a draw(); empty: predict_ms(s)).
+  [[nodiscard]] double predict_ms(const Setting& s, std::span<const double> offset) const;
 
  private:
   // Indicator features of `s` (indices of the features that are 1).
@@ -62,6 +88,13 @@ class OnlineModel final : public Predictor {
   double lambda_;
   const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)
   std::vector<double> weights_;
+  std::vector<double> chol_;  // lower Cholesky factor of the normal matrix A, d x d
+  double residual_sd_ = 0;
+  double kernel_length_ = 0, kernel_noise_ = 1;
+  std::vector<Setting> kernel_points_;  // the measured settings of the kernel correction
+  std::vector<double> kernel_alpha_;
+  std::array<double, kParamCount + 1> kernel_of_distance_{};
+  [[nodiscard]] double kernel_term(const Setting& s) const;
   double intercept_ = 0;
   bool fitted_ = false;
 };

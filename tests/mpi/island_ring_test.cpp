@@ -16,6 +16,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../unit/test_ga_fakes.hpp"
@@ -175,10 +176,12 @@ std::string trajectory(const std::vector<EvaluationRecord>& rows) {
   return out;
 }
 
-// The replay sweep's ring (MemoryRing with lag 1, islands stepped in turn on one thread)
-// gives every island the trajectory it has over the real MPI ring: the sweep measures
-// the product. Returns the islands whose trajectories differ (checked on rank 0).
-int memory_ring_differs(MPI_Comm comm) {
+// The replay sweep's ring gives every island the trajectory it has over the real MPI ring
+// with the same lag: the sweep measures the product. Lag 1: MemoryRing with islands
+// stepped in turn on one thread; lag 0 (each island waits for its neighbours' current
+// generation): the blocking MemoryRing with one thread per island. Returns the islands
+// whose trajectories differ (checked on rank 0).
+int memory_ring_differs(MPI_Comm comm, int lag) {
   RankIsland is(comm, 50);
   const int rank = is.rank, size = is.size;
   const GaSettings& ga = is.ga;
@@ -189,7 +192,7 @@ int memory_ring_differs(MPI_Comm comm) {
   {
     testing::SyntheticEvaluator evaluator(landscape, 0.25);
     testing::MemorySink sink;
-    ring::RingMigrator migrator(comm);
+    ring::RingMigrator migrator(comm, lag);
     ring::RingStopVote vote(comm);
     IslandSearch search(ga, alphabet, evaluator, migrator, vote, sink, 41, rank, {}, std::nullopt,
                         extras);
@@ -202,8 +205,9 @@ int memory_ring_differs(MPI_Comm comm) {
   const std::vector<std::string> mpi = gather_text(comm, mine);
   if (rank != 0)
     return 0;
-  MemoryRing ring(size, 1);
-  MemoryStopVote votes(size);
+  const bool threaded = lag == 0 && size > 1;
+  MemoryRing ring(size, lag, threaded);
+  MemoryStopVote votes(size, threaded);
   std::vector<std::unique_ptr<testing::SyntheticEvaluator>> evaluators;
   std::vector<testing::MemorySink> sinks(static_cast<std::size_t>(size));
   std::vector<std::unique_ptr<IslandSearch>> islands;
@@ -213,7 +217,17 @@ int memory_ring_differs(MPI_Comm comm) {
                                                      votes.vote(r), sinks[r], 41, r, SearchHooks{},
                                                      std::nullopt, extras));
   }
-  for (bool going = true; going;) {
+  if (threaded) {
+    std::vector<std::thread> threads;
+    for (auto& island : islands)
+      threads.emplace_back([&island] {
+        while (island->step()) {
+        }
+      });
+    for (std::thread& t : threads)
+      t.join();
+  }
+  for (bool going = !threaded; going;) {
     going = false;
     for (auto& island : islands)
       going = island->step() || going;
@@ -339,8 +353,11 @@ int main(int argc, char** argv) {
         "exchange, %d without\n",
         with, without);
   }
-  const int differ = memory_ring_differs(world.comm());
-  CHECK(differ == 0, "%d islands of the in-memory ring (lag 1) differ from the MPI ring", differ);
+  for (const int lag : {1, 0}) {
+    const int differ = memory_ring_differs(world.comm(), lag);
+    CHECK(differ == 0, "%d islands of the in-memory ring (lag %d) differ from the MPI ring", differ,
+          lag);
+  }
   const int failures = isletune::mpi_test::total_failures(world.comm());
   if (world.rank() == 0) {
     std::printf("island_ring_test: %d combinations on %d ranks: %s (%d failed checks)\n", combos,

@@ -337,8 +337,8 @@ PY
     # the committed generations stay readable, and resume (after freeing space) ends
     # exactly like an uninterrupted run.
     launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    small_tmpfs fullfs 2m
-    dd if=/dev/zero of=fullfs/fill bs=1k count=1700 2>/dev/null
+    small_tmpfs fullfs 3m
+    dd if=/dev/zero of=fullfs/fill bs=1k count=2700 2>/dev/null
     expect_error "No space left on device" launch run "$config" --out fullfs/run
     $py "$here/check_trace.py" fullfs/run/trace.h5 --partial || fail "committed rows unreadable"
     "$bin" report fullfs/run >report.txt || fail "report of the stopped run"
