@@ -153,33 +153,10 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
       a[j * d + k] -= n * mean_x[j] * mean_x[k];
     a[j * d + j] += lambda_;
   }
-  // Cholesky: a = L L^T, in place in the lower triangle.
-  for (std::size_t j = 0; j < d; ++j) {
-    double diag = a[j * d + j];
-    for (std::size_t k = 0; k < j; ++k)
-      diag -= a[j * d + k] * a[j * d + k];
-    if (!(diag > 0))
-      return;
-    diag = std::sqrt(diag);
-    a[j * d + j] = diag;
-    for (std::size_t i = j + 1; i < d; ++i) {
-      double v = a[i * d + j];
-      for (std::size_t k = 0; k < j; ++k)
-        v -= a[i * d + k] * a[j * d + k];
-      a[i * d + j] = v / diag;
-    }
-  }
+  // a = L L^T in place in the lower triangle (kept for the posterior), w = a^-1 b.
   std::vector<double> w(b);
-  for (std::size_t i = 0; i < d; ++i) {
-    for (std::size_t k = 0; k < i; ++k)
-      w[i] -= a[i * d + k] * w[k];
-    w[i] /= a[i * d + i];
-  }
-  for (std::size_t i = d; i-- > 0;) {
-    for (std::size_t k = i + 1; k < d; ++k)
-      w[i] -= a[k * d + i] * w[k];
-    w[i] /= a[i * d + i];
-  }
+  if (!cholesky_solve(a, d, w))
+    return;
   weights_ = std::move(w);
   intercept_ = mean_y;
   for (std::size_t j = 0; j < d; ++j)
