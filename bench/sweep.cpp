@@ -333,14 +333,14 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.restart_window = static_cast<int>(v.num("window", 0));
       extras.gather_first = v.num("first", 1) != 0;
       extras.interact = interact;
-      extras.model_lambda = v.num("lambda", extras.model_lambda);
-      extras.model_explore = v.num("explore", extras.model_explore);
-      extras.kernel_length = v.num("klen", extras.kernel_length);
-      extras.kernel_noise = v.num("knoise", extras.kernel_noise);
-      extras.pick_spread = static_cast<int>(v.num("spread", extras.pick_spread));
-      extras.local_share = v.num("lshare", extras.local_share);
-      extras.local_centres = static_cast<int>(v.num("lcentres", extras.local_centres));
-      extras.local_radius = static_cast<int>(v.num("lradius", extras.local_radius));
+      extras.model.lambda = v.num("lambda", extras.model.lambda);
+      extras.model.explore = v.num("explore", extras.model.explore);
+      extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
+      extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
+      extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
+      extras.model.local_share = v.num("lshare", extras.model.local_share);
+      extras.model.local_centres = static_cast<int>(v.num("lcentres", extras.model.local_centres));
+      extras.model.local_radius = static_cast<int>(v.num("lradius", extras.model.local_radius));
       extras.ranked_until = static_cast<int>(v.num("ranked", extras.ranked_until));
       if (r > 0)
         extras.seeds.clear();  // the naive setting on rank 0, as the run does

@@ -498,9 +498,8 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
                       "] (-1: population / 2)"));
   }
   if (node["model_policy"]) {
-    constexpr std::string_view kPolicies[] = {"greedy", "thompson", "local"};
-    ga.model_policy =
-        static_cast<ModelPolicy>(p.choice(node["model_policy"], "ga.model_policy", kPolicies));
+    ga.model_policy = static_cast<ModelPolicy>(
+        p.choice(node["model_policy"], "ga.model_policy", kModelPolicyNames));
   }
   if (node["predicted_seeds"]) {
     ga.predicted_seeds = static_cast<int>(

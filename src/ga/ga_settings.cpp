@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "common/error.hpp"
@@ -25,24 +26,14 @@ void check_rate(double v, const char* key) {
 }  // namespace
 
 std::string_view model_policy_name(ModelPolicy p) {
-  switch (p) {
-    case ModelPolicy::thompson:
-      return "thompson";
-    case ModelPolicy::local:
-      return "local";
-    case ModelPolicy::greedy:
-      break;
-  }
-  return "greedy";
+  return kModelPolicyNames[static_cast<std::size_t>(p)];
 }
 
 std::optional<ModelPolicy> model_policy_from_name(std::string_view name) {
-  if (name == "greedy")
-    return ModelPolicy::greedy;
-  if (name == "thompson")
-    return ModelPolicy::thompson;
-  if (name == "local")
-    return ModelPolicy::local;
+  for (std::size_t i = 0; i < std::size(kModelPolicyNames); ++i) {
+    if (name == kModelPolicyNames[i])
+      return static_cast<ModelPolicy>(i);
+  }
   return std::nullopt;
 }
 

@@ -24,6 +24,8 @@ namespace isletune {
 //   unmeasured settings at most 2 parameters from one of the 8 best settings the island
 //   knows (a trust region around the incumbents), the rest as greedy.
 enum class ModelPolicy : std::uint8_t { greedy = 0, thompson = 1, local = 2 };
+// The policies' names (config, sweep keys), indexed by ModelPolicy.
+inline constexpr std::string_view kModelPolicyNames[] = {"greedy", "thompson", "local"};
 [[nodiscard]] std::string_view model_policy_name(ModelPolicy p);
 [[nodiscard]] std::optional<ModelPolicy> model_policy_from_name(std::string_view name);
 

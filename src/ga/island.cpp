@@ -373,25 +373,27 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
       if (m.ok())
         known.emplace_back(m.median_ms, s);
     }
-    const std::size_t k = std::min(known.size(), static_cast<std::size_t>(ops_.local_centres));
+    const std::size_t k =
+        std::min(known.size(), static_cast<std::size_t>(ops_.model.local_centres));
     std::partial_sort(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(k), known.end());
     std::vector<std::pair<double, int>> near;
     for (const int id : open) {
       const Setting& s = alphabet_.setting(id);
       for (std::size_t c = 0; c < k; ++c) {
         int d = 0;
-        for (std::size_t q = 0; q < kParamCount && d <= ops_.local_radius; ++q)
+        for (std::size_t q = 0; q < kParamCount && d <= ops_.model.local_radius; ++q)
           d += s.values[q] != known[c].second.values[q] ? 1 : 0;
-        if (d <= ops_.local_radius) {
+        if (d <= ops_.model.local_radius) {
           near.emplace_back(model_->predict_ms(s), id);
           break;
         }
       }
     }
     const std::size_t local_n =
-        count == 0 ? 0
-                   : std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(
-                                                  static_cast<double>(count) * ops_.local_share)));
+        count == 0
+            ? 0
+            : std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(
+                                           static_cast<double>(count) * ops_.model.local_share)));
     std::vector<int> out = strided_best(near, std::min(local_n, count), ops_, generation_, mine);
     for (const int id : out)
       std::erase(open, id);
@@ -401,7 +403,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
       out.push_back(id);
     return out;
   }
-  if (ops_.model_policy == ModelPolicy::greedy && ops_.pick_spread <= 1) {
+  if (ops_.model_policy == ModelPolicy::greedy && ops_.model.pick_spread <= 1) {
     for (const int id : open)
       ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
     return strided_best(ranked, count, ops_, generation_, mine);
@@ -424,7 +426,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
         int d = 0;
         for (std::size_t p = 0; p < kParamCount; ++p)
           d += s.values[p] != t.values[p] ? 1 : 0;
-        if (d < ops_.pick_spread) {
+        if (d < ops_.model.pick_spread) {
           far = false;
           break;
         }
@@ -442,7 +444,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
   }
   std::vector<int> out;
   while (out.size() < count && !open.empty()) {
-    const std::vector<double> offset = model_->draw(rng_, ops_.model_explore);
+    const std::vector<double> offset = model_->draw(rng_, ops_.model.explore);
     ranked.clear();
     for (const int id : open)
       ranked.emplace_back(model_->predict_ms(alphabet_.setting(id), offset), id);
@@ -461,8 +463,8 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all, ops_.model_lambda, ops_.prior, ops_.interact);
-    model_->set_kernel(ops_.kernel_length, ops_.kernel_noise);
+    model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);
+    model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());

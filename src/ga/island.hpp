@@ -53,6 +53,25 @@ struct IslandState {
 inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
                                                Param::prefetch};
 
+// The online model's fit and how its choices spread (the product's defaults; the replay
+// sweep varies them: bench/sweep.cpp).
+struct ModelKnobs {
+  double lambda = 1.0;   // ridge strength (OnlineModel's `lambda`)
+  double explore = 1.0;  // thompson: the spread of its draws over the posterior's
+  // The kernel correction (OnlineModel::set_kernel; length 0: off).
+  double kernel_length = 0;
+  double kernel_noise = 1;
+  // Greedy picks of one generation differ pairwise in at least this many parameters (down
+  // the ranking; then the closest ones; 0 or 1: off).
+  int pick_spread = 0;
+  // local: this share of the picks (at least one) is the model's best among the unmeasured
+  // settings at most local_radius parameters from one of the local_centres best settings
+  // the island knows.
+  double local_share = 0.25;
+  int local_centres = 8;
+  int local_radius = 2;
+};
+
 // The variation rates of an island (defaults: GaSettings's, declared there once).
 struct GaOperators {
   double crossover_rate = GaSettings{}.crossover_rate;
@@ -93,24 +112,9 @@ struct GaOperators {
   // Parameters whose indicators interact with every other one in the online model
   // (OnlineModel's `interact`).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
-  // The online model's ridge strength (OnlineModel's `lambda`).
-  double model_lambda = 1.0;
-  // How the model chooses its picks and a restart's model cells (GaSettings::model_policy),
-  // and the spread of thompson's draws over the posterior's.
+  // How the model chooses its picks and a restart's model cells (GaSettings::model_policy).
   ModelPolicy model_policy = GaSettings{}.model_policy;
-  double model_explore = 1.0;
-  // The online model's kernel correction (OnlineModel::set_kernel; length 0: off).
-  double kernel_length = 0;
-  double kernel_noise = 1;
-  // Greedy picks of one generation differ pairwise in at least this many parameters (down
-  // the ranking; then the closest ones; 0 or 1: off). A replay-sweep knob.
-  int pick_spread = 0;
-  // local: this share of the picks (at least one) is the model's best among the unmeasured
-  // settings at most local_radius parameters from one of the local_centres best settings
-  // the island knows.
-  double local_share = 0.25;
-  int local_centres = 8;
-  int local_radius = 2;
+  ModelKnobs model;
 };
 
 // When to migrate: every `interval` generations (0: never), `count` individuals.

@@ -207,14 +207,7 @@ struct IslandExtras {
   int ranked_until = 0;
   // The online model's interacting parameters (GaOperators::interact).
   std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
-  double model_lambda = 1.0;   // the online model's ridge strength (GaOperators)
-  double model_explore = 1.0;  // thompson's spread over the posterior's (GaOperators)
-  double kernel_length = 0;    // the online model's kernel correction (GaOperators)
-  double kernel_noise = 1;
-  int pick_spread = 0;        // picks of a batch differ pairwise (GaOperators)
-  double local_share = 0.25;  // the local policy's trust region (GaOperators)
-  int local_centres = 8;
-  int local_radius = 2;
+  ModelKnobs model;  // the online model's fit and choices (GaOperators::model)
 };
 
 // island-ga (and global-ga): one cellular island over `alphabet`.

@@ -36,8 +36,8 @@ struct ProblemShape {
   int flops_per_cell = 1;
   Grid grid;
   int sm_count = 132;  // SMs to fill (streaming plans shape the launch to whole waves)
-  long long shared_per_block =
-      232448;  // opt-in shared memory per block (streaming: planes in flight)
+  // Opt-in shared memory per block (streaming: how many input planes fit in flight).
+  long long shared_per_block = DeviceLimits{}.shared_per_block_optin;
   // Largest |offset| per axis: max(reach.lo, reach.hi).
   [[nodiscard]] int radius(std::size_t axis) const;
 };

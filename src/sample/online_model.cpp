@@ -8,14 +8,6 @@
 namespace isletune {
 namespace {
 
-// Parameters in which two settings differ.
-std::size_t hamming(const Setting& a, const Setting& b) {
-  std::size_t d = 0;
-  for (std::size_t p = 0; p < kParamCount; ++p)
-    d += a.values[p] != b.values[p] ? 1 : 0;
-  return d;
-}
-
 // Solves K x = b in place (b becomes x) for K symmetric positive definite, given by its
 // lower triangle (row-major, m x m), which becomes its Cholesky factor. False when K is
 // not positive definite.
@@ -191,7 +183,8 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
     std::vector<double> k(m * m);
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j <= i; ++j) {
-        const double v = kernel_of_distance_[hamming(kernel_points_[i], kernel_points_[j])];
+        const double v = kernel_of_distance_[static_cast<std::size_t>(
+            differing_params(kernel_points_[i], kernel_points_[j]))];
         k[i * m + j] = v + (i == j ? kernel_noise_ : 0.0);
       }
     if (cholesky_solve(k, m, r))
@@ -205,7 +198,8 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
 double OnlineModel::kernel_term(const Setting& s) const {
   double v = 0;
   for (std::size_t j = 0; j < kernel_alpha_.size(); ++j)
-    v += kernel_alpha_[j] * kernel_of_distance_[hamming(s, kernel_points_[j])];
+    v += kernel_alpha_[j] *
+         kernel_of_distance_[static_cast<std::size_t>(differing_params(s, kernel_points_[j]))];
   return v;
 }
 

@@ -81,6 +81,14 @@ struct Setting {
   bool operator==(const Setting&) const = default;
 };
 
+// Parameters in which two settings differ (their Hamming distance).
+[[nodiscard]] inline int differing_params(const Setting& a, const Setting& b) {
+  int d = 0;
+  for (std::size_t p = 0; p < kParamCount; ++p)
+    d += a.values[p] != b.values[p] ? 1 : 0;
+  return d;
+}
+
 // Canonical key: "name=value" pairs in parameter order joined by ',', enums by name
 // (e.g. "streaming=0,merge=none,...,use_constant=1"). Stable across runs and platforms.
 [[nodiscard]] std::string canonical_key(const Setting& s);

@@ -136,9 +136,9 @@ struct Grown {
                                        int radius = 2) const {
     GaOperators o = ops;
     o.model_policy = policy;
-    o.model_explore = explore;
-    o.local_centres = centres;
-    o.local_radius = radius;
+    o.model.explore = explore;
+    o.model.local_centres = centres;
+    o.model.local_radius = radius;
     Island island(alphabet, torus, o, state);
     testing::SyntheticEvaluator eval(bumpy_ms, 0.1);
     testing::MemorySink sink;
@@ -153,7 +153,7 @@ struct Grown {
   }
   // The unmeasured settings by the island's model (refit as the island does), fastest first.
   std::vector<Setting> greedy_ranking() const {
-    OnlineModel model(set.settings, ops.model_lambda, nullptr, ops.interact);
+    OnlineModel model(set.settings, ops.model.lambda, nullptr, ops.interact);
     std::vector<std::pair<Setting, double>> data;
     for (const auto& [s, m] : state.cache)
       data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
