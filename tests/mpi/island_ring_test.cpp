@@ -16,7 +16,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../unit/test_ga_fakes.hpp"
@@ -217,21 +216,7 @@ int memory_ring_differs(MPI_Comm comm, int lag) {
                                                      votes.vote(r), sinks[r], 41, r, SearchHooks{},
                                                      std::nullopt, extras));
   }
-  if (threaded) {
-    std::vector<std::thread> threads;
-    for (auto& island : islands)
-      threads.emplace_back([&island] {
-        while (island->step()) {
-        }
-      });
-    for (std::thread& t : threads)
-      t.join();
-  }
-  for (bool going = !threaded; going;) {
-    going = false;
-    for (auto& island : islands)
-      going = island->step() || going;
-  }
+  testing::run_islands(islands, threaded);
   int differ = 0;
   for (int r = 0; r < size; ++r) {
     const std::string memory = trajectory(sinks[r].evaluations);

@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -161,6 +162,28 @@ inline SyntheticEvaluator::TimeFn random_landscape(std::uint64_t seed, double fa
       return -1.0;
     return 1.0 + 10.0 * (u - fail) / (1.0 - fail);
   };
+}
+
+// Steps every island search (pointers with step()) to its end: one thread each (a blocking
+// in-memory ring and vote: lag 0) or in turn on this thread.
+template <class Islands>
+void run_islands(Islands& islands, bool threaded) {
+  if (threaded) {
+    std::vector<std::thread> threads;
+    for (auto& island : islands)
+      threads.emplace_back([&island] {
+        while (island->step()) {
+        }
+      });
+    for (std::thread& t : threads)
+      t.join();
+    return;
+  }
+  for (bool going = true; going;) {
+    going = false;
+    for (auto& island : islands)
+      going = island->step() || going;
+  }
 }
 
 }  // namespace isletune::testing

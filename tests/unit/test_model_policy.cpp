@@ -307,21 +307,7 @@ TEST(MemoryRing, IslandsOnThreadsMatchIslandsSteppedInTurn) {
                                                      votes.vote(r), sinks[r], 9, r, SearchHooks{},
                                                      std::nullopt, extras));
       }
-      if (threaded) {
-        std::vector<std::thread> threads;
-        for (auto& s : isl)
-          threads.emplace_back([&s] {
-            while (s->step()) {
-            }
-          });
-        for (std::thread& t : threads)
-          t.join();
-      }
-      for (bool going = !threaded; going;) {
-        going = false;
-        for (auto& s : isl)
-          going = s->step() || going;
-      }
+      testing::run_islands(isl, threaded);
       std::vector<std::vector<std::string>> keys(static_cast<std::size_t>(islands));
       for (int r = 0; r < islands; ++r)
         for (const auto& e : sinks[r].evaluations)
