@@ -188,14 +188,14 @@ TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
   EXPECT_NE(why->find("leaves no output point"), std::string::npos) << *why;
   s[Param::tbx] = 1024;
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);
-  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) > 64 registers
+  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) doubles > 64 regs
   why = space.violation(s);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("8 points x 16 levels x 7 values = 896 registers"), std::string::npos)
+  EXPECT_NE(why->find("8 points x 16 levels x 7 doubles = 1792 registers"), std::string::npos)
       << *why;
   s[Param::mfx] = 1;
   s[Param::merge] = static_cast<int>(MergeKind::none);
-  s[Param::tbx] = 256;  // 112 registers of 255
+  s[Param::tbx] = 256;  // 2 x 16 x 7 + 8 = 232 registers of 255
   EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
