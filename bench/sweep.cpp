@@ -335,6 +335,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.interact = interact;
       extras.model.lambda = v.num("lambda", extras.model.lambda);
       extras.model.explore = v.num("explore", extras.model.explore);
+      extras.model.plan_features = v.num("plan", extras.model.plan_features ? 1 : 0) != 0;
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
@@ -413,7 +414,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         going = island->step() || going;
       if (trace && opt) {
         const Island& is0 = isl[0]->island();
-        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact);
+        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact,
+                          v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)

@@ -58,6 +58,8 @@ inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, P
 struct ModelKnobs {
   double lambda = 1.0;   // ridge strength (OnlineModel's `lambda`)
   double explore = 1.0;  // thompson: the spread of its draws over the posterior's
+  // The prior's plan features as continuous columns (OnlineModel's `plan_features`).
+  bool plan_features = false;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;

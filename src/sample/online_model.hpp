@@ -12,7 +12,13 @@
 // setting counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
-// the plan says and learns the GPU's corrections. Fit: minimise |X w + b - y|^2 +
+// the plan says and learns the GPU's corrections. With `plan_features` on, the prior's own
+// continuous features (Predictor::features; the roofline's: tdeg, bytes per cell-step,
+// redundancy, occupancy, threads, shared memory, waves, planes in flight, stream length,
+// unroll, merged points) are more columns, each scaled to unit standard deviation over the
+// settings the search may visit, so the fit can weigh the plan's quantities differently
+// from the roofline formula (e.g. where the grid fits in the L2, traffic per step matters
+// less than the formula says). Fit: minimise |X w + b - y|^2 +
 // lambda |w|^2 (intercept b unpenalised) by Cholesky on the normal equations.
 //
 // Uncertainty (Bayesian linear regression with the ridge as its Gaussian prior): the
@@ -26,6 +32,7 @@
 #include <array>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,9 +48,10 @@ class OnlineModel final : public Predictor {
   // `prior` (may be null) must outlive the model.
   // `interact`: the parameters whose indicators multiply every other indicator (default:
   // the merge kind, as above).
+  // `plan_features`: the prior's features() as more columns (needs a prior).
   explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
                        const Predictor* prior = nullptr,
-                       std::span<const Param> interact = kMergeOnly);
+                       std::span<const Param> interact = kMergeOnly, bool plan_features = false);
   static constexpr Param kMergeOnly[] = {Param::merge};
 
   // A kernel correction of the regression (off with length 0): after the ridge fit, its
@@ -75,8 +83,10 @@ class OnlineModel final : public Predictor {
  private:
   // Indicator features of `s` (indices of the features that are 1).
   [[nodiscard]] std::vector<int> active(const Setting& s) const;
-  // The prior's feature of `s` (log of its prediction, clamped), 0 without a prior.
-  [[nodiscard]] double prior_feature(const Setting& s) const;
+  // The continuous columns of `s`: the prior's log prediction (clamped), then the scaled
+  // plan features; empty without a prior. Cached for the settings given at construction.
+  [[nodiscard]] std::vector<double> dense(const Setting& s) const;
+  [[nodiscard]] std::vector<double> compute_dense(const Setting& s) const;
 
   struct Level {
     Param param;
@@ -85,8 +95,12 @@ class OnlineModel final : public Predictor {
   std::vector<Level> levels_;      // one-hot main effects
   std::vector<int> merge_levels_;  // indices into levels_ of the interacting indicators
   std::size_t feature_count_ = 0;
+  std::size_t sparse_count_ = 0;  // indicator columns; the dense ones follow
   double lambda_;
-  const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)
+  const Predictor* prior_ = nullptr;  // its feature is the first dense column
+  bool plan_features_ = false;
+  std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
+  std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
   std::vector<double> weights_;
   std::vector<double> chol_;  // lower Cholesky factor of the normal matrix A, d x d
   double residual_sd_ = 0;

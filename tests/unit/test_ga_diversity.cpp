@@ -256,5 +256,58 @@ TEST(OnlineModel, StreamingInteractionsRankTheStreamingOptimum) {
   EXPECT_GT(optimum_rank(OnlineModel::kMergeOnly), 0);
 }
 
+// A prior whose prediction says nothing (1 ms everywhere) but whose one feature is the
+// quantity the time follows: a bowl in log2(tbx * tby), optimum at 64 threads, which main
+// effects of tbx and tby cannot represent.
+class BowlFeature final : public Predictor {
+ public:
+  static double bowl(const Setting& s) {
+    const double v = std::log2(static_cast<double>(s[Param::tbx] * s[Param::tby])) - 6.0;
+    return v * v;
+  }
+  [[nodiscard]] double predict_ms(const Setting&) const override { return 1.0; }
+  [[nodiscard]] std::string name() const override { return "bowl"; }
+  [[nodiscard]] std::size_t feature_count() const override { return 2; }
+  [[nodiscard]] std::vector<double> features(const Setting& s) const override {
+    return {100.0 * bowl(s), 7.0};  // a scaled feature and a constant one
+  }
+};
+
+TEST(OnlineModel, PlanFeaturesAreColumnsTheFitWeighs) {
+  const SampledSet set = testing::product_set({{Param::tbx, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::tby, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::ufx, {1, 2}}});
+  const auto time = [](const Setting& s) {
+    return std::exp(0.2 * BowlFeature::bowl(s) + 0.05 * s[Param::ufx]);
+  };
+  // Twelve measurements, none of them at 64 threads.
+  std::vector<std::pair<Setting, double>> data;
+  for (std::size_t i = 0; i < set.settings.size() && data.size() < 12; i += 5) {
+    const Setting& s = set.settings[i];
+    if (s[Param::tbx] * s[Param::tby] != 64)
+      data.emplace_back(s, time(s));
+  }
+  ASSERT_EQ(data.size(), 12u);
+  const BowlFeature prior;
+  const auto spearman = [&](bool plan_features) {
+    OnlineModel model(set.settings, 0.1, &prior, OnlineModel::kMergeOnly, plan_features);
+    // Indicators of tbx (7), tby (7), ufx (1); the prior's log prediction; the features.
+    EXPECT_EQ(model.features(), 15u + 1u + (plan_features ? 2u : 0u));
+    model.fit(data);
+    EXPECT_TRUE(model.fitted());
+    std::vector<double> predicted, actual;
+    for (const Setting& s : set.settings) {
+      predicted.push_back(model.predict_ms(s));
+      actual.push_back(time(s));
+    }
+    return rank_correlation(predicted, actual);
+  };
+  EXPECT_GT(spearman(true), 0.95);
+  EXPECT_LT(spearman(false), 0.8);
+  // Without a prior there are no plan features to add.
+  OnlineModel bare(set.settings, 0.1, nullptr, OnlineModel::kMergeOnly, true);
+  EXPECT_EQ(bare.features(), 15u);
+}
+
 }  // namespace
 }  // namespace isletune
