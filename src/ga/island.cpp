@@ -463,7 +463,8 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact, ops_.model.plan_features);
+    model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact, ops_.model.plan_features,
+                   ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
   }
   std::vector<std::pair<Setting, double>> data;

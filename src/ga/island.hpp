@@ -60,6 +60,8 @@ struct ModelKnobs {
   double explore = 1.0;  // thompson: the spread of its draws over the posterior's
   // The prior's plan features as continuous columns (OnlineModel's `plan_features`).
   bool plan_features = false;
+  // ... and each of them times each interacting indicator (OnlineModel's `plan_interact`).
+  bool plan_interact = false;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;

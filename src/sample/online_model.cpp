@@ -45,8 +45,11 @@ bool cholesky_solve(std::vector<double>& k, std::size_t m, std::vector<double>& 
 // One indicator per non-first value of every varying parameter, plus merge interactions,
 // then the dense columns (the prior's log prediction, the scaled plan features).
 OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior,
-                         std::span<const Param> interact, bool plan_features)
-    : lambda_(lambda), prior_(prior), plan_features_(plan_features && prior != nullptr) {
+                         std::span<const Param> interact, bool plan_features, bool plan_interact)
+    : lambda_(lambda),
+      prior_(prior),
+      plan_features_(plan_features && prior != nullptr),
+      plan_interact_(plan_interact && plan_features_) {
   for (std::size_t p = 0; p < kParamCount; ++p) {
     std::set<int> values;
     for (const Setting& s : settings)
@@ -83,7 +86,7 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
       const double var = sq[k] / n - plan_mean_[k] * plan_mean_[k];
       plan_scale_[k] = var > 1e-12 ? 1.0 / std::sqrt(var) : 0.0;
     }
-    dense_count += f;
+    dense_count += f * (1 + (plan_interact_ ? merge_levels_.size() : 0));
   }
   feature_count_ = sparse_count_ + dense_count;
   if (prior_) {
@@ -101,8 +104,16 @@ std::vector<double> OnlineModel::compute_dense(const Setting& s) const {
   z.push_back(std::log(std::clamp(p > 0 && std::isfinite(p) ? p : 1e3, 1e-6, 1e3)));
   if (plan_features_) {
     const std::vector<double> f = prior_->features(s);
+    const std::size_t first = z.size();
     for (std::size_t k = 0; k < plan_mean_.size(); ++k)
       z.push_back(k < f.size() ? (f[k] - plan_mean_[k]) * plan_scale_[k] : 0.0);
+    if (plan_interact_) {
+      for (const int level : merge_levels_) {
+        const bool on = s[levels_[level].param] == levels_[level].value;
+        for (std::size_t k = 0; k < plan_mean_.size(); ++k)
+          z.push_back(on ? z[first + k] : 0.0);
+      }
+    }
   }
   return z;
 }

@@ -48,10 +48,12 @@ class OnlineModel final : public Predictor {
   // `prior` (may be null) must outlive the model.
   // `interact`: the parameters whose indicators multiply every other indicator (default:
   // the merge kind, as above).
-  // `plan_features`: the prior's features() as more columns (needs a prior).
+  // `plan_features`: the prior's features() as more columns (needs a prior); with
+  // `plan_interact` also each of them times each interacting indicator.
   explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
                        const Predictor* prior = nullptr,
-                       std::span<const Param> interact = kMergeOnly, bool plan_features = false);
+                       std::span<const Param> interact = kMergeOnly, bool plan_features = false,
+                       bool plan_interact = false);
   static constexpr Param kMergeOnly[] = {Param::merge};
 
   // A kernel correction of the regression (off with length 0): after the ridge fit, its
@@ -99,6 +101,7 @@ class OnlineModel final : public Predictor {
   double lambda_;
   const Predictor* prior_ = nullptr;  // its feature is the first dense column
   bool plan_features_ = false;
+  bool plan_interact_ = false;
   std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
   std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
   std::vector<double> weights_;
