@@ -337,6 +337,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.explore = v.num("explore", extras.model.explore);
       extras.model.plan_features = v.num("plan", extras.model.plan_features ? 1 : 0) != 0;
       extras.model.plan_interact = v.num("pinter", extras.model.plan_interact ? 1 : 0) != 0;
+      extras.model.plan_lambda = v.num("plambda", extras.model.plan_lambda);
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
@@ -419,6 +420,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0,
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
+        model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
@@ -556,6 +558,8 @@ int main_sweep(int argc, char** argv) {
       for (const int mode : {3, 2, 1, 0}) {  // plan x interactions, plan, prior only, neither
         const Predictor* prior = mode > 0 ? roof.get() : nullptr;
         OnlineModel model(p.candidates, lambda, prior, inter, mode >= 2, mode == 3);
+        if (const char* pl = std::getenv("SWEEP_FIT_PLAMBDA"))
+          model.set_plan_lambda(std::atof(pl));
         model.fit(all);
         const auto rank_of = [&](std::size_t i) {
           const double mo = model.predict_ms(p.candidates[i]);

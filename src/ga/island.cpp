@@ -466,6 +466,7 @@ void Island::refit_model() {
     model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact, ops_.model.plan_features,
                    ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+    model_->set_plan_lambda(ops_.model.plan_lambda);
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());

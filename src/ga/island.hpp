@@ -62,6 +62,8 @@ struct ModelKnobs {
   bool plan_features = false;
   // ... and each of them times each interacting indicator (OnlineModel's `plan_interact`).
   bool plan_interact = false;
+  // The ridge strength of the plan-feature columns (< 0: lambda).
+  double plan_lambda = -1;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;

@@ -196,10 +196,12 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
         a[(s0 + c) * d + s0 + e] += z[i][c] * z[i][e];
     }
   }
+  // The plan features follow the prior's own column (s0).
+  const double plan_lambda = plan_lambda_ >= 0 ? plan_lambda_ : lambda_;
   for (std::size_t j = 0; j < d; ++j) {
     for (std::size_t k = 0; k < d; ++k)
       a[j * d + k] -= n * mean_x[j] * mean_x[k];
-    a[j * d + j] += lambda_;
+    a[j * d + j] += j > s0 ? plan_lambda : lambda_;
   }
   // a = L L^T in place in the lower triangle (kept for the posterior), w = a^-1 b.
   std::vector<double> w(b);

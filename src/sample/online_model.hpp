@@ -66,6 +66,9 @@ class OnlineModel final : public Predictor {
     kernel_noise_ = noise;
   }
 
+  // The ridge strength of the plan-feature columns (default: lambda, as every column).
+  void set_plan_lambda(double lambda) { plan_lambda_ = lambda; }
+
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
   void fit(std::span<const std::pair<Setting, double>> measured, int min_points = 8);
@@ -102,6 +105,7 @@ class OnlineModel final : public Predictor {
   const Predictor* prior_ = nullptr;  // its feature is the first dense column
   bool plan_features_ = false;
   bool plan_interact_ = false;
+  double plan_lambda_ = -1;                     // < 0: lambda_
   std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
   std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
   std::vector<double> weights_;
