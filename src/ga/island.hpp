@@ -64,6 +64,9 @@ struct ModelKnobs {
   bool plan_interact = false;
   // The ridge strength of the plan-feature columns (< 0: lambda).
   double plan_lambda = -1;
+  // With plan features: also fit the model without them and let the one with the lower
+  // leave-one-out error on the island's measurements choose (OnlineModel::loo_rmse).
+  bool plan_select = false;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
@@ -256,6 +259,11 @@ class Island {
   // The last batch's children that repeated a known setting, and the children considered.
   std::pair<int, int> offspring_counts_{0, 0};
   std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
+  // With ModelKnobs::plan_select: the same model without the plan features, and whether
+  // its leave-one-out error beat model_'s at the last refit (then it chooses).
+  std::optional<OnlineModel> plain_;
+  bool use_plain_ = false;
+  [[nodiscard]] const OnlineModel& model() const { return use_plain_ ? *plain_ : *model_; }
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

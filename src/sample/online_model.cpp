@@ -224,6 +224,31 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   for (std::size_t i = 0; i < rows.size(); ++i)
     rss += (y[i] - fitted_value(i)) * (y[i] - fitted_value(i));
   residual_sd_ = std::sqrt(rss / n);
+  loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
+  if (loo_) {
+    // h_ii = 1/n + |L^-1 (x_i - mean_x)|^2 (the intercept's share and the centred row's).
+    double press = 0;
+    std::vector<double> v(d);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (std::size_t j = 0; j < d; ++j)
+        v[j] = -mean_x[j];
+      for (const int j : rows[i])
+        v[j] += 1.0;
+      for (std::size_t c = 0; c < z[i].size(); ++c)
+        v[s0 + c] += z[i][c];
+      double h = 1.0 / n;
+      for (std::size_t j = 0; j < d; ++j) {
+        double t = v[j];
+        for (std::size_t q = 0; q < j; ++q)
+          t -= chol_[j * d + q] * v[q];
+        v[j] = t / chol_[j * d + j];
+        h += v[j] * v[j];
+      }
+      const double e = (y[i] - fitted_value(i)) / std::max(1e-6, 1.0 - h);
+      press += e * e;
+    }
+    loo_rmse_ = std::sqrt(press / n);
+  }
   kernel_points_.clear();
   kernel_alpha_.clear();
   if (kernel_length_ > 0) {

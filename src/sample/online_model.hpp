@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -66,6 +67,11 @@ class OnlineModel final : public Predictor {
     kernel_noise_ = noise;
   }
 
+  // With `on`, fit() also computes the ridge's leave-one-out error (loo_rmse).
+  void set_loo(bool on) { loo_ = on; }
+  // Root mean square of the leave-one-out residuals of the last fit in log time (the
+  // ridge part: e_i / (1 - h_ii), h the hat matrix), NaN while unfit or without set_loo.
+  [[nodiscard]] double loo_rmse() const { return loo_rmse_; }
   // The ridge strength of the plan-feature columns (default: lambda, as every column).
   void set_plan_lambda(double lambda) { plan_lambda_ = lambda; }
 
@@ -105,7 +111,9 @@ class OnlineModel final : public Predictor {
   const Predictor* prior_ = nullptr;  // its feature is the first dense column
   bool plan_features_ = false;
   bool plan_interact_ = false;
-  double plan_lambda_ = -1;                     // < 0: lambda_
+  double plan_lambda_ = -1;  // < 0: lambda_
+  bool loo_ = false;
+  double loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
   std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
   std::vector<double> weights_;
