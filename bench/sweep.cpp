@@ -339,6 +339,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.plan_interact = v.num("pinter", extras.model.plan_interact ? 1 : 0) != 0;
       extras.model.plan_lambda = v.num("plambda", extras.model.plan_lambda);
       extras.model.plan_select = v.num("psel", extras.model.plan_select ? 1 : 0) != 0;
+      extras.model.skill_gate = v.num("gate", extras.model.skill_gate ? 1 : 0) != 0;
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));

@@ -252,7 +252,7 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   ids.push_back(keep);
   if (ops_.candidates > 1 || ops_.model_picks > 0)
     refit_model();
-  if (model_ && model_->fitted()) {
+  if (model_trusted()) {
     for (const int id : model_choice(open, static_cast<std::size_t>(cells_n / 2))) {
       ids.push_back(id);
       std::erase(open, id);
@@ -315,7 +315,7 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
     }
   }
   std::vector<bool> bred;
-  if (ops_.model_picks > 0 && model_ && model_->fitted())
+  if (ops_.model_picks > 0 && model_trusted())
     bred = pick_by_model(ids, fitness);
   std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room, bred);
   for (int c = 0; c < torus_.cells(); ++c) {
@@ -467,6 +467,7 @@ void Island::refit_model() {
                    ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
     model_->set_plan_lambda(ops_.model.plan_lambda);
+    model_->set_loo(ops_.model.skill_gate);
     if (ops_.model.plan_features && ops_.model.plan_select && ops_.prior) {
       model_->set_loo(true);
       plain_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);

@@ -67,6 +67,10 @@ struct ModelKnobs {
   // With plan features: also fit the model without them and let the one with the lower
   // leave-one-out error on the island's measurements choose (OnlineModel::loo_rmse).
   bool plan_select = false;
+  // The model's picks only while it predicts the island's measurements better than their
+  // mean (leave-one-out error below the targets' standard deviation); otherwise those
+  // cells keep their bred children.
+  bool skill_gate = false;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
@@ -264,6 +268,12 @@ class Island {
   std::optional<OnlineModel> plain_;
   bool use_plain_ = false;
   [[nodiscard]] const OnlineModel& model() const { return use_plain_ ? *plain_ : *model_; }
+  // Fitted, and (with ModelKnobs::skill_gate) its leave-one-out error below the targets'
+  // standard deviation.
+  [[nodiscard]] bool model_trusted() const {
+    return model_ && model_->fitted() &&
+           (!ops_.model.skill_gate || model().loo_rmse() < model().target_sd());
+  }
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

@@ -170,6 +170,10 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   double mean_y = 0;
   for (const double v : y)
     mean_y += v / n;
+  double var_y = 0;
+  for (const double v : y)
+    var_y += (v - mean_y) * (v - mean_y) / n;
+  target_sd_ = std::sqrt(var_y);
   // Column means of X, so the intercept stays out of the penalty.
   std::vector<double> mean_x(d, 0.0);
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -72,6 +72,9 @@ class OnlineModel final : public Predictor {
   // Root mean square of the leave-one-out residuals of the last fit in log time (the
   // ridge part: e_i / (1 - h_ii), h the hat matrix), NaN while unfit or without set_loo.
   [[nodiscard]] double loo_rmse() const { return loo_rmse_; }
+  // Standard deviation of the last fit's targets (log time, failures as fitted), 0 while
+  // unfit: a loo_rmse() at or above it predicts no better than the mean.
+  [[nodiscard]] double target_sd() const { return target_sd_; }
   // The ridge strength of the plan-feature columns (default: lambda, as every column).
   void set_plan_lambda(double lambda) { plan_lambda_ = lambda; }
 
@@ -113,6 +116,7 @@ class OnlineModel final : public Predictor {
   bool plan_interact_ = false;
   double plan_lambda_ = -1;  // < 0: lambda_
   bool loo_ = false;
+  double target_sd_ = 0;
   double loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
   std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
