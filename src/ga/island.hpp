@@ -59,18 +59,19 @@ struct ModelKnobs {
   double lambda = 1.0;   // ridge strength (OnlineModel's `lambda`)
   double explore = 1.0;  // thompson: the spread of its draws over the posterior's
   // The prior's plan features as continuous columns (OnlineModel's `plan_features`).
-  bool plan_features = false;
+  bool plan_features = true;
   // ... and each of them times each interacting indicator (OnlineModel's `plan_interact`).
-  bool plan_interact = false;
+  bool plan_interact = true;
   // The ridge strength of the plan-feature columns (< 0: lambda).
   double plan_lambda = -1;
   // With plan features: also fit the model without them and let the one with the lower
   // leave-one-out error on the island's measurements choose (OnlineModel::loo_rmse).
   bool plan_select = false;
-  // The model's picks only while it predicts the island's measurements better than their
-  // mean (leave-one-out error below the targets' standard deviation); otherwise those
-  // cells keep their bred children.
-  bool skill_gate = false;
+  // The model's picks and a restart's model cells only while it predicts the island's
+  // measurements better than their mean (leave-one-out error below the targets' standard
+  // deviation); otherwise those cells keep their bred children (random share cells at a
+  // restart).
+  bool skill_gate = true;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
