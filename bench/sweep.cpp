@@ -38,7 +38,12 @@
 //         greedy | thompson; ga.model_policy), explore (thompson's spread;
 //         0-100, 1), klen / knoise (the online model's kernel correction's length
 //         and noise; 0: off), spread (the model's picks of one batch differ pairwise in at
-//         least this many parameters; 0: off).
+//         least this many parameters; 0: off), plan (0/1: the plan features as
+//         columns of the online model; 1), pinter (0/1: each of them times each
+//         interacting indicator; 1), plambda (their ridge strength; -1: lambda), psel
+//         (0/1: the model without plan features is fit too, the lower leave-one-out error
+//         chooses; 0), gate (0/1: the model chooses only while its leave-one-out error is
+//         below the spread of the measured log times; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -57,7 +62,8 @@
 // measurements to 5 %; SWEEP_TRACE=1, per generation of island 0, whether the optimum
 // is measured and its rank among the unmeasured settings by the island's model and by
 // the prior; SWEEP_FIT=1 the optimum's rank by the online model fit on every recorded
-// setting, for several sets of interacting parameters (what the model can represent).
+// setting, for several sets of interacting parameters, with and without the plan features
+// (what the model can represent), and fit on SWEEP_FIT_N (150) random recorded settings.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
