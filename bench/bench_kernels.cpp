@@ -322,6 +322,13 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 1, s3("sb=128 tbx=64 tby=4 merge=cyclic mfy=4 ufz=2")},
       {"streaming", 1, s3("sb=128 tbx=32 tby=8 merge=cyclic mfy=4 ufz=2")},
       {"streaming", 1, s3("sb=128 tbx=128 tby=4 merge=cyclic mfy=2 ufz=2")},
+      // tdeg 1 with retiming and 2-8 points per thread along y: the fastest settings of narrowed
+      // spaces measured exhaustively or at random (docs/benchmarks.md, "Register pipeline
+      // rule"): star3d4r, star3d3r, star3d2r; a stencil's live queue beyond r = 2 does not fit.
+      {"streaming", 1, s3("sb=512 tbx=128 tby=2 merge=block mfy=8 retiming=1")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=4 retiming=1")},
+      {"streaming", 1, s3("sb=128 tbx=64 tby=2 merge=block mfy=4 ufz=8 retiming=1")},
+      {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfy=4 ufz=8 retiming=1")},
   };
 }
 

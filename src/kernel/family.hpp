@@ -29,6 +29,19 @@ struct StencilReach {
 };
 [[nodiscard]] StencilReach reach_of(const Stencil& stencil);
 
+// Values one thread of the streaming family keeps per merged point and fused level when it
+// streams along an axis (its register pipeline; computed in streaming.cpp, and the kernel's
+// IslApply::LIVE_QUEUE / LIVE_RETIME print the same counts): `queue` without retiming (the
+// queue's live slots: the planes along the axis and the in-plane neighbours of the planes
+// still to be used), `sums` with retiming (the 2r+1 pending partial sums plus the centre
+// queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
+struct StreamLive {
+  int queue = 0;
+  int sums = 0;
+  int neighbours = 0;
+};
+[[nodiscard]] StreamLive stream_live(const Stencil& stencil, std::size_t axis);
+
 // What the rules and the plan arithmetic know of the problem (no stencil coefficients).
 struct ProblemShape {
   StencilReach reach;
@@ -38,6 +51,8 @@ struct ProblemShape {
   int sm_count = 132;  // SMs to fill (streaming plans shape the launch to whole waves)
   // Opt-in shared memory per block (streaming: how many input planes fit in flight).
   long long shared_per_block = DeviceLimits{}.shared_per_block_optin;
+  // The streaming register pipeline per stream axis (x unused: streaming is along y or z).
+  std::array<StreamLive, 3> stream_live{};
   // Largest |offset| per axis: max(reach.lo, reach.hi).
   [[nodiscard]] int radius(std::size_t axis) const;
 };

@@ -33,7 +33,10 @@ int ProblemShape::radius(std::size_t axis) const {
 }
 
 ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
-  return ProblemShape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
+  ProblemShape shape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
+  for (std::size_t axis = 1; axis < static_cast<std::size_t>(stencil.dims()); ++axis)
+    shape.stream_live[axis] = stream_live(stencil, axis);
+  return shape;
 }
 
 ProblemShape on_device(const ProblemShape& shape, const DeviceLimits& limits) {

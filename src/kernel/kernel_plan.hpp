@@ -26,12 +26,18 @@ namespace isletune {
 // (2026-11-24, 12 settings compiled at once on 16 cores): box3d2r 2000 / 4000 terms 1.5-4 s,
 // box3d3r 5488 terms 5-18 s, box3d4r 2916 terms 8 s and 5832 terms 10-26 s. A chunk is
 // clipped to cost <= kMaxChunkCost: box3d2r keeps 32 points, box3d3r 16, box3d4r 4 (its
-// fastest measured chunk), 2-D boxes up to 64.
+// fastest measured chunk); every stencil at most kMaxChunkPoints.
 [[nodiscard]] constexpr double chunk_cost(long long chunk_points, long long stencil_points) {
   return static_cast<double>(chunk_points * stencil_points) *
          (1.0 + static_cast<double>(stencil_points) / 512.0);
 }
 inline constexpr double kMaxChunkCost = 9216;
+// Points of one unrolled chunk, whatever the stencil: each keeps an accumulator (two registers)
+// live across the chunk. In the recorded full-space datasets (H100, tests/data) no chunk of
+// more than 32 points came within 2.2x of the optimum (2-D boxes and stars, star3d1r 128^3),
+// and star3d1r's 8x8x8 chunks spilled at 255 registers and compiled for 11-30 s in NVRTC (one
+// hit the 30-s limit), its 1-8 point chunks in a median 0.24 s.
+inline constexpr long long kMaxChunkPoints = 32;
 
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting
@@ -46,9 +52,9 @@ struct KernelPlan {
   // Unroll per axis, as the family's canonical setting for this stencil carries it (the one
   // home of the clipping, KernelFamily::canonical). Tiled: merged points per unrolled chunk,
   // the setting's uf halved, x first, then the larger of y and z, while chunk_cost >
-  // kMaxChunkCost (the same for the main and the one-step tail kernel). Streaming: along
-  // stream_axis only, the stream loop's unroll (uf_sd halved while the unrolled body exceeds
-  // its limit, src/kernel/streaming.cpp). {1, 1, 1} for families without unrolling.
+  // kMaxChunkCost or above kMaxChunkPoints (the same for the main and the one-step tail kernel).
+  // Streaming: along stream_axis only, the stream loop's unroll (uf_sd halved while the unrolled
+  // body exceeds its limit, src/kernel/streaming.cpp). {1, 1, 1} for families without unrolling.
   std::array<int, 3> unroll{1, 1, 1};
   int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
   long long stream_len = 0;    // points along stream_axis per block

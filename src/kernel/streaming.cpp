@@ -21,6 +21,10 @@
 namespace isletune {
 namespace {
 
+// Registers of a streaming thread beside its pipeline's doubles (addresses, indices, the
+// loop counter): register_pipeline's fixed part.
+constexpr long long kPipelineFixedRegisters = 8;
+
 // prefetch = 1 at tdeg 1: input planes in flight per block ahead of the one in use (cp.async
 // into their own shared buffers: async + 2 buffers of level 0's plane, no registers). One
 // plane ahead in registers left the tdeg-1 kernels at 64 % of DRAM bandwidth on the H100 (too
@@ -192,6 +196,60 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
   return code;
 }
 
+// The stencil seen by a thread streaming along axis sd with reach slo/shi: its in-plane
+// offsets m (0 the centre), its terms (m, queue slot j = os + slo, point k), the lowest live
+// queue slot of every m (q = never read) and the live counts of the pipeline (StreamLive).
+struct StreamTerms {
+  struct Term {
+    int m, j, k;
+  };
+  int slo = 0, shi = 0, q = 1;
+  std::vector<std::array<int, 2>> inplane{{0, 0}};
+  std::vector<Term> terms;
+  std::vector<int> low;
+  StreamLive live;
+};
+
+StreamTerms stream_terms(const Stencil& stencil, std::size_t sd, int slo, int shi) {
+  const std::size_t bd = sd == 2 ? 1 : 2;
+  StreamTerms t;
+  t.slo = slo;
+  t.shi = shi;
+  t.q = slo + shi + 1;
+  for (int k = 0; k < stencil.size(); ++k) {
+    const Offset& o = stencil.offsets()[static_cast<std::size_t>(k)];
+    const std::array<int, 3> v{o.x, o.y, o.z};
+    const std::array<int, 2> ab{v[0], v[bd]};
+    auto it = std::find(t.inplane.begin(), t.inplane.end(), ab);
+    if (it == t.inplane.end()) {
+      t.inplane.push_back(ab);
+      it = t.inplane.end() - 1;
+    }
+    t.terms.push_back({static_cast<int>(it - t.inplane.begin()), v[sd] + slo, k});
+  }
+  const auto nm = t.inplane.size();
+  t.low.assign(nm, t.q);
+  t.low[0] = slo;
+  for (const StreamTerms::Term& term : t.terms)
+    t.low[static_cast<std::size_t>(term.m)] =
+        std::min(t.low[static_cast<std::size_t>(term.m)], term.j);
+  for (std::size_t m = 0; m < nm; ++m) {
+    t.live.queue += t.q - t.low[m];
+    t.live.neighbours += m > 0 && t.low[m] < t.q;
+  }
+  t.live.sums = t.q + shi + 1;
+  return t;
+}
+
+}  // namespace
+
+StreamLive stream_live(const Stencil& stencil, std::size_t axis) {
+  const StencilReach reach = reach_of(stencil);
+  return stream_terms(stencil, axis, reach.lo[axis], reach.hi[axis]).live;
+}
+
+namespace {
+
 // IslApply's streaming members. Offsets split into the in-plane part (a = x, b = the other
 // non-streamed axis) and the streaming offset os; in-plane offsets are numbered m = 0 (the
 // centre) .. NM-1; queue slot j holds the plane at streaming offset j - slo. A slot keeps m
@@ -206,36 +264,13 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
 //                           2r+1 pending output planes, its centre into the centre queue.
 std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, bool use_constant) {
   const auto sd = static_cast<std::size_t>(plan.stream_axis);
-  const std::size_t bd = sd == 2 ? 1 : 2;
-  const int slo = plan.halo_lo[sd], shi = plan.halo_hi[sd];
-  const int q = slo + shi + 1;
-  std::vector<std::array<int, 2>> inplane{{0, 0}};
-  struct Term {
-    int m, j, k;
-  };
-  std::vector<Term> terms;
-  for (int k = 0; k < stencil.size(); ++k) {
-    const Offset& o = stencil.offsets()[static_cast<std::size_t>(k)];
-    const std::array<int, 3> v{o.x, o.y, o.z};
-    const std::array<int, 2> ab{v[0], v[bd]};
-    auto it = std::find(inplane.begin(), inplane.end(), ab);
-    if (it == inplane.end()) {
-      inplane.push_back(ab);
-      it = inplane.end() - 1;
-    }
-    terms.push_back({static_cast<int>(it - inplane.begin()), v[sd] + slo, k});
-  }
+  const StreamTerms st = stream_terms(stencil, sd, plan.halo_lo[sd], plan.halo_hi[sd]);
+  const int slo = st.slo, shi = st.shi, q = st.q;
+  const auto& inplane = st.inplane;
+  const auto& terms = st.terms;
+  const auto& low = st.low;
   const int nm = static_cast<int>(inplane.size());
-  // Lowest live slot per m (q = never read), and whether m is read at all.
-  std::vector<int> low(static_cast<std::size_t>(nm), q);
-  low[0] = slo;
-  for (const Term& t : terms)
-    low[static_cast<std::size_t>(t.m)] = std::min(low[static_cast<std::size_t>(t.m)], t.j);
-  int live_queue = 0, needed = 0;
-  for (int m = 0; m < nm; ++m) {
-    live_queue += q - low[static_cast<std::size_t>(m)];
-    needed += m > 0 && low[static_cast<std::size_t>(m)] < q;
-  }
+  using Term = StreamTerms::Term;
   const auto offset = [&](int m) {
     const auto& ab = inplane[static_cast<std::size_t>(m)];
     return "(" + std::to_string(ab[0]) + ") + (" + std::to_string(ab[1]) + ") * PITCH";
@@ -243,8 +278,8 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   const auto coef = [&](int k) { return coefficient(stencil, k, use_constant); };
   std::ostringstream r;
   r << "  static constexpr int NM = " << nm << ";\n"
-    << "  static constexpr int LIVE_QUEUE = " << live_queue << ";  // values per point-level\n"
-    << "  static constexpr int LIVE_RETIME = " << q + shi + 1 + needed << ";\n";
+    << "  static constexpr int LIVE_QUEUE = " << st.live.queue << ";  // values per point-level\n"
+    << "  static constexpr int LIVE_RETIME = " << st.live.sums + st.live.neighbours << ";\n";
   r << "  template <int Q, int NPT, int NMM>\n"
     << "  static __device__ __forceinline__ void init(double (&w)[Q][NPT][NMM], int p) {\n";
   for (int m = 0; m < nm; ++m) {
@@ -385,37 +420,37 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
   return true;
 }
 
-// Each thread keeps, per merged point and fused level, the lo+hi+1 planes along sd (queue) or
-// as many partial sums (retiming) plus the in-plane neighbours of the planes still to be
-// used: at least sum(lo+hi) over the in-plane axes, for shi+1 planes in the queue, for the
-// newest plane with retiming (the count of a star; boxes need more). Beyond the registers a
-// thread of the block may use the kernel spills to local memory and compiles for minutes:
-// such settings cannot be fast and are rejected with this sentence.
+// Each thread keeps, per merged point and fused level, its register pipeline (StreamLive:
+// the queue's live slots without retiming, the pending partial sums and centre queue with
+// it), each value a double = two 32-bit registers, plus a few registers of addresses and
+// indices. Beyond the registers a thread of the block may use, the kernel spills its
+// pipeline to local memory: measured on the H100, star3d3r at tdeg 1 with the 55-value queue
+// in a 1024-thread block ran at 23 GCells/s against 135 for the naive kernel. Checked with
+// ptxas (sm_90, one block per SM) on 600 streaming settings of six stencils: this bound
+// rejects 180, of which 4 compile without spills, and admits 420, of which 12 spill, none
+// more than 100 bytes (docs/benchmarks.md). Such settings are rejected with this sentence.
 bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string* why) {
   const int sd = axis_of(s);
   if (sd < 0)
     return true;
   long long points = 1;
-  int neighbours = 0;
   for (std::size_t d = 0; d < 3; ++d) {
-    if (static_cast<int>(d) == sd)
-      continue;
-    points *= s[kMf[d]];
-    neighbours += shape.reach.lo[d] + shape.reach.hi[d];
+    if (static_cast<int>(d) != sd)
+      points *= s[kMf[d]];
   }
-  const auto a = static_cast<std::size_t>(sd);
-  const int planes = shape.reach.lo[a] + shape.reach.hi[a] + 1;
-  const int per_level = s[Param::retiming] != 0 ? planes + shape.reach.hi[a] + 1 + neighbours
-                                                : planes + neighbours * (shape.reach.hi[a] + 1);
-  const long long values = points * std::max(1, s[Param::tdeg]) * per_level;
+  const StreamLive& live = shape.stream_live[static_cast<std::size_t>(sd)];
+  const int per_level = s[Param::retiming] != 0 ? live.sums : live.queue;
+  const int tdeg = std::max(1, s[Param::tdeg]);
+  const long long needed = 2 * points * tdeg * per_level + kPipelineFixedRegisters;
   const long long threads = std::max(1LL, 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz]);
   const long long regs = std::min<long long>(255, 65536 / threads);
-  if (values <= regs)
+  if (needed <= regs)
     return true;
   if (why) {
-    *why = "the streaming register pipeline holds about " + std::to_string(points) + " points x " +
-           std::to_string(std::max(1, s[Param::tdeg])) + " levels x " + std::to_string(per_level) +
-           " values = " + std::to_string(values) + " registers per thread, more than the " +
+    *why = "the streaming register pipeline keeps " + std::to_string(points) + " points x " +
+           std::to_string(tdeg) + " levels x " + std::to_string(per_level) +
+           " doubles = " + std::to_string(needed - kPipelineFixedRegisters) + " registers (+" +
+           std::to_string(kPipelineFixedRegisters) + ") per thread, more than the " +
            std::to_string(regs) + " a thread of a " + std::to_string(threads) +
            "-thread block may use.";
   }
@@ -532,8 +567,8 @@ class Streaming final : public KernelFamily {
                  "tb * mf per in-plane axis > the halo of tdeg steps beyond tdeg 1 (an output "
                  "point is left)"},
       FamilyRule{Param::mfz, register_pipeline, false,
-                 "the per-thread register pipeline (points x levels x live values) fits the "
-                 "registers"},
+                 "the per-thread register pipeline (2 x points x levels x live doubles + "
+                 "8) fits the registers"},
       FamilyRule{Param::ufz, stream_unroll, false, "uf_sd <= sb (the plane loop's unroll)"},
   };
 };

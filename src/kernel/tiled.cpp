@@ -164,18 +164,19 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 }
 
 // The unrolled chunk of tiled_step (KernelPlan::unroll): the setting's uf, halved while its
-// chunk_cost > kMaxChunkCost (NVRTC time); x first (block-merged x points cost bank
-// conflicts and keep more coefficients live), then the larger of y and z (a balanced chunk
-// reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk (mf % uf == 0
-// implies mf % (uf / 2) == 0) and the halved factor within the space's powers of two. Only
-// Tiled::canonical calls it: the canonical setting carries the chunk, and the plan reads it
+// chunk_cost > kMaxChunkCost (NVRTC time) or it holds more than kMaxChunkPoints points; x first
+// (block-merged x points cost bank conflicts and keep more coefficients live), then the larger of y
+// and z (a balanced chunk reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk
+// (mf % uf == 0 implies mf % (uf / 2) == 0) and the halved factor within the space's powers of two.
+// Only Tiled::canonical calls it: the canonical setting carries the chunk, and the plan reads it
 // from there, so settings whose uf clip to one chunk share one canonical setting and the main
 // and the tail kernel (one IslApply) agree.
 std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   std::array<int, 3> u{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                        std::max(1, s[Param::ufz])};
   const long long points = (shape.flops_per_cell + 1) / 2;
-  while (chunk_cost(1LL * u[0] * u[1] * u[2], points) > kMaxChunkCost) {
+  while (chunk_cost(1LL * u[0] * u[1] * u[2], points) > kMaxChunkCost ||
+         1LL * u[0] * u[1] * u[2] > kMaxChunkPoints) {
     if (u[0] % 2 == 0)
       u[0] /= 2;
     else if (u[1] % 2 == 0 && (u[1] >= u[2] || u[2] % 2 != 0))

@@ -255,6 +255,67 @@ TEST(Codegen, UnbuildableSettingsAreReportedNotGenerated) {
   EXPECT_NE(why->find("along z is 128"), std::string::npos) << *why;
 }
 
+// The register-pipeline rule counts the stencil's own live values (the kernel's LIVE_QUEUE /
+// LIVE_RETIME, one home: stream_live) as doubles, two registers each: star3d3r's 55-value queue
+// does not fit a 1024-thread block's 64 registers (measured: 23 GCells/s, naive 135), its
+// 11 partial sums and centres do; the fastest measured star3d4r setting (8 points of 14 sums, 256
+// threads) stays in the space.
+TEST(Codegen, RegisterPipelineRuleCountsTheStencilsLiveDoublesInRegisters) {
+  const Grid g{512, 512, 512};
+  for (const char* name : {"star3d1r", "star3d3r", "box3d1r", "cross3d2r"}) {
+    const Stencil st = typical_stencil(name);
+    const ProblemShape shape = shape_of(st, g);
+    Setting s = naive_setting(3);
+    s[Param::streaming] = 1;
+    s[Param::sd] = 2;
+    s[Param::sb] = 128;
+    s[Param::tbx] = 32;
+    s[Param::tby] = 8;
+    s[Param::tbz] = 1;
+    const KernelSource queue = generate_kernel(st, g, s);
+    EXPECT_NE(queue.source.find("LIVE_QUEUE = " + std::to_string(shape.stream_live[2].queue) + ";"),
+              std::string::npos)
+        << name;
+    EXPECT_NE(
+        queue.source.find(
+            "LIVE_RETIME = " +
+            std::to_string(shape.stream_live[2].sums + shape.stream_live[2].neighbours) + ";"),
+        std::string::npos)
+        << name;
+  }
+  const Stencil star3 = typical_stencil("star3d3r");
+  EXPECT_EQ(shape_of(star3, g).stream_live[2].queue, 55);  // 7 planes + 12 neighbours x 4 planes
+  EXPECT_EQ(shape_of(star3, g).stream_live[2].sums, 11);   // 7 partial sums + 4 centres
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 128;
+  s[Param::tbx] = 32;
+  s[Param::tby] = 32;
+  s[Param::tbz] = 1;
+  s[Param::prefetch] = 1;
+  const auto why = unsupported_reason(star3, g, s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("55 doubles = 110 registers"), std::string::npos) << *why;
+  EXPECT_NE(why->find("more than the 64"), std::string::npos) << *why;
+  s[Param::retiming] = 1;  // 2 x 11 + 8 = 30 registers
+  EXPECT_FALSE(unsupported_reason(star3, g, s).has_value());
+  const Stencil star4 = typical_stencil("star3d4r");
+  s[Param::tbx] = 128;
+  s[Param::tby] = 2;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfy] = 8;
+  s[Param::sb] = 512;
+  EXPECT_FALSE(unsupported_reason(star4, g, s).has_value());  // 2 x 8 x 14 + 8 = 232 <= 255
+  s[Param::tdeg] = 2;  // 456 registers (a 64 x 32-point tile keeps output after the halo)
+  s[Param::tbx] = 64;
+  s[Param::tby] = 4;
+  const auto deeper = unsupported_reason(star4, g, s);
+  ASSERT_TRUE(deeper.has_value());
+  EXPECT_NE(deeper->find("register pipeline keeps 8 points x 2 levels x 14"), std::string::npos)
+      << *deeper;
+}
+
 // The streaming kernel reads the ring of one reach around its covered plane only at tdeg 1
 // (RING), and its output tile starts OA x OB points into the covered plane: 0 at tdeg 1, the
 // low reach times tdeg beyond (an asymmetric stencil: x reach 1 / 0, z reach 2 / 1).
@@ -299,19 +360,21 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   r[Param::prefetch] = 1;
   const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
   EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
-  // A row of 1024 x 8 points (65.5 KB): two rows ahead would need 4 buffers (262 KB, more
-  // than a block's 227 KB), so one row ahead; with 150 KB per block none, and the register
-  // prefetch instead: the setting stays buildable either way.
-  r[Param::tbx] = 1024;
+  // A row of 256 x 8 points (16.4 KB) under a 60 KB block limit: two rows ahead would need 4
+  // buffers (65.6 KB), so one row ahead; with 40 KB none, and the register prefetch instead:
+  // the setting stays buildable either way.
+  r[Param::tbx] = 256;
   r[Param::mfx] = 8;
   r[Param::merge] = static_cast<int>(MergeKind::cyclic);
-  const long long wide = 8LL * (8192 + 2);
-  const KernelSource big = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
+  const long long wide = 8LL * (2048 + 2);
+  DeviceLimits limited;
+  limited.shared_per_block_optin = 60 * 1024;
+  const KernelSource big = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r, limited);
   EXPECT_TRUE(has(big, "ASYNC = 1;"));
   EXPECT_TRUE(has(big, "PREFETCH = 0;"));
   EXPECT_EQ(big.launch.shared_bytes, (1 + 2) * wide);
   DeviceLimits small;
-  small.shared_per_block_optin = 150 * 1024;
+  small.shared_per_block_optin = 40 * 1024;
   const auto plan = codegen_plan(typical_stencil("star2d1r"), grid_for(2), r, small);
   ASSERT_TRUE(std::holds_alternative<KernelPlan>(plan));
   EXPECT_EQ(std::get<KernelPlan>(plan).async_planes, 0);

@@ -151,8 +151,8 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     }
   }
   // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192).
-  EXPECT_EQ(valid, 497406);
-  EXPECT_EQ(kernels, 121338);
+  EXPECT_EQ(valid, 387230);
+  EXPECT_EQ(kernels, 101478);
   Rng rng(3, 0);
   const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
   for (int i = 0; i < 200; ++i) {
@@ -211,6 +211,7 @@ Setting streaming_with_ufz(int ufz) {
   s[Param::sb] = 16;
   s[Param::tby] = 16;
   s[Param::tbz] = 1;
+  s[Param::retiming] = 1;  // box3d4r's queue (729 doubles) would not fit the registers
   s[Param::ufz] = ufz;
   return s;
 }

@@ -188,14 +188,14 @@ TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
   EXPECT_NE(why->find("leaves no output point"), std::string::npos) << *why;
   s[Param::tbx] = 1024;
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);
-  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) > 64 registers
+  s[Param::mfx] = 8;  // 8 points x 16 levels x (3 planes + 2 neighbours x 2) doubles > 64 regs
   why = space.violation(s);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("8 points x 16 levels x 7 values = 896 registers"), std::string::npos)
+  EXPECT_NE(why->find("8 points x 16 levels x 7 doubles = 1792 registers"), std::string::npos)
       << *why;
   s[Param::mfx] = 1;
   s[Param::merge] = static_cast<int>(MergeKind::none);
-  s[Param::tbx] = 256;  // 112 registers of 255
+  s[Param::tbx] = 256;  // 2 x 16 x 7 + 8 = 232 registers of 255
   EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
@@ -234,7 +234,8 @@ TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
   s[Param::mfz] = s[Param::ufz] = 8;
   const Grid g{512, 512, 512};
   const KernelPlan star = make_plan(typical_stencil("star3d1r"), g, s, DeviceLimits{});
-  EXPECT_EQ(star.unroll, (std::array<int, 3>{2, 4, 8}));  // 64 x 7 terms: within the limit
+  // 64 x 7 terms are within the cost limit, but 64 accumulators are not: 32 points at most.
+  EXPECT_EQ(star.unroll, (std::array<int, 3>{1, 4, 8}));
   const KernelPlan b2 = make_plan(typical_stencil("box3d2r"), g, s, DeviceLimits{});
   EXPECT_EQ(b2.unroll, (std::array<int, 3>{1, 4, 8}));  // 32 x 125 = 4000 terms
   const KernelPlan b3 = make_plan(typical_stencil("box3d3r"), g, s, DeviceLimits{});
@@ -242,6 +243,7 @@ TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
   const KernelPlan b4 = make_plan(typical_stencil("box3d4r"), g, s, DeviceLimits{});
   EXPECT_EQ(b4.unroll, (std::array<int, 3>{1, 2, 2}));  // 4 x 729 = 2916
   for (const KernelPlan& p : {star, b2, b3, b4}) {
+    EXPECT_LE(p.unroll[0] * p.unroll[1] * p.unroll[2], kMaxChunkPoints);
     EXPECT_EQ(s[Param::mfx] % p.unroll[0], 0);
     EXPECT_EQ(s[Param::mfy] % p.unroll[1], 0);
     EXPECT_EQ(s[Param::mfz] % p.unroll[2], 0);

@@ -178,7 +178,8 @@ TEST(SpaceCounts, RandomInOcReturnsValidSettingsOfThatOc) {
   const Space space(typical_stencil("box3d2r"), grid, {}, Space::default_values(3, grid));
   Rng rng(11);
   const auto counts = space.count_per_oc(11);
-  ASSERT_GE(counts.size(), 20u);
+  // Without retiming box3d2r's streaming queue (125 doubles per point) fits no thread.
+  ASSERT_GE(counts.size(), 16u);
   for (const auto& c : counts) {
     for (int i = 0; i < 50; ++i) {
       const auto s = space.random_in_oc(c.oc, rng);
@@ -234,8 +235,8 @@ TEST(SpaceCounts, DefaultThreeDimensionalSpaceIsHugeAndItsLargeOcsAreEstimated) 
               total, seconds);
   EXPECT_GT(raw, 1e9);
   // Millions of valid settings (the streaming rules drop in-plane tiles that the halo of tdeg
-  // steps consumes and register pipelines that cannot fit: about 6e6 remain).
-  EXPECT_GT(total, 5e6);
+  // steps consumes and register pipelines that cannot fit: about 4.8e6 remain).
+  EXPECT_GT(total, 4e6);
   bool some_estimated = false;
   for (const auto& c : counts)
     some_estimated = some_estimated || !c.exact;
