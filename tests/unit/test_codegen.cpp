@@ -265,14 +265,7 @@ TEST(Codegen, RegisterPipelineRuleCountsTheStencilsLiveDoublesInRegisters) {
   for (const char* name : {"star3d1r", "star3d3r", "box3d1r", "cross3d2r"}) {
     const Stencil st = typical_stencil(name);
     const ProblemShape shape = shape_of(st, g);
-    Setting s = naive_setting(3);
-    s[Param::streaming] = 1;
-    s[Param::sd] = 2;
-    s[Param::sb] = 128;
-    s[Param::tbx] = 32;
-    s[Param::tby] = 8;
-    s[Param::tbz] = 1;
-    const KernelSource queue = generate_kernel(st, g, s);
+    const KernelSource queue = generate_kernel(st, g, streaming_setting(3, 2, 128, 8));
     EXPECT_NE(queue.source.find("LIVE_QUEUE = " + std::to_string(shape.stream_live[2].queue) + ";"),
               std::string::npos)
         << name;
@@ -286,13 +279,7 @@ TEST(Codegen, RegisterPipelineRuleCountsTheStencilsLiveDoublesInRegisters) {
   const Stencil star3 = typical_stencil("star3d3r");
   EXPECT_EQ(shape_of(star3, g).stream_live[2].queue, 55);  // 7 planes + 12 neighbours x 4 planes
   EXPECT_EQ(shape_of(star3, g).stream_live[2].sums, 11);   // 7 partial sums + 4 centres
-  Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 128;
-  s[Param::tbx] = 32;
-  s[Param::tby] = 32;
-  s[Param::tbz] = 1;
+  Setting s = streaming_setting(3, 2, 128, 32);
   s[Param::prefetch] = 1;
   const auto why = unsupported_reason(star3, g, s);
   ASSERT_TRUE(why.has_value());
