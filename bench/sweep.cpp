@@ -38,7 +38,12 @@
 //         greedy | thompson; ga.model_policy), explore (thompson's spread;
 //         0-100, 1), klen / knoise (the online model's kernel correction's length
 //         and noise; 0: off), spread (the model's picks of one batch differ pairwise in at
-//         least this many parameters; 0: off).
+//         least this many parameters; 0: off), plan (0/1: the plan features as
+//         columns of the online model; 1), pinter (0/1: each of them times each
+//         interacting indicator; 1), plambda (their ridge strength; -1: lambda), psel
+//         (0/1: the model without plan features is fit too, the lower leave-one-out error
+//         chooses; 0), gate (0/1: the model chooses only while its leave-one-out error is
+//         below the spread of the measured log times; 1).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -57,7 +62,8 @@
 // measurements to 5 %; SWEEP_TRACE=1, per generation of island 0, whether the optimum
 // is measured and its rank among the unmeasured settings by the island's model and by
 // the prior; SWEEP_FIT=1 the optimum's rank by the online model fit on every recorded
-// setting, for several sets of interacting parameters (what the model can represent).
+// setting, for several sets of interacting parameters, with and without the plan features
+// (what the model can represent), and fit on SWEEP_FIT_N (150) random recorded settings.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -335,6 +341,11 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.interact = interact;
       extras.model.lambda = v.num("lambda", extras.model.lambda);
       extras.model.explore = v.num("explore", extras.model.explore);
+      extras.model.plan_features = v.num("plan", extras.model.plan_features ? 1 : 0) != 0;
+      extras.model.plan_interact = v.num("pinter", extras.model.plan_interact ? 1 : 0) != 0;
+      extras.model.plan_lambda = v.num("plambda", extras.model.plan_lambda);
+      extras.model.plan_select = v.num("psel", extras.model.plan_select ? 1 : 0) != 0;
+      extras.model.skill_gate = v.num("gate", extras.model.skill_gate ? 1 : 0) != 0;
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
@@ -413,8 +424,11 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         going = island->step() || going;
       if (trace && opt) {
         const Island& is0 = isl[0]->island();
-        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact);
+        OnlineModel model(sampled.settings, 1.0, predictor.get(), interact,
+                          v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0,
+                          v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
+        model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
@@ -522,35 +536,75 @@ int main_sweep(int argc, char** argv) {
     const std::vector<Measurement> m = replay.evaluate(p.candidates);
     const std::vector<std::pair<std::string, std::vector<Param>>> sets = {
         {"merge", {Param::merge}},
-        {"merge,streaming", {Param::merge, Param::streaming}},
-        {"merge,tdeg", {Param::merge, Param::tdeg}},
-        {"merge,streaming,retiming,prefetch",
-         {Param::merge, Param::streaming, Param::retiming, Param::prefetch}},
-        {"merge,streaming,tdeg", {Param::merge, Param::streaming, Param::tdeg}},
-        {"merge,use_shared", {Param::merge, Param::use_shared}},
-        {"merge,streaming,use_shared", {Param::merge, Param::streaming, Param::use_shared}},
-        {"merge,streaming,retiming,prefetch,use_shared,use_constant",
-         {Param::merge, Param::streaming, Param::retiming, Param::prefetch, Param::use_shared,
-          Param::use_constant}},
+        {"family", {Param::merge, Param::streaming, Param::retiming, Param::prefetch}},
+        {"family,tdeg",
+         {Param::merge, Param::streaming, Param::retiming, Param::prefetch, Param::tdeg}},
+        {"none", {}},
     };
+    // Per set and model: the optimum's rank by the model fit on every recorded setting; then,
+    // fit on SWEEP_FIT_N (150) random recorded settings, 10 times, the median rank of the
+    // optimum and how many of the 30 fastest settings the model puts among its 100 fastest.
+    const char* fit_n = std::getenv("SWEEP_FIT_N");
+    const std::size_t subset = fit_n ? static_cast<std::size_t>(std::atoi(fit_n)) : 150;
+    std::vector<std::pair<Setting, double>> all;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      all.emplace_back(p.candidates[i], m[i].ok() ? m[i].median_ms : -1.0);
+      if (m[i].ok() && m[i].median_ms == p.optimum)
+        at = i;
+    }
+    std::vector<std::size_t> by_time(all.size());
+    std::iota(by_time.begin(), by_time.end(), 0);
+    std::sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
+      const double ta = all[a].second > 0 ? all[a].second : 1e30;
+      const double tb = all[b].second > 0 ? all[b].second : 1e30;
+      return ta < tb;
+    });
+    const double lambda =
+        std::getenv("SWEEP_FIT_LAMBDA") ? std::atof(std::getenv("SWEEP_FIT_LAMBDA")) : 1.0;
     for (const auto& [label, inter] : sets)
-      for (const Predictor* prior : {roof.get(), static_cast<const Predictor*>(nullptr)}) {
-        std::printf("%-40s ", label.c_str());
-        OnlineModel model(p.candidates, 1.0, prior, inter);
-        std::vector<std::pair<Setting, double>> data;
-        std::size_t at = 0;
-        for (std::size_t i = 0; i < m.size(); ++i) {
-          data.emplace_back(p.candidates[i], m[i].ok() ? m[i].median_ms : -1.0);
-          if (m[i].ok() && m[i].median_ms == p.optimum)
-            at = i;
+      for (const int mode : {3, 2, 1, 0}) {  // plan x interactions, plan, prior only, neither
+        const Predictor* prior = mode > 0 ? roof.get() : nullptr;
+        OnlineModel model(p.candidates, lambda, prior, inter, mode >= 2, mode == 3);
+        if (const char* pl = std::getenv("SWEEP_FIT_PLAMBDA"))
+          model.set_plan_lambda(std::atof(pl));
+        model.fit(all);
+        const auto rank_of = [&](std::size_t i) {
+          const double mo = model.predict_ms(p.candidates[i]);
+          int better = 0;
+          for (const Setting& c : p.candidates)
+            better += model.predict_ms(c) < mo ? 1 : 0;
+          return better;
+        };
+        const int full_rank = rank_of(at);
+        std::vector<double> ranks, recall;
+        for (int rep = 0; rep < 10; ++rep) {
+          Rng rng(static_cast<std::uint64_t>(rep + 1), 0x464954);
+          std::vector<std::pair<Setting, double>> part = all;
+          for (std::size_t i = part.size(); i > 1; --i)
+            std::swap(part[i - 1], part[rng.below(i)]);
+          part.resize(std::min(subset, part.size()));
+          model.fit(part);
+          ranks.push_back(rank_of(at));
+          std::vector<double> pred(all.size());
+          for (std::size_t i = 0; i < all.size(); ++i)
+            pred[i] = model.predict_ms(all[i].first);
+          std::vector<double> sorted = pred;
+          std::nth_element(sorted.begin(), sorted.begin() + 99, sorted.end());
+          int hits = 0;
+          for (std::size_t k = 0; k < 30; ++k)
+            hits += pred[by_time[k]] <= sorted[99] ? 1 : 0;
+          recall.push_back(hits);
         }
-        model.fit(data);
-        const double mo = model.predict_ms(p.candidates[at]);
-        int better = 0;
-        for (const Setting& c : p.candidates)
-          better += model.predict_ms(c) < mo ? 1 : 0;
-        std::printf("model fit on all %zu (%s prior, %zu features): optimum ranked %d\n",
-                    data.size(), prior ? "with" : "no", model.features(), better);
+        std::printf(
+            "%-22s %-5s %4zu features: optimum ranked %4d fit on all, %6.1f fit on %zu; "
+            "%4.1f of the 30 fastest in its top 100\n",
+            label.c_str(),
+            mode == 3   ? "pint"
+            : mode == 2 ? "plan"
+            : mode == 1 ? "prior"
+                        : "none",
+            model.features(), full_rank, median(ranks), subset, median(recall));
       }
   }
   if (variants.empty())

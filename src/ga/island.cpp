@@ -252,7 +252,7 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   ids.push_back(keep);
   if (ops_.candidates > 1 || ops_.model_picks > 0)
     refit_model();
-  if (model_ && model_->fitted()) {
+  if (model_trusted()) {
     for (const int id : model_choice(open, static_cast<std::size_t>(cells_n / 2))) {
       ids.push_back(id);
       std::erase(open, id);
@@ -301,13 +301,13 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
       continue;
     // The child predicted fastest among the unmeasured candidates (first if all measured).
     double best = cached(alphabet_.setting(ids[c])) ? HUGE_VAL
-                                                    : model_->predict_ms(alphabet_.setting(ids[c]));
+                                                    : model().predict_ms(alphabet_.setting(ids[c]));
     for (int k = 1; k < ops_.candidates; ++k) {
       const int id = breed(c, fitness);
       const Setting& s = alphabet_.setting(id);
       if (cached(s))
         continue;
-      const double p = model_->predict_ms(s);
+      const double p = model().predict_ms(s);
       if (p < best) {
         best = p;
         ids[c] = id;
@@ -315,7 +315,7 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
     }
   }
   std::vector<bool> bred;
-  if (ops_.model_picks > 0 && model_ && model_->fitted())
+  if (ops_.model_picks > 0 && model_trusted())
     bred = pick_by_model(ids, fitness);
   std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room, bred);
   for (int c = 0; c < torus_.cells(); ++c) {
@@ -384,7 +384,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
         for (std::size_t q = 0; q < kParamCount && d <= ops_.model.local_radius; ++q)
           d += s.values[q] != known[c].second.values[q] ? 1 : 0;
         if (d <= ops_.model.local_radius) {
-          near.emplace_back(model_->predict_ms(s), id);
+          near.emplace_back(model().predict_ms(s), id);
           break;
         }
       }
@@ -398,21 +398,21 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
     for (const int id : out)
       std::erase(open, id);
     for (const int id : open)
-      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+      ranked.emplace_back(model().predict_ms(alphabet_.setting(id)), id);
     for (const int id : strided_best(ranked, count - out.size(), ops_, generation_, mine))
       out.push_back(id);
     return out;
   }
   if (ops_.model_policy == ModelPolicy::greedy && ops_.model.pick_spread <= 1) {
     for (const int id : open)
-      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+      ranked.emplace_back(model().predict_ms(alphabet_.setting(id)), id);
     return strided_best(ranked, count, ops_, generation_, mine);
   }
   if (ops_.model_policy == ModelPolicy::greedy) {
     // Spread: down this island's share of the ranking, each pick at least pick_spread
     // parameters away from the picks before it; then the closest ones, then the rest.
     for (const int id : open)
-      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id)), id);
+      ranked.emplace_back(model().predict_ms(alphabet_.setting(id)), id);
     std::stable_sort(ranked.begin(), ranked.end());
     std::stable_partition(ranked.begin(), ranked.end(),
                           [&](const auto& e) { return mine(e.second); });
@@ -444,10 +444,10 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
   }
   std::vector<int> out;
   while (out.size() < count && !open.empty()) {
-    const std::vector<double> offset = model_->draw(rng_, ops_.model.explore);
+    const std::vector<double> offset = model().draw(rng_, ops_.model.explore);
     ranked.clear();
     for (const int id : open)
-      ranked.emplace_back(model_->predict_ms(alphabet_.setting(id), offset), id);
+      ranked.emplace_back(model().predict_ms(alphabet_.setting(id), offset), id);
     const std::vector<int> one = strided_best(ranked, 1, ops_, generation_, mine);
     if (one.empty())
       break;
@@ -463,8 +463,17 @@ void Island::refit_model() {
     all.reserve(static_cast<std::size_t>(alphabet_.size()));
     for (int i = 0; i < alphabet_.size(); ++i)
       all.push_back(alphabet_.setting(i));
-    model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);
+    model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact, ops_.model.plan_features,
+                   ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+    model_->set_plan_lambda(ops_.model.plan_lambda);
+    model_->set_loo(ops_.model.skill_gate);
+    if (ops_.model.plan_features && ops_.model.plan_select && ops_.prior) {
+      model_->set_loo(true);
+      plain_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);
+      plain_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+      plain_->set_loo(true);
+    }
   }
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());
@@ -473,6 +482,11 @@ void Island::refit_model() {
   std::sort(data.begin(), data.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   model_->fit(data);
+  use_plain_ = false;
+  if (plain_) {
+    plain_->fit(data);
+    use_plain_ = plain_->fitted() && model_->fitted() && plain_->loo_rmse() < model_->loo_rmse();
+  }
 }
 
 // The best `count` individuals with their measurements.

@@ -58,6 +58,20 @@ inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, P
 struct ModelKnobs {
   double lambda = 1.0;   // ridge strength (OnlineModel's `lambda`)
   double explore = 1.0;  // thompson: the spread of its draws over the posterior's
+  // The prior's plan features as continuous columns (OnlineModel's `plan_features`).
+  bool plan_features = true;
+  // ... and each of them times each interacting indicator (OnlineModel's `plan_interact`).
+  bool plan_interact = true;
+  // The ridge strength of the plan-feature columns (< 0: lambda).
+  double plan_lambda = -1;
+  // With plan features: also fit the model without them and let the one with the lower
+  // leave-one-out error on the island's measurements choose (OnlineModel::loo_rmse).
+  bool plan_select = false;
+  // The model's picks and a restart's model cells only while it predicts the island's
+  // measurements better than their mean (leave-one-out error below the targets' standard
+  // deviation); otherwise those cells keep their bred children (random share cells at a
+  // restart).
+  bool skill_gate = true;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
@@ -250,6 +264,17 @@ class Island {
   // The last batch's children that repeated a known setting, and the children considered.
   std::pair<int, int> offspring_counts_{0, 0};
   std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
+  // With ModelKnobs::plan_select: the same model without the plan features, and whether
+  // its leave-one-out error beat model_'s at the last refit (then it chooses).
+  std::optional<OnlineModel> plain_;
+  bool use_plain_ = false;
+  [[nodiscard]] const OnlineModel& model() const { return use_plain_ ? *plain_ : *model_; }
+  // Fitted, and (with ModelKnobs::skill_gate) its leave-one-out error below the targets'
+  // standard deviation.
+  [[nodiscard]] bool model_trusted() const {
+    return model_ && model_->fitted() &&
+           (!ops_.model.skill_gate || model().loo_rmse() < model().target_sd());
+  }
 };
 
 // Migrator of a lone island: no neighbours, sends nothing, receives nothing.

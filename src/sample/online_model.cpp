@@ -42,10 +42,14 @@ bool cholesky_solve(std::vector<double>& k, std::size_t m, std::vector<double>& 
 
 }  // namespace
 
-// One indicator per non-first value of every varying parameter, plus merge interactions.
+// One indicator per non-first value of every varying parameter, plus merge interactions,
+// then the dense columns (the prior's log prediction, the scaled plan features).
 OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const Predictor* prior,
-                         std::span<const Param> interact)
-    : lambda_(lambda), prior_(prior) {
+                         std::span<const Param> interact, bool plan_features, bool plan_interact)
+    : lambda_(lambda),
+      prior_(prior),
+      plan_features_(plan_features && prior != nullptr),
+      plan_interact_(plan_interact && plan_features_) {
   for (std::size_t p = 0; p < kParamCount; ++p) {
     std::set<int> values;
     for (const Setting& s : settings)
@@ -58,15 +62,65 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
       levels_.push_back({static_cast<Param>(p), *it});
     }
   }
-  feature_count_ = levels_.size() + merge_levels_.size() * levels_.size() + (prior_ ? 1 : 0);
+  sparse_count_ = levels_.size() + merge_levels_.size() * levels_.size();
+  std::size_t dense_count = prior_ ? 1 : 0;
+  if (plan_features_) {
+    // Scale each plan feature to unit standard deviation over `settings` (a constant one
+    // gets scale 0: it carries nothing the intercept does not).
+    const std::size_t f = prior_->feature_count();
+    plan_mean_.assign(f, 0.0);
+    plan_scale_.assign(f, 0.0);
+    std::vector<double> sq(f, 0.0);
+    std::vector<std::vector<double>> raw;
+    raw.reserve(settings.size());
+    for (const Setting& s : settings) {
+      raw.push_back(prior_->features(s));
+      for (std::size_t k = 0; k < f; ++k) {
+        plan_mean_[k] += raw.back()[k];
+        sq[k] += raw.back()[k] * raw.back()[k];
+      }
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, settings.size()));
+    for (std::size_t k = 0; k < f; ++k) {
+      plan_mean_[k] /= n;
+      const double var = sq[k] / n - plan_mean_[k] * plan_mean_[k];
+      plan_scale_[k] = var > 1e-12 ? 1.0 / std::sqrt(var) : 0.0;
+    }
+    dense_count += f * (1 + (plan_interact_ ? merge_levels_.size() : 0));
+  }
+  feature_count_ = sparse_count_ + dense_count;
+  if (prior_) {
+    for (const Setting& s : settings)
+      dense_cache_.emplace(s, compute_dense(s));
+  }
 }
 
-double OnlineModel::prior_feature(const Setting& s) const {
+std::vector<double> OnlineModel::compute_dense(const Setting& s) const {
+  std::vector<double> z;
   if (!prior_)
-    return 0;
+    return z;
   const double p = prior_->predict_ms(s);
   // Unfit plans (RooflinePredictor::kUnfit) and failures sit one decade above the rest.
-  return std::log(std::clamp(p > 0 && std::isfinite(p) ? p : 1e3, 1e-6, 1e3));
+  z.push_back(std::log(std::clamp(p > 0 && std::isfinite(p) ? p : 1e3, 1e-6, 1e3)));
+  if (plan_features_) {
+    const std::vector<double> f = prior_->features(s);
+    const std::size_t first = z.size();
+    for (std::size_t k = 0; k < plan_mean_.size(); ++k)
+      z.push_back(k < f.size() ? (f[k] - plan_mean_[k]) * plan_scale_[k] : 0.0);
+    if (plan_interact_) {
+      for (const int level : merge_levels_) {
+        const bool on = s[levels_[level].param] == levels_[level].value;
+        for (std::size_t k = 0; k < plan_mean_.size(); ++k)
+          z.push_back(on ? z[first + k] : 0.0);
+      }
+    }
+  }
+  return z;
+}
+
+std::vector<double> OnlineModel::dense(const Setting& s) const {
+  const auto it = dense_cache_.find(s);
+  return it != dense_cache_.end() ? it->second : compute_dense(s);
 }
 
 // Main-effect indicators first, then merge-level x main-effect products.
@@ -103,47 +157,55 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   if (ok < min_points || feature_count_ == 0)
     return;
   const std::size_t d = feature_count_;
-  const int pf = prior_ ? static_cast<int>(d) - 1 : -1;  // the prior's column
+  const std::size_t s0 = sparse_count_;  // the first dense column
   std::vector<std::vector<int>> rows;
-  std::vector<double> y, z;  // targets, prior feature per row
+  std::vector<std::vector<double>> z;  // dense columns per row
+  std::vector<double> y;               // targets
   for (const auto& [s, ms] : measured) {
     rows.push_back(active(s));
     y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : 2 * slowest));
-    z.push_back(prior_feature(s));
+    z.push_back(dense(s));
   }
   const double n = static_cast<double>(y.size());
   double mean_y = 0;
   for (const double v : y)
     mean_y += v / n;
+  double var_y = 0;
+  for (const double v : y)
+    var_y += (v - mean_y) * (v - mean_y) / n;
+  target_sd_ = std::sqrt(var_y);
   // Column means of X, so the intercept stays out of the penalty.
   std::vector<double> mean_x(d, 0.0);
-  for (const auto& r : rows)
-    for (const int j : r)
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const int j : rows[i])
       mean_x[j] += 1.0 / n;
-  if (pf >= 0) {
-    for (const double v : z)
-      mean_x[pf] += v / n;
+    for (std::size_t c = 0; c < z[i].size(); ++c)
+      mean_x[s0 + c] += z[i][c] / n;
   }
   std::vector<double> a(d * d, 0.0), b(d, 0.0);
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double dy = y[i] - mean_y;
     for (const int j : rows[i]) {
-      b[j] += y[i] - mean_y;
+      b[j] += dy;
       for (const int k : rows[i])
         a[j * d + k] += 1.0;
-      if (pf >= 0) {
-        a[j * d + pf] += z[i];
-        a[pf * d + j] += z[i];
+      for (std::size_t c = 0; c < z[i].size(); ++c) {
+        a[j * d + s0 + c] += z[i][c];
+        a[(s0 + c) * d + j] += z[i][c];
       }
     }
-    if (pf >= 0) {
-      b[pf] += z[i] * (y[i] - mean_y);
-      a[pf * d + pf] += z[i] * z[i];
+    for (std::size_t c = 0; c < z[i].size(); ++c) {
+      b[s0 + c] += z[i][c] * dy;
+      for (std::size_t e = 0; e < z[i].size(); ++e)
+        a[(s0 + c) * d + s0 + e] += z[i][c] * z[i][e];
     }
   }
+  // The plan features follow the prior's own column (s0).
+  const double plan_lambda = plan_lambda_ >= 0 ? plan_lambda_ : lambda_;
   for (std::size_t j = 0; j < d; ++j) {
     for (std::size_t k = 0; k < d; ++k)
       a[j * d + k] -= n * mean_x[j] * mean_x[k];
-    a[j * d + j] += lambda_;
+    a[j * d + j] += j > s0 ? plan_lambda : lambda_;
   }
   // a = L L^T in place in the lower triangle (kept for the posterior), w = a^-1 b.
   std::vector<double> w(b);
@@ -154,16 +216,43 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   for (std::size_t j = 0; j < d; ++j)
     intercept_ -= weights_[j] * mean_x[j];
   chol_ = std::move(a);
-  double rss = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  const auto fitted_value = [&](std::size_t i) {
     double v = intercept_;
     for (const int j : rows[i])
       v += weights_[j];
-    if (pf >= 0)
-      v += weights_[pf] * z[i];
-    rss += (y[i] - v) * (y[i] - v);
-  }
+    for (std::size_t c = 0; c < z[i].size(); ++c)
+      v += weights_[s0 + c] * z[i][c];
+    return v;
+  };
+  double rss = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    rss += (y[i] - fitted_value(i)) * (y[i] - fitted_value(i));
   residual_sd_ = std::sqrt(rss / n);
+  loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
+  if (loo_) {
+    // h_ii = 1/n + |L^-1 (x_i - mean_x)|^2 (the intercept's share and the centred row's).
+    double press = 0;
+    std::vector<double> v(d);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (std::size_t j = 0; j < d; ++j)
+        v[j] = -mean_x[j];
+      for (const int j : rows[i])
+        v[j] += 1.0;
+      for (std::size_t c = 0; c < z[i].size(); ++c)
+        v[s0 + c] += z[i][c];
+      double h = 1.0 / n;
+      for (std::size_t j = 0; j < d; ++j) {
+        double t = v[j];
+        for (std::size_t q = 0; q < j; ++q)
+          t -= chol_[j * d + q] * v[q];
+        v[j] = t / chol_[j * d + j];
+        h += v[j] * v[j];
+      }
+      const double e = (y[i] - fitted_value(i)) / std::max(1e-6, 1.0 - h);
+      press += e * e;
+    }
+    loo_rmse_ = std::sqrt(press / n);
+  }
   kernel_points_.clear();
   kernel_alpha_.clear();
   if (kernel_length_ > 0) {
@@ -172,12 +261,7 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
     const std::size_t m = rows.size();
     std::vector<double> r(m);
     for (std::size_t i = 0; i < m; ++i) {
-      double v = intercept_;
-      for (const int j : rows[i])
-        v += weights_[j];
-      if (pf >= 0)
-        v += weights_[pf] * z[i];
-      r[i] = y[i] - v;
+      r[i] = y[i] - fitted_value(i);
       kernel_points_.push_back(measured[i].first);
     }
     std::vector<double> k(m * m);
@@ -241,8 +325,11 @@ double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset)
   double v = intercept_;
   for (const int j : active(s))
     v += weights_[j] + (shifted ? offset[j] : 0.0);
-  if (prior_)
-    v += (weights_.back() + (shifted ? offset.back() : 0.0)) * prior_feature(s);
+  if (prior_) {
+    const std::vector<double> z = dense(s);
+    for (std::size_t c = 0; c < z.size(); ++c)
+      v += (weights_[sparse_count_ + c] + (shifted ? offset[sparse_count_ + c] : 0.0)) * z[c];
+  }
   if (!kernel_alpha_.empty())
     v += kernel_term(s);
   return std::exp(v);

@@ -12,7 +12,13 @@
 // setting counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
-// the plan says and learns the GPU's corrections. Fit: minimise |X w + b - y|^2 +
+// the plan says and learns the GPU's corrections. With `plan_features` on, the prior's own
+// continuous features (Predictor::features; the roofline's: tdeg, bytes per cell-step,
+// redundancy, occupancy, threads, shared memory, waves, planes in flight, stream length,
+// unroll, merged points) are more columns, each scaled to unit standard deviation over the
+// settings the search may visit, so the fit can weigh the plan's quantities differently
+// from the roofline formula (e.g. where the grid fits in the L2, traffic per step matters
+// less than the formula says). Fit: minimise |X w + b - y|^2 +
 // lambda |w|^2 (intercept b unpenalised) by Cholesky on the normal equations.
 //
 // Uncertainty (Bayesian linear regression with the ridge as its Gaussian prior): the
@@ -24,8 +30,10 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,9 +49,12 @@ class OnlineModel final : public Predictor {
   // `prior` (may be null) must outlive the model.
   // `interact`: the parameters whose indicators multiply every other indicator (default:
   // the merge kind, as above).
+  // `plan_features`: the prior's features() as more columns (needs a prior); with
+  // `plan_interact` also each of them times each interacting indicator.
   explicit OnlineModel(std::span<const Setting> settings, double lambda = 1.0,
                        const Predictor* prior = nullptr,
-                       std::span<const Param> interact = kMergeOnly);
+                       std::span<const Param> interact = kMergeOnly, bool plan_features = false,
+                       bool plan_interact = false);
   static constexpr Param kMergeOnly[] = {Param::merge};
 
   // A kernel correction of the regression (off with length 0): after the ridge fit, its
@@ -55,6 +66,17 @@ class OnlineModel final : public Predictor {
     kernel_length_ = length;
     kernel_noise_ = noise;
   }
+
+  // With `on`, fit() also computes the ridge's leave-one-out error (loo_rmse).
+  void set_loo(bool on) { loo_ = on; }
+  // Root mean square of the leave-one-out residuals of the last fit in log time (the
+  // ridge part: e_i / (1 - h_ii), h the hat matrix), NaN while unfit or without set_loo.
+  [[nodiscard]] double loo_rmse() const { return loo_rmse_; }
+  // Standard deviation of the last fit's targets (log time, failures as fitted), 0 while
+  // unfit: a loo_rmse() at or above it predicts no better than the mean.
+  [[nodiscard]] double target_sd() const { return target_sd_; }
+  // The ridge strength of the plan-feature columns (default: lambda, as every column).
+  void set_plan_lambda(double lambda) { plan_lambda_ = lambda; }
 
   // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
   // than `min_points` successes leave the model unfit.
@@ -75,8 +97,10 @@ class OnlineModel final : public Predictor {
  private:
   // Indicator features of `s` (indices of the features that are 1).
   [[nodiscard]] std::vector<int> active(const Setting& s) const;
-  // The prior's feature of `s` (log of its prediction, clamped), 0 without a prior.
-  [[nodiscard]] double prior_feature(const Setting& s) const;
+  // The continuous columns of `s`: the prior's log prediction (clamped), then the scaled
+  // plan features; empty without a prior. Cached for the settings given at construction.
+  [[nodiscard]] std::vector<double> dense(const Setting& s) const;
+  [[nodiscard]] std::vector<double> compute_dense(const Setting& s) const;
 
   struct Level {
     Param param;
@@ -85,8 +109,17 @@ class OnlineModel final : public Predictor {
   std::vector<Level> levels_;      // one-hot main effects
   std::vector<int> merge_levels_;  // indices into levels_ of the interacting indicators
   std::size_t feature_count_ = 0;
+  std::size_t sparse_count_ = 0;  // indicator columns; the dense ones follow
   double lambda_;
-  const Predictor* prior_ = nullptr;  // its feature is the last one (index feature_count_ - 1)
+  const Predictor* prior_ = nullptr;  // its feature is the first dense column
+  bool plan_features_ = false;
+  bool plan_interact_ = false;
+  double plan_lambda_ = -1;  // < 0: lambda_
+  bool loo_ = false;
+  double target_sd_ = 0;
+  double loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
+  std::unordered_map<Setting, std::vector<double>, SettingHash> dense_cache_;
   std::vector<double> weights_;
   std::vector<double> chol_;  // lower Cholesky factor of the normal matrix A, d x d
   double residual_sd_ = 0;

@@ -17,12 +17,20 @@ RooflinePredictor::RooflinePredictor(const Stencil& stencil, const Grid& grid,
                                      const DeviceLimits& limits)
     : stencil_(stencil), grid_(grid), limits_(limits) {}
 
-// Analytic time per step of a setting from its kernel plan (see the header for the model).
-double RooflinePredictor::predict_ms(const Setting& s) const {
-  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
-  if (!std::holds_alternative<KernelPlan>(planned))
-    return kUnfit;
-  const KernelPlan& plan = std::get<KernelPlan>(planned);
+namespace {
+
+// The roofline formula's terms of one plan (see the header).
+struct RooflineTerms {
+  double bytes = 0;  // per cell-step
+  long long blocks = 0;
+  double occupancy = 0;
+  double waves = 0;  // threads in the grid / resident threads
+  double time_ms = RooflinePredictor::kUnfit;
+};
+
+RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Grid& grid,
+                             const DeviceLimits& limits) {
+  RooflineTerms t;
   const long long threads = plan.threads_per_block;
   // The plan's read is the whole loaded region per useful cell-step; the useful part of it
   // is 1 / tdeg. Without a shared-memory stage the halo part is re-read through L1/L2 and
@@ -36,30 +44,70 @@ double RooflinePredictor::predict_ms(const Setting& s) const {
   const double coalesce = block_x ? std::min(4, std::max(1, s[Param::mfx])) : 1.0;
   const int warp_x = std::min(std::max(1, plan.block[0]), 32);
   const double segment = 1.0 + (32.0 / warp_x - 1.0) / 4.0;
-  const double bytes = 8.0 * (read + plan.global_write_doubles) * coalesce * segment;
+  t.bytes = 8.0 * (read + plan.global_write_doubles) * coalesce * segment;
   const double staging = staged ? 1.1 : 1.0;
 
   long long blocks =
-      std::min<long long>(limits_.max_blocks_per_sm, limits_.max_threads_per_sm / threads);
+      std::min<long long>(limits.max_blocks_per_sm, limits.max_threads_per_sm / threads);
   if (plan.shared_bytes > 0)
-    blocks = std::min<long long>(blocks, limits_.shared_per_sm / plan.shared_bytes);
+    blocks = std::min<long long>(blocks, limits.shared_per_sm / plan.shared_bytes);
+  t.blocks = blocks;
   if (blocks <= 0)
-    return kUnfit;
-  const double occupancy = static_cast<double>(blocks * threads) / limits_.max_threads_per_sm;
-  const double efficiency = std::min(1.0, occupancy / 0.5);
+    return t;
+  t.occupancy = static_cast<double>(blocks * threads) / limits.max_threads_per_sm;
+  const double efficiency = std::min(1.0, t.occupancy / 0.5);
 
-  const double cells = static_cast<double>(grid_.cells());
+  const double cells = static_cast<double>(grid.cells());
   const double launched = static_cast<double>(plan.grid[0]) * static_cast<double>(plan.grid[1]) *
                           static_cast<double>(plan.grid[2]) * static_cast<double>(threads);
-  const double resident = static_cast<double>(limits_.sm_count) * blocks * threads;
-  const double parallel = std::min(1.0, launched / (4.0 * resident));
+  const double resident = static_cast<double>(limits.sm_count) * blocks * threads;
+  t.waves = launched / resident;
+  const double parallel = std::min(1.0, t.waves / 4.0);
 
-  const double t_mem_ms = cells * bytes / (limits_.memory_bandwidth_gbs * 1e9) * 1e3;
+  const double t_mem_ms = cells * t.bytes / (limits.memory_bandwidth_gbs * 1e9) * 1e3;
   const double t_flop_ms =
-      cells * plan.flops_per_cell * plan.redundancy / (limits_.fp64_gflops * 1e9) * 1e3;
-  return std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) *
-             plan.family->cost_factor(s) +
-         0.005 / plan.tdeg;
+      cells * plan.flops_per_cell * plan.redundancy / (limits.fp64_gflops * 1e9) * 1e3;
+  t.time_ms = std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) *
+                  plan.family->cost_factor(s) +
+              0.005 / plan.tdeg;
+  return t;
+}
+
+}  // namespace
+
+// Analytic time per step of a setting from its kernel plan (see the header for the model).
+double RooflinePredictor::predict_ms(const Setting& s) const {
+  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
+  if (!std::holds_alternative<KernelPlan>(planned))
+    return kUnfit;
+  return roofline_terms(std::get<KernelPlan>(planned), s, grid_, limits_).time_ms;
+}
+
+// The plan's numbers as the online model's continuous features (order: the header's).
+std::vector<double> RooflinePredictor::features(const Setting& s) const {
+  std::vector<double> f(kFeatures, 0.0);
+  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
+  if (!std::holds_alternative<KernelPlan>(planned))
+    return f;
+  const KernelPlan& plan = std::get<KernelPlan>(planned);
+  const RooflineTerms t = roofline_terms(plan, s, grid_, limits_);
+  if (t.blocks <= 0)
+    return f;
+  const double tdeg = std::log2(static_cast<double>(plan.tdeg));
+  f[0] = tdeg;
+  f[1] = tdeg * tdeg;
+  f[2] = std::log(t.bytes);
+  f[3] = std::log(plan.redundancy);
+  f[4] = t.occupancy;
+  f[5] = std::log2(static_cast<double>(plan.threads_per_block));
+  f[6] = std::log2(1.0 + static_cast<double>(plan.shared_bytes) / 1024.0);
+  f[7] = std::log2(t.waves);
+  f[8] = plan.async_planes;
+  f[9] = plan.stream_len > 0 ? std::log2(static_cast<double>(plan.stream_len)) : 0.0;
+  f[10] = std::log2(static_cast<double>(plan.unroll[0]) * plan.unroll[1] * plan.unroll[2]);
+  f[11] = std::log2(static_cast<double>(std::max(1, s[Param::mfx])) * std::max(1, s[Param::mfy]) *
+                    std::max(1, s[Param::mfz]));
+  return f;
 }
 
 namespace {

@@ -39,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "setting/device_limits.hpp"
 #include "setting/setting.hpp"
@@ -53,6 +54,10 @@ class Predictor {
   [[nodiscard]] virtual double predict_ms(const Setting& s) const = 0;
   // "uniform" or "roofline".
   [[nodiscard]] virtual std::string name() const = 0;
+  // Continuous features of a setting for the online model (OnlineModel's plan features),
+  // feature_count() of them, or none (the default).
+  [[nodiscard]] virtual std::size_t feature_count() const { return 0; }
+  [[nodiscard]] virtual std::vector<double> features(const Setting&) const { return {}; }
 };
 
 // Every setting scores 1 ms: every round's predictions tie, the sampler rewards no OC and
@@ -71,6 +76,18 @@ class RooflinePredictor final : public Predictor {
   RooflinePredictor(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits);
   [[nodiscard]] double predict_ms(const Setting& s) const override;
   [[nodiscard]] std::string name() const override { return "roofline"; }
+
+  // Plan features (the online model's continuous columns; a setting without a plan gets
+  // every feature 0): in this order
+  //   0 log2(tdeg)            1 log2(tdeg)^2 (an optimum between tdeg 1 and the largest)
+  //   2 log(bytes per cell-step, the formula's `bytes`)   3 log(redundancy)
+  //   4 occupancy (blocks * threads / max_threads_per_sm) 5 log2(threads per block)
+  //   6 log2(1 + shared KB per block)  7 log2(waves: threads in the grid / resident threads)
+  //   8 async_planes (input planes in flight ahead of use)  9 log2(stream_len) (0 tiled)
+  //   10 log2(unroll product)  11 log2(merged points per thread)
+  static constexpr std::size_t kFeatures = 12;
+  [[nodiscard]] std::size_t feature_count() const override { return kFeatures; }
+  [[nodiscard]] std::vector<double> features(const Setting& s) const override;
 
  private:
   Stencil stencil_;

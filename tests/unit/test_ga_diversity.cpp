@@ -256,5 +256,128 @@ TEST(OnlineModel, StreamingInteractionsRankTheStreamingOptimum) {
   EXPECT_GT(optimum_rank(OnlineModel::kMergeOnly), 0);
 }
 
+// A prior whose prediction says nothing (1 ms everywhere) but whose one feature is the
+// quantity the time follows: a bowl in log2(tbx * tby), optimum at 64 threads, which main
+// effects of tbx and tby cannot represent.
+class BowlFeature final : public Predictor {
+ public:
+  static double bowl(const Setting& s) {
+    const double v = std::log2(static_cast<double>(s[Param::tbx] * s[Param::tby])) - 6.0;
+    return v * v;
+  }
+  [[nodiscard]] double predict_ms(const Setting&) const override { return 1.0; }
+  [[nodiscard]] std::string name() const override { return "bowl"; }
+  [[nodiscard]] std::size_t feature_count() const override { return 2; }
+  [[nodiscard]] std::vector<double> features(const Setting& s) const override {
+    return {100.0 * bowl(s), 7.0};  // a scaled feature and a constant one
+  }
+};
+
+TEST(OnlineModel, PlanFeaturesAreColumnsTheFitWeighs) {
+  const SampledSet set = testing::product_set({{Param::tbx, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::tby, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::ufx, {1, 2}}});
+  const auto time = [](const Setting& s) {
+    return std::exp(0.2 * BowlFeature::bowl(s) + 0.05 * s[Param::ufx]);
+  };
+  // Twelve measurements, none of them at 64 threads.
+  std::vector<std::pair<Setting, double>> data;
+  for (std::size_t i = 0; i < set.settings.size() && data.size() < 12; i += 5) {
+    const Setting& s = set.settings[i];
+    if (s[Param::tbx] * s[Param::tby] != 64)
+      data.emplace_back(s, time(s));
+  }
+  ASSERT_EQ(data.size(), 12u);
+  const BowlFeature prior;
+  const auto spearman = [&](bool plan_features) {
+    OnlineModel model(set.settings, 0.1, &prior, OnlineModel::kMergeOnly, plan_features);
+    // Indicators of tbx (7), tby (7), ufx (1); the prior's log prediction; the features.
+    EXPECT_EQ(model.features(), 15u + 1u + (plan_features ? 2u : 0u));
+    model.fit(data);
+    EXPECT_TRUE(model.fitted());
+    std::vector<double> predicted, actual;
+    for (const Setting& s : set.settings) {
+      predicted.push_back(model.predict_ms(s));
+      actual.push_back(time(s));
+    }
+    return rank_correlation(predicted, actual);
+  };
+  EXPECT_GT(spearman(true), 0.95);
+  EXPECT_LT(spearman(false), 0.8);
+  // Without a prior there are no plan features to add.
+  OnlineModel bare(set.settings, 0.1, nullptr, OnlineModel::kMergeOnly, true);
+  EXPECT_EQ(bare.features(), 15u);
+}
+
+// plan_interact: each plan feature also times each interacting indicator, so a feature
+// may weigh differently per kernel family (here the bowl matters only with merging).
+TEST(OnlineModel, PlanFeaturesTimesTheInteractingIndicators) {
+  const SampledSet set = testing::product_set({{Param::tbx, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::tby, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::merge, {0, 1}}});
+  const auto time = [](const Setting& s) {
+    return std::exp(s[Param::merge] ? 0.2 * BowlFeature::bowl(s) - 1.0 : 0.0);
+  };
+  std::vector<std::pair<Setting, double>> data;
+  for (std::size_t i = 0; i < set.settings.size(); i += 5)
+    data.emplace_back(set.settings[i], time(set.settings[i]));
+  const BowlFeature prior;
+  const auto spearman = [&](bool plan_interact) {
+    OnlineModel model(set.settings, 0.1, &prior, OnlineModel::kMergeOnly, true, plan_interact);
+    // tbx (7), tby (7), merge (1) and merge x each (15); the prior; 2 features (x 2).
+    EXPECT_EQ(model.features(), 30u + 1u + (plan_interact ? 4u : 2u));
+    model.fit(data);
+    EXPECT_TRUE(model.fitted());
+    std::vector<double> predicted, actual;
+    for (const Setting& s : set.settings) {
+      if (s[Param::merge] == 0)
+        continue;  // the merged half, where the bowl decides
+      predicted.push_back(model.predict_ms(s));
+      actual.push_back(time(s));
+    }
+    return rank_correlation(predicted, actual);
+  };
+  EXPECT_GT(spearman(true), 0.95);
+  EXPECT_LT(spearman(false), spearman(true) - 0.05);
+}
+
+// loo_rmse is the leave-one-out error: each point predicted by the model refit without it
+// (the same ridge, the same columns), and it prefers the model whose columns describe the
+// landscape (what ModelKnobs::plan_select decides by).
+TEST(OnlineModel, LeaveOneOutErrorIsTheRefitWithoutEachPoint) {
+  const SampledSet set = testing::product_set({{Param::tbx, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::tby, {1, 2, 4, 8, 16, 32, 64, 128}},
+                                               {Param::ufx, {1, 2}}});
+  const auto time = [](const Setting& s) {
+    return std::exp(0.2 * BowlFeature::bowl(s) + 0.05 * s[Param::ufx] +
+                    0.03 * std::sin(3.0 * s[Param::tbx] + s[Param::tby]));
+  };
+  std::vector<std::pair<Setting, double>> data;
+  for (std::size_t i = 0; i < set.settings.size(); i += 7)
+    data.emplace_back(set.settings[i], time(set.settings[i]));
+  const BowlFeature prior;
+  const auto loo = [&](bool plan_features) {
+    OnlineModel model(set.settings, 0.5, &prior, OnlineModel::kMergeOnly, plan_features);
+    model.set_loo(true);
+    model.fit(data);
+    EXPECT_TRUE(model.fitted());
+    double brute = 0;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      std::vector<std::pair<Setting, double>> rest = data;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      OnlineModel without(set.settings, 0.5, &prior, OnlineModel::kMergeOnly, plan_features);
+      without.fit(rest);
+      const double e = std::log(data[i].second) - std::log(without.predict_ms(data[i].first));
+      brute += e * e;
+    }
+    EXPECT_NEAR(model.loo_rmse(), std::sqrt(brute / static_cast<double>(data.size())), 1e-9);
+    return model.loo_rmse();
+  };
+  EXPECT_LT(loo(true), 0.5 * loo(false));
+  OnlineModel off(set.settings, 0.5, &prior);
+  off.fit(data);
+  EXPECT_TRUE(std::isnan(off.loo_rmse()));  // not asked for
+}
+
 }  // namespace
 }  // namespace isletune

@@ -240,6 +240,52 @@ TEST(ModelPolicy, LocalMeasuresTheBestPredictedNeighboursOfTheIncumbents) {
     EXPECT_LT(rank_of(ranking, picks[i]), 10u) << "the other choices are greedy";
 }
 
+// skill_gate: a restart's model cells are the model's greedy choices while its
+// leave-one-out error is below the spread of the measured times (bumpy_ms, which a ridge
+// fit predicts), and random share cells when the times are noise the model cannot predict.
+TEST(ModelPolicy, SkillGateLeavesTheChoiceToTheModelOnlyWhileItPredicts) {
+  const auto restart_cells = [](const Grown& g, bool gate) {
+    GaOperators o = g.ops;
+    o.model.skill_gate = gate;
+    Island island(g.alphabet, g.torus, o, g.state);
+    testing::SyntheticEvaluator eval(bumpy_ms, 0.1);
+    testing::MemorySink sink;
+    EXPECT_GT(island.restart(*g.alphabet.id_of(g.state.best->first), eval, sink), 0);
+    std::set<Setting> out;
+    for (const auto& r : sink.evaluations) {
+      if (r.cell >= 1 && r.cell <= 8)
+        out.insert(r.setting);
+    }
+    return out;
+  };
+  const Grown grown(3);
+  const std::vector<Setting> ranking = grown.greedy_ranking();
+  const std::set<Setting> top(ranking.begin(), ranking.begin() + 8);
+  EXPECT_EQ(restart_cells(grown, true), top);
+  // The same measured settings with times drawn at random (log-uniform over a factor 10).
+  Grown noise(3);
+  Rng rng(17, 3);
+  for (auto& [s, m] : noise.state.cache) {
+    if (m.ok())
+      m.median_ms = std::exp(2.3 * rng.uniform());
+  }
+  for (Individual& ind : noise.state.population) {
+    for (const auto& [s, m] : noise.state.cache) {
+      if (s == noise.alphabet.setting(ind.id))
+        ind.measurement = m;
+    }
+  }
+  noise.state.best = *std::min_element(
+      noise.state.cache.begin(), noise.state.cache.end(),
+      [](const auto& a, const auto& b) { return a.second.fitness() > b.second.fitness(); });
+  const std::vector<Setting> noise_ranking = noise.greedy_ranking();
+  const std::set<Setting> noise_top(noise_ranking.begin(), noise_ranking.begin() + 8);
+  EXPECT_EQ(restart_cells(noise, false), noise_top) << "without the gate: the model's choice";
+  const std::set<Setting> gated = restart_cells(noise, true);
+  EXPECT_EQ(gated.size(), 8u);
+  EXPECT_NE(gated, noise_top) << "the gate left the choice to a model without skill";
+}
+
 TEST(Config, ModelPolicyAndMigrationLagAreReadAndChecked) {
   const std::string base = "stencil: star2d1r\ngrid: [64, 64]\n";
   const Config d = parse_config(base, "run.yaml", "/");

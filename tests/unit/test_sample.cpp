@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <unordered_set>
 
@@ -266,6 +267,76 @@ TEST(Predictor, RooflineFollowsThePlansTrafficPerStepAcrossTdeg) {
   const Setting huge = tiled_2d(32, 32, 32, 8);
   ASSERT_TRUE(plan_violation(star, grid, huge, limits).has_value());
   EXPECT_EQ(star_model.predict_ms(huge), RooflinePredictor::kUnfit);
+}
+
+// The online model's plan features are the plan's numbers (order: RooflinePredictor's
+// header): a tdeg-1 streaming setting with cp.async planes and a tdeg-4 one of star3d1r.
+TEST(Predictor, RooflineFeaturesAreThePlansNumbers) {
+  const Stencil st = typical_stencil("star3d1r");
+  const Grid grid{128, 128, 128};
+  const DeviceLimits limits;
+  const RooflinePredictor p(st, grid, limits);
+  ASSERT_EQ(p.feature_count(), RooflinePredictor::kFeatures);
+  Setting s;
+  s[Param::streaming] = 1;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 16;
+  s[Param::tbx] = 32;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 8;
+  s[Param::mfx] = s[Param::mfy] = 1;
+  s[Param::mfz] = 4;
+  s[Param::ufx] = s[Param::ufz] = 1;
+  s[Param::ufy] = 2;
+  ASSERT_FALSE(plan_violation(st, grid, s, limits).has_value());
+  const KernelPlan plan = make_plan(st, grid, s, limits);
+  ASSERT_GT(plan.async_planes, 0);  // prefetch at tdeg 1: cp.async planes in flight
+  const std::vector<double> f = p.features(s);
+  ASSERT_EQ(f.size(), RooflinePredictor::kFeatures);
+  EXPECT_DOUBLE_EQ(f[0], 0.0);  // log2(tdeg 1)
+  EXPECT_DOUBLE_EQ(f[1], 0.0);
+  EXPECT_NEAR(f[3], std::log(plan.redundancy), 1e-12);
+  const long long threads = plan.threads_per_block;
+  const long long blocks =
+      std::min({static_cast<long long>(limits.max_blocks_per_sm),
+                limits.max_threads_per_sm / threads, limits.shared_per_sm / plan.shared_bytes});
+  EXPECT_NEAR(f[4], static_cast<double>(blocks * threads) / limits.max_threads_per_sm, 1e-12);
+  EXPECT_NEAR(f[5], std::log2(static_cast<double>(threads)), 1e-12);
+  EXPECT_NEAR(f[6], std::log2(1.0 + plan.shared_bytes / 1024.0), 1e-12);
+  const double launched = static_cast<double>(plan.grid[0] * plan.grid[1] * plan.grid[2] * threads);
+  EXPECT_NEAR(f[7], std::log2(launched / (limits.sm_count * blocks * threads)), 1e-12);
+  EXPECT_DOUBLE_EQ(f[8], plan.async_planes);
+  EXPECT_NEAR(f[9], std::log2(static_cast<double>(plan.stream_len)), 1e-12);
+  EXPECT_NEAR(f[10],
+              std::log2(static_cast<double>(plan.unroll[0] * plan.unroll[1] * plan.unroll[2])),
+              1e-12);
+  EXPECT_DOUBLE_EQ(f[11], 2.0);  // 4 merged points per thread
+  // tdeg 4 without prefetch: no asynchronous planes, four steps per launch, less traffic
+  // per step.
+  Setting t = s;
+  t[Param::tdeg] = 4;
+  t[Param::prefetch] = 0;
+  t[Param::merge] = static_cast<int>(MergeKind::none);
+  t[Param::mfz] = 1;
+  t[Param::tbx] = t[Param::tby] = 32;
+  t[Param::tbz] = 1;
+  t[Param::ufy] = 1;
+  ASSERT_FALSE(plan_violation(st, grid, t, limits).has_value());
+  const std::vector<double> g = p.features(t);
+  EXPECT_DOUBLE_EQ(g[0], 2.0);
+  EXPECT_DOUBLE_EQ(g[1], 4.0);
+  EXPECT_DOUBLE_EQ(g[8], 0.0);
+  EXPECT_DOUBLE_EQ(g[11], 0.0);
+  EXPECT_LT(g[2], f[2]);  // bytes per cell-step fall with tdeg
+  EXPECT_GT(g[3], f[3]);  // redundancy grows
+  // A setting without a plan: every feature 0; the uniform predictor has none.
+  Setting huge = t;
+  huge[Param::tbx] = 2048;
+  EXPECT_EQ(p.features(huge), std::vector<double>(RooflinePredictor::kFeatures, 0.0));
+  EXPECT_EQ(UniformPredictor{}.feature_count(), 0u);
 }
 
 TEST(Predictor, RooflinePrefersBigTilesAndTemporalBlocking) {

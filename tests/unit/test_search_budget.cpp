@@ -308,6 +308,9 @@ std::unique_ptr<RingRun> run_ring(int islands, bool share, std::uint64_t seed, i
     extras.hash_shares = share;
     extras.forward = share;
     extras.restart_window = window;
+    // The ring's mechanics with the model's picks in every generation: on this synthetic
+    // landscape the skill gate (test_model_policy) would leave every cell to breeding.
+    extras.model.skill_gate = false;
     run->islands.push_back(std::make_unique<IslandSearch>(
         ga, *run->alphabet, *run->evals[r], run->ring->migrator(r), run->votes->vote(r),
         run->sinks[r], seed, r, SearchHooks{}, std::nullopt, std::move(extras)));
@@ -496,6 +499,7 @@ TEST(SearchIslands, ResumeKeepsTheMeasurementsToPassOn) {
   MemorySink sink;
   IslandExtras extras;
   extras.islands = 4;
+  extras.model.skill_gate = false;  // as run_ring
   const IslandSearch again(ga, alphabet, eval, ring.migrator(1), votes.vote(1), sink, 5, 1, {},
                            state, extras);
   EXPECT_EQ(again.snapshot().strategy, state.strategy);
