@@ -18,6 +18,21 @@ namespace {
 using testing::MemorySink;
 using testing::SyntheticEvaluator;
 
+// Rank correlation of the model's predictions with `time` over the settings `keep` accepts.
+template <class Time, class Keep>
+double model_rank(const OnlineModel& model, std::span<const Setting> settings, Time time,
+                  Keep keep) {
+  std::vector<double> predicted, actual;
+  for (const Setting& s : settings) {
+    if (!keep(s))
+      continue;
+    predicted.push_back(model.predict_ms(s));
+    actual.push_back(time(s));
+  }
+  return rank_correlation(predicted, actual);
+}
+constexpr auto kEvery = [](const Setting&) { return true; };
+
 int copies_of(const Island& island, int id) {
   return static_cast<int>(std::count_if(island.population().begin(), island.population().end(),
                                         [&](const Individual& i) { return i.id == id; }));
@@ -210,12 +225,7 @@ TEST(OnlineModel, LearnsAnAdditiveLandscapeFromAFewMeasurements) {
   EXPECT_EQ(model.predict_ms(set.settings[0]), 1.0);
   model.fit(data);
   ASSERT_TRUE(model.fitted());
-  std::vector<double> predicted, actual;
-  for (const Setting& s : set.settings) {
-    predicted.push_back(model.predict_ms(s));
-    actual.push_back(time(s));
-  }
-  EXPECT_GT(rank_correlation(predicted, actual), 0.99);
+  EXPECT_GT(model_rank(model, set.settings, time, kEvery), 0.99);
   // A failed measurement counts as slow, not as missing.
   data.emplace_back(set.settings[3], -1.0);
   model.fit(data);
@@ -295,12 +305,7 @@ TEST(OnlineModel, PlanFeaturesAreColumnsTheFitWeighs) {
     EXPECT_EQ(model.features(), 15u + 1u + (plan_features ? 2u : 0u));
     model.fit(data);
     EXPECT_TRUE(model.fitted());
-    std::vector<double> predicted, actual;
-    for (const Setting& s : set.settings) {
-      predicted.push_back(model.predict_ms(s));
-      actual.push_back(time(s));
-    }
-    return rank_correlation(predicted, actual);
+    return model_rank(model, set.settings, time, kEvery);
   };
   EXPECT_GT(spearman(true), 0.95);
   EXPECT_LT(spearman(false), 0.8);
@@ -328,14 +333,9 @@ TEST(OnlineModel, PlanFeaturesTimesTheInteractingIndicators) {
     EXPECT_EQ(model.features(), 30u + 1u + (plan_interact ? 4u : 2u));
     model.fit(data);
     EXPECT_TRUE(model.fitted());
-    std::vector<double> predicted, actual;
-    for (const Setting& s : set.settings) {
-      if (s[Param::merge] == 0)
-        continue;  // the merged half, where the bowl decides
-      predicted.push_back(model.predict_ms(s));
-      actual.push_back(time(s));
-    }
-    return rank_correlation(predicted, actual);
+    // The merged half, where the bowl decides.
+    return model_rank(model, set.settings, time,
+                      [](const Setting& s) { return s[Param::merge] != 0; });
   };
   EXPECT_GT(spearman(true), 0.95);
   EXPECT_LT(spearman(false), spearman(true) - 0.05);

@@ -277,20 +277,11 @@ TEST(Predictor, RooflineFeaturesAreThePlansNumbers) {
   const DeviceLimits limits;
   const RooflinePredictor p(st, grid, limits);
   ASSERT_EQ(p.feature_count(), RooflinePredictor::kFeatures);
-  Setting s;
-  s[Param::streaming] = 1;
-  s[Param::merge] = static_cast<int>(MergeKind::block);
-  s[Param::prefetch] = 1;
-  s[Param::tdeg] = 1;
-  s[Param::sd] = 1;
-  s[Param::sb] = 16;
-  s[Param::tbx] = 32;
-  s[Param::tby] = 1;
-  s[Param::tbz] = 8;
-  s[Param::mfx] = s[Param::mfy] = 1;
-  s[Param::mfz] = 4;
-  s[Param::ufx] = s[Param::ufz] = 1;
-  s[Param::ufy] = 2;
+  const auto key = setting_from_key(
+      "streaming=1,merge=block,retiming=0,prefetch=1,tdeg=1,sd=1,sb=16,tbx=32,tby=1,tbz=8,"
+      "mfx=1,mfy=1,mfz=4,ufx=1,ufy=2,ufz=1,use_shared=0,use_constant=0");
+  ASSERT_TRUE(key.has_value());
+  Setting s = *key;
   ASSERT_FALSE(plan_violation(st, grid, s, limits).has_value());
   const KernelPlan plan = make_plan(st, grid, s, limits);
   ASSERT_GT(plan.async_planes, 0);  // prefetch at tdeg 1: cp.async planes in flight
