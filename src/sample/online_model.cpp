@@ -64,6 +64,7 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
   }
   sparse_count_ = levels_.size() + merge_levels_.size() * levels_.size();
   std::size_t dense_count = prior_ ? 1 : 0;
+  std::vector<std::vector<double>> raw;  // the plan features of `settings`, computed once
   if (plan_features_) {
     // Scale each plan feature to unit standard deviation over `settings` (a constant one
     // gets scale 0: it carries nothing the intercept does not).
@@ -71,7 +72,6 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
     plan_mean_.assign(f, 0.0);
     plan_scale_.assign(f, 0.0);
     std::vector<double> sq(f, 0.0);
-    std::vector<std::vector<double>> raw;
     raw.reserve(settings.size());
     for (const Setting& s : settings) {
       raw.push_back(prior_->features(s));
@@ -90,12 +90,21 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
   }
   feature_count_ = sparse_count_ + dense_count;
   if (prior_) {
-    for (const Setting& s : settings)
-      dense_cache_.emplace(s, compute_dense(s));
+    for (std::size_t i = 0; i < settings.size(); ++i)
+      dense_cache_.emplace(settings[i],
+                           dense_of(settings[i], plan_features_ ? std::span<const double>(raw[i])
+                                                                : std::span<const double>()));
   }
 }
 
 std::vector<double> OnlineModel::compute_dense(const Setting& s) const {
+  if (!plan_features_)
+    return dense_of(s, {});
+  const std::vector<double> f = prior_->features(s);
+  return dense_of(s, f);
+}
+
+std::vector<double> OnlineModel::dense_of(const Setting& s, std::span<const double> f) const {
   std::vector<double> z;
   if (!prior_)
     return z;
@@ -103,7 +112,6 @@ std::vector<double> OnlineModel::compute_dense(const Setting& s) const {
   // Unfit plans (RooflinePredictor::kUnfit) and failures sit one decade above the rest.
   z.push_back(std::log(std::clamp(p > 0 && std::isfinite(p) ? p : 1e3, 1e-6, 1e3)));
   if (plan_features_) {
-    const std::vector<double> f = prior_->features(s);
     const std::size_t first = z.size();
     for (std::size_t k = 0; k < plan_mean_.size(); ++k)
       z.push_back(k < f.size() ? (f[k] - plan_mean_[k]) * plan_scale_[k] : 0.0);

@@ -101,6 +101,8 @@ class OnlineModel final : public Predictor {
   // plan features; empty without a prior. Cached for the settings given at construction.
   [[nodiscard]] std::vector<double> dense(const Setting& s) const;
   [[nodiscard]] std::vector<double> compute_dense(const Setting& s) const;
+  // The same from the setting's plan features `f` (empty without plan features).
+  [[nodiscard]] std::vector<double> dense_of(const Setting& s, std::span<const double> f) const;
 
   struct Level {
     Param param;

@@ -15,7 +15,14 @@ namespace isletune {
 // Keeps what the roofline formula needs from the problem and the device.
 RooflinePredictor::RooflinePredictor(const Stencil& stencil, const Grid& grid,
                                      const DeviceLimits& limits)
-    : stencil_(stencil), grid_(grid), limits_(limits) {}
+    : shape_(shape_of(stencil, grid)), grid_(grid), limits_(limits) {}
+
+std::optional<KernelPlan> RooflinePredictor::plan_of(const Setting& s) const {
+  auto planned = plan_or_violation(shape_, s, limits_);
+  if (!std::holds_alternative<KernelPlan>(planned))
+    return std::nullopt;
+  return std::get<KernelPlan>(std::move(planned));
+}
 
 namespace {
 
@@ -77,19 +84,17 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
 
 // Analytic time per step of a setting from its kernel plan (see the header for the model).
 double RooflinePredictor::predict_ms(const Setting& s) const {
-  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
-  if (!std::holds_alternative<KernelPlan>(planned))
-    return kUnfit;
-  return roofline_terms(std::get<KernelPlan>(planned), s, grid_, limits_).time_ms;
+  const auto planned = plan_of(s);
+  return planned ? roofline_terms(*planned, s, grid_, limits_).time_ms : kUnfit;
 }
 
 // The plan's numbers as the online model's continuous features (order: the header's).
 std::vector<double> RooflinePredictor::features(const Setting& s) const {
   std::vector<double> f(kFeatures, 0.0);
-  const auto planned = plan_or_violation(shape_of(stencil_, grid_), s, limits_);
-  if (!std::holds_alternative<KernelPlan>(planned))
+  const auto planned = plan_of(s);
+  if (!planned)
     return f;
-  const KernelPlan& plan = std::get<KernelPlan>(planned);
+  const KernelPlan& plan = *planned;
   const RooflineTerms t = roofline_terms(plan, s, grid_, limits_);
   if (t.blocks <= 0)
     return f;

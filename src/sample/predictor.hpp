@@ -36,11 +36,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernel/family.hpp"
 #include "setting/device_limits.hpp"
 #include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
@@ -90,7 +92,10 @@ class RooflinePredictor final : public Predictor {
   [[nodiscard]] std::vector<double> features(const Setting& s) const override;
 
  private:
-  Stencil stencil_;
+  // The setting's kernel plan, or nullopt where none can be planned.
+  [[nodiscard]] std::optional<KernelPlan> plan_of(const Setting& s) const;
+
+  ProblemShape shape_;  // built once: predict_ms runs for every sampled setting
   Grid grid_;
   DeviceLimits limits_;
 };
