@@ -65,8 +65,17 @@ struct KernelPlan {
   double global_write_doubles = 1;  // 1/tdeg
   double redundancy = 1;            // computed / useful cell-updates (>= 1)
   double flops_per_cell = 1;        // 2 * points - 1
+  // Issued instructions besides the multiply-adds per useful cell-step (input loads and the
+  // moves of 64-bit coefficients into operands), redundancy included: what makes a
+  // compute-bound kernel issue-bound (the predictor's compute term). 0 where the family does
+  // not estimate it.
+  double other_instructions = 0;
   int threads_per_block = 1;
 };
+
+// Moves per 64-bit literal coefficient into a multiply-add's operand, per group of points that
+// share it (SASS of box3d2r's 16-point chunk on sm_90: 530 moves for its 125 coefficients).
+inline constexpr double kCoefficientMoves = 4;
 
 // Helpers for the families' plan arithmetic. plan_tiles: sets tile, loaded = tile +
 // (lo + hi) * tdeg and blocks per axis from the output tile per axis (axes >= dims get 1).

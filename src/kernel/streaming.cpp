@@ -535,6 +535,16 @@ class Streaming final : public KernelFamily {
     p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
     p.global_write_doubles = 1.0 / p.tdeg;
     p.redundancy = covered_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
+    // Instructions beside the multiply-adds per computed point and level: its in-plane
+    // neighbours from shared memory, and the coefficient moves shared by a thread's points.
+    double per_thread = 1;
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (d != a)
+        per_thread *= s[kMf[d]];
+    }
+    const double points = (shape.flops_per_cell + 1) / 2.0;
+    p.other_instructions =
+        (shape.stream_live[a].neighbours + kCoefficientMoves * points / per_thread) * p.redundancy;
   }
 
   double cost_factor(const Setting& s) const override {

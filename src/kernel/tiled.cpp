@@ -233,6 +233,20 @@ class Tiled final : public KernelFamily {
     // shares the main kernel's IslApply and is built from the canonical setting too.
     const Setting c = canonical(shape, s);
     p.unroll = {std::max(1, c[Param::ufx]), std::max(1, c[Param::ufy]), std::max(1, c[Param::ufz])};
+    // Instructions beside the multiply-adds: a chunk of U points loads its footprint (at most
+    // the box of its extent plus the reach, at most every point's own loads) once and moves
+    // each coefficient once; fused steps compute point by point from shared memory.
+    const double points = (shape.flops_per_cell + 1) / 2.0;
+    if (p.tdeg > 1) {
+      p.other_instructions = points * (1 + kCoefficientMoves) * p.redundancy;
+    } else {
+      double chunk = 1, box = 1;
+      for (std::size_t d = 0; d < 3; ++d) {
+        chunk *= p.unroll[d];
+        box *= p.unroll[d] + shape.reach.lo[d] + shape.reach.hi[d];
+      }
+      p.other_instructions = (std::min(box, points * chunk) + kCoefficientMoves * points) / chunk;
+    }
   }
 
   std::optional<std::string> unsupported(const Setting& s) const override {

@@ -12,10 +12,24 @@
 
 namespace isletune {
 
+double plain_step_intensity(int flops_per_cell) {
+  return static_cast<double>(flops_per_cell) / 16.0;
+}
+
+bool issue_term_applies(int flops_per_cell, const DeviceLimits& limits) {
+  const double ridge = limits.fp64_gflops / limits.memory_bandwidth_gbs;
+  return plain_step_intensity(flops_per_cell) >= kIssueTermRidgeFraction * ridge;
+}
+
 // Keeps what the roofline formula needs from the problem and the device.
 RooflinePredictor::RooflinePredictor(const Stencil& stencil, const Grid& grid,
-                                     const DeviceLimits& limits)
-    : shape_(shape_of(stencil, grid)), grid_(grid), limits_(limits) {}
+                                     const DeviceLimits& limits, IssueTerm issue)
+    : shape_(shape_of(stencil, grid)),
+      grid_(grid),
+      limits_(limits),
+      issue_term_(
+          issue == IssueTerm::on ||
+          (issue == IssueTerm::gated && issue_term_applies(stencil.flops_per_cell(), limits))) {}
 
 std::optional<KernelPlan> RooflinePredictor::plan_of(const Setting& s) const {
   auto planned = plan_or_violation(shape_, s, limits_);
@@ -36,7 +50,7 @@ struct RooflineTerms {
 };
 
 RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Grid& grid,
-                             const DeviceLimits& limits) {
+                             const DeviceLimits& limits, bool issue_term) {
   RooflineTerms t;
   const long long threads = plan.threads_per_block;
   // The plan's read is the whole loaded region per useful cell-step; the useful part of it
@@ -72,8 +86,11 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
   const double parallel = std::min(1.0, t.waves / 4.0);
 
   const double t_mem_ms = cells * t.bytes / (limits.memory_bandwidth_gbs * 1e9) * 1e3;
-  const double t_flop_ms =
-      cells * plan.flops_per_cell * plan.redundancy / (limits.fp64_gflops * 1e9) * 1e3;
+  // The FP64 pipe takes one multiply-add (2 flops) per two issue slots; each other
+  // instruction takes one slot (counted only for a compute-bound stencil).
+  const double flops = plan.flops_per_cell * plan.redundancy;
+  const double issue = issue_term ? std::max(flops, flops / 2 + plan.other_instructions) : flops;
+  const double t_flop_ms = cells * issue / (limits.fp64_gflops * 1e9) * 1e3;
   t.time_ms = std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) *
                   plan.family->cost_factor(s) +
               0.005 / plan.tdeg;
@@ -85,7 +102,7 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
 // Analytic time per step of a setting from its kernel plan (see the header for the model).
 double RooflinePredictor::predict_ms(const Setting& s) const {
   const auto planned = plan_of(s);
-  return planned ? roofline_terms(*planned, s, grid_, limits_).time_ms : kUnfit;
+  return planned ? roofline_terms(*planned, s, grid_, limits_, issue_term_).time_ms : kUnfit;
 }
 
 // The plan's numbers as the online model's continuous features (order: the header's).
@@ -95,7 +112,7 @@ std::vector<double> RooflinePredictor::features(const Setting& s) const {
   if (!planned)
     return f;
   const KernelPlan& plan = *planned;
-  const RooflineTerms t = roofline_terms(plan, s, grid_, limits_);
+  const RooflineTerms t = roofline_terms(plan, s, grid_, limits_, issue_term_);
   if (t.blocks <= 0)
     return f;
   const double tdeg = std::log2(static_cast<double>(plan.tdeg));

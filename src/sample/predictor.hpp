@@ -23,8 +23,12 @@
 //   parallel = min(1, threads in the plan's grid / (4 * resident threads)): with fewer than
 //              four waves of threads (many merged points per thread, long streams) latency is
 //              not hidden.
-//   t_mem    = cells * bytes / bandwidth;  t_flop = cells * plan.flops_per_cell *
-//              plan.redundancy / fp64_peak
+//   t_mem    = cells * bytes / bandwidth;  t_flop = cells * issue / fp64_peak with
+//              F = plan.flops_per_cell * plan.redundancy and, for a compute-bound stencil
+//              (issue_term_applies), issue = max(F, F / 2 + plan.other_instructions): the
+//              FP64 pipe takes one multiply-add (2 flops) per two issue slots, every load and
+//              coefficient move takes one slot (the family's estimate: a register-tile chunk
+//              shares its footprint's loads and its coefficients); else issue = F.
 //   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
 //              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
 //              for prefetch, multiplied; tiled: 1); launches = 0.005 ms / tdeg.
@@ -70,12 +74,34 @@ class UniformPredictor final : public Predictor {
   [[nodiscard]] std::string name() const override { return "uniform"; }
 };
 
+// Flops per DRAM byte of a plain step (no temporal blocking, no re-reads): flops_per_cell
+// over 16 bytes (one double read, one written per cell).
+[[nodiscard]] double plain_step_intensity(int flops_per_cell);
+
+// The roofline's issue term (loads and coefficient moves beside the multiply-adds) acts only
+// on a compute-bound stencil: one whose plain_step_intensity reaches kIssueTermRidgeFraction
+// of the device's ridge point, fp64_gflops / memory_bandwidth_gbs (H100 33,500 / 2,990 = 11.2
+// flop/B, H200 33,500 / 4,210 = 8.0). Below it a stencil is memory bound at tdeg 1; there the
+// term acts only on deep temporal settings (their redundant flops and point-by-point loads)
+// and made the replay searches on box2d2r, star2d2r and star3d1r worse (docs/benchmarks.md,
+// "Tried and not kept: an issue term"). Half the ridge: in are box3d2r (15.6 flop/B, 1.39 /
+// 1.96 of the ridge on H100 / H200), box3d3r, box3d4r, box2d4r (0.90 / 1.26), box2d3r (0.54 /
+// 0.76: its measured H100 register tiles rank 0.28 without the term, 0.81 with it) and
+// cross3d4r on the H200 (0.51); out box3d1r (0.30 / 0.42), box2d2r and star3d4r (0.27 /
+// 0.38) and every smaller stencil, i.e. every stencil of the replay datasets.
+inline constexpr double kIssueTermRidgeFraction = 0.5;
+[[nodiscard]] bool issue_term_applies(int flops_per_cell, const DeviceLimits& limits);
+
 class RooflinePredictor final : public Predictor {
  public:
   // Predicted time of a block that cannot be launched at all.
   static constexpr double kUnfit = 1e9;
+  // Whether t_flop counts the issue of loads and coefficient moves: `gated` (the product)
+  // where issue_term_applies, `off` never (the traffic-and-flops roofline), `on` always.
+  enum class IssueTerm { gated, off, on };
 
-  RooflinePredictor(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits);
+  RooflinePredictor(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits,
+                    IssueTerm issue = IssueTerm::gated);
   [[nodiscard]] double predict_ms(const Setting& s) const override;
   [[nodiscard]] std::string name() const override { return "roofline"; }
 
@@ -98,6 +124,7 @@ class RooflinePredictor final : public Predictor {
   ProblemShape shape_;  // built once: predict_ms runs for every sampled setting
   Grid grid_;
   DeviceLimits limits_;
+  bool issue_term_ = false;  // t_flop counts the plan's other_instructions
 };
 
 // Spearman rank correlation of two equally long series (average ranks for ties); 0 when
