@@ -8,8 +8,9 @@
 // (H100 limits; distinct kernels: canonical settings) and prints, for the predictor with the
 // issue term as gated, forced off and forced on: the best predicted time, how many kernels
 // tie at it and how many of those unroll one point, the best kernel per unroll size (points
-// per register chunk) and the best setting of the whole default space (sampled: 4,096
-// settings per OC).
+// per register chunk) and, over the whole default space (sampled: up to 4,096 settings per
+// OC), how many settings tie at the best prediction and how many of those stream or are tiled
+// with one point per chunk.
 // With --csv FILE (a measured-rows CSV of docs/bench: columns stencil, gcells, setting and
 // optionally grid as NXxNYxNZ): the Spearman rank correlation of the predicted time with the
 // measured time (1 / gcells) over the rows of this stencil and grid with gcells > 0.
@@ -183,23 +184,33 @@ int main(int argc, char** argv) {
       std::printf("  chunk of %2d points: best %.4f ms  %s\n", u, best_u.first,
                   canonical_key(best_u.second).c_str());
     }
-    // The whole default space, sampled: which family and chunk the predictor puts first.
+    // The whole default space, sampled: how many settings tie at the best, and which kinds.
     Rng rng(1, 1);
     double all_best = RooflinePredictor::kUnfit;
-    Setting all_setting;
+    long long sampled = 0, all_ties = 0, ties_streaming = 0, ties_one_point = 0;
     for (int oc = 0; oc < kOcCount; ++oc) {
       for (int i = 0; i < 4096; ++i) {
         const auto s = space.random_in_oc(oc, rng, 2000);
         if (!s)
           break;
-        if (const double ms = model.predict_ms(*s); ms < all_best) {
+        ++sampled;
+        const double ms = model.predict_ms(*s);
+        if (ms < all_best) {
           all_best = ms;
-          all_setting = *s;
+          all_ties = ties_streaming = ties_one_point = 0;
+        }
+        if (ms == all_best) {
+          ++all_ties;
+          ties_streaming += (*s)[Param::streaming] != 0;
+          ties_one_point +=
+              (*s)[Param::streaming] == 0 && unroll_points(make_plan(space.shape(), *s)) == 1;
         }
       }
     }
-    std::printf("  whole space (sampled): best %.4f ms  %s\n", all_best,
-                canonical_key(all_setting).c_str());
+    std::printf(
+        "  whole space (%lld sampled settings): best %.4f ms, %lld tie at it (%lld streaming, "
+        "%lld tiled with one point per chunk)\n",
+        sampled, all_best, all_ties, ties_streaming, ties_one_point);
   }
   return 0;
 }
