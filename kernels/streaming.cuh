@@ -16,17 +16,18 @@
 // level l reads only what level l-1 produced in EARLIER iterations, so every level runs in
 // the same phase and ONE __syncthreads per input plane serves all levels (a skewed pipeline).
 // Along S the planes a thread needs stay in registers: per source level a queue of
-// SLO+SHI+1 planes (retiming off) or SLO+SHI+1 partial sums plus SHI+1 centre values
-// (retiming on: each arriving plane adds its in-plane partial sum into every output plane it
-// touches). Only in-plane neighbours pass through shared memory: one plane per source level,
-// double-buffered (written in iteration i, read in i+1), each padded by the one-step reach
-// (the ring of level 0 at tdeg 1; zero otherwise: edge values beyond it are not used). The
-// stream loop has a compile-time trip count, every register index is a compile-time
-// constant after unrolling, and shifts of the queues are register renaming.
+// SLO+SHI+1 planes (retiming off) or SLO+SHI+1 partial sums (retiming on: each arriving plane
+// adds its in-plane partial sum into every output plane it touches). Only in-plane neighbours pass
+// through shared memory: one plane per source level, double-buffered (written in iteration i, read
+// in i+1), each padded by the one-step reach (the ring of level 0 at tdeg 1; zero otherwise: edge
+// values beyond it are not used). The stream loop has a compile-time trip count, every register
+// index is a compile-time constant after unrolling, and shifts of the queues are register renaming.
 //
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
-// level and iteration (uniform). Points outside the grid read 0 and are never stored.
+// level and iteration (uniform). Points outside the grid read 0 and are never stored. A kept
+// point holds its input value at every level, so with retiming the kept value is read back
+// from the input (a load only boundary points issue) instead of a register queue of centres.
 #pragma once
 
 namespace isl {
@@ -154,11 +155,9 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
   double cur[T + 1][NPT];
   // Retiming off: w[l][j][p][m] = level l, plane (newest - Q + 1 + j), in-plane offset m.
-  // Retiming on: acc[l][j][p] = partial sum for level l+1's plane (newest - SHI + j), and
-  // cq[l][j][p] = level l's centre value of plane (newest - SHI + j).
+  // Retiming on: acc[l][j][p] = partial sum for level l+1's plane (newest - SHI + j).
   double w[C::RETIME ? 1 : T][C::RETIME ? 1 : Q][NPT][C::RETIME ? 1 : NM];
   double acc[C::RETIME ? T : 1][Q][NPT];
-  double cq[C::RETIME ? T : 1][C::SHI + 1][NPT];
 #pragma unroll
   for (int l = 0; l <= T; ++l) {
 #pragma unroll
@@ -179,9 +178,6 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int j = 0; j < Q; ++j)
           acc[l][j][p] = -0.0;  // -0.0 + x == x exactly: the first add folds away
-#pragma unroll
-        for (int j = 0; j <= C::SHI; ++j)
-          cq[l][j][p] = 0.0;
       }
   }
 
@@ -257,7 +253,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
           if constexpr (!C::RETIME)
             Apply::template push<PITCH>(w[l], p, cur[l][p], at);
           else
-            Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
+            Apply::template push_part<PITCH>(acc[l], p, cur[l][p], at);
         }
     }
 
@@ -269,15 +265,16 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
-        double s, prev;
         if constexpr (!C::RETIME) {
-          s = Apply::qsum(w[l - 1], p);
-          prev = w[l - 1][C::SLO][p][0];
-        } else {
-          s = acc[l - 1][0][p];
-          prev = cq[l - 1][0][p];
+          cur[l][p] = plane_ok && col_ok[p] ? Apply::qsum(w[l - 1], p) : w[l - 1][C::SLO][p][0];
+        } else if (plane_ok && col_ok[p]) {
+          cur[l][p] = acc[l - 1][0][p];
+        } else {  // a kept point: its input value (0 outside the grid)
+          const int u = p % C::MFA, v = p / C::MFA;
+          cur[l][p] = q >= 0 && q < C::NS && in_grid[p]
+                          ? in[1LL * q * C::GSS + g0 + u * DA + 1LL * v * DB * C::GSB]
+                          : 0.0;
         }
-        cur[l][p] = plane_ok && col_ok[p] ? s : prev;
       }
       if constexpr (C::RETIME) {
 #pragma unroll
