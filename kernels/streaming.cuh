@@ -25,9 +25,9 @@
 //
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
-// level and iteration (uniform). Points outside the grid read 0 and are never stored. A kept
-// point holds its input value at every level, so with retiming the kept value is read back
-// from the input (a load only boundary points issue) instead of a register queue of centres.
+// level and iteration (uniform). Points outside the grid read 0 and are never stored. With
+// retiming the partial sum of a kept point takes only the point's own value (keep masks per
+// pending plane), so its sum is its previous value and no queue of centre values is needed.
 #pragma once
 
 namespace isl {
@@ -242,6 +242,14 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
     for (int l = 0; l < T; ++l) {
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
+      // Retiming: pending output plane j of level l + 1 (plane newest - SHI + j) is kept when
+      // it is one of the grid's boundary planes along S (uniform) or the column is.
+      bool kept_plane[Q];
+#pragma unroll
+      for (int j = 0; j < Q; ++j) {
+        const int qj = p0 + i - l * (C::SHI + 1) - 1 - C::SHI + j;
+        kept_plane[j] = qj < C::SLO || qj >= C::NS - C::SHI;
+      }
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
@@ -250,10 +258,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
           const double* at = src + u * DA + v * DB * PITCH;
           if (PF > 0 && l == 0)
             cur[0][p] = *at;
-          if constexpr (!C::RETIME)
+          if constexpr (!C::RETIME) {
             Apply::template push<PITCH>(w[l], p, cur[l][p], at);
-          else
-            Apply::template push_part<PITCH>(acc[l], p, cur[l][p], at);
+          } else {
+            bool keep[Q];
+#pragma unroll
+            for (int j = 0; j < Q; ++j)
+              keep[j] = kept_plane[j] || !col_ok[p];
+            Apply::template push_part<PITCH>(acc[l], p, cur[l][p], at, keep);
+          }
         }
     }
 
@@ -265,16 +278,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
-        if constexpr (!C::RETIME) {
+        if constexpr (!C::RETIME)
           cur[l][p] = plane_ok && col_ok[p] ? Apply::qsum(w[l - 1], p) : w[l - 1][C::SLO][p][0];
-        } else if (plane_ok && col_ok[p]) {
-          cur[l][p] = acc[l - 1][0][p];
-        } else {  // a kept point: its input value (0 outside the grid)
-          const int u = p % C::MFA, v = p / C::MFA;
-          cur[l][p] = q >= 0 && q < C::NS && in_grid[p]
-                          ? in[1LL * q * C::GSS + g0 + u * DA + 1LL * v * DB * C::GSB]
-                          : 0.0;
-        }
+        else
+          cur[l][p] = acc[l - 1][0][p];  // a kept point's sum is its previous value
       }
       if constexpr (C::RETIME) {
 #pragma unroll

@@ -34,7 +34,7 @@ struct StencilReach {
 // IslApply::LIVE_QUEUE / LIVE_RETIME print the same counts): `queue` without retiming (the
 // queue's live slots: the planes along the axis and the in-plane neighbours of the planes
 // still to be used), `sums` with retiming (the 2r+1 pending partial sums; a kept boundary
-// point's value is read back from the input, no centre queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
+// point's sum takes only its own value, no centre queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
 struct StreamLive {
   int queue = 0;
   int sums = 0;

@@ -184,14 +184,18 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
-  // pipeline (IslApply's live doubles per point and level, two registers each, with the
-  // neighbours a plane brings under retiming, plus the fixed part) fits half the register
-  // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
+  // pipeline (LIVE: IslApply's live doubles per point and level, with the neighbours a plane
+  // brings under retiming) fits half the register file — two registers per double plus the
+  // fixed part, and at least 32 registers beside the doubles (with fewer, 1024-thread blocks
+  // capped at 32 registers measured slower) — and two blocks' shared memory fit the SM;
+  // otherwise one block of up to 255 registers.
   const long long two_block_regs = 65536 / (2LL * plan.threads_per_block);
   const bool smem_two = 2 * (plan.shared_bytes + 1024) <= kSharedPerSm;
-  c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ") << "2 * "
-    << npt * plan.tdeg << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + "
-    << kPipelineFixedRegisters << " <= " << two_block_regs << " ? 2 : 1;\n};\n";
+  c << "  static constexpr int LIVE = " << npt * plan.tdeg
+    << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE);\n"
+    << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ")
+    << "LIVE + 32 <= " << two_block_regs << " && 2 * LIVE + " << kPipelineFixedRegisters
+    << " <= " << two_block_regs << " ? 2 : 1;\n};\n";
   FamilyCode code{"streaming.cuh", "stream_step", c.str()};
   code.min_blocks = std::string(name) + "::MIN_BLOCKS";
   return code;
@@ -314,23 +318,25 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   // queue index slo + shi - j.
   r << "  template <int PITCH, int Q, int NPT>\n"
     << "  static __device__ __forceinline__ void push_part(double (&acc)[Q][NPT], int p,\n"
-    << "                                                   double own, const double* src) {\n"
+    << "                                                   double own, const double* src,\n"
+    << "                                                   const bool (&keep)[Q]) {\n"
     << "    const double n0 = own;\n";
   for (int m = 1; m < nm; ++m) {
     if (low[static_cast<std::size_t>(m)] < q)
       r << "    const double n" << m << " = src[" << offset(m) << "];\n";
   }
+  // A kept output plane takes only the own value (its centre slot shi), nothing else.
   for (int j = 0; j < q; ++j) {
-    bool first = true;
+    std::string sum;
     for (const Term& t : terms) {
-      if (t.j != slo + shi - j)
-        continue;
-      r << (first ? "    acc[" + std::to_string(j) + "][p] += " : " + ") << coef(t.k) << " * n"
-        << t.m;
-      first = false;
+      if (t.j == slo + shi - j)
+        sum += (sum.empty() ? "" : " + ") + coef(t.k) + " * n" + std::to_string(t.m);
     }
-    if (!first)
-      r << ";\n";
+    if (j == shi)
+      r << "    acc[" << j << "][p] += keep[" << j
+        << "] ? own : " << (sum.empty() ? "0.0" : "(" + sum + ")") << ";\n";
+    else if (!sum.empty())
+      r << "    if (!keep[" << j << "]) acc[" << j << "][p] += " << sum << ";\n";
   }
   r << "  }\n";
   return r.str();
