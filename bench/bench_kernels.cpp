@@ -329,22 +329,6 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=4 retiming=1")},
       {"streaming", 1, s3("sb=128 tbx=64 tby=2 merge=block mfy=4 ufz=8 retiming=1")},
       {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfy=4 ufz=8 retiming=1")},
-      // Beyond tdeg 1 with retiming, two or four contiguous points per thread along the second
-      // in-plane axis (the pipeline keeps only the partial sums: star3d2r's t2 fits 1024
-      // threads with 2 points): a larger covered plane (less overlap recomputed) and the
-      // points' shared neighbours read once.
-      // (In 1024-thread blocks the register prefetch's planes made ptxas spill 32-40 B on
-      // star3d2r; without it: 64 registers, no spill.)
-      {"streaming", 2, s3("sb=256 tbx=32 tby=32 merge=block mfy=2 retiming=1 prefetch=0")},
-      {"streaming", 2, s3("sb=256 tbx=32 tby=32 merge=block mfy=2 retiming=1")},
-      {"streaming", 2, s3("sb=256 tbx=64 tby=16 merge=block mfy=2 retiming=1 prefetch=0")},
-      {"streaming", 2, s3("sb=256 tbx=32 tby=16 merge=block mfy=4 retiming=1")},
-      {"streaming", 2,
-       "streaming=1 sd=1 sb=512 tbx=32 tby=1 tbz=32 merge=block mfz=2 ufy=2 retiming=1 "
-       "prefetch=0 use_constant=1"},
-      {"streaming", 3, s3("sb=128 tbx=32 tby=32 merge=block mfy=2 retiming=1 prefetch=0")},
-      {"streaming", 4, s3("sb=128 tbx=32 tby=32 merge=block mfy=2 retiming=1 prefetch=0")},
-      {"streaming", 4, s3("sb=128 tbx=32 tby=16 merge=block mfy=4 retiming=1")},
   };
 }
 

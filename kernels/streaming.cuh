@@ -16,18 +16,17 @@
 // level l reads only what level l-1 produced in EARLIER iterations, so every level runs in
 // the same phase and ONE __syncthreads per input plane serves all levels (a skewed pipeline).
 // Along S the planes a thread needs stay in registers: per source level a queue of
-// SLO+SHI+1 planes (retiming off) or SLO+SHI+1 partial sums (retiming on: each arriving plane
-// adds its in-plane partial sum into every output plane it touches). Only in-plane neighbours pass
-// through shared memory: one plane per source level, double-buffered (written in iteration i, read
-// in i+1), each padded by the one-step reach (the ring of level 0 at tdeg 1; zero otherwise: edge
-// values beyond it are not used). The stream loop has a compile-time trip count, every register
-// index is a compile-time constant after unrolling, and shifts of the queues are register renaming.
+// SLO+SHI+1 planes (retiming off) or SLO+SHI+1 partial sums plus SHI+1 centre values
+// (retiming on: each arriving plane adds its in-plane partial sum into every output plane it
+// touches). Only in-plane neighbours pass through shared memory: one plane per source level,
+// double-buffered (written in iteration i, read in i+1), each padded by the one-step reach
+// (the ring of level 0 at tdeg 1; zero otherwise: edge values beyond it are not used). The
+// stream loop has a compile-time trip count, every register index is a compile-time
+// constant after unrolling, and shifts of the queues are register renaming.
 //
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
-// level and iteration (uniform). Points outside the grid read 0 and are never stored. With
-// retiming the partial sum of a kept point takes only the point's own value (keep masks per
-// pending plane), so its sum is its previous value and no queue of centre values is needed.
+// level and iteration (uniform). Points outside the grid read 0 and are never stored.
 #pragma once
 
 namespace isl {
@@ -129,6 +128,9 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     ring_sm[r] = k < RING ? pb * PITCH + pa : -1;
     ring_g[r] = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB ? 1LL * b * C::GSB + a : -1;
   }
+  // Whether level m's value is needed on covered row ib (overlapped tiles: the rows the output
+  // tile reaches back to through the T - m levels above).
+  const auto needed_row = [](int ib, int m) { return ib >= m * C::BLO && ib < C::LB - m * C::BHI; };
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
   // Shared offset of point 0 within a padded plane.
@@ -155,9 +157,11 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
   double cur[T + 1][NPT];
   // Retiming off: w[l][j][p][m] = level l, plane (newest - Q + 1 + j), in-plane offset m.
-  // Retiming on: acc[l][j][p] = partial sum for level l+1's plane (newest - SHI + j).
+  // Retiming on: acc[l][j][p] = partial sum for level l+1's plane (newest - SHI + j), and
+  // cq[l][j][p] = level l's centre value of plane (newest - SHI + j).
   double w[C::RETIME ? 1 : T][C::RETIME ? 1 : Q][NPT][C::RETIME ? 1 : NM];
   double acc[C::RETIME ? T : 1][Q][NPT];
+  double cq[C::RETIME ? T : 1][C::SHI + 1][NPT];
 #pragma unroll
   for (int l = 0; l <= T; ++l) {
 #pragma unroll
@@ -178,6 +182,9 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int j = 0; j < Q; ++j)
           acc[l][j][p] = -0.0;  // -0.0 + x == x exactly: the first add folds away
+#pragma unroll
+        for (int j = 0; j <= C::SHI; ++j)
+          cq[l][j][p] = 0.0;
       }
   }
 
@@ -238,35 +245,28 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       load_ring(ring_nxt, p0 + i + 1);
     }
 
-    // (A) Source levels 0..T-1: take in the plane each produced last iteration.
+    // (A) Source levels 0..T-1: take in the plane each produced last iteration. With
+    // overlapped tiles (T >= 2) level l+1 is needed only on the rows [(l+1)*BLO, LB -
+    // (l+1)*BHI) of the covered plane (what the output tile reaches back to): a thread skips
+    // the point's neighbours and sums on the other rows, and whole warps of those rows issue
+    // no shared loads (their level-(l+1) values are never read by a point that is stored).
 #pragma unroll
     for (int l = 0; l < T; ++l) {
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
-      // Retiming: pending output plane j of level l + 1 (plane newest - SHI + j) is kept when
-      // it is one of the grid's boundary planes along S (uniform) or the column is.
-      bool kept_plane[Q];
-#pragma unroll
-      for (int j = 0; j < Q; ++j) {
-        const int qj = p0 + i - l * (C::SHI + 1) - 1 - C::SHI + j;
-        kept_plane[j] = qj < C::SLO || qj >= C::NS - C::SHI;
-      }
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u) {
           const int p = v * C::MFA + u;
+          if (!C::RING && !needed_row(ib0 + v * DB, l + 1))
+            continue;
           const double* at = src + u * DA + v * DB * PITCH;
           if (PF > 0 && l == 0)
             cur[0][p] = *at;
-          if constexpr (!C::RETIME) {
+          if constexpr (!C::RETIME)
             Apply::template push<PITCH>(w[l], p, cur[l][p], at);
-          } else {
-            bool keep[Q];
-#pragma unroll
-            for (int j = 0; j < Q; ++j)
-              keep[j] = kept_plane[j] || !col_ok[p];
-            Apply::template push_part<PITCH>(acc[l], p, cur[l][p], at, keep);
-          }
+          else
+            Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
         }
     }
 
@@ -278,10 +278,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
-        if constexpr (!C::RETIME)
-          cur[l][p] = plane_ok && col_ok[p] ? Apply::qsum(w[l - 1], p) : w[l - 1][C::SLO][p][0];
-        else
-          cur[l][p] = acc[l - 1][0][p];  // a kept point's sum is its previous value
+        double s, prev;
+        if constexpr (!C::RETIME) {
+          s = Apply::qsum(w[l - 1], p);
+          prev = w[l - 1][C::SLO][p][0];
+        } else {
+          s = acc[l - 1][0][p];
+          prev = cq[l - 1][0][p];
+        }
+        cur[l][p] = plane_ok && col_ok[p] ? s : prev;
       }
       if constexpr (C::RETIME) {
 #pragma unroll
@@ -294,10 +299,13 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       }
       if (l < T) {
 #pragma unroll
-        for (int v = 0; v < C::MFB; ++v)
+        for (int v = 0; v < C::MFB; ++v) {
+          if (!C::RING && !needed_row(ib0 + v * DB, l))
+            continue;  // a row no point of level l+1 reads
 #pragma unroll
           for (int u = 0; u < C::MFA; ++u)
             wr[l * PLANE + sm0 + u * DA + v * DB * PITCH] = cur[l][v * C::MFA + u];
+        }
       } else if (q >= s0 && q < s_hi) {
         double* dst = out + (1LL * q * C::GSS + g0);
 #pragma unroll

@@ -33,8 +33,8 @@ struct StencilReach {
 // streams along an axis (its register pipeline; computed in streaming.cpp, and the kernel's
 // IslApply::LIVE_QUEUE / LIVE_RETIME print the same counts): `queue` without retiming (the
 // queue's live slots: the planes along the axis and the in-plane neighbours of the planes
-// still to be used), `sums` with retiming (the 2r+1 pending partial sums; a kept boundary
-// point's sum takes only its own value, no centre queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
+// still to be used), `sums` with retiming (the 2r+1 pending partial sums plus the centre
+// queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
 struct StreamLive {
   int queue = 0;
   int sums = 0;

@@ -184,18 +184,13 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
-  // pipeline (LIVE: IslApply's live doubles per point and level, with the neighbours a plane
-  // brings under retiming) fits half the register file — two registers per double plus the
-  // fixed part, and at least 32 registers beside the doubles (with fewer, 1024-thread blocks
-  // capped at 32 registers measured slower) — and two blocks' shared memory fit the SM;
-  // otherwise one block of up to 255 registers.
+  // pipeline (IslApply's estimate of live values per point and level) fits half the register
+  // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
   const long long two_block_regs = 65536 / (2LL * plan.threads_per_block);
   const bool smem_two = 2 * (plan.shared_bytes + 1024) <= kSharedPerSm;
-  c << "  static constexpr int LIVE = " << npt * plan.tdeg
-    << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE);\n"
-    << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ")
-    << "LIVE + 32 <= " << two_block_regs << " && 2 * LIVE + " << kPipelineFixedRegisters
-    << " <= " << two_block_regs << " ? 2 : 1;\n};\n";
+  c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ") << npt * plan.tdeg
+    << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + 32 <= " << two_block_regs
+    << " ? 2 : 1;\n};\n";
   FamilyCode code{"streaming.cuh", "stream_step", c.str()};
   code.min_blocks = std::string(name) + "::MIN_BLOCKS";
   return code;
@@ -242,7 +237,7 @@ StreamTerms stream_terms(const Stencil& stencil, std::size_t sd, int slo, int sh
     t.live.queue += t.q - t.low[m];
     t.live.neighbours += m > 0 && t.low[m] < t.q;
   }
-  t.live.sums = t.q;
+  t.live.sums = t.q + shi + 1;
   return t;
 }
 
@@ -265,8 +260,8 @@ namespace {
 //   push(w, p, own, src)    shift the queue, take the own value and the in-plane neighbours
 //                           of the newest plane (src: the point in the level's shared plane),
 //   qsum(w, p)              the weighted sum from the queue (the plane at slot slo),
-//   push_part(acc, ...)     retiming: the newest plane's in-plane partial sums added into the
-//                           2r+1 pending output planes.
+//   push_part(acc, cq, ...) retiming: the newest plane's in-plane partial sums added into the
+//                           2r+1 pending output planes, its centre into the centre queue.
 std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, bool use_constant) {
   const auto sd = static_cast<std::size_t>(plan.stream_axis);
   const StreamTerms st = stream_terms(stencil, sd, plan.halo_lo[sd], plan.halo_hi[sd]);
@@ -316,27 +311,29 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   r << "    return s;\n  }\n";
   // Retiming: output slot j (plane newest - shi + j) takes the terms with os = shi - j, i.e.
   // queue index slo + shi - j.
-  r << "  template <int PITCH, int Q, int NPT>\n"
-    << "  static __device__ __forceinline__ void push_part(double (&acc)[Q][NPT], int p,\n"
-    << "                                                   double own, const double* src,\n"
-    << "                                                   const bool (&keep)[Q]) {\n"
+  r << "  template <int PITCH, int Q, int SH1, int NPT>\n"
+    << "  static __device__ __forceinline__ void push_part(double (&acc)[Q][NPT],\n"
+    << "                                                   double (&cq)[SH1][NPT], int p,\n"
+    << "                                                   double own, const double* src) {\n"
     << "    const double n0 = own;\n";
   for (int m = 1; m < nm; ++m) {
     if (low[static_cast<std::size_t>(m)] < q)
       r << "    const double n" << m << " = src[" << offset(m) << "];\n";
   }
-  // A kept output plane takes only the own value (its centre slot shi), nothing else.
+  for (int j = 0; j < shi; ++j)
+    r << "    cq[" << j << "][p] = cq[" << j + 1 << "][p];\n";
+  r << "    cq[" << shi << "][p] = own;\n";
   for (int j = 0; j < q; ++j) {
-    std::string sum;
+    bool first = true;
     for (const Term& t : terms) {
-      if (t.j == slo + shi - j)
-        sum += (sum.empty() ? "" : " + ") + coef(t.k) + " * n" + std::to_string(t.m);
+      if (t.j != slo + shi - j)
+        continue;
+      r << (first ? "    acc[" + std::to_string(j) + "][p] += " : " + ") << coef(t.k) << " * n"
+        << t.m;
+      first = false;
     }
-    if (j == shi)
-      r << "    acc[" << j << "][p] += keep[" << j
-        << "] ? own : " << (sum.empty() ? "0.0" : "(" + sum + ")") << ";\n";
-    else if (!sum.empty())
-      r << "    if (!keep[" << j << "]) acc[" << j << "][p] += " << sum << ";\n";
+    if (!first)
+      r << ";\n";
   }
   r << "  }\n";
   return r.str();
@@ -424,14 +421,14 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
 }
 
 // Each thread keeps, per merged point and fused level, its register pipeline (StreamLive:
-// the queue's live slots without retiming, the pending partial sums with it), each value a double =
-// two 32-bit registers, plus a few registers of addresses and indices. Beyond the registers a
-// thread of the block may use, the kernel spills its pipeline to local memory: measured on the
-// H100, star3d3r at tdeg 1 with the 55-value queue in a 1024-thread block ran at 23 GCells/s
-// against 135 for the naive kernel. Checked with ptxas (sm_90, one block per SM) on 600 streaming
-// settings of six stencils: this bound rejects 180, of which 4 compile without spills, and admits
-// 420, of which 12 spill, none more than 100 bytes (docs/benchmarks.md). Such settings are rejected
-// with this sentence.
+// the queue's live slots without retiming, the pending partial sums and centre queue with
+// it), each value a double = two 32-bit registers, plus a few registers of addresses and
+// indices. Beyond the registers a thread of the block may use, the kernel spills its
+// pipeline to local memory: measured on the H100, star3d3r at tdeg 1 with the 55-value queue
+// in a 1024-thread block ran at 23 GCells/s against 135 for the naive kernel. Checked with
+// ptxas (sm_90, one block per SM) on 600 streaming settings of six stencils: this bound
+// rejects 180, of which 4 compile without spills, and admits 420, of which 12 spill, none
+// more than 100 bytes (docs/benchmarks.md). Such settings are rejected with this sentence.
 bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string* why) {
   const int sd = axis_of(s);
   if (sd < 0)
