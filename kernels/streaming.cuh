@@ -130,7 +130,12 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   }
   // Whether level m's value is needed on covered row ib (overlapped tiles: the rows the output
   // tile reaches back to through the T - m levels above).
-  const auto needed_row = [](int ib, int m) { return ib >= m * C::BLO && ib < C::LB - m * C::BHI; };
+  // Only where the B axis has a reach at T >= 2 (a compile-time test: a runtime branch in the
+  // unrolled level loop of a 2-D kernel made ptxas spill star2d1r's tdeg-12 pipeline).
+  constexpr bool ROWS = !C::RING && C::BLO + C::BHI > 0;
+  const auto needed_row = [](int ib, int m) {
+    return !ROWS || (ib >= m * C::BLO && ib < C::LB - m * C::BHI);
+  };
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
   // Shared offset of point 0 within a padded plane.
@@ -258,7 +263,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u) {
           const int p = v * C::MFA + u;
-          if (!C::RING && !needed_row(ib0 + v * DB, l + 1))
+          if (!needed_row(ib0 + v * DB, l + 1))
             continue;
           const double* at = src + u * DA + v * DB * PITCH;
           if (PF > 0 && l == 0)
@@ -300,7 +305,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       if (l < T) {
 #pragma unroll
         for (int v = 0; v < C::MFB; ++v) {
-          if (!C::RING && !needed_row(ib0 + v * DB, l))
+          if (!needed_row(ib0 + v * DB, l))
             continue;  // a row no point of level l+1 reads
 #pragma unroll
           for (int u = 0; u < C::MFA; ++u)
