@@ -128,14 +128,6 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     ring_sm[r] = k < RING ? pb * PITCH + pa : -1;
     ring_g[r] = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB ? 1LL * b * C::GSB + a : -1;
   }
-  // Whether level m's value is needed on covered row ib (overlapped tiles: the rows the output
-  // tile reaches back to through the T - m levels above).
-  // Only where the B axis has a reach at T >= 2 (a compile-time test: a runtime branch in the
-  // unrolled level loop of a 2-D kernel made ptxas spill star2d1r's tdeg-12 pipeline).
-  constexpr bool ROWS = !C::RING && C::BLO + C::BHI > 0;
-  const auto needed_row = [](int ib, int m) {
-    return !ROWS || (ib >= m * C::BLO && ib < C::LB - m * C::BHI);
-  };
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
   // Shared offset of point 0 within a padded plane.
@@ -250,11 +242,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       load_ring(ring_nxt, p0 + i + 1);
     }
 
-    // (A) Source levels 0..T-1: take in the plane each produced last iteration. With
-    // overlapped tiles (T >= 2) level l+1 is needed only on the rows [(l+1)*BLO, LB -
-    // (l+1)*BHI) of the covered plane (what the output tile reaches back to): a thread skips
-    // the point's neighbours and sums on the other rows, and whole warps of those rows issue
-    // no shared loads (their level-(l+1) values are never read by a point that is stored).
+    // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < T; ++l) {
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
@@ -263,8 +251,6 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int u = 0; u < C::MFA; ++u) {
           const int p = v * C::MFA + u;
-          if (!needed_row(ib0 + v * DB, l + 1))
-            continue;
           const double* at = src + u * DA + v * DB * PITCH;
           if (PF > 0 && l == 0)
             cur[0][p] = *at;
@@ -304,13 +290,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       }
       if (l < T) {
 #pragma unroll
-        for (int v = 0; v < C::MFB; ++v) {
-          if (!needed_row(ib0 + v * DB, l))
-            continue;  // a row no point of level l+1 reads
+        for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
           for (int u = 0; u < C::MFA; ++u)
             wr[l * PLANE + sm0 + u * DA + v * DB * PITCH] = cur[l][v * C::MFA + u];
-        }
       } else if (q >= s0 && q < s_hi) {
         double* dst = out + (1LL * q * C::GSS + g0);
 #pragma unroll
