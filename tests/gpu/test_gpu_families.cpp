@@ -126,10 +126,14 @@ TEST(FamiliesUserStencils, AsymmetricAndOrderSixVerifyInEveryOc) {
 
 // The streaming register pipeline at the depths where it pays (tdeg up to 16 in 2-D, 4 in
 // 3-D), queue and partial-sum variants, cyclic and contiguous register tiles, on grids that
-// are not tile multiples and on an asymmetric user stencil.
+// are not tile multiples and on asymmetric user stencils (the partial-sum variant reads the
+// points the boundary condition keeps back from the input, at every level).
 TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
   const std::vector<Offset> asym2{{0, 0, 0}, {3, 0, 0}, {0, -2, 0}, {-1, 1, 0}, {0, 4, 0}};
+  const std::vector<Offset> asym3{{0, 0, 0}, {-1, 0, 0}, {2, 0, 0},  {0, -2, 0},
+                                  {0, 1, 0}, {0, 0, 3},  {1, 1, -1}, {-1, 0, 1}};
   const std::vector<std::pair<Stencil, Grid>> cases{
+      {Stencil::make("asym3d", 3, asym3, random_coefficients(asym3.size(), 1)), Grid{71, 37, 29}},
       {typical_stencil("star2d1r"), Grid{1031, 517, 1}},
       {typical_stencil("box2d1r"), Grid{1031, 517, 1}},
       {Stencil::make("asym2d", 2, asym2, random_coefficients(asym2.size(), 3)), Grid{611, 301, 1}},
