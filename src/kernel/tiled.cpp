@@ -235,7 +235,8 @@ class Tiled final : public KernelFamily {
     p.unroll = {std::max(1, c[Param::ufx]), std::max(1, c[Param::ufy]), std::max(1, c[Param::ufz])};
     // Instructions beside the multiply-adds: a chunk of U points loads its footprint (at most
     // the box of its extent plus the reach, at most every point's own loads) once and moves
-    // each coefficient once; fused steps compute point by point from shared memory.
+    // each coefficient into its operands once (kCoefficientMoves instructions); fused steps
+    // compute point by point from shared memory.
     const double points = (shape.flops_per_cell + 1) / 2.0;
     if (p.tdeg > 1) {
       p.other_instructions = points * (1 + kCoefficientMoves) * p.redundancy;
