@@ -366,6 +366,16 @@ std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
       {"tiled", 1,
        "tbx=32 tby=2 tbz=8 merge=block mfx=2 ufx=2 mfy=4 ufy=1 mfz=4 ufz=4 "
        "use_shared=0"},
+      // Chunks in x and y (the plane loop of the boxes of >= kPlaneLoopPoints points loops over
+      // the z-planes, so its chunk has no z points), tiles the space admits up to radius 4.
+      {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfx=2 ufx=2 mfy=8 ufy=8 mfz=2 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfx=2 ufx=2 mfy=8 ufy=8 mfz=4 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=block mfx=2 ufx=2 mfy=4 ufy=4 mfz=4 use_shared=0"},
+      {"tiled", 1, "tbx=64 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfx=4 ufx=4 mfy=8 ufy=8 mfz=2 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2 use_shared=1"},
+      {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=cyclic mfx=2 ufx=2 mfy=4 ufy=4 mfz=4 use_shared=0"},
   };
 }
 

@@ -33,6 +33,7 @@ std::string apply_struct(const Stencil& stencil, const Setting& setting, const K
       s << (k ? ", " : "") << exact_literal(coef[k]);
     s << "};\n";
   }
+  s << plan.family->apply_globals(stencil, setting, plan);
   s << "struct IslApply {\n"
     << "  template <int SY, int SZ>\n"
     << "  static __device__ __forceinline__ double at(const double* __restrict__ p) {\n"

@@ -42,6 +42,16 @@ struct StreamLive {
 };
 [[nodiscard]] StreamLive stream_live(const Stencil& stencil, std::size_t axis);
 
+// The z-planes of a 3-D stencil whose every plane in its z range holds the same in-plane
+// offsets (a box, or a user's prism of any footprint): `planes` planes of `plane_points` points
+// each; both 0 otherwise (2-D stencils, stars, a plane missing in the range). The tiled family's
+// register tile can then loop over the planes at run time (tiled.cpp, plane_loop).
+struct StencilPlanes {
+  int planes = 0;
+  int plane_points = 0;
+};
+[[nodiscard]] StencilPlanes planes_of(const Stencil& stencil);
+
 // What the rules and the plan arithmetic know of the problem (no stencil coefficients).
 struct ProblemShape {
   StencilReach reach;
@@ -53,6 +63,7 @@ struct ProblemShape {
   long long shared_per_block = DeviceLimits{}.shared_per_block_optin;
   // The streaming register pipeline per stream axis (x unused: streaming is along y or z).
   std::array<StreamLive, 3> stream_live{};
+  StencilPlanes planes{};
   // Largest |offset| per axis: max(reach.lo, reach.hi).
   [[nodiscard]] int radius(std::size_t axis) const;
 };
@@ -125,6 +136,15 @@ class KernelFamily {
 
   // Why codegen cannot build s beyond the space's rules (values out of range), or nullopt.
   [[nodiscard]] virtual std::optional<std::string> unsupported(const Setting& s) const = 0;
+  // Namespace-scope declarations the family's IslApply member reads (a `__constant__` table),
+  // emitted before the struct, or "".
+  [[nodiscard]] virtual std::string apply_globals(const Stencil& stencil, const Setting& s,
+                                                  const KernelPlan& plan) const {
+    (void)stencil;
+    (void)s;
+    (void)plan;
+    return {};
+  }
   // The family's member of the generated IslApply struct (after the common `at`), or "".
   [[nodiscard]] virtual std::string apply_member(const Stencil& stencil, const Setting& s,
                                                  const KernelPlan& plan) const = 0;

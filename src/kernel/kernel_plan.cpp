@@ -3,7 +3,10 @@
 #include "kernel/kernel_plan.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "kernel/registry.hpp"
 
@@ -28,6 +31,24 @@ StencilReach reach_of(const Stencil& stencil) {
   return r;
 }
 
+StencilPlanes planes_of(const Stencil& stencil) {
+  if (stencil.dims() != 3)
+    return {};
+  const StencilReach r = reach_of(stencil);
+  std::map<int, std::set<std::pair<int, int>>> by_z;
+  for (const Offset& o : stencil.offsets())
+    by_z[o.z].insert({o.x, o.y});
+  const int planes = r.lo[2] + r.hi[2] + 1;
+  if (static_cast<int>(by_z.size()) != planes)
+    return {};
+  const auto& first = by_z.begin()->second;
+  for (const auto& [z, plane] : by_z) {
+    if (plane != first)
+      return {};
+  }
+  return {planes, static_cast<int>(first.size())};
+}
+
 int ProblemShape::radius(std::size_t axis) const {
   return std::max(reach.lo[axis], reach.hi[axis]);
 }
@@ -36,6 +57,7 @@ ProblemShape shape_of(const Stencil& stencil, const Grid& grid) {
   ProblemShape shape{reach_of(stencil), stencil.dims(), stencil.flops_per_cell(), grid};
   for (std::size_t axis = 1; axis < static_cast<std::size_t>(stencil.dims()); ++axis)
     shape.stream_live[axis] = stream_live(stencil, axis);
+  shape.planes = planes_of(stencil);
   return shape;
 }
 

@@ -38,6 +38,18 @@ inline constexpr double kMaxChunkCost = 9216;
 // and star3d1r's 8x8x8 chunks spilled at 255 registers and compiled for 11-30 s in NVRTC (one
 // hit the 30-s limit), its 1-8 point chunks in a median 0.24 s.
 inline constexpr long long kMaxChunkPoints = 32;
+// Stencil points from which the tiled family's register tile may loop over a stencil's z-planes
+// at run time (StencilPlanes: boxes and prisms; tiled.cpp, plane_loop): one plane's multiply-adds
+// in the code instead of all planes', the coefficients read by plane from `__constant__` memory,
+// a chunk in x and y only. Its NVRTC cost is one plane's: chunk_cost(chunk points, plane points).
+// It takes the chunks without z points, and every chunk of a stencil whose tile unrolled over all
+// planes cannot hold kPlaneLoopChunk points. H100, 512^3 (docs/benchmarks.md, "The plane loop"):
+// box3d2r's and box3d3r's best tiles keep z points unrolled (87.5 / 37.5 GCells/s against 80.3 /
+// 34.4 looped), their chunks without z points run faster looped (80.3 / 34.4 against 75.9 /
+// 31.1), box3d4r's looped 2x8 chunk 18.8 against 14.7 for its best (4-point) unrolled tile;
+// compile 1-5 s looped against 2-25 s unrolled.
+inline constexpr int kPlaneLoopPoints = 100;
+inline constexpr long long kPlaneLoopChunk = 8;
 
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting

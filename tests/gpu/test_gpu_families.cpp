@@ -124,6 +124,70 @@ TEST(FamiliesUserStencils, AsymmetricAndOrderSixVerifyInEveryOc) {
   }
 }
 
+// A user's prism (identical z-planes of an asymmetric in-plane footprint, asymmetric in z, 152
+// points, random coefficients that differ from plane to plane): the tiled family's register tile
+// loops over its planes (plane loop) for chunks without z points, block and cyclic, staged or
+// not, with fused steps (the one-step tail) and one point per thread, on an odd grid and on a
+// grid smaller than one tile; plus random settings of every OC.
+TEST(FamiliesUserStencils, PrismOfIdenticalPlanesVerifiesItsPlaneLoop) {
+  std::vector<Offset> prism;
+  for (int z = -1; z <= 2; ++z) {
+    for (int y = -2; y <= 4; ++y) {
+      for (int x = -3; x <= 2; ++x) {
+        if ((x == -3 && y == 4) || (x == 2 && y == -2) || (x == -3 && y == -2) ||
+            (x == 1 && y == 3))
+          continue;
+        prism.push_back({x, y, z});
+      }
+    }
+  }
+  const Stencil st = Stencil::make("prism3d", 3, prism, random_coefficients(prism.size(), 7));
+  ASSERT_EQ(st.size(), 152);
+  ASSERT_EQ(shape_of(st, Grid{45, 29, 23}).planes.planes, 4);
+  const auto tiled = [](int tbx, int tby, int tbz, MergeKind merge, int mfx, int mfy, int mfz,
+                        int shared, int tdeg) {
+    Setting s = naive_setting(3);
+    s[Param::tbx] = tbx;
+    s[Param::tby] = tby;
+    s[Param::tbz] = tbz;
+    s[Param::merge] = static_cast<int>(merge);
+    s[Param::mfx] = s[Param::ufx] = mfx;
+    s[Param::mfy] = s[Param::ufy] = mfy;
+    s[Param::mfz] = mfz;
+    s[Param::ufz] = 1;
+    s[Param::use_shared] = shared;
+    s[Param::tdeg] = tdeg;
+    return s;
+  };
+  const std::vector<Setting> looped{
+      tiled(32, 2, 8, MergeKind::block, 1, 8, 1, 0, 1),
+      tiled(32, 2, 8, MergeKind::block, 2, 8, 1, 0, 1),
+      tiled(32, 2, 8, MergeKind::block, 1, 8, 1, 1, 1),
+      tiled(32, 4, 4, MergeKind::cyclic, 2, 4, 2, 0, 1),
+      tiled(32, 4, 2, MergeKind::cyclic, 1, 4, 4, 1, 1),
+      tiled(32, 4, 8, MergeKind::block, 1, 4, 1, 0, 1),
+      tiled(16, 8, 4, MergeKind::block, 1, 2, 2, 1, 2),
+  };
+  for (const Grid& g : {Grid{45, 29, 23}, Grid{11, 10, 9}}) {
+    const Space space(st, g, DeviceLimits{}, Space::default_values(3, g));
+    std::vector<Setting> batch;
+    for (const Setting& s : looped) {
+      if (!space.valid(s)) {
+        std::cout << canonical_key(s) << ": " << *space.violation(s) << "\n";
+        continue;  // a block larger than the tiny grid allows
+      }
+      ASSERT_NE(generate_kernel(st, g, s).source.find("isl_plane_coef"), std::string::npos)
+          << canonical_key(s);
+      batch.push_back(s);
+    }
+    EXPECT_GE(batch.size(), g.nx > 40 ? looped.size() : 1u);
+    for (const Setting& s : every_oc(st, g, 1, 23))
+      batch.push_back(s);
+    START_OR_SKIP(e, st, g);
+    expect_all_verify(batch, e.evaluate(batch), "prism3d " + std::to_string(g.nx));
+  }
+}
+
 // The streaming register pipeline at the depths where it pays (tdeg up to 16 in 2-D, 4 in
 // 3-D), queue and partial-sum variants, cyclic and contiguous register tiles, on grids that
 // are not tile multiples and on asymmetric user stencils (the partial-sum variant reads the

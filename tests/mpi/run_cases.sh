@@ -170,7 +170,7 @@ PY
     # island learning every island's generation 0): resume continues from generation 0,
     # learns the same, and ends with exactly the trace of an uninterrupted run.
     launch run "$config" --out full >full.log 2>&1 || fail "run: $(cat full.log)"
-    KILL_REPLAY_DELAY_S=1 run_and_kill killed 0
+    KILL_REPLAY_DELAY_S=3 run_and_kill killed 0
     launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
     cat resume.log
     grep -q 'from generation 0 ' resume.log || fail "resume did not continue from generation 0"

@@ -177,11 +177,14 @@ TEST(Codegen, CoefficientsAreExactLiteralsOrConstantMemory) {
   EXPECT_NE(constant.find("isl_coef[4] * p["), std::string::npos);
 }
 
-// A register-tiled chunk of a compute-bound box: every point of the plan's chunk is computed
-// from one multiply-add per stencil point (the source holds chunk x (points - 1) fma calls) and
-// stored once; the chunk is clipped to kMaxChunkCost; the kernel compiles with NVRTC.
-TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
-  const Stencil st = typical_stencil("box3d3r");
+// A register-tiled chunk of a compute-bound box of identical z-planes (the plane loop): the
+// code holds one plane's register tile (chunk x plane points fma calls, the planes in a loop
+// that is not unrolled, the coefficients by plane in __constant__ memory), the chunk has no z
+// points and stays within kMaxChunkCost at one plane's cost, each point is stored once; the
+// kernel compiles with NVRTC.
+TEST(Codegen, RegisterTileChunkOfABoxLoopsOverItsPlanesAndCompiles) {
+  const Stencil st = typical_stencil("box3d4r");
+  ASSERT_GE(st.size(), kPlaneLoopPoints);
   Setting s = naive_setting(3);
   s[Param::merge] = static_cast<int>(MergeKind::block);
   s[Param::tby] = 2;
@@ -191,8 +194,9 @@ TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
   const Grid g = grid_for(3);
   ASSERT_FALSE(unsupported_reason(st, g, s).has_value());
   const KernelPlan plan = make_plan(st, g, s, DeviceLimits{});
+  EXPECT_EQ(plan.unroll, (std::array<int, 3>{1, 8, 1}));
   const int chunk = plan.unroll[0] * plan.unroll[1] * plan.unroll[2];
-  EXPECT_LE(chunk_cost(chunk, st.size()), kMaxChunkCost);
+  EXPECT_LE(chunk_cost(chunk, 81), kMaxChunkCost);
   const KernelSource k = generate_kernel(st, g, s);
   const auto count = [&](const std::string& what) {
     long long n = 0;
@@ -200,9 +204,35 @@ TEST(Codegen, RegisterTileChunkOfABoxIsClippedAndCompiles) {
       ++n;
     return n;
   };
-  EXPECT_EQ(count(" = fma("), 1LL * chunk * (st.size() - 1));
+  EXPECT_EQ(count(" = fma("), 1LL * chunk * 81);
   EXPECT_EQ(count("isl::keep_sum<C>("), chunk);
-  expect_all_compile({{"box3d3r register tile", k}});
+  EXPECT_EQ(count("__constant__ double isl_plane_coef[729]"), 1);
+  EXPECT_EQ(count("for (int k = 0; k < 9; ++k)"), 1);
+  expect_all_compile({{"box3d4r register tile", k}});
+}
+
+// Below kPlaneLoopPoints (box3d2r) the chunk is unrolled over every plane: chunk x (points - 1)
+// fma calls (the first use of each point is a multiply), z points share their loads.
+TEST(Codegen, RegisterTileChunkOfASmallBoxIsUnrolledAndCompiles) {
+  const Stencil st = typical_stencil("box3d1r");
+  ASSERT_LT(st.size(), kPlaneLoopPoints);
+  Setting s = naive_setting(3);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::tby] = 2;
+  s[Param::mfy] = s[Param::ufy] = 4;
+  s[Param::mfz] = s[Param::ufz] = 4;
+  const Grid g = grid_for(3);
+  ASSERT_FALSE(unsupported_reason(st, g, s).has_value());
+  const KernelPlan plan = make_plan(st, g, s, DeviceLimits{});
+  EXPECT_EQ(plan.unroll, (std::array<int, 3>{1, 4, 4}));
+  const KernelSource k = generate_kernel(st, g, s);
+  long long fmas = 0;
+  for (auto at = k.source.find(" = fma("); at != std::string::npos;
+       at = k.source.find(" = fma(", at + 1))
+    ++fmas;
+  EXPECT_EQ(fmas, 16LL * (st.size() - 1));
+  EXPECT_EQ(k.source.find("isl_plane_coef"), std::string::npos);
+  expect_all_compile({{"box3d1r register tile", k}});
 }
 
 TEST(Codegen, LaunchCoversOddGridsAndSharedTileIncludesHalo) {

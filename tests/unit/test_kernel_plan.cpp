@@ -225,7 +225,9 @@ TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
 
 // The tiled chunk (the plan's unroll) keeps its NVRTC cost (chunk_cost: multiply-adds weighted
 // by the stencil's size) within kMaxChunkCost: x is halved first, then the larger of y and z;
-// the chunk still divides the merge factors; small stencils keep the setting's unroll.
+// the chunk still divides the merge factors; small stencils keep the setting's unroll. box3d4r,
+// whose tile unrolled over all planes cannot hold kPlaneLoopChunk points, loops over its planes:
+// the chunk has no z points and costs one plane's (81 points).
 TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
   Setting s = base(32, 4, 1);
   s[Param::merge] = static_cast<int>(MergeKind::block);
@@ -241,17 +243,20 @@ TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
   const KernelPlan b3 = make_plan(typical_stencil("box3d3r"), g, s, DeviceLimits{});
   EXPECT_EQ(b3.unroll, (std::array<int, 3>{1, 4, 4}));  // 16 x 343 = 5488
   const KernelPlan b4 = make_plan(typical_stencil("box3d4r"), g, s, DeviceLimits{});
-  EXPECT_EQ(b4.unroll, (std::array<int, 3>{1, 2, 2}));  // 4 x 729 = 2916
+  EXPECT_EQ(b4.unroll, (std::array<int, 3>{2, 4, 1}));  // plane loop: 8 x 81 = 648 per plane
+  EXPECT_GT(chunk_cost(kPlaneLoopChunk, 729), kMaxChunkCost);
+  EXPECT_LE(chunk_cost(kPlaneLoopChunk, 343), kMaxChunkCost);
   for (const KernelPlan& p : {star, b2, b3, b4}) {
     EXPECT_LE(p.unroll[0] * p.unroll[1] * p.unroll[2], kMaxChunkPoints);
     EXPECT_EQ(s[Param::mfx] % p.unroll[0], 0);
     EXPECT_EQ(s[Param::mfy] % p.unroll[1], 0);
     EXPECT_EQ(s[Param::mfz] % p.unroll[2], 0);
   }
-  for (const KernelPlan& p : {b2, b3, b4}) {
+  for (const KernelPlan& p : {b2, b3}) {
     const long long points = (static_cast<long long>(p.flops_per_cell) + 1) / 2;
     EXPECT_LE(chunk_cost(1LL * p.unroll[0] * p.unroll[1] * p.unroll[2], points), kMaxChunkCost);
   }
+  EXPECT_LE(chunk_cost(1LL * b4.unroll[0] * b4.unroll[1], 81), kMaxChunkCost);
   // Doubling any axis of box3d2r's chunk would exceed the limit only past 32 points.
   EXPECT_LE(chunk_cost(32, 125), kMaxChunkCost);
   EXPECT_GT(chunk_cost(64, 125), kMaxChunkCost);
