@@ -383,12 +383,15 @@ TEST(Predictor, RooflinePrefersBigTilesAndTemporalBlocking) {
   EXPECT_THROW((void)make_predictor("mlp2", st, Grid{}, DeviceLimits{}), InputError);
 }
 
-// A compute-bound box issues loads and coefficient moves beside its multiply-adds: box3d2r
-// one point per thread loads 125 inputs and moves 4 x 125 coefficient halves per point (625
-// instructions besides its 125 FP64 multiply-adds, which take two issue slots each), a
-// 1x4x4 register-tile chunk loads its 5x8x8 footprint and moves the coefficients once per 16
-// points (51.25 per point): the chunk predicts about 3x faster (measured on the H100: 89 vs
-// 29-38 GCells/s), where a traffic-only roofline saw no difference.
+// A compute-bound box issues loads and coefficient moves beside its multiply-adds. box3d2r one
+// point per thread (a chunk without z points: the plane loop) loads each of its 5 planes' 5x5
+// inputs and reads each of its 125 coefficients from the constant table once (250 instructions
+// besides its 125 FP64 multiply-adds, which take two issue slots each); a 1x1x2 chunk unrolls
+// over all planes: it loads its 5x5x6 footprint and moves 4 x 125 coefficient halves per two
+// points (325 per point); a 1x4x4 register-tile chunk loads its 5x8x8 footprint and moves the
+// coefficients once per 16 points (51.25 per point, below the multiply-adds' 124.5 spare
+// slots). The 16-point chunk predicts 1.5x faster than the looped point and 1.8x faster than
+// the 2-point chunk, where a traffic-only roofline saw no difference.
 TEST(Predictor, RooflineCountsTheIssueOfLoadsAndCoefficientMovesOfARegisterTile) {
   const Grid grid{512, 512, 512};
   const DeviceLimits limits;
@@ -402,15 +405,18 @@ TEST(Predictor, RooflineCountsTheIssueOfLoadsAndCoefficientMovesOfARegisterTile)
   one[Param::mfx] = one[Param::ufx] = 1;
   one[Param::mfy] = one[Param::mfz] = 4;
   one[Param::ufy] = one[Param::ufz] = 1;
-  Setting chunk = one;
+  Setting two = one, chunk = one;
+  two[Param::ufz] = 2;
   chunk[Param::ufy] = chunk[Param::ufz] = 4;
-  const KernelPlan p1 = make_plan(box, grid, one, limits),
+  const KernelPlan p1 = make_plan(box, grid, one, limits), p2 = make_plan(box, grid, two, limits),
                    p16 = make_plan(box, grid, chunk, limits);
-  EXPECT_DOUBLE_EQ(p1.other_instructions, 125 + 4 * 125);
+  ASSERT_EQ(p2.unroll, (std::array<int, 3>{1, 1, 2}));
+  EXPECT_DOUBLE_EQ(p1.other_instructions, 5 * 25 + 125);
+  EXPECT_DOUBLE_EQ(p2.other_instructions, (5 * 5 * 6 + 4 * 125) / 2.0);
   EXPECT_DOUBLE_EQ(p16.other_instructions, (5 * 8 * 8 + 4 * 125) / 16.0);
   const RooflinePredictor model(box, grid, limits);
-  const double ratio = model.predict_ms(one) / model.predict_ms(chunk);
-  EXPECT_NEAR(ratio, (124.5 + 625) / 249.0, 0.05);
+  EXPECT_NEAR(model.predict_ms(one) / model.predict_ms(chunk), (124.5 + 250) / 249.0, 0.05);
+  EXPECT_NEAR(model.predict_ms(two) / model.predict_ms(chunk), (124.5 + 325) / 249.0, 0.05);
   // A memory-bound star keeps the traffic term: the same register tile predicts the same time.
   const Stencil star = typical_stencil("star3d1r");
   const RooflinePredictor star_model(star, grid, limits);
@@ -484,8 +490,10 @@ TEST(Predictor, MemoryBoundStencilsPredictAsWithoutTheIssueTerm) {
 
 // Above the gate a register chunk pays: box3d3r's tdeg-1 tiled setting predicts faster with
 // every doubling of its chunk until the chunk's loads and moves fit beside the multiply-adds
-// (1x2x4: (7*8*10 + 4*343) / 8 = 241.5 < 342.5 slots per point), then at the flops / peak
-// floor; without the issue term all chunks tie.
+// (1x2x4: (7*9*11 + 4*343) / 8 = 258 < 342.5 slots per point), then at the flops / peak
+// floor; without the issue term all chunks tie. A chunk without z points loops over the
+// planes (one coefficient load each instead of four moves): one point issues 686 instructions
+// beside its multiply-adds, fewer than the unrolled 1x1x2 chunk's 882, a 1x2x1 chunk 367.5.
 TEST(Predictor, ComputeBoundBoxPredictsFasterWithALargerRegisterChunk) {
   const Grid grid{512, 512, 512};
   const DeviceLimits limits;
@@ -500,7 +508,7 @@ TEST(Predictor, ComputeBoundBoxPredictsFasterWithALargerRegisterChunk) {
   s[Param::merge] = static_cast<int>(MergeKind::block);
   s[Param::mfx] = s[Param::ufx] = 1;
   s[Param::mfy] = s[Param::mfz] = 4;
-  const std::vector<std::array<int, 2>> chunks{{1, 1}, {1, 2}, {2, 2}, {2, 4}, {4, 4}};
+  const std::vector<std::array<int, 2>> chunks{{1, 2}, {2, 2}, {2, 4}, {4, 4}, {1, 1}, {2, 1}};
   std::vector<double> predicted;
   for (const auto& [y, z] : chunks) {
     Setting c = s;
@@ -512,12 +520,16 @@ TEST(Predictor, ComputeBoundBoxPredictsFasterWithALargerRegisterChunk) {
     predicted.push_back(gated.predict_ms(c));
     EXPECT_EQ(off.predict_ms(c), off.predict_ms(s)) << y << "x" << z;
   }
-  EXPECT_GT(predicted[0], 2.5 * predicted[3]);  // 2057 / 685 issue slots per point
+  EXPECT_GT(predicted[0], 1.75 * predicted[2]);  // 1224.5 / 685 issue slots per point
   EXPECT_GT(predicted[0], predicted[1]);
   EXPECT_GT(predicted[1], predicted[2]);
-  EXPECT_GT(predicted[2], predicted[3]);
-  EXPECT_DOUBLE_EQ(predicted[3], predicted[4]);
-  EXPECT_DOUBLE_EQ(predicted[4], off.predict_ms(s));  // the flops / peak floor
+  EXPECT_DOUBLE_EQ(predicted[2], predicted[3]);
+  EXPECT_DOUBLE_EQ(predicted[3], off.predict_ms(s));  // the flops / peak floor
+  // The looped chunks: 1028.5 and 710 slots per point.
+  EXPECT_LT(predicted[4], predicted[0]);
+  EXPECT_GT(predicted[4], predicted[5]);
+  EXPECT_GT(predicted[5], predicted[2]);
+  EXPECT_NEAR(predicted[4] / predicted[2], 1028.5 / 685, 0.02);
 }
 
 // Over random tdeg-1 tiled settings of box3d3r 512^3 (the default space), the fastest
