@@ -538,9 +538,9 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 }
 
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
-  p.check_keys(
-      node, "evaluator",
-      {"backend", "dataset", "timeout_s", "compile_timeout_s", "compile_threads", "cache_dir"});
+  p.check_keys(node, "evaluator",
+               {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor",
+                "compile_threads", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -560,6 +560,15 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
   if (node["compile_timeout_s"]) {
     e.compile_timeout_s = p.real(node["compile_timeout_s"], "evaluator.compile_timeout_s", 0, 86400,
                                  true, "seconds in (0, 86400]");
+  }
+  if (node["slow_factor"]) {
+    e.slow_factor = p.real(node["slow_factor"], "evaluator.slow_factor", 0, 1e6, false,
+                           "a factor in [1, 1e6], or 0 to verify and time every kernel");
+    if (e.slow_factor > 0 && e.slow_factor < 1) {
+      p.fail(node["slow_factor"], "evaluator.slow_factor",
+             "must be a factor in [1, 1e6], or 0 to verify and time every kernel, got " +
+                 real_text(e.slow_factor));
+    }
   }
   if (node["compile_threads"]) {
     e.compile_threads =
@@ -920,6 +929,7 @@ std::string to_yaml(const Config& c) {
     out << YAML::Key << "dataset" << YAML::Value << e.dataset.string();
   out << YAML::Key << "timeout_s" << YAML::Value << real_text(e.timeout_s);
   out << YAML::Key << "compile_timeout_s" << YAML::Value << real_text(e.compile_timeout_s);
+  out << YAML::Key << "slow_factor" << YAML::Value << real_text(e.slow_factor);
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
   if (!e.cache_dir.empty())
     out << YAML::Key << "cache_dir" << YAML::Value << e.cache_dir;

@@ -54,8 +54,11 @@ struct EvaluatorConfig {
   std::filesystem::path dataset;  // replay: recorded trace or dataset (absolute)
   double timeout_s = 120;         // cuda: watchdog per setting
   double compile_timeout_s = 60;  // cuda: NVRTC time per setting before it is a timeout
-  int compile_threads = 0;        // cuda: NVRTC threads (0: one per CPU of the share)
-  std::string cache_dir;          // cuda: cubin cache ("" = the evaluator's default)
+  // cuda: a kernel whose probe launch takes over slow_factor x the reference kernel's time per
+  // step is a timeout, neither verified nor timed (0: every kernel is verified and timed).
+  double slow_factor = 4;
+  int compile_threads = 0;  // cuda: NVRTC threads (0: one per CPU of the share)
+  std::string cache_dir;    // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;
 };
 

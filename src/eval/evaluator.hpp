@@ -24,7 +24,7 @@ enum class Status : std::uint8_t {
   launch_error = 3,   // too many registers / shared memory / threads: not a crash
   wrong_result = 4,   // verification against the reference failed
   crashed = 5,        // the worker died or the context was corrupted (sticky error)
-  timeout = 6,        // the watchdog ended the worker
+  timeout = 6,        // the watchdog ended the worker, an NVRTC compile or a kernel ran too long
 };
 inline constexpr int kStatusCount = 7;
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # gpu.run.PlantedFaults: a real `mpirun -np 1 isletune run` on the GPU whose evaluator plants
 # faults (ISLETUNE_PLANT_FAULTS, test-only): the 3rd distinct setting's kernel crashes
-# (illegal address), the 5th traps, the 7th hangs, the 9th cannot launch. The run must finish
-# with exit 0 and its trace must hold a crashed, a timeout and a launch_error row (each fault
-# restarts the worker while the trace is open: issue 14.1). Then a second run is SIGKILLed
+# (illegal address), the 5th traps, the 7th hangs, the 9th cannot launch, the 11th spins 1 s per
+# launch. The run must finish with exit 0 and its trace must hold a crashed, a timeout and a
+# launch_error row (each fault restarts the worker while the trace is open: issue 14.1), and
+# the slow kernel's timeout must come from the probe before verification (its message names the
+# reference kernel's time), not from the 4-s watchdog its 55 verification steps would meet. Then a second run is SIGKILLed
 # mid-run, and `isletune resume` on a copy of its directory finishes it. The first run also
 # shows that the worker compiles on every CPU although mpirun bound the rank to one core.
 # Usage: planted_faults_run.sh ISLETUNE MPIEXEC [MPI FLAGS...]; exit 77 (skipped) without a GPU.
@@ -42,7 +44,7 @@ output: out
 YAML
 
 # 1. Every fault inside one run: the run finishes and records each.
-ISLETUNE_PLANT_FAULTS="crash=3,trap=5,hang=7,launch=9" \
+ISLETUNE_PLANT_FAULTS="crash=3,trap=5,hang=7,launch=9,slow=11" \
   "${mpi[@]}" -np 1 "$bin" run faults.yaml --out run >run.log 2>&1
 rc=$?
 cat run.log
@@ -67,6 +69,8 @@ for status in ok crashed timeout launch_error; do
   (($(count $status) >= 1)) || fail "no $status row in the trace"
 done
 (($(count crashed) >= 2)) || fail "crash and trap: two crashed rows expected"
+grep -q "x the reference kernel's" report.txt ||
+  fail "no timeout of the slow kernel's probe in the report"
 
 # 2. SIGKILL mid-run, then resume a copy. The hang of the 16th distinct setting (after
 # generation 0's 14 or so) holds generation 1 for timeout_s, so the kill lands mid-run.

@@ -4,6 +4,7 @@
 // batch goes on. Without a GPU every test reports itself SKIPPED with the reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -212,6 +213,57 @@ TEST(CudaEvaluatorGpu, MultiStepLaunchesFollowTheSchedule) {
     EXPECT_GT(got[i].median_ms, 0);
   }
   EXPECT_EQ(got.back().status, Status::wrong_result) << got.back().message;
+}
+
+// The probe before verification: a correct kernel that spins 40 ms per launch (over 4x the
+// reference's microseconds per step, 55 verification steps over a second) is a timeout naming
+// the reference's time, neither verified nor timed; one that spins 4 ms (verification 0.2 s)
+// is verified and timed; with slow_factor 0 the 40-ms kernel is verified and timed too.
+TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerification) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  auto kernel = [&](long long spin_ns) {
+    KernelSource k;
+    k.entry = "isl_main";
+    k.launch = LaunchConfig{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, 0, 1};
+    k.source =
+        "extern \"C\" __global__ void isl_main(const double* in, double* out) {\n"
+        "  if (blockIdx.x == 0 && threadIdx.x == 0) {\n"
+        "    unsigned long long t0, t;\n"
+        "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+        "    do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < " +
+        std::to_string(spin_ns) +
+        "ULL);\n  }\n"
+        "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
+        "  if (i < " +
+        std::to_string(g.cells()) + "LL) out[i] = 0.5 * in[i];\n}\n";
+    return k;
+  };
+  const std::vector<KernelSource> batch{kernel(0), kernel(40'000'000), kernel(4'000'000),
+                                        kernel(0)};
+  CudaOptions o;
+  o.min_rep_ms = 0.2;
+  {
+    auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
+    if (!started.evaluator)
+      GTEST_SKIP() << started.why;
+    const auto got = started.evaluator->evaluate_raw(batch);
+    ASSERT_EQ(got.size(), batch.size());
+    for (const std::size_t i : {0, 2, 3})
+      EXPECT_EQ(got[i].status, Status::ok) << "kernel " << i << ": " << got[i].message;
+    EXPECT_GE(got[2].median_ms, 4.0);
+    EXPECT_EQ(got[1].status, Status::timeout) << got[1].message;
+    EXPECT_NE(got[1].message.find("x the reference kernel's"), std::string::npos) << got[1].message;
+    EXPECT_TRUE(std::isnan(got[1].median_ms));
+    EXPECT_LT(got[1].verify_ms, 500);  // two probe launches, not 55 steps of 40 ms
+  }
+  o.slow_factor = 0;
+  auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
+  ASSERT_TRUE(started.evaluator) << started.why;
+  const auto got = started.evaluator->evaluate_raw(std::vector<KernelSource>{batch[1]});
+  EXPECT_EQ(got[0].status, Status::ok) << got[0].message;
+  EXPECT_GE(got[0].median_ms, 40.0);
+  EXPECT_GE(got[0].verify_ms, 55 * 40.0);
 }
 
 // A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it

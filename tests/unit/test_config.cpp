@@ -64,7 +64,8 @@ std::string everything_yaml() {
          "     mcr_threshold: 0.75}\n"
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
-         "            timeout_s: 30, compile_timeout_s: 7.5, compile_threads: 4,\n"
+         "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0,\n"
+         "            compile_threads: 4,\n"
          "            cache_dir: /tmp/cubins}\n"
          "seed: 18446744073709551615\n"
          "output: out/dir\n";
@@ -101,6 +102,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.dataset, kDataset.lexically_normal());  // resolved against the base
   EXPECT_EQ(c.evaluator.compile_threads, 4);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
+  EXPECT_EQ(c.evaluator.slow_factor, 0);  // 0: every kernel verified and timed
   EXPECT_EQ(c.evaluator.cache_dir, "/tmp/cubins");
   EXPECT_EQ(c.seed, 18446744073709551615ULL);
   EXPECT_EQ(c.output, "out/dir");
@@ -139,6 +141,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.sampler.max_samples, 4096);
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
+  EXPECT_EQ(c.evaluator.slow_factor, 4);
   EXPECT_EQ(c.problem().stencil.size(), 27);
   EXPECT_EQ(space_values(c), Space::default_values(3, c.grid));
   // rows x cols alone set the population.
@@ -228,6 +231,14 @@ TEST(Config, OutOfRangeValuesAreReportedWithTheRange) {
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nbudget: {max_generations: 0}\n"),
                       "budget");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 0]\n"), "grid[1]");
+  // A slow factor below 1 would cut kernels as fast as the reference.
+  for (const char* bad : {"0.5", "-1", "2e6"}) {
+    const std::string slow = error_of(std::string("stencil: star2d1r\ngrid: [64, 64]\n") +
+                                      "evaluator: {slow_factor: " + bad + "}\n");
+    expect_one_sentence(slow, "evaluator.slow_factor");
+    EXPECT_NE(slow.find("[1, 1e6], or 0"), std::string::npos) << slow;
+  }
+  EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {slow_factor: 1}\n"), "");
   expect_one_sentence(error_of("stencil: star2d4r\ngrid: [64, 8]\n"), "grid[1]");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nspace: {tdeg: {remove: [5]}}\n"),
                       "space.tdeg.remove");

@@ -149,12 +149,13 @@ TEST(WorkerProtocol, LaunchesRoundTripAndBadTextIsRejected) {
 
 TEST(PlantedFaults, TheTestOnlySpecParsesAndBadTextIsOneSentence) {
   using isletune::cuda::PlantedFault;
-  const auto got = isletune::cuda::parse_planted_faults("crash=3,trap=5,hang=7,launch=9");
-  ASSERT_EQ(got.size(), 4u);
+  const auto got = isletune::cuda::parse_planted_faults("crash=3,trap=5,hang=7,launch=9,slow=11");
+  ASSERT_EQ(got.size(), 5u);
   EXPECT_EQ(got.at(3), PlantedFault::crash);
   EXPECT_EQ(got.at(5), PlantedFault::trap);
   EXPECT_EQ(got.at(7), PlantedFault::hang);
   EXPECT_EQ(got.at(9), PlantedFault::launch);
+  EXPECT_EQ(got.at(11), PlantedFault::slow);
   for (const char* bad : {"", "crash", "crash=0", "crash=x", "boom=2", "crash=2,", "hang=-1"}) {
     EXPECT_THROW((void)isletune::cuda::parse_planted_faults(bad), isletune::InputError) << bad;
   }
@@ -173,6 +174,12 @@ TEST(PlantedFaults, APlantedKernelKeepsTheGeometryAndCannotLaunchWhenAskedTo) {
   EXPECT_NE(k.source.find(k.entry), std::string::npos);
   const auto hang = isletune::cuda::planted_kernel(isletune::cuda::PlantedFault::hang, real);
   EXPECT_NE(hang.source.find("for (;;)"), std::string::npos);
+  // slow: a 1-s spin on one thread, nothing written (verified, it would be a wrong result).
+  const auto slow = isletune::cuda::planted_kernel(isletune::cuda::PlantedFault::slow, real);
+  EXPECT_NE(slow.source.find("%globaltimer"), std::string::npos);
+  EXPECT_NE(slow.source.find("1000000000ULL"), std::string::npos);
+  EXPECT_EQ(slow.source.find("out["), std::string::npos);
+  EXPECT_EQ(slow.launch.grid, real.launch.grid);
 }
 
 // The compile pool with a stand-in compiler: "slow" blocks until the test releases it. The

@@ -155,7 +155,7 @@ void CudaEvaluator::start_worker() {
   p.set("nx", problem_.grid.nx).set("ny", problem_.grid.ny).set("nz", problem_.grid.nz);
   p.set("steps", problem_.steps).set("short_steps", 7).set("warmup", problem_.warmup);
   p.set("repeats", problem_.repeats).set("min_rep_ms", options_.min_rep_ms);
-  p.set("compile_timeout_s", options_.compile_timeout_s);
+  p.set("compile_timeout_s", options_.compile_timeout_s).set("slow_factor", options_.slow_factor);
   p.set("reference", generate_reference(problem_.stencil, problem_.grid));
   Message ready;
   if (!channel_->send(p) ||
@@ -209,7 +209,7 @@ std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch)
 std::map<long long, PlantedFault> parse_planted_faults(const std::string& text) {
   const std::string expected =
       "ISLETUNE_PLANT_FAULTS: expected FAULT=N[,FAULT=N...] with FAULT one of crash, trap, "
-      "hang, launch and N a setting ordinal >= 1, got '" +
+      "hang, launch, slow and N a setting ordinal >= 1, got '" +
       text.substr(0, 200) + "'";
   std::map<long long, PlantedFault> out;
   if (text.empty() || text.back() == ',')
@@ -233,6 +233,8 @@ std::map<long long, PlantedFault> parse_planted_faults(const std::string& text) 
       out[n] = PlantedFault::hang;
     else if (name == "launch")
       out[n] = PlantedFault::launch;
+    else if (name == "slow")
+      out[n] = PlantedFault::slow;
     else
       throw InputError(expected);
   }
@@ -260,6 +262,16 @@ KernelSource planted_kernel(PlantedFault fault, const KernelSource& real) {
     case PlantedFault::launch:  // more dynamic shared memory than any GPU has
       body = "out[0] = in[0];";
       k.launch.shared_bytes = 1 << 30;
+      break;
+    case PlantedFault::slow:  // 1 s per launch, output unwritten: the probe's timeout
+      body =
+          "if (blockIdx.x + blockIdx.y + blockIdx.z + threadIdx.x + threadIdx.y + threadIdx.z "
+          "== 0) {\n"
+          "    unsigned long long t0, t;\n"
+          "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+          "    do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); }\n"
+          "    while (t - t0 < 1000000000ULL);\n"
+          "  }";
       break;
   }
   k.source = "extern \"C\" __global__ void isl_planted(const double* in, double* out) {\n  " +

@@ -38,10 +38,11 @@ struct GpuEnvironment {
 };
 
 // Test-only planted faults (ISLETUNE_PLANT_FAULTS, docs/kernels.md): the kernel of a chosen
-// setting is replaced by one that crashes (illegal address), traps, hangs or cannot launch.
-enum class PlantedFault { crash, trap, hang, launch };
+// setting is replaced by one that crashes (illegal address), traps, hangs, cannot launch, or
+// spins 1 s per launch and writes nothing (slow: the probe's timeout, docs/kernels.md).
+enum class PlantedFault { crash, trap, hang, launch, slow };
 
-// Parses "crash=3,trap=5,hang=7,launch=9": the N-th distinct setting (from 1, in the order
+// Parses "crash=3,trap=5,hang=7,launch=9,slow=11": the N-th distinct setting (from 1, in the order
 // this evaluator first measures them) gets that fault. Throws InputError (one sentence).
 [[nodiscard]] std::map<long long, PlantedFault> parse_planted_faults(const std::string& text);
 
@@ -53,10 +54,14 @@ struct CudaOptions {
   int device = -1;          // CUDA device index; -1 = the worker's default (0)
   double timeout_s = 120;   // watchdog per setting (load, verify, time)
   double compile_timeout_s = 60;  // NVRTC time per setting; longer: timeout, batch goes on
-  double setup_timeout_s = 900;   // watchdog for the reference module and each batch's
-                                  // reference run
-  std::uint64_t seed = 1;         // seeds the random inputs of each batch
-  double min_rep_ms = 2.0;        // a timed repetition runs enough steps to last this long
+  // A kernel whose probe launch takes over slow_factor x the reference kernel's time per step
+  // (and whose verification would take over a second) is a timeout before its verification
+  // (the worker's measure(); 0: off).
+  double slow_factor = 4;
+  double setup_timeout_s = 900;  // watchdog for the reference module and each batch's
+                                 // reference run
+  std::uint64_t seed = 1;        // seeds the random inputs of each batch
+  double min_rep_ms = 2.0;       // a timed repetition runs enough steps to last this long
   std::string cache_dir;    // cubin cache; "" = $ISLETUNE_CACHE_DIR or ~/.cache/isletune/cubins
   int compile_threads = 0;  // NVRTC threads per batch; 0 = one per CPU of the share, at most 32
   NodeShare node_share;     // node-local rank and ranks: the worker's share of the node's CPUs

@@ -173,6 +173,7 @@ class Worker {
     problem_.repeats = std::max(1, static_cast<int>(m.number("repeats", 10)));
     problem_.min_rep_ms = m.number("min_rep_ms", 2.0);
     compile_timeout_s_ = m.number("compile_timeout_s", 60);
+    problem_.slow_factor = m.number("slow_factor", 4);
 
     const auto t0 = Clock::now();
     const CompileResult cr = compiler_->compile(m.get("reference"));
@@ -270,6 +271,29 @@ class Worker {
     return "launch_error";
   }
 
+  // The probe before a kernel's verification: one main launch, warm, timed. A kernel over
+  // slow_factor x the reference kernel's time per step, whose verification (T + the short run
+  // steps) would take over kSlowProbeMinVerifyMs, cannot be the tuner's answer (the naive
+  // setting runs at about the reference's speed) and would cost the search its verification
+  // and timing (box3d4r 512^3 on the H100: settings at 380-760 ms per step took 30-50 s
+  // each, against 25 ms for the reference); it is a timeout, neither verified nor timed.
+  // A CudaError propagates to the caller's handling.
+  static constexpr double kSlowProbeMinVerifyMs = 1000;
+  std::optional<std::string> too_slow(const Schedule& s) {
+    if (problem_.slow_factor <= 0)
+      return std::nullopt;
+    const double step = verifier_->probe_step_ms(s), reference = verifier_->reference_step_ms();
+    const double verify_ms = step * (problem_.steps + problem_.short_steps);
+    if (step <= problem_.slow_factor * reference || verify_ms <= kSlowProbeMinVerifyMs)
+      return std::nullopt;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "one launch took %.4g ms per step, over %g x the reference kernel's %.4g ms "
+                  "(evaluator.slow_factor): neither verified nor timed",
+                  step, problem_.slow_factor, reference);
+    return std::string(text);
+  }
+
   // Loads, prepares, verifies and times one compiled kernel; fills r and returns its status.
   std::string measure(const CompileResult& cr, const KernelRequest& k, Message& r) {
     r.set("compile_ms", cr.ms).set("cached", cr.cached ? 1 : 0);
@@ -322,6 +346,10 @@ class Worker {
     const auto t_verify = Clock::now();
     VerifyResult v;
     try {
+      if (auto why = too_slow(s)) {
+        r.set("verify_ms", ms_since(t_verify)).set("message", *why);
+        return "timeout";
+      }
       v = verifier_->verify(s);
     } catch (const CudaError& e) {
       return cuda_failure(r, e, "running the kernel");

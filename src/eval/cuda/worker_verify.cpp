@@ -51,11 +51,33 @@ void Verifier::prepare(unsigned long long seed) {
   void* args[] = {&in, &seed};
   launch(stream_, fill_random_, linear_launch(2048), args);
   const std::size_t bytes = input_.bytes();
-  CUDA_CHECK(cudaMemcpyAsync(ref_long_.get(), run(reference_schedule_, problem_.steps), bytes,
-                             cudaMemcpyDeviceToDevice, stream_));
+  const Event e0, e1;
+  CUDA_CHECK(cudaEventRecord(e0.get(), stream_));
+  const double* long_out = run(reference_schedule_, problem_.steps);
+  CUDA_CHECK(cudaEventRecord(e1.get(), stream_));
+  CUDA_CHECK(cudaMemcpyAsync(ref_long_.get(), long_out, bytes, cudaMemcpyDeviceToDevice, stream_));
   CUDA_CHECK(cudaMemcpyAsync(ref_short_.get(), run(reference_schedule_, problem_.short_steps),
                              bytes, cudaMemcpyDeviceToDevice, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
+  reference_step_ms_ = static_cast<double>(ms) / std::max(1, problem_.steps);
+}
+
+double Verifier::probe_step_ms(const Schedule& s) {
+  const long long steps = std::max(1, s.main.steps);
+  const Event e0, e1;
+  for (int pass = 0; pass < 2; ++pass) {
+    const double* src = input_.get();
+    double* dst = a_.get();
+    CUDA_CHECK(cudaEventRecord(e0.get(), stream_));
+    enqueue_steps(stream_, s, steps, buffers(), src, dst);
+    CUDA_CHECK(cudaEventRecord(e1.get(), stream_));
+  }
+  CUDA_CHECK(cudaEventSynchronize(e1.get()));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
+  return static_cast<double>(ms) / static_cast<double>(steps);
 }
 
 VerifyResult Verifier::compare(const double* out, const double* ref) {

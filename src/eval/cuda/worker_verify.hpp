@@ -20,6 +20,7 @@ struct ProblemSize {
   int warmup = 2;
   int repeats = 10;
   double min_rep_ms = 2.0;
+  double slow_factor = 4;  // probe: over this x the reference's time per step is a timeout
   [[nodiscard]] long long cells() const { return nx * ny * nz; }
 };
 
@@ -38,9 +39,14 @@ class Verifier {
   // Loads the reference cubin and allocates the buffers; throws CudaError.
   Verifier(const std::string& reference_cubin, const ProblemSize& problem, cudaStream_t stream);
 
-  // New random input from `seed` and the reference results after T and the short run steps;
-  // synchronises.
+  // New random input from `seed` and the reference results after T and the short run steps
+  // (the T-step run timed: reference_step_ms); synchronises.
   void prepare(unsigned long long seed);
+  // The reference kernel's time per step in the last prepare (event-timed, T steps).
+  [[nodiscard]] double reference_step_ms() const { return reference_step_ms_; }
+  // Runs one main launch of s from the input (the probe of a kernel's speed, no check), once
+  // untimed and once timed; returns the timed launch's milliseconds per step. Throws CudaError.
+  [[nodiscard]] double probe_step_ms(const Schedule& s);
   // Runs the schedule for T and for the short run from the input, compares with the
   // reference; synchronises. Throws CudaError when a launch fails.
   [[nodiscard]] VerifyResult verify(const Schedule& s);
@@ -64,6 +70,7 @@ class Verifier {
   const void* fill_nan_;
   const void* compare_;
   DeviceBuffer input_, a_, b_, ref_long_, ref_short_, partial_;
+  double reference_step_ms_ = 0;
 };
 
 }  // namespace isletune::cuda
