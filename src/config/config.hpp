@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/evaluator.hpp"
 #include "ga/ga_settings.hpp"
 #include "sample/sampler.hpp"
 #include "space/space.hpp"
@@ -56,7 +57,7 @@ struct EvaluatorConfig {
   double compile_timeout_s = 60;  // cuda: NVRTC time per setting before it is a timeout
   // cuda: a kernel whose probe launch takes over slow_factor x the reference kernel's time per
   // step is a timeout, neither verified nor timed (0: every kernel is verified and timed).
-  double slow_factor = 4;
+  double slow_factor = kDefaultSlowFactor;
   int compile_threads = 0;  // cuda: NVRTC threads (0: one per CPU of the share)
   std::string cache_dir;    // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;

@@ -28,6 +28,12 @@ enum class Status : std::uint8_t {
 };
 inline constexpr int kStatusCount = 7;
 
+// The CUDA evaluator's probe before verification (evaluator.slow_factor, docs/kernels.md): a
+// kernel over this many times the reference kernel's time per step is a timeout, neither
+// verified nor timed. The naive setting runs 1-3x faster than the reference (box3d3r /
+// box3d4r 512^3 on the H100: 12.5 / 31.8 ms per step against 41 / 91 ms).
+inline constexpr double kDefaultSlowFactor = 2;
+
 [[nodiscard]] inline std::string_view status_name(Status s) {
   constexpr std::string_view names[] = {"ok",           "invalid", "compile_error", "launch_error",
                                         "wrong_result", "crashed", "timeout"};

@@ -141,7 +141,8 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.sampler.max_samples, 4096);
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
-  EXPECT_EQ(c.evaluator.slow_factor, 4);
+  EXPECT_EQ(c.evaluator.slow_factor, kDefaultSlowFactor);
+  EXPECT_EQ(kDefaultSlowFactor, 2);
   EXPECT_EQ(c.problem().stencil.size(), 27);
   EXPECT_EQ(space_values(c), Space::default_values(3, c.grid));
   // rows x cols alone set the population.

@@ -150,9 +150,10 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
       EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
     }
   }
-  // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192).
-  EXPECT_EQ(valid, 387230);
-  EXPECT_EQ(kernels, 101478);
+  // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192): since
+  // a tdeg-1 tiled tile may be as thin as the halo, 3,680 more (2-wide blocks along x or y).
+  EXPECT_EQ(valid, 390910);
+  EXPECT_EQ(kernels, 105158);
   Rng rng(3, 0);
   const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
   for (int i = 0; i < 200; ++i) {

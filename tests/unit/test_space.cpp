@@ -258,11 +258,32 @@ TEST(SpaceConstraints, NoMergingAlongTheStreamingDimension) {
 TEST(SpaceConstraints, TileMustExceedTwiceTheRadius) {
   Setting s = tiled();
   s[Param::tbx] = 2;  // 2*4*4 = 32 threads, tile x = 2 = 2*radius
+  // At tdeg 1 a tiled kernel takes any tile.
+  EXPECT_TRUE(space3d().valid(s)) << *space3d().violation(s);
+  // Fused steps need room beside their halo.
+  s[Param::tdeg] = 2;
+  s[Param::use_shared] = 1;
   expect_rejected(space3d(), s, "along x the tile tbx*mfx = 2 must exceed 2*radius = 2");
   // A merge factor makes the same block shape valid.
   s[Param::merge] = static_cast<int>(MergeKind::block);
   s[Param::mfx] = 2;
   EXPECT_TRUE(space3d().valid(s)) << *space3d().violation(s);
+  // The naive setting is valid for every typical stencil (the search's generation 0 holds
+  // it), the radius-4 box included; a streamed in-plane axis keeps the rule at tdeg 1.
+  for (const char* name : {"box3d4r", "box3d3r", "star3d4r", "box2d4r"}) {
+    const Stencil st = typical_stencil(name);
+    const Grid g = st.dims() == 2 ? Grid{512, 512, 1} : Grid{128, 128, 128};
+    const Space sp(st, g, {}, Space::default_values(st.dims(), g));
+    EXPECT_TRUE(sp.valid(naive_setting(st.dims())))
+        << name << ": " << *sp.violation(naive_setting(st.dims()));
+  }
+  const Space boxes(typical_stencil("star3d2r"), kGrid, {}, Space::default_values(3, kGrid));
+  Setting along_z = streamed();
+  along_z[Param::tby] = 8;  // 32 x 8 threads streaming along z
+  ASSERT_TRUE(boxes.valid(along_z)) << *boxes.violation(along_z);
+  along_z[Param::tby] = 2;
+  along_z[Param::tbx] = 64;
+  expect_rejected(boxes, along_z, "along y the tile tby*mfy = 2 must exceed 2*radius = 4");
   // An axis with radius 0 accepts a 1-wide tile (star3d1r has none; use a 2-point x stencil).
   const Stencil flat =
       Stencil::make("xline", 3, {{-1, 0, 0}, {0, 0, 0}, {1, 0, 0}}, {0.25, 0.5, 0.25});

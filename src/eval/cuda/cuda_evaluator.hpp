@@ -57,7 +57,7 @@ struct CudaOptions {
   // A kernel whose probe launch takes over slow_factor x the reference kernel's time per step
   // (and whose verification would take over a second) is a timeout before its verification
   // (the worker's measure(); 0: off).
-  double slow_factor = 4;
+  double slow_factor = kDefaultSlowFactor;
   double setup_timeout_s = 900;  // watchdog for the reference module and each batch's
                                  // reference run
   std::uint64_t seed = 1;        // seeds the random inputs of each batch
