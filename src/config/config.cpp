@@ -540,7 +540,7 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
   p.check_keys(node, "evaluator",
                {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor",
-                "compile_threads", "cache_dir"});
+                "full_verification", "compile_threads", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -570,6 +570,8 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
                  real_text(e.slow_factor));
     }
   }
+  if (node["full_verification"])
+    e.full_verification = p.flag(node["full_verification"], "evaluator.full_verification");
   if (node["compile_threads"]) {
     e.compile_threads =
         static_cast<int>(p.integer(node["compile_threads"], "evaluator.compile_threads", 0, 1024,
@@ -930,6 +932,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "timeout_s" << YAML::Value << real_text(e.timeout_s);
   out << YAML::Key << "compile_timeout_s" << YAML::Value << real_text(e.compile_timeout_s);
   out << YAML::Key << "slow_factor" << YAML::Value << real_text(e.slow_factor);
+  out << YAML::Key << "full_verification" << YAML::Value << e.full_verification;
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
   if (!e.cache_dir.empty())
     out << YAML::Key << "cache_dir" << YAML::Value << e.cache_dir;

@@ -58,6 +58,9 @@ struct EvaluatorConfig {
   // cuda: a kernel whose probe launch takes over slow_factor x the reference kernel's time per
   // step is a timeout, neither verified nor timed (0: every kernel is verified and timed).
   double slow_factor = kDefaultSlowFactor;
+  // cuda: the long verification run (T steps) for every kernel, not only for those whose
+  // launches the 7-step run does not cover with a main and a tail launch (docs/kernels.md).
+  bool full_verification = false;
   int compile_threads = 0;  // cuda: NVRTC threads (0: one per CPU of the share)
   std::string cache_dir;    // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;

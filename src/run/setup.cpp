@@ -105,6 +105,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.timeout_s = config.evaluator.timeout_s;
   options.compile_timeout_s = config.evaluator.compile_timeout_s;
   options.slow_factor = config.evaluator.slow_factor;
+  options.full_verification = config.evaluator.full_verification;
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;
   options.compile_threads = config.evaluator.compile_threads;

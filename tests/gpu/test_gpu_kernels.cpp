@@ -215,6 +215,59 @@ TEST(CudaEvaluatorGpu, MultiStepLaunchesFollowTheSchedule) {
   EXPECT_EQ(got.back().status, Status::wrong_result) << got.back().message;
 }
 
+// Verification depth: the 7-step run checks a kernel of 1-6 steps per launch, the T-step run is
+// added for launches of 7 or more and for every kernel with full_verification. The stencil is
+// 0.5 * in; the flawed entries are off by 1e-6 only where their input is below 1e-3, which
+// the inputs in [0.5, 1.5) reach after 10 steps: inside the 48-step run, beyond the 7-step one.
+TEST(CudaEvaluatorGpu, TheLongRunChecksLongLaunchesAndEveryKernelWithFullVerification) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  auto entry = [&](const std::string& name, int steps, bool flawed) {
+    return "extern \"C\" __global__ void " + name +
+           "(const double* in, double* out) {\n"
+           "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
+           "  if (i < " +
+           std::to_string(g.cells()) +
+           "LL) {\n"
+           "    const double v = in[i];\n"
+           "    out[i] = v / (double)(1LL << " +
+           std::to_string(steps) + ") * (" + (flawed ? "v < 1e-3 ? 1.000001 : 1.0" : "1.0") +
+           ");\n  }\n}\n";
+  };
+  auto kernel = [&](int steps, bool flawed) {
+    const LaunchConfig l{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, 0, steps};
+    KernelSource k;
+    k.entry = "isl_main";
+    k.source = entry("isl_main", steps, flawed);
+    k.launch = l;
+    if (steps > 1) {
+      k.source += entry("isl_tail", 1, false);
+      k.tail_entry = "isl_tail";
+      k.tail_launch = l;
+      k.tail_launch.steps = 1;
+    }
+    return k;
+  };
+  const std::vector<KernelSource> batch{kernel(1, true), kernel(4, true), kernel(8, true),
+                                        kernel(16, false), kernel(1, false)};
+  CudaOptions o;
+  o.min_rep_ms = 0.2;
+  for (const bool full : {false, true}) {
+    o.full_verification = full;
+    auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
+    if (!started.evaluator)
+      GTEST_SKIP() << started.why;
+    const auto got = started.evaluator->evaluate_raw(batch);
+    ASSERT_EQ(got.size(), batch.size());
+    const Status flawed_short = full ? Status::wrong_result : Status::ok;
+    EXPECT_EQ(got[0].status, flawed_short) << "full " << full << ": " << got[0].message;
+    EXPECT_EQ(got[1].status, flawed_short) << "full " << full << ": " << got[1].message;
+    EXPECT_EQ(got[2].status, Status::wrong_result) << "full " << full << ": " << got[2].message;
+    EXPECT_EQ(got[3].status, Status::ok) << "full " << full << ": " << got[3].message;
+    EXPECT_EQ(got[4].status, Status::ok) << "full " << full << ": " << got[4].message;
+  }
+}
+
 // The probe before verification: a correct kernel that spins 40 ms per launch (over 4x the
 // reference's microseconds per step, 55 verification steps over a second) is a timeout naming
 // the reference's time, neither verified nor timed; one that spins 4 ms (verification 0.2 s)

@@ -65,6 +65,7 @@ std::string everything_yaml() {
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
          "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0,\n"
+         "            full_verification: true,\n"
          "            compile_threads: 4,\n"
          "            cache_dir: /tmp/cubins}\n"
          "seed: 18446744073709551615\n"
@@ -103,6 +104,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.compile_threads, 4);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
   EXPECT_EQ(c.evaluator.slow_factor, 0);  // 0: every kernel verified and timed
+  EXPECT_TRUE(c.evaluator.full_verification);
   EXPECT_EQ(c.evaluator.cache_dir, "/tmp/cubins");
   EXPECT_EQ(c.seed, 18446744073709551615ULL);
   EXPECT_EQ(c.output, "out/dir");
@@ -142,6 +144,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
   EXPECT_EQ(c.evaluator.slow_factor, kDefaultSlowFactor);
+  EXPECT_FALSE(c.evaluator.full_verification);
   EXPECT_EQ(kDefaultSlowFactor, 2);
   EXPECT_EQ(c.problem().stencil.size(), 27);
   EXPECT_EQ(space_values(c), Space::default_values(3, c.grid));

@@ -58,6 +58,9 @@ struct CudaOptions {
   // (and whose verification would take over a second) is a timeout before its verification
   // (the worker's measure(); 0: off).
   double slow_factor = kDefaultSlowFactor;
+  // The long verification run (T steps) for every kernel; false: only where the 7-step run does
+  // not exercise both the main and the tail entry (docs/kernels.md, "Measurement").
+  bool full_verification = false;
   double setup_timeout_s = 900;  // watchdog for the reference module and each batch's
                                  // reference run
   std::uint64_t seed = 1;        // seeds the random inputs of each batch

@@ -174,6 +174,7 @@ class Worker {
     problem_.min_rep_ms = m.number("min_rep_ms", 2.0);
     compile_timeout_s_ = m.number("compile_timeout_s", 60);
     problem_.slow_factor = m.number("slow_factor", 0);  // none sent: every kernel verified
+    problem_.full_verification = m.number("full_verification", 0) != 0;
 
     const auto t0 = Clock::now();
     const CompileResult cr = compiler_->compile(m.get("reference"));
@@ -205,9 +206,15 @@ class Worker {
       ch_.send(Message{"error", {}}.set("message", "a batch arrived before a problem"));
       return;
     }
+    // The long verification run's reference only for a batch with a kernel that needs it.
+    bool long_run = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto main_launch = parse_launch(m.get("launch" + std::to_string(i)));
+      long_run = long_run || !main_launch || verifier_->needs_long_run(main_launch->steps);
+    }
     const auto t_ref = Clock::now();
     try {
-      verifier_->prepare(static_cast<unsigned long long>(m.number("seed", 1)));
+      verifier_->prepare(static_cast<unsigned long long>(m.number("seed", 1)), long_run);
     } catch (const CudaError& e) {
       ch_.send(Message{"error", {}}.set("message",
                                         std::string("the reference run failed: ") + e.what()));
@@ -272,19 +279,23 @@ class Worker {
   }
 
   // The probe before a kernel's verification: one main launch, warm, timed. A kernel over
-  // slow_factor x the reference kernel's time per step, whose verification (T + the short run
-  // steps) would take over kSlowProbeMinVerifyMs, cannot be the tuner's answer (the naive
+  // slow_factor x the reference kernel's time per step, whose verification and timing (their
+  // steps: the verification runs, warm-up and repeats) would take over kSlowProbeMinMs,
+  // cannot be the tuner's answer (the naive
   // setting runs 1-3x faster than the reference) and would cost the search its verification
   // and timing (box3d4r 512^3 on the H100: settings at 380-760 ms per step took 30-50 s
   // each, against 91 ms for the reference); it is a timeout, neither verified nor timed.
   // A CudaError propagates to the caller's handling.
-  static constexpr double kSlowProbeMinVerifyMs = 1000;
+  static constexpr double kSlowProbeMinMs = 1000;
   std::optional<std::string> too_slow(const Schedule& s) {
     if (problem_.slow_factor <= 0)
       return std::nullopt;
     const double step = verifier_->probe_step_ms(s), reference = verifier_->reference_step_ms();
-    const double verify_ms = step * (problem_.steps + problem_.short_steps);
-    if (step <= problem_.slow_factor * reference || verify_ms <= kSlowProbeMinVerifyMs)
+    const int k = std::max(1, s.main.steps);
+    const double steps = problem_.short_steps +
+                         (verifier_->needs_long_run(k) ? problem_.steps : 0) +
+                         static_cast<double>(problem_.warmup + problem_.repeats) * k;
+    if (step <= problem_.slow_factor * reference || step * steps <= kSlowProbeMinMs)
       return std::nullopt;
     char text[256];
     std::snprintf(text, sizeof text,

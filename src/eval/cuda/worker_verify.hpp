@@ -1,9 +1,12 @@
 // Verification in isletune-worker: the reference module (isl_reference_step, isl_fill_random,
 // isl_fill_nan, isl_compare from generate_reference), the problem's device buffers, fresh
-// random inputs and reference results per batch, and the check of a kernel's schedule: a
-// long (T) and a short run from the same input into NaN-poisoned buffers, compared over the
-// whole domain. A kernel passes with relative L2 error <= 1e-12, maximum relative error
-// <= 1e-10 and no non-finite point.
+// random inputs and reference results per batch, and the check of a kernel's schedule: runs
+// from the same input into NaN-poisoned buffers, compared over the whole domain. The short run
+// (7 steps) checks every kernel; the long run (T) is added where the short run does not
+// exercise both the main entry and the one-step tail (launches of 7 or more steps, or of one
+// that divides 7: tdeg 7, 8, 12, 16), and for every kernel with full_verification. A kernel
+// passes with relative L2 error <= 1e-12, maximum relative error <= 1e-10 and no non-finite
+// point.
 #pragma once
 
 #include <string>
@@ -20,7 +23,8 @@ struct ProblemSize {
   int warmup = 2;
   int repeats = 10;
   double min_rep_ms = 2.0;
-  double slow_factor = 0;  // probe: over this x the reference's time per step is a timeout
+  double slow_factor = 0;          // probe: over this x the reference's time per step is a timeout
+  bool full_verification = false;  // the long run for every kernel, not only where needed
   [[nodiscard]] long long cells() const { return nx * ny * nz; }
 };
 
@@ -39,16 +43,19 @@ class Verifier {
   // Loads the reference cubin and allocates the buffers; throws CudaError.
   Verifier(const std::string& reference_cubin, const ProblemSize& problem, cudaStream_t stream);
 
-  // New random input from `seed` and the reference results after T and the short run steps
-  // (the T-step run timed: reference_step_ms); synchronises.
-  void prepare(unsigned long long seed);
+  // New random input from `seed` and the reference results after the short run's steps (timed:
+  // reference_step_ms) and, when `long_run`, after T steps; synchronises.
+  void prepare(unsigned long long seed, bool long_run);
+  // Whether a kernel advancing `launch_steps` steps per main launch needs the long run.
+  [[nodiscard]] bool needs_long_run(int launch_steps) const;
   // The reference kernel's time per step in the last prepare (event-timed, T steps).
   [[nodiscard]] double reference_step_ms() const { return reference_step_ms_; }
   // Runs one main launch of s from the input (the probe of a kernel's speed, no check), once
   // untimed and once timed; returns the timed launch's milliseconds per step. Throws CudaError.
   [[nodiscard]] double probe_step_ms(const Schedule& s);
-  // Runs the schedule for T and for the short run from the input, compares with the
-  // reference; synchronises. Throws CudaError when a launch fails.
+  // Runs the schedule for the short run and, where needs_long_run, for T from the input,
+  // compares with the reference; synchronises. Throws CudaError when a launch fails, or
+  // std::logic_error when the long run is needed and prepare did not compute it.
   [[nodiscard]] VerifyResult verify(const Schedule& s);
   // The ping-pong buffers (free between verifications; timing runs in them).
   [[nodiscard]] PingPong buffers() const { return {a_.get(), b_.get()}; }
@@ -71,6 +78,7 @@ class Verifier {
   const void* compare_;
   DeviceBuffer input_, a_, b_, ref_long_, ref_short_, partial_;
   double reference_step_ms_ = 0;
+  bool long_ready_ = false;
 };
 
 }  // namespace isletune::cuda
