@@ -268,10 +268,11 @@ TEST(CudaEvaluatorGpu, TheLongRunChecksLongLaunchesAndEveryKernelWithFullVerific
   }
 }
 
-// The probe before verification: a correct kernel that spins 40 ms per launch (over 4x the
-// reference's microseconds per step, 55 verification steps over a second) is a timeout naming
-// the reference's time, neither verified nor timed; one that spins 4 ms (verification 0.2 s)
-// is verified and timed; with slow_factor 0 the 40-ms kernel is verified and timed too.
+// The probe before verification: a correct kernel that spins 100 ms per launch (over 2x the
+// reference's microseconds per step; its 7 verification and 12 timing steps would take 1.9 s)
+// is a timeout naming the reference's time, neither verified nor timed; one that spins 4 ms
+// (19 steps: 76 ms) is verified and timed; with slow_factor 0 the 100-ms kernel is verified
+// and timed too.
 TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerification) {
   const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
   const Grid g{301, 37, 1};
@@ -292,7 +293,7 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
         std::to_string(g.cells()) + "LL) out[i] = 0.5 * in[i];\n}\n";
     return k;
   };
-  const std::vector<KernelSource> batch{kernel(0), kernel(40'000'000), kernel(4'000'000),
+  const std::vector<KernelSource> batch{kernel(0), kernel(100'000'000), kernel(4'000'000),
                                         kernel(0)};
   CudaOptions o;
   o.min_rep_ms = 0.2;
@@ -308,15 +309,15 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
     EXPECT_EQ(got[1].status, Status::timeout) << got[1].message;
     EXPECT_NE(got[1].message.find("x the reference kernel's"), std::string::npos) << got[1].message;
     EXPECT_TRUE(std::isnan(got[1].median_ms));
-    EXPECT_LT(got[1].verify_ms, 500);  // two probe launches, not 55 steps of 40 ms
+    EXPECT_LT(got[1].verify_ms, 500);  // two probe launches, not 7 steps of 100 ms
   }
   o.slow_factor = 0;
   auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
   ASSERT_TRUE(started.evaluator) << started.why;
   const auto got = started.evaluator->evaluate_raw(std::vector<KernelSource>{batch[1]});
   EXPECT_EQ(got[0].status, Status::ok) << got[0].message;
-  EXPECT_GE(got[0].median_ms, 40.0);
-  EXPECT_GE(got[0].verify_ms, 55 * 40.0);
+  EXPECT_GE(got[0].median_ms, 100.0);
+  EXPECT_GE(got[0].verify_ms, 7 * 100.0);
 }
 
 // A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it
