@@ -147,6 +147,21 @@ TEST(WorkerProtocol, LaunchesRoundTripAndBadTextIsRejected) {
   EXPECT_FALSE(isletune::cuda::parse_launch("1 2 3 4 5 6 7 8 9").has_value());
 }
 
+// The verification depth (docs/kernels.md, step 4): with the evaluator's 7-step short run, the
+// tdeg values of the default space 1-6 are verified by it alone, 8, 12 and 16 (whose 7 steps
+// would run only the tail) and 7 (no tail) need the 48-step run too; full verification always.
+TEST(Verification, TheShortRunAloneCoversLaunchesOfOneToSixSteps) {
+  using isletune::cuda::verification_needs_long_run;
+  for (const int k : {1, 2, 3, 4, 5, 6})
+    EXPECT_FALSE(verification_needs_long_run(k, 7, false)) << k;
+  for (const int k : {7, 8, 12, 16})
+    EXPECT_TRUE(verification_needs_long_run(k, 7, false)) << k;
+  for (const int k : {1, 2, 4, 16})
+    EXPECT_TRUE(verification_needs_long_run(k, 7, true)) << k;
+  EXPECT_FALSE(verification_needs_long_run(0, 7, false));  // read as one step per launch
+  EXPECT_TRUE(verification_needs_long_run(3, 6, false));   // 6 = 2 * 3: no tail
+}
+
 TEST(PlantedFaults, TheTestOnlySpecParsesAndBadTextIsOneSentence) {
   using isletune::cuda::PlantedFault;
   const auto got = isletune::cuda::parse_planted_faults("crash=3,trap=5,hang=7,launch=9,slow=11");

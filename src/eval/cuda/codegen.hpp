@@ -43,6 +43,17 @@ struct KernelSource {
   LaunchConfig tail_launch;  // steps == 1
 };
 
+// Whether verifying a kernel of `launch_steps` steps per main launch needs the long (T-step)
+// run besides the short one of `short_steps`: the short run alone exercises the schedule when
+// it holds a main launch and, for multi-step launches, a tail (short_steps = q * launch_steps
+// + r, q >= 1, r >= 1); `full` asks for the long run always (evaluator.full_verification).
+[[nodiscard]] constexpr bool verification_needs_long_run(int launch_steps, int short_steps,
+                                                         bool full) {
+  const int k = launch_steps < 1 ? 1 : launch_steps;
+  const bool covered = k == 1 || (short_steps > k && short_steps % k != 0);
+  return full || !covered;
+}
+
 // The kernel plan of a setting codegen can build, or why it cannot (the kernel plan cannot
 // launch on `limits`, no family supports it, values out of range, a grid too large for 32-bit
 // coordinates). Callers that go on to generate build the plan once here and hand it on.

@@ -70,9 +70,8 @@ void Verifier::prepare(unsigned long long seed, bool long_run) {
 }
 
 bool Verifier::needs_long_run(int launch_steps) const {
-  const int k = std::max(1, launch_steps);
-  const bool short_covers = k == 1 || (problem_.short_steps > k && problem_.short_steps % k != 0);
-  return problem_.full_verification || !short_covers;
+  return verification_needs_long_run(launch_steps, problem_.short_steps,
+                                     problem_.full_verification);
 }
 
 double Verifier::probe_step_ms(const Schedule& s) {
