@@ -134,6 +134,11 @@ bool plane_loop(const StencilPlanes& planes, long long points, const std::array<
          (chunk[2] == 1 || chunk_cost(kPlaneLoopChunk, points) > kMaxChunkCost);
 }
 
+// Whether the plan's IslApply loops over the stencil's planes (codegen's side of plane_loop).
+bool loops_over_planes(const Stencil& stencil, const KernelPlan& plan) {
+  return plane_loop(planes_of(stencil), stencil.size(), plan.unroll);
+}
+
 // The in-plane offsets (x, y) of a stencil of identical planes, in the order the plane loop's
 // coefficient table and its code use, and the index of each offset in the stencil.
 std::map<std::array<int, 2>, std::vector<int>> plane_offsets(const Stencil& stencil) {
@@ -350,27 +355,30 @@ class Tiled final : public KernelFamily {
     // the box of its extent plus the reach, at most every point's own loads) once and moves
     // each coefficient into its operands once (kCoefficientMoves instructions); fused steps
     // compute point by point from shared memory.
-    const double points = (shape.flops_per_cell + 1) / 2.0;
+    const long long points = (shape.flops_per_cell + 1) / 2;
+    // The chunk's points and the box of its extent plus the reach, over its first `axes` axes.
+    double chunk = 1, box = 1;
+    const auto footprint = [&](std::size_t axes) {
+      for (std::size_t d = 0; d < axes; ++d) {
+        chunk *= p.unroll[d];
+        box *= p.unroll[d] + shape.reach.lo[d] + shape.reach.hi[d];
+      }
+    };
     if (p.tdeg > 1) {
-      p.other_instructions = points * (1 + kCoefficientMoves) * p.redundancy;
-    } else if (plane_loop(shape.planes, (shape.flops_per_cell + 1) / 2, p.unroll)) {
+      p.other_instructions = static_cast<double>(points) * (1 + kCoefficientMoves) * p.redundancy;
+    } else if (plane_loop(shape.planes, points, p.unroll)) {
       // The plane loop: each plane loads the chunk's in-plane footprint, and each coefficient
       // is one uniform constant load per chunk.
-      double chunk = 1, box = 1;
-      for (std::size_t d = 0; d < 2; ++d) {
-        chunk *= p.unroll[d];
-        box *= p.unroll[d] + shape.reach.lo[d] + shape.reach.hi[d];
-      }
-      const double planes = shape.planes.planes;
+      footprint(2);
       p.other_instructions =
-          (planes * std::min(box, shape.planes.plane_points * chunk) + points) / chunk;
+          (shape.planes.planes * std::min(box, shape.planes.plane_points * chunk) +
+           static_cast<double>(points)) /
+          chunk;
     } else {
-      double chunk = 1, box = 1;
-      for (std::size_t d = 0; d < 3; ++d) {
-        chunk *= p.unroll[d];
-        box *= p.unroll[d] + shape.reach.lo[d] + shape.reach.hi[d];
-      }
-      p.other_instructions = (std::min(box, points * chunk) + kCoefficientMoves * points) / chunk;
+      footprint(3);
+      p.other_instructions = (std::min(box, static_cast<double>(points) * chunk) +
+                              kCoefficientMoves * static_cast<double>(points)) /
+                             chunk;
     }
   }
 
@@ -379,11 +387,11 @@ class Tiled final : public KernelFamily {
   }
   std::string apply_globals(const Stencil& stencil, const Setting&,
                             const KernelPlan& plan) const override {
-    return plane_loop(planes_of(stencil), stencil.size(), plan.unroll) ? plane_table(stencil) : "";
+    return loops_over_planes(stencil, plan) ? plane_table(stencil) : "";
   }
   std::string apply_member(const Stencil& stencil, const Setting& s,
                            const KernelPlan& plan) const override {
-    if (plane_loop(planes_of(stencil), stencil.size(), plan.unroll))
+    if (loops_over_planes(stencil, plan))
       return plane_block_function(stencil, s, plan);
     return block_function(stencil, s, plan, s[Param::use_constant] == 1);
   }

@@ -55,8 +55,8 @@ struct CudaOptions {
   double timeout_s = 120;   // watchdog per setting (load, verify, time)
   double compile_timeout_s = 60;  // NVRTC time per setting; longer: timeout, batch goes on
   // A kernel whose probe launch takes over slow_factor x the reference kernel's time per step
-  // (and whose verification would take over a second) is a timeout before its verification
-  // (the worker's measure(); 0: off).
+  // (and whose verification and timing would take over a second) is a timeout before its
+  // verification (the worker's too_slow; 0: off).
   double slow_factor = kDefaultSlowFactor;
   // The long verification run (T steps) for every kernel; false: only where the 7-step run does
   // not exercise both the main and the tail entry (docs/kernels.md, "Measurement").

@@ -206,11 +206,14 @@ class Worker {
       ch_.send(Message{"error", {}}.set("message", "a batch arrived before a problem"));
       return;
     }
-    // The long verification run's reference only for a batch with a kernel that needs it.
+    // Each kernel's main launch, parsed once; the long verification run's reference only for a
+    // batch with a kernel that needs it.
+    std::vector<std::optional<LaunchConfig>> main_launches(n);
     bool long_run = false;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto main_launch = parse_launch(m.get("launch" + std::to_string(i)));
-      long_run = long_run || !main_launch || verifier_->needs_long_run(main_launch->steps);
+      main_launches[i] = parse_launch(m.get("launch" + std::to_string(i)));
+      long_run =
+          long_run || (main_launches[i] && verifier_->needs_long_run(main_launches[i]->steps));
     }
     const auto t_ref = Clock::now();
     try {
@@ -245,7 +248,7 @@ class Worker {
             .set("message", std::string("compile exceeded ") + limit + " s (NVRTC)");
       } else {
         const std::string id = std::to_string(i);
-        const auto main_launch = parse_launch(m.get("launch" + id));
+        const auto& main_launch = main_launches[i];
         const auto tail_launch = parse_launch(m.get("tail_launch" + id));
         KernelRequest k{m.get("entry" + id), m.get("tail_entry" + id), {}, {}};
         if (!main_launch || (!k.tail_entry.empty() && !tail_launch)) {
@@ -280,12 +283,11 @@ class Worker {
 
   // The probe before a kernel's verification: one main launch, warm, timed. A kernel over
   // slow_factor x the reference kernel's time per step, whose verification and timing (their
-  // steps: the verification runs, warm-up and repeats) would take over kSlowProbeMinMs,
-  // cannot be the tuner's answer (the naive
-  // setting runs 1-3x faster than the reference) and would cost the search its verification
-  // and timing (box3d4r 512^3 on the H100: settings at 380-760 ms per step took 30-50 s
-  // each, against 91 ms for the reference); it is a timeout, neither verified nor timed.
-  // A CudaError propagates to the caller's handling.
+  // steps: the verification runs, warm-up and repeats) would take over kSlowProbeMinMs, cannot
+  // be the tuner's answer (the naive setting runs 1-3x faster than the reference) and would
+  // cost the search its verification and timing (box3d4r 512^3 on the H100: settings at 380-760 ms
+  // per step took 30-50 s each, against 91 ms for the reference); it is a timeout, neither verified
+  // nor timed. A CudaError propagates to the caller's handling.
   static constexpr double kSlowProbeMinMs = 1000;
   std::optional<std::string> too_slow(const Schedule& s) {
     if (problem_.slow_factor <= 0)

@@ -48,7 +48,7 @@ class Verifier {
   void prepare(unsigned long long seed, bool long_run);
   // Whether a kernel advancing `launch_steps` steps per main launch needs the long run.
   [[nodiscard]] bool needs_long_run(int launch_steps) const;
-  // The reference kernel's time per step in the last prepare (event-timed, T steps).
+  // The reference kernel's time per step in the last prepare (its event-timed short run).
   [[nodiscard]] double reference_step_ms() const { return reference_step_ms_; }
   // Runs one main launch of s from the input (the probe of a kernel's speed, no check), once
   // untimed and once timed; returns the timed launch's milliseconds per step. Throws CudaError.
