@@ -13,7 +13,8 @@
 // with one point per chunk.
 // With --csv FILE (a measured-rows CSV of docs/bench: columns stencil, gcells, setting and
 // optionally grid as NXxNYxNZ): the Spearman rank correlation of the predicted time with the
-// measured time (1 / gcells) over the rows of this stencil and grid with gcells > 0.
+// measured time (1 / gcells) over the rows of this stencil and grid with gcells > 0; with
+// PREDICT_ROWS=1 in the environment also one line per row (measured and predicted ms, setting).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,8 @@ int rank_csv(const std::string& file, const Stencil& stencil, const Grid& grid,
   std::vector<double> times;
   std::vector<std::vector<double>> predicted(kModes.size());
   std::vector<RooflinePredictor> models;
+  const bool rows =
+      std::getenv("PREDICT_ROWS") != nullptr;  // one line per row: measured, predicted
   for (const Mode m : kModes)
     models.emplace_back(stencil, grid, limits, m);
   while (std::getline(in, line)) {
@@ -101,6 +104,9 @@ int rank_csv(const std::string& file, const Stencil& stencil, const Grid& grid,
     times.push_back(1.0 / gcells);
     for (std::size_t m = 0; m < kModes.size(); ++m)
       predicted[m].push_back(models[m].predict_ms(*s));
+    if (rows)
+      std::printf("row measured %.4f ms predicted %.4f ms %s\n", 1e-6 * grid.cells() / gcells,
+                  predicted[0].back(), f[static_cast<std::size_t>(c_setting)].c_str());
   }
   std::printf("%s %s %s: %zu measured rows; Spearman with the measured time:", file.c_str(),
               stencil.name().c_str(), grid_text.c_str(), times.size());

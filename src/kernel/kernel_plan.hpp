@@ -7,6 +7,7 @@
 // kernel/launch_schedule.hpp. How to add a family: docs/kernel-plan.md.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -38,6 +39,31 @@ inline constexpr double kMaxChunkCost = 9216;
 // and star3d1r's 8x8x8 chunks spilled at 255 registers and compiled for 11-30 s in NVRTC (one
 // hit the 30-s limit), its 1-8 point chunks in a median 0.24 s.
 inline constexpr long long kMaxChunkPoints = 32;
+// Distinct inputs one unrolled chunk loads: per axis, `u` points `spacing` apart (block merging
+// 1, cyclic merging the block's threads along the axis) each reading `width` consecutive inputs
+// (the stencil's reach plus one); the union of those intervals, multiplied over the axes, at most
+// every point's own `stencil_points` loads.
+[[nodiscard]] constexpr double chunk_loads(const std::array<int, 3>& u,
+                                           const std::array<int, 3>& spacing,
+                                           const std::array<int, 3>& width,
+                                           long long stencil_points) {
+  double box = 1, points = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const long long n = u[d], step = spacing[d], w = width[d];
+    box *= static_cast<double>(step >= w ? n * w : (n - 1) * step + w);
+    points *= static_cast<double>(n);
+  }
+  return std::min(box, points * static_cast<double>(stencil_points));
+}
+// Distinct inputs of one unrolled chunk (chunk_loads), whatever its multiply-adds: inputs a chunk
+// does not share between its points each feed one accumulator, and ptxas, hoisting their loads,
+// runs out of registers and time. nvcc for sm_90 on the development host (2026-11-25), box3d3r,
+// staged tiles: the block-merged 1x4x4 chunk (700 inputs, the fastest box3d3r tile measured)
+// 63 registers, 2.0 s; cyclic chunks of 1,540-1,960 inputs (1x4x2 at 16x8x2 threads, 2x4x2 at
+// 64x1x4, 4x1x4 at 256x2x1) 3.9-7.7 s, 64-128 registers, up to 13.9 KB of spill stores (10-32 s
+// with NVRTC in a 120-s H100 tuning run, each 2-2.3x slower than the best tile); cyclic chunks
+// of 896-1,001 inputs 1.8-2.9 s without spills (1x4x2 at 64x2x4: the run's second-best tile).
+inline constexpr double kMaxChunkLoads = 1024;
 // Stencil points from which the tiled family's register tile may loop over a stencil's z-planes
 // at run time (StencilPlanes: boxes and prisms; tiled.cpp, plane_loop): one plane's multiply-adds
 // in the code instead of all planes', the coefficients read by plane from `__constant__` memory,

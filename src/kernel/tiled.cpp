@@ -273,18 +273,21 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 }
 
 // The unrolled chunk of tiled_step (KernelPlan::unroll): the setting's uf, halved while its
-// chunk_cost > kMaxChunkCost (NVRTC time) or it holds more than kMaxChunkPoints points; x first
-// (block-merged x points cost bank conflicts and keep more coefficients live), then the larger of y
-// and z (a balanced chunk reuses more loads), y on a tie. Halving keeps mf a multiple of the chunk
-// (mf % uf == 0 implies mf % (uf / 2) == 0) and the halved factor within the space's powers of two.
-// Only Tiled::canonical calls it: the canonical setting carries the chunk, and the plan reads it
-// from there, so settings whose uf clip to one chunk share one canonical setting and the main
-// and the tail kernel (one IslApply) agree.
-// With the plane loop (plane_loop) the chunk holds no z points (each z point is its own chunk)
-// and its cost is one plane's: the setting's ufx and ufy, clipped the same way.
-std::array<int, 3> clip_chunk(std::array<int, 3> u, long long points) {
+// chunk_cost > kMaxChunkCost (NVRTC time), it holds more than kMaxChunkPoints points or loads
+// more than kMaxChunkLoads distinct inputs (chunk_loads: points `spacing` apart, each reading
+// `width` inputs per axis); x first (block-merged x points cost bank conflicts and keep more
+// coefficients live), then the larger of y and z (a balanced chunk reuses more loads), y on a
+// tie. Halving keeps mf a multiple of the chunk (mf % uf == 0 implies mf % (uf / 2) == 0) and
+// the halved factor within the space's powers of two. Only Tiled::canonical calls it: the
+// canonical setting carries the chunk, and the plan reads it from there, so settings whose uf
+// clip to one chunk share one canonical setting and the main and the tail kernel (one IslApply)
+// agree. With the plane loop (plane_loop) the chunk holds no z points (each z point is its own
+// chunk) and its cost and loads are one plane's: the setting's ufx and ufy, clipped the same way.
+std::array<int, 3> clip_chunk(std::array<int, 3> u, long long points,
+                              const std::array<int, 3>& spacing, const std::array<int, 3>& width) {
   while (chunk_cost(1LL * u[0] * u[1] * u[2], points) > kMaxChunkCost ||
-         1LL * u[0] * u[1] * u[2] > kMaxChunkPoints) {
+         1LL * u[0] * u[1] * u[2] > kMaxChunkPoints ||
+         chunk_loads(u, spacing, width, points) > kMaxChunkLoads) {
     if (u[0] % 2 == 0)
       u[0] /= 2;
     else if (u[1] % 2 == 0 && (u[1] >= u[2] || u[2] % 2 != 0))
@@ -297,14 +300,28 @@ std::array<int, 3> clip_chunk(std::array<int, 3> u, long long points) {
   return u;
 }
 
+// Spacing of a thread's merged points along each axis (block merging 1, cyclic the block's
+// threads along the axis) and the inputs one point reads along it (reach plus one).
+std::array<int, 3> chunk_spacing(const Setting& s) {
+  if (static_cast<MergeKind>(s[Param::merge]) != MergeKind::cyclic)
+    return {1, 1, 1};
+  return {std::max(1, s[Param::tbx]), std::max(1, s[Param::tby]), std::max(1, s[Param::tbz])};
+}
+std::array<int, 3> chunk_width(const ProblemShape& shape) {
+  return {shape.reach.lo[0] + shape.reach.hi[0] + 1, shape.reach.lo[1] + shape.reach.hi[1] + 1,
+          shape.reach.lo[2] + shape.reach.hi[2] + 1};
+}
+
 std::array<int, 3> chunk(const ProblemShape& shape, const Setting& s) {
   const std::array<int, 3> asked{std::max(1, s[Param::ufx]), std::max(1, s[Param::ufy]),
                                  std::max(1, s[Param::ufz])};
   const long long points = (shape.flops_per_cell + 1) / 2;
-  const std::array<int, 3> unrolled = clip_chunk(asked, points);
+  const std::array<int, 3> spacing = chunk_spacing(s), width = chunk_width(shape);
+  const std::array<int, 3> unrolled = clip_chunk(asked, points, spacing, width);
   if (!plane_loop(shape.planes, points, unrolled))
     return unrolled;
-  return clip_chunk({asked[0], asked[1], 1}, shape.planes.plane_points);
+  return clip_chunk({asked[0], asked[1], 1}, shape.planes.plane_points, spacing,
+                    {width[0], width[1], 1});
 }
 
 class Tiled final : public KernelFamily {
@@ -351,34 +368,25 @@ class Tiled final : public KernelFamily {
     // shares the main kernel's IslApply and is built from the canonical setting too.
     const Setting c = canonical(shape, s);
     p.unroll = {std::max(1, c[Param::ufx]), std::max(1, c[Param::ufy]), std::max(1, c[Param::ufz])};
-    // Instructions beside the multiply-adds: a chunk of U points loads its footprint (at most
-    // the box of its extent plus the reach, at most every point's own loads) once and moves
-    // each coefficient into its operands once (kCoefficientMoves instructions); fused steps
-    // compute point by point from shared memory.
+    // Instructions beside the multiply-adds: a chunk of U points loads its distinct inputs
+    // once (chunk_loads) and moves each coefficient into its operands once (kCoefficientMoves
+    // instructions); fused steps compute point by point from shared memory.
     const long long points = (shape.flops_per_cell + 1) / 2;
-    // The chunk's points and the box of its extent plus the reach, over its first `axes` axes.
-    double chunk = 1, box = 1;
-    const auto footprint = [&](std::size_t axes) {
-      for (std::size_t d = 0; d < axes; ++d) {
-        chunk *= p.unroll[d];
-        box *= p.unroll[d] + shape.reach.lo[d] + shape.reach.hi[d];
-      }
-    };
+    const double chunk = static_cast<double>(p.unroll[0]) * p.unroll[1] * p.unroll[2];
+    const std::array<int, 3> spacing = chunk_spacing(c), width = chunk_width(shape);
     if (p.tdeg > 1) {
       p.other_instructions = static_cast<double>(points) * (1 + kCoefficientMoves) * p.redundancy;
     } else if (plane_loop(shape.planes, points, p.unroll)) {
-      // The plane loop: each plane loads the chunk's in-plane footprint, and each coefficient
-      // is one uniform constant load per chunk.
-      footprint(2);
+      // The plane loop: each plane loads the chunk's in-plane inputs, and each coefficient is
+      // one uniform constant load per chunk.
       p.other_instructions =
-          (shape.planes.planes * std::min(box, shape.planes.plane_points * chunk) +
+          (shape.planes.planes *
+               chunk_loads(p.unroll, spacing, {width[0], width[1], 1}, shape.planes.plane_points) +
            static_cast<double>(points)) /
           chunk;
     } else {
-      footprint(3);
-      p.other_instructions = (std::min(box, static_cast<double>(points) * chunk) +
-                              kCoefficientMoves * static_cast<double>(points)) /
-                             chunk;
+      p.other_instructions =
+          (chunk_loads(p.unroll, spacing, width, points) + kCoefficientMoves * points) / chunk;
     }
   }
 

@@ -262,6 +262,55 @@ TEST(KernelPlan, TiledChunkIsClippedToTheUnrollLimit) {
   EXPECT_GT(chunk_cost(64, 125), kMaxChunkCost);
 }
 
+// A chunk's distinct inputs (chunk_loads): per axis the union of its points' reads, points
+// `spacing` apart; a cyclic chunk whose points share no inputs loads every point's own, and the
+// chunk is halved until it loads at most kMaxChunkLoads (box3d3r: 27-32 s NVRTC compiles and
+// spills for such chunks of 1,540-1,960 inputs), while a block-merged one of the same uf keeps it.
+TEST(KernelPlan, TiledChunkLoadsAreBoundedForChunksThatShareNoInputs) {
+  // Block merging: 1 x (4 + 6) x (2 + 6) inputs of width 7; cyclic 8 apart along y (no overlap:
+  // 4 x 7) and 2 apart along z (overlap: 2 + 7).
+  EXPECT_EQ(chunk_loads({1, 4, 2}, {1, 1, 1}, {7, 7, 7}, 343), 7.0 * 10 * 8);
+  EXPECT_EQ(chunk_loads({1, 4, 2}, {16, 8, 2}, {7, 7, 7}, 343), 7.0 * 28 * 9);
+  // Never more than every point's own loads (a sparse stencil in its bounding box).
+  EXPECT_EQ(chunk_loads({1, 4, 1}, {32, 32, 32}, {3, 3, 3}, 7), 4.0 * 7);
+
+  const Grid g{512, 512, 512};
+  const Stencil b3 = typical_stencil("box3d3r");
+  Setting s = base(16, 8, 2);
+  s[Param::use_shared] = 1;
+  s[Param::mfy] = 8;
+  s[Param::mfz] = 2;
+  s[Param::ufy] = 4;
+  s[Param::ufz] = 2;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  EXPECT_EQ(make_plan(b3, g, s, DeviceLimits{}).unroll, (std::array<int, 3>{1, 4, 2}));
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  const KernelPlan cyc = make_plan(b3, g, s, DeviceLimits{});
+  EXPECT_EQ(cyc.unroll, (std::array<int, 3>{1, 2, 2}));  // 7 x 14 x 9 = 882 inputs
+  EXPECT_GT(chunk_loads({1, 4, 2}, {16, 8, 2}, {7, 7, 7}, 343), kMaxChunkLoads);
+  EXPECT_LE(chunk_loads(cyc.unroll, {16, 8, 2}, {7, 7, 7}, 343), kMaxChunkLoads);
+  // Cyclic points 2 apart along y share most inputs: 7 x 13 x 11 = 1,001, kept.
+  Setting t = base(64, 2, 4);
+  t[Param::use_shared] = 1;
+  t[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  t[Param::mfy] = t[Param::ufy] = 4;
+  t[Param::mfz] = t[Param::ufz] = 2;
+  EXPECT_EQ(make_plan(b3, g, t, DeviceLimits{}).unroll, (std::array<int, 3>{1, 4, 2}));
+  // The plan's instructions beside the multiply-adds count the cyclic chunk's own loads.
+  const KernelPlan blk = make_plan(
+      b3, g,
+      [&] {
+        Setting b = s;
+        b[Param::merge] = static_cast<int>(MergeKind::block);
+        b[Param::ufy] = 2;
+        return b;
+      }(),
+      DeviceLimits{});
+  ASSERT_EQ(blk.unroll, cyc.unroll);
+  EXPECT_NEAR(blk.other_instructions, (7.0 * 8 * 8 + kCoefficientMoves * 343) / 4, 1e-9);
+  EXPECT_NEAR(cyc.other_instructions, (7.0 * 14 * 9 + kCoefficientMoves * 343) / 4, 1e-9);
+}
+
 TEST(KernelPlan, LeftoverStepsRunAsTailLaunches) {
   Setting s = base(32, 8, 1);
   s[Param::tdeg] = 4;
