@@ -1,0 +1,53 @@
+"""bench/paired_sweep.py on a hand-written isletune-sweep output (SWEEP_RUNS=1): medians,
+the paired counts and the bootstrap interval, worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+BENCH = ROOT / "bench" / "paired_sweep.py"
+
+# Three variants over the same 5 seeds; "-1" is a run that never came within 5 %.
+OUTPUT = """dataset x.h5: 10 settings, optimum 1 ms, 5 seeds
+variant                      optimum    <=2%    <=5%     gap %   measured      to 5%  short restarts  repeats
+base                           5/5   5/5   5/5      0.00        300       20.0      0        0        0
+  to5: 10 20 30 40 50
+same                           5/5   5/5   5/5      0.00        300       20.0      0        0        0
+  to5: 10 20 30 40 50
+worse                          4/5   4/5   4/5      0.00        300       40.0      0        0        0
+  to5: 20 30 40 50 -1
+"""
+
+
+def run(tmp_path, *extra):
+    out = tmp_path / "sweep.txt"
+    out.write_text(OUTPUT)
+    return subprocess.run([sys.executable, str(BENCH), str(out), *extra], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_identical_runs_have_a_zero_interval_and_no_wins(tmp_path):
+    text = run(tmp_path)
+    assert "base base, 5 seeds, median 30" in text
+    # Every resample of identical pairs has the same median: the interval is 0 .. 0.
+    assert "same: median 30 (+0; 95 % interval +0 .. +0); fewer on 0 seeds, more on 0" in text
+
+
+def test_a_variant_slower_on_every_seed_is_outside_zero(tmp_path):
+    text = run(tmp_path)
+    # Medians 40 (never counts as the largest) against 30; more on all 5 seeds; each resample's
+    # median of the shifted runs is at least the base's (x + 10, or never against 50).
+    line = next(l for l in text.splitlines() if l.strip().startswith("worse:"))
+    assert "median 40 (+10;" in line
+    assert "fewer on 0 seeds, more on 5" in line
+    lo = float(line.split("interval ")[1].split(" ..")[0])
+    assert lo > 0
+
+
+def test_base_chosen_by_name(tmp_path):
+    text = run(tmp_path, "--base", "worse")
+    assert "base worse, 5 seeds, median 40" in text
+    assert "base: median 30 (-10;" in text
