@@ -2,7 +2,7 @@
 """Paired comparison of isletune-sweep variants over the same seeds.
 
     SWEEP_RUNS=1 build/bin/isletune-sweep DATASET.h5 --seeds N "a:KEYS" "b:KEYS" ... > out.txt
-    python3 bench/paired_sweep.py out.txt [--base a] [--boot 2000]
+    python3 bench/paired_sweep.py out.txt [--base a] [--boot 2000] [--kt runs.jsonl]
 
 isletune-sweep with SWEEP_RUNS=1 prints, under each variant's row, the measurements each seed
 needed to come within 5 % of the optimum ("to5:", -1 for a run that never did). Every variant
@@ -12,8 +12,15 @@ difference (seeds resampled together, so the pairing is kept) and on how many se
 variant needed fewer / more measurements. A run that never came within 5 % counts as needing
 more than any run that did. An interval that contains 0 means the seeds cannot tell the two
 apart.
+
+With --kt, the per-run rows of bench/kt_compare.py (--json) for the same dataset (matched by
+file name against the sweep's "dataset" line) are compared with every variant as well: Kernel
+Tuner's runs are not paired with the seeds (bayes_opt's initial sample is unseeded), so the
+interval resamples the two sets of runs independently.
 """
 import argparse
+import json
+import os
 import random
 import statistics
 
@@ -21,29 +28,50 @@ NEVER = 10**9
 
 
 def load(path):
-    runs, order, name = {}, [], None
+    runs, order, name, dataset = {}, [], None, None
     with open(path) as f:
         for line in f:
             p = line.split()
             if not p:
                 continue
-            if p[0] == "to5:" and name is not None:
+            if p[0] == "dataset" and len(p) > 1 and dataset is None:
+                dataset = os.path.basename(p[1].rstrip(":"))
+            elif p[0] == "to5:" and name is not None:
                 runs[name] = [int(x) if int(x) >= 0 else NEVER for x in p[1:]]
                 order.append(name)
                 name = None
             elif len(p) > 8 and "/" in p[1]:  # a variant's row: name, optimum a/b, ...
                 name = p[0]
-    return runs, order
+    return runs, order, dataset
 
 
-def interval(a, b, boot, rng):
-    n = len(a)
+def load_kt(path, dataset):
+    """Kernel Tuner's runs per strategy for `dataset` (all rows when it is unknown)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if dataset and os.path.basename(r["dataset"]) != dataset:
+                continue
+            to5 = r["to5"]
+            out.setdefault(r["strategy"], []).append(NEVER if to5 is None else int(to5))
+    return out
+
+
+def interval(a, b, boot, rng, paired=True):
     diffs = []
     for _ in range(boot):
-        idx = [rng.randrange(n) for _ in range(n)]
-        diffs.append(statistics.median(a[i] for i in idx) - statistics.median(b[i] for i in idx))
+        ia = [rng.randrange(len(a)) for _ in a]
+        ib = ia if paired else [rng.randrange(len(b)) for _ in b]
+        diffs.append(statistics.median(a[i] for i in ia) - statistics.median(b[i] for i in ib))
     diffs.sort()
     return diffs[int(0.025 * boot)], diffs[int(0.975 * boot) - 1]
+
+
+def bound(x):
+    return "never" if abs(x) >= NEVER / 2 else f"{x:+g}"
 
 
 def show(x):
@@ -55,9 +83,10 @@ def main():
     ap.add_argument("outputs", nargs="+", help="isletune-sweep outputs (SWEEP_RUNS=1)")
     ap.add_argument("--base", help="the variant the others are compared with (default: the first)")
     ap.add_argument("--boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    ap.add_argument("--kt", help="bench/kt_compare.py --json rows to compare every variant with")
     args = ap.parse_args()
     for path in args.outputs:
-        runs, order = load(path)
+        runs, order, dataset = load(path)
         if not order:
             print(f"{path}: no per-seed rows (run isletune-sweep with SWEEP_RUNS=1)")
             continue
@@ -82,6 +111,21 @@ def main():
             diff = "n/a" if max(ma, mb) >= NEVER else f"{ma - mb:+g}"
             print(f"  {name}: median {show(ma)} ({diff}; 95 % interval {lo:+g} .. {hi:+g}); "
                   f"fewer on {fewer} seeds, more on {more}")
+        if not args.kt:
+            continue
+        for strategy, k in sorted(load_kt(args.kt, dataset).items()):
+            mk = statistics.median(k)
+            reached = sum(x < NEVER for x in k)
+            print(f"  Kernel Tuner {strategy}: {len(k)} runs, median {show(mk)}, "
+                  f"{reached}/{len(k)} within 5 %")
+            for name in order:
+                a = runs[name]
+                lo, hi = interval(a, k, args.boot, random.Random(1), paired=False)
+                ma = statistics.median(a)
+                diff = "n/a" if max(ma, mk) >= NEVER else f"{ma - mk:+g}"
+                print(f"    {name} - {strategy}: {diff} (95 % interval, unpaired, "
+                      f"{bound(lo)} .. {bound(hi)}); ratio of medians "
+                      f"{'n/a' if max(ma, mk) >= NEVER else f'{ma / mk:.2f}'}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the paired counts and the bootstrap interval, worked out by hand in the comments
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -51,3 +52,36 @@ def test_base_chosen_by_name(tmp_path):
     text = run(tmp_path, "--base", "worse")
     assert "base worse, 5 seeds, median 40" in text
     assert "base: median 30 (-10;" in text
+
+
+def kt_rows(tmp_path, rows):
+    path = tmp_path / "kt.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_kernel_tuner_runs_of_the_dataset_compared_unpaired(tmp_path):
+    # bayes_opt on x.h5: 40 40 40 40 (median 40); a row of another dataset must be left out.
+    rows = [{"dataset": "/d/x.h5", "strategy": "bayes_opt", "seed": s, "to5": 40}
+            for s in range(1, 5)]
+    rows.append({"dataset": "/d/other.h5", "strategy": "bayes_opt", "seed": 1, "to5": 1})
+    text = run(tmp_path, "--kt", str(kt_rows(tmp_path, rows)))
+    assert "Kernel Tuner bayes_opt: 4 runs, median 40, 4/4 within 5 %" in text
+    # base 10..50 (median 30) against a constant 40: -10, ratio 0.75. Every resample of the
+    # base has a median in [10, 50], so the interval lies within [-30, +10].
+    line = next(l for l in text.splitlines() if l.strip().startswith("base - bayes_opt"))
+    assert line.strip().startswith("base - bayes_opt: -10 (")
+    assert "ratio of medians 0.75" in line
+    lo = float(line.split("unpaired, ")[1].split(" ..")[0])
+    hi = float(line.split(".. ")[1].split(")")[0])
+    assert -30 <= lo < -10 < hi <= 10
+
+
+def test_kernel_tuner_runs_that_never_reach_count_as_never(tmp_path):
+    # Three of four runs never came within 5 %: the median is "never", no difference printed.
+    rows = [{"dataset": "x.h5", "strategy": "bayes_opt", "seed": s, "to5": to5}
+            for s, to5 in enumerate([None, None, None, 25], start=1)]
+    text = run(tmp_path, "--kt", str(kt_rows(tmp_path, rows)))
+    assert "Kernel Tuner bayes_opt: 4 runs, median never, 1/4 within 5 %" in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("same - bayes_opt"))
+    assert "same - bayes_opt: n/a" in line and "ratio of medians n/a" in line
