@@ -52,27 +52,6 @@ __device__ __forceinline__ void copy_async_wait() {
 
 // f(p, global offset, shared offset) for each of a thread's points p (offsets from its point 0;
 // DA, DB: the points' spacing along the in-plane axes, PITCH: a shared row).
-// The level's value DX points along x from the thread's point, `own` its value at the point
-// and `src` the point in the level's shared plane (XS = C::XSHFL): a warp holds 32 consecutive
-// points of a row (TBA a multiple of 32, the thread's points one per row segment), so the lane
-// DX away holds the neighbour; lanes whose neighbour is in another warp read shared memory
-// (XS = 1), or, where the warp is the whole covered row and the tile overlapped (XS = 2),
-// take the shuffle's value too: those lanes lie in the halo the next level drops.
-template <int XS, int DX>
-__device__ __forceinline__ double x_neighbour(double own, const double* src) {
-  const int lane = static_cast<int>(threadIdx.x & 31u);
-  double v;
-  if constexpr (DX > 0)
-    v = __shfl_down_sync(0xffffffffu, own, DX);
-  else
-    v = __shfl_up_sync(0xffffffffu, own, -DX);
-  if constexpr (XS == 1) {
-    if (DX > 0 ? lane >= 32 - DX : lane < -DX)
-      v = src[DX];
-  }
-  return v;
-}
-
 template <class C, int DA, int DB, int PITCH, class F>
 __device__ __forceinline__ void each_point(F&& f) {
 #pragma unroll
@@ -276,9 +255,9 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
           if (PF > 0 && l == 0)
             cur[0][p] = *at;
           if constexpr (!C::RETIME)
-            Apply::template push<PITCH, C::XSHFL>(w[l], p, cur[l][p], at);
+            Apply::template push<PITCH>(w[l], p, cur[l][p], at);
           else
-            Apply::template push_part<PITCH, C::XSHFL>(acc[l], cq[l], p, cur[l][p], at);
+            Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
         }
     }
 

@@ -150,18 +150,6 @@ int plane_unroll(const ProblemShape& shape, const Setting& s, int tdeg) {
   return unroll;
 }
 
-// In-plane x neighbours through warp shuffles (streaming.cuh x_neighbour), at tdeg >= 2 where
-// the shared reads bound the kernel: 0 off; 1 where a warp holds 32 consecutive points of a
-// row for each of the thread's points (x block a multiple of 32, one point per thread along x
-// or cyclic points), lanes at a warp's edge reading shared memory; 2 where the warp is the
-// whole covered row (32 threads, one point along x), the edge lanes in the dropped halo.
-int x_shuffles(const KernelPlan& plan, const Setting& s) {
-  const bool cyclic = s[Param::merge] == static_cast<int>(MergeKind::cyclic);
-  if (plan.tdeg < 2 || plan.block[0] % 32 != 0 || (s[kMf[0]] > 1 && !cyclic))
-    return 0;
-  return plan.block[0] == 32 && s[kMf[0]] == 1 ? 2 : 1;
-}
-
 FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& grid,
                           std::string_view name) {
   const int sd = plan.stream_axis;
@@ -194,8 +182,7 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si])
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
-    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0)
-    << constant("XSHFL", x_shuffles(plan, s));
+    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
   // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
@@ -289,15 +276,6 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
     return "(" + std::to_string(ab[0]) + ") + (" + std::to_string(ab[1]) + ") * PITCH";
   };
   const auto coef = [&](int k) { return coefficient(stencil, k, use_constant); };
-  // In-plane neighbour m of the point `src` points at: along x only (and within a warp's
-  // reach), from another lane when the config's XS allows (x_neighbour in streaming.cuh).
-  const auto neighbour = [&](int m) {
-    const auto& ab = inplane[static_cast<std::size_t>(m)];
-    const std::string smem = "src[" + offset(m) + "]";
-    if (ab[1] != 0 || ab[0] == 0 || ab[0] <= -32 || ab[0] >= 32)
-      return smem;
-    return "(XS ? isl::x_neighbour<XS, " + std::to_string(ab[0]) + ">(own, src) : " + smem + ")";
-  };
   std::ostringstream r;
   r << "  static constexpr int NM = " << nm << ";\n"
     << "  static constexpr int LIVE_QUEUE = " << st.live.queue << ";  // values per point-level\n"
@@ -309,7 +287,7 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
       r << "    w[" << j << "][p][" << m << "] = 0.0;\n";
   }
   r << "  }\n";
-  r << "  template <int PITCH, int XS, int Q, int NPT, int NMM>\n"
+  r << "  template <int PITCH, int Q, int NPT, int NMM>\n"
     << "  static __device__ __forceinline__ void push(double (&w)[Q][NPT][NMM], int p, double "
        "own,\n"
     << "                                              const double* src) {\n";
@@ -320,7 +298,7 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
     for (int j = lo; j + 1 < q; ++j)
       r << "    w[" << j << "][p][" << m << "] = w[" << j + 1 << "][p][" << m << "];\n";
     r << "    w[" << q - 1 << "][p][" << m
-      << "] = " << (m == 0 ? std::string("own") : neighbour(m)) << ";\n";
+      << "] = " << (m == 0 ? std::string("own") : "src[" + offset(m) + "]") << ";\n";
   }
   r << "  }\n";
   r << "  template <int Q, int NPT, int NMM>\n"
@@ -333,14 +311,14 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   r << "    return s;\n  }\n";
   // Retiming: output slot j (plane newest - shi + j) takes the terms with os = shi - j, i.e.
   // queue index slo + shi - j.
-  r << "  template <int PITCH, int XS, int Q, int SH1, int NPT>\n"
+  r << "  template <int PITCH, int Q, int SH1, int NPT>\n"
     << "  static __device__ __forceinline__ void push_part(double (&acc)[Q][NPT],\n"
     << "                                                   double (&cq)[SH1][NPT], int p,\n"
     << "                                                   double own, const double* src) {\n"
     << "    const double n0 = own;\n";
   for (int m = 1; m < nm; ++m) {
     if (low[static_cast<std::size_t>(m)] < q)
-      r << "    const double n" << m << " = " << neighbour(m) << ";\n";
+      r << "    const double n" << m << " = src[" << offset(m) << "];\n";
   }
   for (int j = 0; j < shi; ++j)
     r << "    cq[" << j << "][p] = cq[" << j + 1 << "][p];\n";

@@ -432,55 +432,9 @@ TEST(Codegen, StreamingQueueKeepsNeighboursFromArrivalToLastUse) {
   // x-neighbours (m = 1, 2): loaded into slot 2, kept in slot 1, never in slot 0.
   for (const std::string m : {"1", "2"}) {
     EXPECT_NE(k.source.find("w[1][p][" + m + "] = w[2][p][" + m + "];"), std::string::npos);
-    const auto at = k.source.find("w[2][p][" + m + "] = (XS ? isl::x_neighbour<XS, ");
-    ASSERT_NE(at, std::string::npos);
-    EXPECT_NE(k.source.substr(at, 120).find(") : src["), std::string::npos);
+    EXPECT_NE(k.source.find("w[2][p][" + m + "] = src["), std::string::npos);
     EXPECT_EQ(k.source.find("w[0][p][" + m + "]"), std::string::npos);
   }
-}
-
-// x neighbours through warp shuffles (streaming.cuh x_neighbour) at tdeg >= 2 only, where a
-// warp holds 32 consecutive points of a row: without shared-memory fallback when the warp is
-// the whole covered row (32 threads along x, one point each), with it for wider rows or cyclic
-// points, never for block-merged points along x. Neighbours along the other in-plane axis
-// stay in shared memory.
-TEST(Codegen, StreamingTakesXNeighboursFromOtherLanesAtTdegTwoAndBeyond) {
-  const Stencil st = typical_stencil("star3d2r");
-  const auto mode = [&](int tbx, int tdeg, int merge, int mfx) {
-    Setting s = streaming_setting(3, 1, 16, 16);
-    s[Param::tbx] = tbx;
-    s[Param::tdeg] = tdeg;
-    s[Param::retiming] = 1;
-    s[Param::merge] = merge;
-    s[Param::mfx] = mfx;
-    if (merge != 0 && mfx == 1)
-      s[Param::mfz] = 2;
-    const KernelSource k = generate_kernel(st, grid_for(3), s);
-    // The main kernel's config (the one-step tail has its own, at tdeg 1).
-    const auto main = k.source.find("struct IslMain {");
-    const auto at = k.source.find("static constexpr int XSHFL = ", main);
-    if (main == std::string::npos || at == std::string::npos)
-      return -1;
-    return k.source[at + std::string("static constexpr int XSHFL = ").size()] - '0';
-  };
-  EXPECT_EQ(mode(32, 2, 0, 1), 2);
-  EXPECT_EQ(mode(64, 2, 0, 1), 1);
-  EXPECT_EQ(mode(32, 2, 2, 2), 1);  // cyclic: 32 apart, the segments meet inside the row
-  EXPECT_EQ(mode(32, 2, 1, 2), 0);  // block-merged along x
-  EXPECT_EQ(mode(32, 1, 0, 1), 0);  // tdeg 1: the covered region is the output tile
-  EXPECT_EQ(mode(16, 2, 0, 1), 0);  // a warp spans two rows
-  EXPECT_EQ(mode(32, 2, 1, 1), 2);  // merged along z only
-  Setting s = streaming_setting(3, 1, 16, 16);
-  s[Param::tbx] = 32;
-  s[Param::tdeg] = 2;
-  s[Param::retiming] = 1;
-  const KernelSource k = generate_kernel(st, grid_for(3), s);
-  // Streaming along y: x offsets +-1, +-2 may come from lanes; z offsets from shared memory.
-  for (const int dx : {-2, -1, 1, 2})
-    EXPECT_NE(k.source.find("isl::x_neighbour<XS, " + std::to_string(dx) + ">(own, src)"),
-              std::string::npos);
-  EXPECT_NE(k.source.find("src[(0) + (2) * PITCH]"), std::string::npos);
-  EXPECT_EQ(k.source.find("x_neighbour<XS, 0>"), std::string::npos);
 }
 
 TEST(CubinCache, KeyChangesWithSourceOptionsVersionAndArch) {
