@@ -64,9 +64,13 @@ __global__ void naive(const double* __restrict__ in, double* __restrict__ out, i
 // i - 2 wrote, so it waits for phase i - 1 only after its reads, and the barrier's latency
 // overlaps them (one more plane of delay per level).
 //
+// XSHFL: the x neighbours from the other lanes' registers (warp shuffles) instead of shared
+// memory; a warp is one row of 32 points, and the lanes whose x neighbours the shuffles miss
+// are in the halo that is recomputed anyway (their results are never stored).
+//
 // PROBE (timing only, results wrong): 1, no stores to the neighbours (the barriers alone);
 // 2, the stores but block barriers instead of cluster barriers.
-template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0>
+template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0, bool XSHFL = false>
 __global__ void __launch_bounds__(BX* BY, 1)
     t2(const double* __restrict__ in, double* __restrict__ out, int nx, int ny, int nz) {
   constexpr int NBUF = SPLIT ? 3 : 2, DELAY = SPLIT ? 2 : 1;
@@ -152,8 +156,20 @@ __global__ void __launch_bounds__(BX* BY, 1)
     for (int l = 0; l < T; ++l) {
       const double* p = buf + rb * BUF + l * LV + own;
       const double v = cen[l][0];
-      const double s = C0 * v + CX1 * (p[-1] + p[1]) + CX2 * (p[-2] + p[2]) +
-                       CY1 * (p[-PX] + p[PX]) + CY2 * (p[-2 * PX] + p[2 * PX]);
+      double xm1, xp1, xm2, xp2;
+      if constexpr (XSHFL) {
+        xm1 = __shfl_up_sync(0xffffffffu, v, 1);
+        xp1 = __shfl_down_sync(0xffffffffu, v, 1);
+        xm2 = __shfl_up_sync(0xffffffffu, v, 2);
+        xp2 = __shfl_down_sync(0xffffffffu, v, 2);
+      } else {
+        xm1 = p[-1];
+        xp1 = p[1];
+        xm2 = p[-2];
+        xp2 = p[2];
+      }
+      const double s = C0 * v + CX1 * (xm1 + xp1) + CX2 * (xm2 + xp2) + CY1 * (p[-PX] + p[PX]) +
+                       CY2 * (p[-2 * PX] + p[2 * PX]);
       acc[l][0] += CZ2 * v;
       acc[l][1] += CZ1 * v;
       acc[l][2] += s;
@@ -204,7 +220,7 @@ __global__ void __launch_bounds__(BX* BY, 1)
     cluster.sync();  // no block leaves while a neighbour may still write into it
 }
 
-template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0>
+template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0, bool XSHFL = false>
 constexpr int shared_bytes() {
   return (SPLIT ? 3 : 2) * T * PY * PX * static_cast<int>(sizeof(double));
 }
@@ -214,10 +230,10 @@ struct Grid {
   long long n() const { return 1LL * nx * ny * nz; }
 };
 
-template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0>
+template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0, bool XSHFL = false>
 void launch(const Grid& gr, const double* in, double* out) {
   constexpr int WX = CX * BX - 2 * H, WY = CY * BY - 2 * H;
-  const auto k = t2<CX, CY, SB, SPLIT, PROBE>;
+  const auto k = t2<CX, CY, SB, SPLIT, PROBE, XSHFL>;
   if constexpr (CX * CY > 8)  // beyond the portable cluster size
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -261,12 +277,12 @@ double time_ms(F&& f, int reps) {
   return ms / reps;
 }
 
-template <int CX, int CY, int SB, bool SPLIT = false, int PROBE = 0>
+template <int CX, int CY, int SB, bool SPLIT = false, int PROBE = 0, bool XSHFL = false>
 void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<double>& ref, int reps,
              double naive_gcells) {
   std::vector<double> got(gr.n());
   CK(cudaMemset(d_out, 0, gr.n() * sizeof(double)));
-  launch<CX, CY, SB, SPLIT, PROBE>(gr, d_in, d_out);
+  launch<CX, CY, SB, SPLIT, PROBE, XSHFL>(gr, d_in, d_out);
   CK(cudaDeviceSynchronize());
   CK(cudaMemcpy(got.data(), d_out, gr.n() * sizeof(double), cudaMemcpyDeviceToHost));
   double err = 0;
@@ -278,7 +294,8 @@ void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<doub
   CK(cudaMalloc(&b, gr.n() * sizeof(double)));
   CK(cudaMemcpy(a, d_in, gr.n() * sizeof(double), cudaMemcpyDeviceToDevice));
   const double ms = time_ms(
-      [&](int r) { launch<CX, CY, SB, SPLIT, PROBE>(gr, r % 2 ? b : a, r % 2 ? a : b); }, reps);
+      [&](int r) { launch<CX, CY, SB, SPLIT, PROBE, XSHFL>(gr, r % 2 ? b : a, r % 2 ? a : b); },
+      reps);
   CK(cudaFree(b));
   const double gcells = gr.n() * T / (ms * 1e-3) / 1e9;
   int clusters = 0;
@@ -292,17 +309,18 @@ void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<doub
     attr[0].val.clusterDim = {CX, CY, 1};
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    CK(cudaOccupancyMaxActiveClusters(&clusters, t2<CX, CY, SB, SPLIT, PROBE>, &cfg));
+    CK(cudaOccupancyMaxActiveClusters(&clusters, t2<CX, CY, SB, SPLIT, PROBE, XSHFL>, &cfg));
   }
   constexpr int WX = CX * BX - 2 * H, WY = CY * BY - 2 * H;
   std::printf(
-      "cluster %dx%d%s%s sb %3d: outputs %3dx%3d of %3dx%3d covered, max err %.2e, "
+      "cluster %dx%d%s%s%s sb %3d: outputs %3dx%3d of %3dx%3d covered, max err %.2e, "
       "%.4f ms per launch, %6.1f GCells/s per step (%.2fx naive), active clusters %d\n",
       CX, CY, SPLIT ? " split" : "",
       PROBE == 1   ? " probe:no-stores"
       : PROBE == 2 ? " probe:block-barriers"
                    : "",
-      SB, WX, WY, CX * BX, CY * BY, err, ms, gcells, gcells / naive_gcells, clusters);
+      XSHFL ? " x-shuffles" : "", SB, WX, WY, CX * BX, CY * BY, err, ms, gcells,
+      gcells / naive_gcells, clusters);
   std::fflush(stdout);
 }
 
@@ -336,6 +354,10 @@ int main(int argc, char** argv) {
   std::printf("naive: %.4f ms per step, %6.1f GCells/s\n", nms, naive_gcells);
   variant<1, 1, 128>(gr, d_in, d_out, ref, reps, naive_gcells);
   variant<1, 1, 512>(gr, d_in, d_out, ref, reps, naive_gcells);
+  variant<1, 1, 128, false, 0, true>(gr, d_in, d_out, ref, reps, naive_gcells);
+  variant<1, 1, 512, false, 0, true>(gr, d_in, d_out, ref, reps, naive_gcells);
+  variant<1, 2, 256, true>(gr, d_in, d_out, ref, reps, naive_gcells);
+  variant<1, 2, 256, true, 0, true>(gr, d_in, d_out, ref, reps, naive_gcells);
   variant<2, 1, 128>(gr, d_in, d_out, ref, reps, naive_gcells);
   variant<2, 2, 128>(gr, d_in, d_out, ref, reps, naive_gcells);
   variant<2, 1, 128, true>(gr, d_in, d_out, ref, reps, naive_gcells);
