@@ -78,6 +78,11 @@ def show(x):
     return "never" if x >= NEVER else f"{x:g}"
 
 
+def difference(a, b):
+    """a - b of two medians, "n/a" when either never came within 5 %."""
+    return "n/a" if max(a, b) >= NEVER else f"{a - b:+g}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outputs", nargs="+", help="isletune-sweep outputs (SWEEP_RUNS=1)")
@@ -108,8 +113,7 @@ def main():
             ma, mb = statistics.median(a), statistics.median(b)
             fewer = sum(x < y for x, y in zip(a, b))
             more = sum(x > y for x, y in zip(a, b))
-            diff = "n/a" if max(ma, mb) >= NEVER else f"{ma - mb:+g}"
-            print(f"  {name}: median {show(ma)} ({diff}; 95 % interval {lo:+g} .. {hi:+g}); "
+            print(f"  {name}: median {show(ma)} ({difference(ma, mb)}; 95 % interval {lo:+g} .. {hi:+g}); "
                   f"fewer on {fewer} seeds, more on {more}")
         if not args.kt:
             continue
@@ -122,8 +126,7 @@ def main():
                 a = runs[name]
                 lo, hi = interval(a, k, args.boot, random.Random(1), paired=False)
                 ma = statistics.median(a)
-                diff = "n/a" if max(ma, mk) >= NEVER else f"{ma - mk:+g}"
-                print(f"    {name} - {strategy}: {diff} (95 % interval, unpaired, "
+                print(f"    {name} - {strategy}: {difference(ma, mk)} (95 % interval, unpaired, "
                       f"{bound(lo)} .. {bound(hi)}); ratio of medians "
                       f"{'n/a' if max(ma, mk) >= NEVER else f'{ma / mk:.2f}'}")
 

@@ -40,6 +40,14 @@ constexpr int T = 2;      // fused steps
 constexpr int H = R * T;  // halo of the fused steps
 constexpr int BX = 32, BY = 32;
 constexpr int PX = BX + 2 * R, PY = BY + 2 * R;  // a padded plane in shared memory
+// Outputs of a cluster along an axis: its blocks' points less the halo on both sides.
+__host__ __device__ constexpr int cluster_outputs(int blocks, int block_extent) {
+  return blocks * block_extent - 2 * H;
+}
+// Dynamic shared memory of a block: two or (split barrier) three buffers of every level's plane.
+constexpr int shared_bytes(bool split) {
+  return (split ? 3 : 2) * T * PY * PX * static_cast<int>(sizeof(double));
+}
 constexpr double C0 = 0.61, CX1 = 0.06, CX2 = 0.02, CY1 = 0.05, CY2 = 0.015, CZ1 = 0.04, CZ2 = 0.01;
 
 __global__ void naive(const double* __restrict__ in, double* __restrict__ out, int nx, int ny,
@@ -80,7 +88,7 @@ __global__ void __launch_bounds__(BX* BY, 1)
   const int tx = threadIdx.x, ty = threadIdx.y;
   const dim3 ci = CX * CY > 1 ? cluster.block_index() : dim3(0, 0, 0);
   const int bxi = static_cast<int>(ci.x), byi = static_cast<int>(ci.y);
-  constexpr int WX = CX * BX - 2 * H, WY = CY * BY - 2 * H;  // outputs per cluster
+  constexpr int WX = cluster_outputs(CX, BX), WY = cluster_outputs(CY, BY);  // outputs per cluster
   const int cx0 = (blockIdx.x / CX) * WX, cy0 = (blockIdx.y / CY) * WY;
   const int x = cx0 - H + bxi * BX + tx, y = cy0 - H + byi * BY + ty;
   const bool in_xy = x >= 0 && x < nx && y >= 0 && y < ny;
@@ -220,37 +228,47 @@ __global__ void __launch_bounds__(BX* BY, 1)
     cluster.sync();  // no block leaves while a neighbour may still write into it
 }
 
-template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0, bool XSHFL = false>
-constexpr int shared_bytes() {
-  return (SPLIT ? 3 : 2) * T * PY * PX * static_cast<int>(sizeof(double));
-}
-
 struct Grid {
   int nx, ny, nz;
   long long n() const { return 1LL * nx * ny * nz; }
 };
 
-template <int CX, int CY, int SB, bool SPLIT, int PROBE = 0, bool XSHFL = false>
-void launch(const Grid& gr, const double* in, double* out) {
-  constexpr int WX = CX * BX - 2 * H, WY = CY * BY - 2 * H;
+// A variant's launch configuration: 32x32 blocks in CX x CY clusters over `grid`, its shared
+// memory (the attribute lives beside the config that points at it).
+template <int CX, int CY, bool SPLIT>
+struct ClusterLaunch {
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = {};
+  explicit ClusterLaunch(dim3 grid) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = CX;
+    attr[0].val.clusterDim.y = CY;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(BX, BY, 1);
+    cfg.dynamicSmemBytes = shared_bytes(SPLIT);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
+// The kernel's attributes, once per variant (before its first launch).
+template <int CX, int CY, int SB, bool SPLIT, int PROBE, bool XSHFL>
+void prepare() {
   const auto k = t2<CX, CY, SB, SPLIT, PROBE, XSHFL>;
   if constexpr (CX * CY > 8)  // beyond the portable cluster size
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          shared_bytes<CX, CY, SB, SPLIT>()));
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim =
-      dim3(((gr.nx + WX - 1) / WX) * CX, ((gr.ny + WY - 1) / WY) * CY, (gr.nz + SB - 1) / SB);
-  cfg.blockDim = dim3(BX, BY, 1);
-  cfg.dynamicSmemBytes = shared_bytes<CX, CY, SB, SPLIT>();
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = CX;
-  attr[0].val.clusterDim.y = CY;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&cfg, k, in, out, gr.nx, gr.ny, gr.nz));
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes(SPLIT)));
+}
+
+template <int CX, int CY, int SB, bool SPLIT, int PROBE, bool XSHFL>
+void launch(const Grid& gr, const double* in, double* out) {
+  constexpr int WX = cluster_outputs(CX, BX), WY = cluster_outputs(CY, BY);
+  const ClusterLaunch<CX, CY, SPLIT> l(
+      dim3(((gr.nx + WX - 1) / WX) * CX, ((gr.ny + WY - 1) / WY) * CY, (gr.nz + SB - 1) / SB));
+  CK(cudaLaunchKernelEx(&l.cfg, t2<CX, CY, SB, SPLIT, PROBE, XSHFL>, in, out, gr.nx, gr.ny, gr.nz));
 }
 
 void naive_step(const Grid& gr, const double* in, double* out) {
@@ -281,6 +299,7 @@ template <int CX, int CY, int SB, bool SPLIT = false, int PROBE = 0, bool XSHFL 
 void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<double>& ref, int reps,
              double naive_gcells) {
   std::vector<double> got(gr.n());
+  prepare<CX, CY, SB, SPLIT, PROBE, XSHFL>();
   CK(cudaMemset(d_out, 0, gr.n() * sizeof(double)));
   launch<CX, CY, SB, SPLIT, PROBE, XSHFL>(gr, d_in, d_out);
   CK(cudaDeviceSynchronize());
@@ -300,18 +319,10 @@ void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<doub
   const double gcells = gr.n() * T / (ms * 1e-3) / 1e9;
   int clusters = 0;
   if constexpr (CX * CY > 1) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(CX * 8, CY * 8, 1);
-    cfg.blockDim = dim3(BX, BY, 1);
-    cfg.dynamicSmemBytes = shared_bytes<CX, CY, SB, SPLIT>();
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim = {CX, CY, 1};
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    CK(cudaOccupancyMaxActiveClusters(&clusters, t2<CX, CY, SB, SPLIT, PROBE, XSHFL>, &cfg));
+    const ClusterLaunch<CX, CY, SPLIT> l(dim3(CX * 8, CY * 8, 1));
+    CK(cudaOccupancyMaxActiveClusters(&clusters, t2<CX, CY, SB, SPLIT, PROBE, XSHFL>, &l.cfg));
   }
-  constexpr int WX = CX * BX - 2 * H, WY = CY * BY - 2 * H;
+  constexpr int WX = cluster_outputs(CX, BX), WY = cluster_outputs(CY, BY);
   std::printf(
       "cluster %dx%d%s%s%s sb %3d: outputs %3dx%3d of %3dx%3d covered, max err %.2e, "
       "%.4f ms per launch, %6.1f GCells/s per step (%.2fx naive), active clusters %d\n",
