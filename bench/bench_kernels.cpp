@@ -377,6 +377,10 @@ std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
       {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfx=4 ufx=4 mfy=8 ufy=8 mfz=2 use_shared=0"},
       {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2 use_shared=1"},
       {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=cyclic mfx=2 ufx=2 mfy=4 ufy=4 mfz=4 use_shared=0"},
+      // The fastest box3d2r chunks of an exhaustive narrow space (docs/benchmarks.md, "box3d2r
+      // at 70 % of the FP64 roof"): global loads, 32 x 2 x 4 threads.
+      {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=0"},
+      {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=8 ufy=8 mfz=2 ufz=2 use_shared=0"},
   };
 }
 

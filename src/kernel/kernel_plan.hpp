@@ -76,6 +76,14 @@ inline constexpr double kMaxChunkLoads = 1024;
 // compile 1-5 s looped against 2-25 s unrolled.
 inline constexpr int kPlaneLoopPoints = 100;
 inline constexpr long long kPlaneLoopChunk = 8;
+// Registers per thread of a register tile of `chunk_points` points: two per accumulator, about one
+// more per point for the inputs ptxas keeps in flight, and a fixed part (addresses, indices).
+// ptxas on sm_90, the 3-D boxes' tdeg-1 tiles measured on the H100 (docs/bench narrow and
+// families rows, 2026-11-25): 4 points 32-40 registers, 8 points 38-58, 16 points 48-80, 32
+// points 80-128 (where the block leaves room; 1024-thread blocks are capped at 64).
+[[nodiscard]] constexpr int tile_registers(long long chunk_points) {
+  return static_cast<int>(std::min<long long>(255, 24 + 3 * chunk_points));
+}
 
 struct KernelPlan {
   const KernelFamily* family = nullptr;  // the family that builds the setting
@@ -108,6 +116,12 @@ struct KernelPlan {
   // compute-bound kernel issue-bound (the predictor's compute term). 0 where the family does
   // not estimate it.
   double other_instructions = 0;
+  // Distinct inputs a thread loads per useful cell-step (global loads through L1, or shared
+  // reads) and the estimated registers per thread (tile_registers): the compute-bound
+  // roofline's L1, L2 and register terms (sample/predictor.hpp). 0 where the family does not
+  // estimate them.
+  double loads_per_cell = 0;
+  int registers = 0;
   int threads_per_block = 1;
 };
 

@@ -376,18 +376,22 @@ class Tiled final : public KernelFamily {
     const std::array<int, 3> spacing = chunk_spacing(c), width = chunk_width(shape);
     if (p.tdeg > 1) {
       p.other_instructions = static_cast<double>(points) * (1 + kCoefficientMoves) * p.redundancy;
-    } else if (plane_loop(shape.planes, points, p.unroll)) {
+      return;
+    }
+    if (plane_loop(shape.planes, points, p.unroll)) {
       // The plane loop: each plane loads the chunk's in-plane inputs, and each coefficient is
       // one uniform constant load per chunk.
-      p.other_instructions =
-          (shape.planes.planes *
-               chunk_loads(p.unroll, spacing, {width[0], width[1], 1}, shape.planes.plane_points) +
-           static_cast<double>(points)) /
+      p.loads_per_cell =
+          shape.planes.planes *
+          chunk_loads(p.unroll, spacing, {width[0], width[1], 1}, shape.planes.plane_points) /
           chunk;
+      p.other_instructions = p.loads_per_cell + static_cast<double>(points) / chunk;
     } else {
+      p.loads_per_cell = chunk_loads(p.unroll, spacing, width, points) / chunk;
       p.other_instructions =
-          (chunk_loads(p.unroll, spacing, width, points) + kCoefficientMoves * points) / chunk;
+          p.loads_per_cell + kCoefficientMoves * static_cast<double>(points) / chunk;
     }
+    p.registers = tile_registers(static_cast<long long>(chunk));
   }
 
   std::optional<std::string> unsupported(const Setting& s) const override {

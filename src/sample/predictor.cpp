@@ -72,11 +72,25 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
       std::min<long long>(limits.max_blocks_per_sm, limits.max_threads_per_sm / threads);
   if (plan.shared_bytes > 0)
     blocks = std::min<long long>(blocks, limits.shared_per_sm / plan.shared_bytes);
+  // Register tiles of a compute-bound stencil: the estimated registers limit the blocks per SM
+  // (allocated in steps of 8); beyond what a thread of this block may hold, ptxas spills.
+  const bool tile_terms = issue_term && plan.registers > 0;
+  double spill = 1;
+  if (tile_terms) {
+    const long long cap = std::min<long long>(limits.max_registers_per_thread,
+                                              limits.registers_per_sm / threads / 8 * 8);
+    if (cap <= 0)
+      return t;
+    spill = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap));
+    const long long regs = (std::min<long long>(plan.registers, cap) + 7) / 8 * 8;
+    blocks = std::min<long long>(blocks, limits.registers_per_sm / (threads * regs));
+  }
   t.blocks = blocks;
   if (blocks <= 0)
     return t;
   t.occupancy = static_cast<double>(blocks * threads) / limits.max_threads_per_sm;
-  const double efficiency = std::min(1.0, t.occupancy / 0.5);
+  const double efficiency =
+      std::min(1.0, t.occupancy / (tile_terms ? kTileSaturatingOccupancy : 0.5));
 
   const double cells = static_cast<double>(grid.cells());
   const double launched = static_cast<double>(plan.grid[0]) * static_cast<double>(plan.grid[1]) *
@@ -91,8 +105,27 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
   const double flops = plan.flops_per_cell * plan.redundancy;
   const double issue = issue_term ? std::max(flops, flops / 2 + plan.other_instructions) : flops;
   const double t_flop_ms = cells * issue / (limits.fp64_gflops * 1e9) * 1e3;
-  t.time_ms = std::max(t_mem_ms, t_flop_ms) * staging / (efficiency * parallel) *
-                  plan.family->cost_factor(s) +
+  // A register tile's loads: each 8-byte input through L1 (kL1BytesPerFp64Flop; a warp whose
+  // loads spread over more lines costs more, as in `bytes`: coalesce, segment), and from L2
+  // the block's loaded region once, plus, for global loads (no shared stage), the share of the
+  // other loads that the resident blocks' regions do not leave room for in L1.
+  double t_cache_ms = 0;
+  if (tile_terms && plan.loads_per_cell > 0) {
+    const double t_l1_ms = cells * plan.loads_per_cell * 8.0 * coalesce * segment /
+                           (kL1BytesPerFp64Flop * limits.fp64_gflops * 1e9) * 1e3;
+    const double region = static_cast<double>(plan.loaded[0]) * plan.loaded[1] * plan.loaded[2];
+    const double tile = static_cast<double>(plan.tile[0]) * plan.tile[1] * plan.tile[2];
+    const double footprint = static_cast<double>(blocks) * region * 8.0;
+    const double missed =
+        staged || footprint <= kL1BytesPerSm ? 0 : std::sqrt(1 - kL1BytesPerSm / footprint);
+    const double l2_doubles =
+        region / tile + missed * std::max(0.0, plan.loads_per_cell - region / tile);
+    const double t_l2_ms =
+        cells * l2_doubles * 8.0 / (kL2OverDram * limits.memory_bandwidth_gbs * 1e9) * 1e3;
+    t_cache_ms = std::max(t_l1_ms, t_l2_ms);
+  }
+  t.time_ms = std::max({t_mem_ms, t_flop_ms, t_cache_ms}) * staging * spill /
+                  (efficiency * parallel) * plan.family->cost_factor(s) +
               0.005 / plan.tdeg;
   return t;
 }

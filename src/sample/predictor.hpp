@@ -29,7 +29,17 @@
 //              FP64 pipe takes one multiply-add (2 flops) per two issue slots, every load and
 //              coefficient move takes one slot (the family's estimate: a register-tile chunk
 //              shares its footprint's loads and its coefficients); else issue = F.
-//   time_ms  = max(t_mem, t_flop) * staging / (efficiency * parallel) * f_stream + launches
+//   tile terms (compute-bound stencil, plan.registers > 0: the tiled family at tdeg 1):
+//              blocks/SM also <= registers_per_sm / (threads * registers rounded up to 8), with
+//              registers = min(plan.registers, cap), cap = min(255, registers_per_sm / threads);
+//              spill = max(1, plan.registers / cap); efficiency = min(1, occ / 0.3);
+//              t_cache = max(t_l1, t_l2): t_l1 = cells * loads_per_cell * 8 B * coalesce * segment
+//              / L1 bandwidth, t_l2 = cells * 8 B * (loaded / tile + missed * (loads_per_cell -
+//              loaded / tile)) / L2 bandwidth, missed = sqrt(the share of the resident blocks'
+//              loaded regions beyond L1) (0 for a staged tile); constants below; else spill = 1,
+//              t_cache = 0.
+//   time_ms  = max(t_mem, t_flop, t_cache) * staging * spill / (efficiency * parallel) * f_stream
+//              + launches
 //              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
 //              for prefetch, multiplied; tiled: 1); launches = 0.005 ms / tdeg.
 // Temporal blocking therefore pays through the plan: DRAM traffic per step falls roughly as
@@ -90,6 +100,19 @@ class UniformPredictor final : public Predictor {
 // cross3d4r on the H200 (0.51); out box3d1r (0.30 / 0.42), box2d2r and star3d4r (0.27 /
 // 0.38) and every smaller stencil, i.e. every stencil of the replay datasets.
 inline constexpr double kIssueTermRidgeFraction = 0.5;
+
+// The register-tile terms of a compute-bound stencil (where the issue term applies and the plan
+// estimates registers and loads: the tiled family at tdeg 1). sm_90 figures: L1 serves 128 bytes
+// per clock per SM and the FP64 pipes 128 flops (64 multiply-adds), so one L1 byte per FP64 flop;
+// L1 and shared memory share 256 KiB per SM; L2 serves about twice the DRAM copy bandwidth. A
+// compute-bound tile saturates at a lower occupancy than a memory-bound kernel (its 16-32
+// accumulators are its parallelism): box3d2r's fastest tiles run 3 blocks of 256 threads at
+// 74 registers (37.5 %). Fitted on the 3-D boxes' measured tiles (docs/benchmarks.md, "The
+// roofline for register tiles").
+inline constexpr double kL1BytesPerFp64Flop = 1.0;
+inline constexpr double kL1BytesPerSm = 256.0 * 1024;
+inline constexpr double kL2OverDram = 2.0;
+inline constexpr double kTileSaturatingOccupancy = 0.3;
 [[nodiscard]] bool issue_term_applies(int flops_per_cell, const DeviceLimits& limits);
 
 class RooflinePredictor final : public Predictor {
