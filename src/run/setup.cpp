@@ -165,6 +165,7 @@ SampledSet sample_settings(const Config& config, const Stencil& stencil, const S
     SpaceSource source(space);
     set = sample(source, *predictor, config.sampler, config.seed).set;
   }
+  refine_sample(set, space, *predictor, /*whole_space=*/!candidates);
   const auto naive = naive_seed(space, candidates ? &*candidates : nullptr);
   if (naive && std::find(set.settings.begin(), set.settings.end(), *naive) == set.settings.end()) {
     set.settings.push_back(*naive);

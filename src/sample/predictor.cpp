@@ -81,7 +81,8 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
                                               limits.registers_per_sm / threads / 8 * 8);
     if (cap <= 0)
       return t;
-    spill = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap));
+    spill = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap)) *
+            (s[Param::use_constant] != 0 ? kTileConstantCost : 1.0);
     const long long regs = (std::min<long long>(plan.registers, cap) + 7) / 8 * 8;
     blocks = std::min<long long>(blocks, limits.registers_per_sm / (threads * regs));
   }

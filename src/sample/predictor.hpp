@@ -36,8 +36,8 @@
 //              t_cache = max(t_l1, t_l2): t_l1 = cells * loads_per_cell * 8 B * coalesce * segment
 //              / L1 bandwidth, t_l2 = cells * 8 B * (loaded / tile + missed * (loads_per_cell -
 //              loaded / tile)) / L2 bandwidth, missed = sqrt(the share of the resident blocks'
-//              loaded regions beyond L1) (0 for a staged tile); constants below; else spill = 1,
-//              t_cache = 0.
+//              loaded regions beyond L1) (0 for a staged tile); spill also x
+//              kTileConstantCost with use_constant; constants below; else spill = 1, t_cache = 0.
 //   time_ms  = max(t_mem, t_flop, t_cache) * staging * spill / (efficiency * parallel) * f_stream
 //              + launches
 //              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
@@ -113,6 +113,10 @@ inline constexpr double kL1BytesPerFp64Flop = 1.0;
 inline constexpr double kL1BytesPerSm = 256.0 * 1024;
 inline constexpr double kL2OverDram = 2.0;
 inline constexpr double kTileSaturatingOccupancy = 0.3;
+// A register tile with its coefficients in `__constant__` memory (use_constant): the median
+// cost of 54 box3d2r tiles measured both ways on the H100 (literal coefficients faster on 45:
+// more registers, 80-128 against 74-110; docs/bench/narrow-tiled-box3d2r-global-*.csv).
+inline constexpr double kTileConstantCost = 1.18;
 [[nodiscard]] bool issue_term_applies(int flops_per_cell, const DeviceLimits& limits);
 
 class RooflinePredictor final : public Predictor {
