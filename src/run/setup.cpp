@@ -168,9 +168,7 @@ SampledSet sample_settings(const Config& config, const Stencil& stencil, const S
   refine_sample(set, space, *predictor, /*whole_space=*/!candidates);
   const auto naive = naive_seed(space, candidates ? &*candidates : nullptr);
   if (naive && std::find(set.settings.begin(), set.settings.end(), *naive) == set.settings.end()) {
-    set.settings.push_back(*naive);
-    set.oc.push_back(space.oc_of(*naive));
-    set.predicted_ms.push_back(predictor->predict_ms(*naive));
+    set.add(*naive, space.oc_of(*naive), predictor->predict_ms(*naive));
   }
   return set;
 }

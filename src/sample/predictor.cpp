@@ -73,16 +73,17 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
   if (plan.shared_bytes > 0)
     blocks = std::min<long long>(blocks, limits.shared_per_sm / plan.shared_bytes);
   // Register tiles of a compute-bound stencil: the estimated registers limit the blocks per SM
-  // (allocated in steps of 8); beyond what a thread of this block may hold, ptxas spills.
+  // (allocated in steps of 8); beyond what a thread of this block may hold, ptxas spills;
+  // coefficients in constant memory cost kTileConstantCost.
   const bool tile_terms = issue_term && plan.registers > 0;
-  double spill = 1;
+  double tile_cost = 1;
   if (tile_terms) {
     const long long cap = std::min<long long>(limits.max_registers_per_thread,
                                               limits.registers_per_sm / threads / 8 * 8);
     if (cap <= 0)
       return t;
-    spill = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap)) *
-            (s[Param::use_constant] != 0 ? kTileConstantCost : 1.0);
+    tile_cost = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap)) *
+                (s[Param::use_constant] != 0 ? kTileConstantCost : 1.0);
     const long long regs = (std::min<long long>(plan.registers, cap) + 7) / 8 * 8;
     blocks = std::min<long long>(blocks, limits.registers_per_sm / (threads * regs));
   }
@@ -125,7 +126,7 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
         cells * l2_doubles * 8.0 / (kL2OverDram * limits.memory_bandwidth_gbs * 1e9) * 1e3;
     t_cache_ms = std::max(t_l1_ms, t_l2_ms);
   }
-  t.time_ms = std::max({t_mem_ms, t_flop_ms, t_cache_ms}) * staging * spill /
+  t.time_ms = std::max({t_mem_ms, t_flop_ms, t_cache_ms}) * staging * tile_cost /
                   (efficiency * parallel) * plan.family->cost_factor(s) +
               0.005 / plan.tdeg;
   return t;

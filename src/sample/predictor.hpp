@@ -32,13 +32,15 @@
 //   tile terms (compute-bound stencil, plan.registers > 0: the tiled family at tdeg 1):
 //              blocks/SM also <= registers_per_sm / (threads * registers rounded up to 8), with
 //              registers = min(plan.registers, cap), cap = min(255, registers_per_sm / threads);
-//              spill = max(1, plan.registers / cap); efficiency = min(1, occ / 0.3);
+//              tile_cost = max(1, plan.registers / cap) (spills), x kTileConstantCost with
+//              use_constant; efficiency = min(1, occ / 0.3);
 //              t_cache = max(t_l1, t_l2): t_l1 = cells * loads_per_cell * 8 B * coalesce * segment
 //              / L1 bandwidth, t_l2 = cells * 8 B * (loaded / tile + missed * (loads_per_cell -
 //              loaded / tile)) / L2 bandwidth, missed = sqrt(the share of the resident blocks'
-//              loaded regions beyond L1) (0 for a staged tile); spill also x
-//              kTileConstantCost with use_constant; constants below; else spill = 1, t_cache = 0.
-//   time_ms  = max(t_mem, t_flop, t_cache) * staging * spill / (efficiency * parallel) * f_stream
+//              loaded regions beyond L1) (0 for a staged tile); constants below; else
+//              tile_cost = 1, t_cache = 0.
+//   time_ms  = max(t_mem, t_flop, t_cache) * staging * tile_cost / (efficiency * parallel) *
+//              f_stream
 //              + launches
 //              f_stream = plan.family->cost_factor(s) (streaming: 0.95 for retiming and 0.95
 //              for prefetch, multiplied; tiled: 1); launches = 0.005 ms / tdeg.

@@ -200,9 +200,7 @@ SampleResult sample(SettingSource& source, const Predictor& predictor,
       if (!taken.insert(*s).second)
         continue;
       const double p = predictor.predict_ms(*s);
-      result.set.settings.push_back(*s);
-      result.set.oc.push_back(oc);
-      result.set.predicted_ms.push_back(p);
+      result.set.add(*s, oc, p);
       ++drawn_total[oc];
       ++round.drawn[oc];
       round_worst = std::max(round_worst, p);
@@ -371,11 +369,8 @@ void refine_sample(SampledSet& set, const Space& space, const Predictor& predict
   }
   std::stable_sort(ends.begin(), ends.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t i = 0; i < ends.size() && i < kRefinedStarts; ++i) {
-    set.settings.push_back(ends[i].second);
-    set.oc.push_back(Space::oc_of(ends[i].second));
-    set.predicted_ms.push_back(ends[i].first);
-  }
+  for (std::size_t i = 0; i < ends.size() && i < kRefinedStarts; ++i)
+    set.add(ends[i].second, Space::oc_of(ends[i].second), ends[i].first);
 }
 
 std::optional<Setting> naive_seed(const Space& space, const std::vector<Setting>* recorded) {
