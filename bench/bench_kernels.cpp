@@ -330,6 +330,12 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=4 retiming=1")},
       {"streaming", 1, s3("sb=128 tbx=64 tby=2 merge=block mfy=4 ufz=8 retiming=1")},
       {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfy=4 ufz=8 retiming=1")},
+      // tdeg 2 with the last level from the shared ring (use_shared=1): a 2x2 register tile
+      // per thread in a 64 x 32 covered plane (docs/benchmarks.md, "The last level from a
+      // shared ring").
+      {"streaming", 2,
+       "streaming=1 sd=1 sb=128 tbx=32 tby=1 tbz=16 merge=block mfx=2 mfz=2 retiming=1 "
+       "prefetch=1 use_shared=1 use_constant=1"},
   };
 }
 

@@ -24,6 +24,16 @@
 // stream loop has a compile-time trip count, every register index is a compile-time
 // constant after unrolling, and shifts of the queues are register renaming.
 //
+// VEC (tdeg >= 2, block merge with an even MFA): a thread's points come in x-adjacent pairs
+// that read and write shared memory as 16-byte double2 (a padded row starts at an even index,
+// PADA >= ALO, and PITCH is even), so a warp's accesses have no 2-way bank conflict.
+//
+// SHQ (tdeg >= 2): the last level keeps no register pipeline. Level T-1 writes its planes into
+// a ring of Q + 1 shared planes (Q readable, one being written) and level T reads all of its
+// terms, in-plane and along S, from the ring. A thread then holds T-1 levels of pipeline
+// instead of T, so the same registers cover a larger plane (less recomputed halo) at the cost
+// of the last level's stream-axis reads from shared memory.
+//
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
 // level and iteration (uniform). Points outside the grid read 0 and are never stored.
@@ -66,10 +76,19 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
                                             double* smem) {
   constexpr int T = C::TDEG, Q = C::SLO + C::SHI + 1, NM = Apply::NM;
   constexpr int NPT = C::MFA * C::MFB;
-  constexpr int PITCH = C::LA + C::ALO + C::AHI;  // padded row of a shared plane
+  constexpr int PITCH = C::PITCH;  // padded row of a shared plane (C::PADA points before it)
   constexpr int PLANE = (C::LB + C::BLO + C::BHI) * PITCH;
   constexpr int THREADS = C::TBX * C::TBY * C::TBZ;
   constexpr int NIT = C::SB + T * Q;  // iterations: stream block + pipeline fill
+  constexpr int SQ = C::SHQ;          // 1: the last level reads level T-1 from the ring
+  constexpr int TL = T - SQ;          // source levels with double-buffered planes
+  constexpr int NQ = SQ ? Q + 1 : 1;  // ring planes
+  static_assert(SQ == 0 || T >= 2, "the shared ring serves the last of >= 2 levels");
+  constexpr int US = C::VEC ? 2 : 1;  // points per shared access along x
+  static_assert(C::VEC == 0 || (C::MFA % 2 == 0 && !C::CYC && PITCH % 2 == 0 && C::PADA % 2 == 0),
+                "paired points: block merge, an even MFA and an even row start");
+  static_assert(C::RING == 0 || (C::PADA == C::ALO && PITCH == C::LA + C::ALO + C::AHI),
+                "the input ring assumes a row padded by the reach exactly");
   // RING (tdeg 1): the ring around the covered region of the input plane (padded plane minus
   // the covered part: the BLO + BHI rows above and below, then the ALO + AHI side points of
   // each covered row), ring point k taken by thread k % THREADS; RSLOT per thread at most.
@@ -131,7 +150,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
   const long long g0 = 1LL * (b0 + ib0) * C::GSB + (a0 + ia0);
   // Shared offset of point 0 within a padded plane.
-  const int sm0 = (ib0 + C::BLO) * PITCH + ia0 + C::ALO;
+  const int sm0 = (ib0 + C::BLO) * PITCH + ia0 + C::PADA;
 
   // Shared memory: levels 0..T-1 double-buffered (rd: written in the previous iteration, wr:
   // in this one). Input planes reach level 0's buffer in one of three ways: loaded into
@@ -143,13 +162,17 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   constexpr int PF = C::ASYNC;
   constexpr int NB0 = PF + 2;
   static_assert(PF == 0 || (T == 1 && !C::PREFETCH), "asynchronous copies at tdeg 1 only");
-  for (int k = tid; k < (PF > 0 ? NB0 : 2 * T) * PLANE; k += THREADS)
+  for (int k = tid; k < (PF > 0 ? NB0 : 2 * TL + SQ * NQ) * PLANE; k += THREADS)
     smem[k] = 0.0;
   __syncthreads();
-  double* rd = smem + T * PLANE;  // planes written in the previous iteration
-  double* wr = smem;              // planes written in this iteration
-  int b_rd = NB0 - 1;             // PF > 0: buffer of input plane p0 + i - 1
-  int b_pf = PF % NB0;            // PF > 0: buffer of input plane p0 + i + PF
+  double* rd = smem + TL * PLANE;  // planes written in the previous iteration
+  double* wr = smem;               // planes written in this iteration
+  // SQ: the ring of level T-1's planes; slot is written this iteration, the Q slots after it
+  // (cyclically) hold the planes of stream offsets -SLO..SHI of level T's plane, oldest first.
+  double* const ring = smem + 2 * TL * PLANE + sm0;
+  int slot = 0;
+  int b_rd = NB0 - 1;   // PF > 0: buffer of input plane p0 + i - 1
+  int b_pf = PF % NB0;  // PF > 0: buffer of input plane p0 + i + PF
 
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
   double cur[T + 1][NPT];
@@ -225,6 +248,20 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       load_async(smem + k * PLANE, p0 + k, true);
   }
   const auto next = [](int b) { return b + 1 == NB0 ? 0 : b + 1; };
+  // The thread's points of `val` into a shared plane at `base` (its point 0), in pairs (VEC).
+  const auto store_points = [&](double* base, const double(&val)[NPT]) {
+#pragma unroll
+    for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+      for (int u = 0; u < C::MFA; u += US) {
+        const int p = v * C::MFA + u;
+        double* at = base + u * DA + v * DB * PITCH;
+        if constexpr (C::VEC)
+          *reinterpret_cast<double2*>(at) = make_double2(val[p], val[p + 1]);
+        else
+          *at = val[p];
+      }
+  };
   double pre[NPT], ring_pre[RSLOT];
   if constexpr (C::PREFETCH) {
     load(pre, p0);
@@ -244,17 +281,21 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 
     // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
-    for (int l = 0; l < T; ++l) {
+    for (int l = 0; l < TL; ++l) {
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
 #pragma unroll
       for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
-        for (int u = 0; u < C::MFA; ++u) {
+        for (int u = 0; u < C::MFA; u += US) {
           const int p = v * C::MFA + u;
           const double* at = src + u * DA + v * DB * PITCH;
           if (PF > 0 && l == 0)
             cur[0][p] = *at;
-          if constexpr (!C::RETIME)
+          if constexpr (C::VEC && !C::RETIME)
+            Apply::template push2<PITCH>(w[l], p, cur[l][p], cur[l][p + 1], at);
+          else if constexpr (C::VEC)
+            Apply::template push_part2<PITCH>(acc[l], cq[l], p, cur[l][p], cur[l][p + 1], at);
+          else if constexpr (!C::RETIME)
             Apply::template push<PITCH>(w[l], p, cur[l][p], at);
           else
             Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
@@ -263,14 +304,44 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 
     // (B) Levels 1..T compute their plane from level l-1.
     const int q_top = p0 + i;  // level 0's plane this iteration
+    int so[Q];                 // SQ: ring offsets of stream offsets -SLO..SHI
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      const int k = slot + 1 + j;
+      so[j] = (k >= NQ ? k - NQ : k) * PLANE;
+    }
 #pragma unroll
     for (int l = 1; l <= T; ++l) {
       const int q = q_top - l * (C::SHI + 1);
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
+      double rs[NPT], rk[NPT];  // SQ: the ring level's sums and kept values
+      if (SQ && l == T) {
+#pragma unroll
+        for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+          for (int u = 0; u < C::MFA; u += US) {
+            const int p = v * C::MFA + u;
+            const double* at = ring + u * DA + v * DB * PITCH;
+            if constexpr (C::VEC) {
+              double s2[2], k2[2];
+              Apply::template ssum2<PITCH>(at, so, s2, k2);
+              rs[p] = s2[0];
+              rs[p + 1] = s2[1];
+              rk[p] = k2[0];
+              rk[p + 1] = k2[1];
+            } else {
+              rs[p] = Apply::template ssum<PITCH>(at, so);
+              rk[p] = at[so[C::SLO]];
+            }
+          }
+      }
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
         double s, prev;
-        if constexpr (!C::RETIME) {
+        if (SQ && l == T) {
+          s = rs[p];
+          prev = rk[p];
+        } else if constexpr (!C::RETIME) {
           s = Apply::qsum(w[l - 1], p);
           prev = w[l - 1][C::SLO][p][0];
         } else {
@@ -280,20 +351,20 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         cur[l][p] = plane_ok && col_ok[p] ? s : prev;
       }
       if constexpr (C::RETIME) {
+        if (l <= TL) {
 #pragma unroll
-        for (int p = 0; p < NPT; ++p) {
+          for (int p = 0; p < NPT; ++p) {
 #pragma unroll
-          for (int j = 0; j + 1 < Q; ++j)
-            acc[l - 1][j][p] = acc[l - 1][j + 1][p];
-          acc[l - 1][Q - 1][p] = -0.0;
+            for (int j = 0; j + 1 < Q; ++j)
+              acc[l - 1][j][p] = acc[l - 1][j + 1][p];
+            acc[l - 1][Q - 1][p] = -0.0;
+          }
         }
       }
-      if (l < T) {
-#pragma unroll
-        for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-          for (int u = 0; u < C::MFA; ++u)
-            wr[l * PLANE + sm0 + u * DA + v * DB * PITCH] = cur[l][v * C::MFA + u];
+      if (SQ && l == T - 1) {
+        store_points(ring + slot * PLANE, cur[l]);
+      } else if (l < T) {
+        store_points(wr + l * PLANE + sm0, cur[l]);
       } else if (q >= s0 && q < s_hi) {
         double* dst = out + (1LL * q * C::GSS + g0);
 #pragma unroll
@@ -327,11 +398,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         load(cur[0], q_top);
         load_ring(ring, q_top);
       }
-#pragma unroll
-      for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-        for (int u = 0; u < C::MFA; ++u)
-          wr[sm0 + u * DA + v * DB * PITCH] = cur[0][v * C::MFA + u];
+      store_points(wr + sm0, cur[0]);
 #pragma unroll
       for (int r = 0; r < RSLOT; ++r) {
         if (RING > 0 && ring_sm[r] >= 0)
@@ -341,6 +408,8 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     __syncthreads();
     if constexpr (PF > 0)
       b_rd = next(b_rd);
+    if constexpr (SQ)
+      slot = slot + 1 == NQ ? 0 : slot + 1;
     double* t = rd;
     rd = wr;
     wr = t;

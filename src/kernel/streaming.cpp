@@ -47,6 +47,38 @@ int async_planes(const Setting& s, int tdeg, int dims, long long plane_bytes,
   return 0;
 }
 
+// use_shared = 1 at tdeg >= 2: the last fused level keeps no register pipeline and reads level
+// tdeg-1's planes from a ring of Q + 1 shared planes (kernels/streaming.cuh, SHQ). At tdeg 1
+// use_shared means nothing here (canonical sets it to 0).
+bool shared_ring(const Setting& s, int tdeg) {
+  return tdeg >= 2 && s[Param::use_shared] != 0;
+}
+
+// Fused levels that keep a register pipeline per point.
+int register_levels(const Setting& s, int tdeg) {
+  return tdeg - (shared_ring(s, tdeg) ? 1 : 0);
+}
+
+// Paired points (kernels/streaming.cuh, VEC): at tdeg >= 2 a block-merged thread with an even
+// number of x points accesses shared memory in 16-byte x-adjacent pairs. (At tdeg 1 the input
+// ring fills the padding of an unaligned row.)
+bool paired_points(const Setting& s, int tdeg) {
+  return tdeg >= 2 && s[Param::merge] == static_cast<int>(MergeKind::block) &&
+         s[Param::mfx] % 2 == 0;
+}
+
+// A shared plane's padded x row: `pad` points before the covered ones (the reach lo; rounded
+// up to even for paired points) and a pitch that holds the reach hi after them (even for
+// paired points).
+struct PlaneRow {
+  int pad, pitch;
+};
+PlaneRow plane_row(int covered, int lo, int hi, bool paired) {
+  const auto even = [&](int v) { return paired ? (v + 1) / 2 * 2 : v; };
+  const int pad = even(lo);
+  return {pad, even(pad + covered + hi)};
+}
+
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }
@@ -182,13 +214,19 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("RING", reads_ring(plan.tdeg) ? 1 : 0) << constant("TDEG", plan.tdeg)
     << constant("UFSD", plan.unroll[si])
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
-    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0);
+    << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0)
+    << constant("SHQ", shared_ring(s, plan.tdeg) ? 1 : 0)
+    << constant("VEC", paired_points(s, plan.tdeg) ? 1 : 0);
+  const PlaneRow row = plane_row(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0],
+                                 paired_points(s, plan.tdeg));
+  c << constant("PADA", row.pad) << constant("PITCH", row.pitch);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
   // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
   const long long two_block_regs = 65536 / (2LL * plan.threads_per_block);
   const bool smem_two = 2 * (plan.shared_bytes + 1024) <= kSharedPerSm;
-  c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ") << npt * plan.tdeg
+  c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ")
+    << npt * register_levels(s, plan.tdeg)
     << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + 32 <= " << two_block_regs
     << " ? 2 : 1;\n};\n";
   FamilyCode code{"streaming.cuh", "stream_step", c.str()};
@@ -250,6 +288,48 @@ StreamLive stream_live(const Stencil& stencil, std::size_t axis) {
 
 namespace {
 
+// Pair loads (kernels/streaming.cuh, VEC): two x-adjacent points p, p+1 of a thread read their
+// values from 16-byte aligned double2 loads of a shared plane (point 0 at an even index), so a
+// warp's access moves 16 bytes a thread without the 2-way bank conflict of 8-byte loads at a
+// stride of two doubles. PairLoads names each needed value (plane key j, x offset a, row b,
+// relative to point 0) by the expression that holds it and emits the loads that cover them.
+class PairLoads {
+ public:
+  // own0/own1: the expressions of the values at (0, 0) and (1, 0) of plane key `own_key` (the
+  // points' own values, already in registers), or "" when they come from memory too.
+  PairLoads(std::string base, std::string own0, std::string own1, int own_key)
+      : base_(std::move(base)), own0_(std::move(own0)), own1_(std::move(own1)), own_key_(own_key) {}
+  // The expression of the value at (j, a, b); records the aligned pair it needs.
+  std::string value(int j, int a, int b) {
+    if (!own0_.empty() && j == own_key_ && b == 0 && (a == 0 || a == 1))
+      return a == 0 ? own0_ : own1_;
+    const int pair = a >= 0 ? a / 2 : -((1 - a) / 2);  // floor(a / 2)
+    const std::array<int, 3> key{j, pair, b};
+    auto it = std::find(pairs_.begin(), pairs_.end(), key);
+    if (it == pairs_.end()) {
+      pairs_.push_back(key);
+      it = pairs_.end() - 1;
+    }
+    return "v" + std::to_string(it - pairs_.begin()) + (a - 2 * pair == 0 ? ".x" : ".y");
+  }
+  // The double2 loads of every recorded pair (`plane(j)` is the plane's offset expression).
+  template <class Plane>
+  std::string loads(Plane&& plane) const {
+    std::ostringstream r;
+    for (std::size_t i = 0; i < pairs_.size(); ++i) {
+      const auto& [j, pair, b] = pairs_[i];
+      r << "    const double2 v" << i << " = *reinterpret_cast<const double2*>(" << base_
+        << plane(j) << " + (" << 2 * pair << ") + (" << b << ") * PITCH);\n";
+    }
+    return r.str();
+  }
+
+ private:
+  std::string base_, own0_, own1_;
+  int own_key_;
+  std::vector<std::array<int, 3>> pairs_;
+};
+
 // IslApply's streaming members. Offsets split into the in-plane part (a = x, b = the other
 // non-streamed axis) and the streaming offset os; in-plane offsets are numbered m = 0 (the
 // centre) .. NM-1; queue slot j holds the plane at streaming offset j - slo. A slot keeps m
@@ -261,7 +341,12 @@ namespace {
 //                           of the newest plane (src: the point in the level's shared plane),
 //   qsum(w, p)              the weighted sum from the queue (the plane at slot slo),
 //   push_part(acc, cq, ...) retiming: the newest plane's in-plane partial sums added into the
-//                           2r+1 pending output planes, its centre into the centre queue.
+//                           2r+1 pending output planes, its centre into the centre queue,
+//   ssum(at, so)            the last level from the shared ring (SHQ): every term read from
+//                           the ring plane of its stream offset (so[j]: slot j's offset),
+//   push2, push_part2, ssum2
+//                           the same for two x-adjacent points p, p+1 at once with double2
+//                           loads (VEC; src/at 16-byte aligned).
 std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, bool use_constant) {
   const auto sd = static_cast<std::size_t>(plan.stream_axis);
   const StreamTerms st = stream_terms(stencil, sd, plan.halo_lo[sd], plan.halo_hi[sd]);
@@ -336,6 +421,93 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
       r << ";\n";
   }
   r << "  }\n";
+  r << "  template <int PITCH, int Q>\n"
+    << "  static __device__ __forceinline__ double ssum(const double* at, const int (&so)[Q]) {\n"
+    << "    double s;\n";
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    r << "    s " << (t ? "+=" : "=") << " " << coef(terms[t].k) << " * at[so[" << terms[t].j
+      << "] + " << offset(terms[t].m) << "];\n";
+  }
+  r << "    return s;\n  }\n";
+  // Pair variants (VEC): the in-plane neighbours of the newest plane for points p and p+1.
+  {
+    PairLoads pl("src", "own0", "own1", 0);
+    std::vector<std::array<std::string, 2>> n(static_cast<std::size_t>(nm));
+    for (int m = 1; m < nm; ++m) {
+      if (low[static_cast<std::size_t>(m)] >= q)
+        continue;
+      const auto& ab = inplane[static_cast<std::size_t>(m)];
+      n[static_cast<std::size_t>(m)] = {pl.value(0, ab[0], ab[1]), pl.value(0, ab[0] + 1, ab[1])};
+    }
+    n[0] = {"own0", "own1"};
+    const std::string loads = pl.loads([](int) { return std::string(); });
+    r << "  template <int PITCH, int Q, int NPT, int NMM>\n"
+      << "  static __device__ __forceinline__ void push2(double (&w)[Q][NPT][NMM], int p, double "
+         "own0,\n"
+      << "                                               double own1, const double* src) {\n"
+      << loads;
+    for (int k = 0; k < 2; ++k) {
+      const std::string pk = k ? "p + 1" : "p";
+      for (int m = 0; m < nm; ++m) {
+        const int lo = low[static_cast<std::size_t>(m)];
+        if (lo >= q)
+          continue;
+        for (int j = lo; j + 1 < q; ++j)
+          r << "    w[" << j << "][" << pk << "][" << m << "] = w[" << j + 1 << "][" << pk << "]["
+            << m << "];\n";
+        r << "    w[" << q - 1 << "][" << pk << "][" << m
+          << "] = " << n[static_cast<std::size_t>(m)][static_cast<std::size_t>(k)] << ";\n";
+      }
+    }
+    r << "  }\n";
+    r << "  template <int PITCH, int Q, int SH1, int NPT>\n"
+      << "  static __device__ __forceinline__ void push_part2(double (&acc)[Q][NPT],\n"
+      << "                                                    double (&cq)[SH1][NPT], int p,\n"
+      << "                                                    double own0, double own1,\n"
+      << "                                                    const double* src) {\n"
+      << loads;
+    for (int k = 0; k < 2; ++k) {
+      const std::string pk = k ? "p + 1" : "p";
+      for (int j = 0; j < shi; ++j)
+        r << "    cq[" << j << "][" << pk << "] = cq[" << j + 1 << "][" << pk << "];\n";
+      r << "    cq[" << shi << "][" << pk << "] = own" << k << ";\n";
+      for (int j = 0; j < q; ++j) {
+        bool first = true;
+        for (const Term& t : terms) {
+          if (t.j != slo + shi - j)
+            continue;
+          r << (first ? "    acc[" + std::to_string(j) + "][" + pk + "] += " : " + ") << coef(t.k)
+            << " * " << n[static_cast<std::size_t>(t.m)][static_cast<std::size_t>(k)];
+          first = false;
+        }
+        if (!first)
+          r << ";\n";
+      }
+    }
+    r << "  }\n";
+  }
+  {
+    // The ring level for points p and p+1: every term, and the kept centre values.
+    PairLoads pl("at", "", "", 0);
+    std::array<std::string, 2> sum, keep;
+    for (int k = 0; k < 2; ++k) {
+      for (std::size_t t = 0; t < terms.size(); ++t) {
+        const auto& ab = inplane[static_cast<std::size_t>(terms[t].m)];
+        sum[static_cast<std::size_t>(k)] +=
+            (t ? " + " : "") + coef(terms[t].k) + " * " + pl.value(terms[t].j, ab[0] + k, ab[1]);
+      }
+      keep[static_cast<std::size_t>(k)] = pl.value(slo, k, 0);
+    }
+    r << "  template <int PITCH, int Q>\n"
+      << "  static __device__ __forceinline__ void ssum2(const double* at, const int (&so)[Q],\n"
+      << "                                               double (&s)[2], double (&keep)[2]) {\n"
+      << pl.loads([](int j) { return " + so[" + std::to_string(j) + "]"; });
+    for (int k = 0; k < 2; ++k) {
+      r << "    s[" << k << "] = " << sum[static_cast<std::size_t>(k)] << ";\n";
+      r << "    keep[" << k << "] = " << keep[static_cast<std::size_t>(k)] << ";\n";
+    }
+    r << "  }\n";
+  }
   return r.str();
 }
 
@@ -420,7 +592,8 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
   return true;
 }
 
-// Each thread keeps, per merged point and fused level, its register pipeline (StreamLive:
+// Each thread keeps, per merged point and fused level (but the shared ring's last level,
+// use_shared at tdeg >= 2), its register pipeline (StreamLive:
 // the queue's live slots without retiming, the pending partial sums and centre queue with
 // it), each value a double = two 32-bit registers, plus a few registers of addresses and
 // indices. Beyond the registers a thread of the block may use, the kernel spills its
@@ -440,7 +613,7 @@ bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string*
   }
   const StreamLive& live = shape.stream_live[static_cast<std::size_t>(sd)];
   const int per_level = s[Param::retiming] != 0 ? live.sums : live.queue;
-  const int tdeg = std::max(1, s[Param::tdeg]);
+  const int tdeg = register_levels(s, std::max(1, s[Param::tdeg]));
   const long long needed = 2 * points * tdeg * per_level + kPipelineFixedRegisters;
   const long long threads = std::max(1LL, 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz]);
   const long long regs = std::min<long long>(255, 65536 / threads);
@@ -465,13 +638,14 @@ class Streaming final : public KernelFamily {
   int stream_axis(const Setting& s) const override { return axis_of(s); }
 
   // The register pipeline reads the merge kind (cyclic: points a block-width apart; block:
-  // contiguous points) and the in-plane merge factors (the register tile); it keeps its planes
-  // in shared memory whatever use_shared says (0), and unrolls only the plane loop (the
+  // contiguous points) and the in-plane merge factors (the register tile); use_shared is the
+  // shared ring of the last level at tdeg >= 2 and means nothing at tdeg 1 (0), and the
+  // kernel unrolls only the plane loop (the
   // in-plane unroll factors are 1) as many ways as its one-step tail does for this stencil
   // (plane_unroll at tdeg 1; the main kernel of tdeg > 1 halves on from there).
   Setting canonical(const ProblemShape& shape, const Setting& s) const override {
     Setting c = s;
-    c[Param::use_shared] = 0;
+    c[Param::use_shared] = shared_ring(s, std::max(1, s[Param::tdeg])) ? 1 : 0;
     const int sd = axis_of(s);
     for (std::size_t d = 0; d < 3; ++d) {
       if (static_cast<int>(d) != sd)
@@ -520,18 +694,23 @@ class Streaming final : public KernelFamily {
       if (d == a)
         continue;
       const int covered = static_cast<int>(d) < shape.dims ? s[kTb[d]] * s[kMf[d]] : 1;
-      plane *= covered + shape.reach.lo[d] + shape.reach.hi[d];
+      plane *= d == 0 ? plane_row(covered, shape.reach.lo[d], shape.reach.hi[d],
+                                  paired_points(s, p.tdeg))
+                            .pitch
+                      : covered + shape.reach.lo[d] + shape.reach.hi[d];
       loaded_plane *= p.loaded[d];
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
     p.async_planes = async_planes(s, p.tdeg, shape.dims, plane * 8, shape.shared_per_block);
-    p.shared_bytes = (p.async_planes + 2LL * p.tdeg) * plane * 8;
+    const int reg_levels = register_levels(s, p.tdeg);
+    const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
+    const long long ring_planes = reg_levels < p.tdeg ? q + 1 : 0;
+    p.shared_bytes = (p.async_planes + 2LL * reg_levels + ring_planes) * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
     // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.
     const double len = static_cast<double>(p.stream_len);
-    const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
     p.global_read_doubles = loaded_plane * (len + (q - 1) * p.tdeg) / (tile_plane * len) / p.tdeg;
     p.global_write_doubles = 1.0 / p.tdeg;
     p.redundancy = covered_plane * (len + 1.0 * q * p.tdeg) / (tile_plane * len);
@@ -543,8 +722,11 @@ class Streaming final : public KernelFamily {
         per_thread *= s[kMf[d]];
     }
     const double points = (shape.flops_per_cell + 1) / 2.0;
-    p.other_instructions =
-        (shape.stream_live[a].neighbours + kCoefficientMoves * points / per_thread) * p.redundancy;
+    // Shared reads per computed point, averaged over the levels: the in-plane neighbours of
+    // a register level, every term of the ring level.
+    const double shared_reads =
+        (shape.stream_live[a].neighbours * reg_levels + points * (p.tdeg - reg_levels)) / p.tdeg;
+    p.other_instructions = (shared_reads + kCoefficientMoves * points / per_thread) * p.redundancy;
   }
 
   double cost_factor(const Setting& s) const override {
@@ -576,9 +758,10 @@ class Streaming final : public KernelFamily {
       FamilyRule{Param::mfz, tile_after_halo, false,
                  "tb * mf per in-plane axis > the halo of tdeg steps beyond tdeg 1 (an output "
                  "point is left)"},
-      FamilyRule{Param::mfz, register_pipeline, false,
-                 "the per-thread register pipeline (2 x points x levels x live doubles + "
-                 "8) fits the registers"},
+      // Decided once use_shared is set: the shared ring's level keeps no pipeline.
+      FamilyRule{Param::use_shared, register_pipeline, false,
+                 "the per-thread register pipeline (2 x points x register levels x live "
+                 "doubles + 8; the shared ring's level has none) fits the registers"},
       FamilyRule{Param::ufz, stream_unroll, false, "uf_sd <= sb (the plane loop's unroll)"},
   };
 };

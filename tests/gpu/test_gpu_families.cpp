@@ -189,7 +189,8 @@ TEST(FamiliesUserStencils, PrismOfIdenticalPlanesVerifiesItsPlaneLoop) {
 }
 
 // The streaming register pipeline at the depths where it pays (tdeg up to 16 in 2-D, 4 in
-// 3-D), queue and partial-sum variants, cyclic and contiguous register tiles, on grids that
+// 3-D), queue and partial-sum variants, cyclic and contiguous register tiles, the last level
+// from the shared ring (use_shared = 1 at tdeg >= 2) or not, on grids that
 // are not tile multiples and on asymmetric user stencils (the partial-sum variant reads the
 // points the boundary condition keeps back from the input, at every level).
 TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
@@ -212,21 +213,32 @@ TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
     for (const int tdeg : depths) {
       for (const int retiming : {0, 1}) {
         for (const int merge : {0, 1, 2}) {
-          Setting s = naive_setting(st.dims());
-          s[Param::streaming] = 1;
-          s[Param::prefetch] = 1;
-          s[Param::retiming] = retiming;
-          s[Param::tdeg] = tdeg;
-          s[Param::merge] = merge;
-          s[Param::sd] = st.dims() == 2 ? 1 : 2;
-          s[Param::sb] = st.dims() == 2 ? 64 : 16;
-          s[Param::tby] = st.dims() == 2 ? 1 : 8;
-          s[Param::tbz] = 1;
-          s[Param::tbx] = st.dims() == 2 ? 128 : 64;
-          if (merge != 0)
-            s[st.dims() == 2 ? Param::mfx : Param::mfy] = 2;
-          if (space.valid(s))
-            batch.push_back(s);
+          for (const int ring : {0, 1}) {
+            if (ring == 1 && tdeg < 2)
+              continue;
+            Setting s = naive_setting(st.dims());
+            s[Param::use_shared] = ring;
+            s[Param::streaming] = 1;
+            s[Param::prefetch] = 1;
+            s[Param::retiming] = retiming;
+            s[Param::tdeg] = tdeg;
+            s[Param::merge] = merge;
+            s[Param::sd] = st.dims() == 2 ? 1 : 2;
+            s[Param::sb] = st.dims() == 2 ? 64 : 16;
+            s[Param::tby] = st.dims() == 2 ? 1 : 8;
+            s[Param::tbz] = 1;
+            s[Param::tbx] = st.dims() == 2 ? 128 : 64;
+            if (merge != 0)
+              s[st.dims() == 2 ? Param::mfx : Param::mfy] = 2;
+            // Block-merged x pairs in 3-D too (double2 shared accesses at tdeg >= 2), for
+            // half of the block-merged settings.
+            if (merge == 1 && st.dims() == 3 && retiming == ring) {
+              s[Param::mfx] = 2;
+              s[Param::tbx] = 32;
+            }
+            if (space.valid(s))
+              batch.push_back(s);
+          }
         }
       }
     }

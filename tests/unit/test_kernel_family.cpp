@@ -146,14 +146,17 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     if (f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming) {
       EXPECT_EQ(c.kernels, 0) << oc_name(c.oc);  // the same kernels as with block merging
     }
-    if (f.streaming) {  // the register pipeline reads the merge kind, not use_shared
+    if (f.streaming) {  // the register pipeline reads the merge kind
       EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
     }
   }
   // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192): since
-  // a tdeg-1 tiled tile may be as thin as the halo, 3,680 more (2-wide blocks along x or y).
-  EXPECT_EQ(valid, 390910);
-  EXPECT_EQ(kernels, 105158);
+  // a tdeg-1 tiled tile may be as thin as the halo, 3,680 more (2-wide blocks along x or y);
+  // since use_shared selects the shared ring of the last level at tdeg >= 2 (streaming),
+  // 19,888 more settings fit the registers (390,910 before) and the streaming settings with
+  // use_shared = 1 at tdeg >= 2 build kernels of their own (105,158 before).
+  EXPECT_EQ(valid, 410798);
+  EXPECT_EQ(kernels, 157254);
   Rng rng(3, 0);
   const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
   for (int i = 0; i < 200; ++i) {
@@ -293,6 +296,54 @@ TEST(Canonical, StreamingWithFusedStepsKeepsTheUnrollItsTailReads) {
   EXPECT_EQ(make_plan(space.shape(), two).unroll[2], 2);
   EXPECT_EQ(kernel_text(big, eight), kernel_text(big, four));
   EXPECT_NE(kernel_text(big, four), kernel_text(big, two));  // the tails differ
+}
+
+// use_shared is the shared ring of the last level at tdeg >= 2 (its own kernel) and means
+// nothing at tdeg 1 (canonical 0, the same kernel); the generated kernel of a block-merged x
+// pair reads star3d2r's in-plane neighbours of two points with six aligned double2 loads
+// ((-2,-1) and (2,3) of the row, (0,1) of the rows -2, -1, 1, 2) and the ring level's 13 terms
+// of two points with eleven (three of the centre row, four rows, four planes).
+TEST(Canonical, StreamingSharedRingIsItsOwnKernelOnlyWithFusedSteps) {
+  const Grid grid{256, 256, 256};
+  const Problem pr{typical_stencil("star3d2r"), grid};
+  const Space space(pr.stencil, grid, {}, Space::default_values(3, grid));
+  Setting s = naive_setting(3);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 1;
+  s[Param::sb] = 128;
+  s[Param::tbx] = 32;
+  s[Param::tby] = 1;
+  s[Param::tbz] = 16;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  s[Param::mfz] = 2;
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::use_constant] = 1;
+  Setting ring = s;
+  ring[Param::use_shared] = 1;
+  EXPECT_EQ(canonical(space.shape(), ring), s);  // tdeg 1
+  EXPECT_EQ(kernel_text(pr, ring), kernel_text(pr, s));
+  s[Param::tdeg] = ring[Param::tdeg] = 2;
+  ASSERT_TRUE(space.valid(ring)) << *space.violation(ring);
+  EXPECT_EQ(canonical(space.shape(), ring), ring);
+  EXPECT_FALSE(space.valid(s));  // 4 points x 2 register levels do not fit 512 threads
+  const std::string text = kernel_text(pr, ring);
+  EXPECT_NE(text.find("static constexpr int SHQ = 1;"), std::string::npos);
+  EXPECT_NE(text.find("static constexpr int VEC = 1;"), std::string::npos);
+  const auto loads_in = [&](const std::string& function) {
+    const auto from = text.find(function);
+    const auto to = text.find("  }\n", from);
+    int n = 0;
+    for (auto at = text.find("const double2 v", from); at < to;
+         at = text.find("const double2 v", at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(loads_in("void push_part2("), 6);
+  EXPECT_EQ(loads_in("void ssum2("), 11);
+  ring[Param::merge] = static_cast<int>(MergeKind::cyclic);  // cyclic points: no pairs
+  EXPECT_NE(kernel_text(pr, ring).find("static constexpr int VEC = 0;"), std::string::npos);
 }
 
 // `isletune space`'s distinct-kernel count (Space::count_per_oc, exact by enumeration here)

@@ -199,6 +199,55 @@ TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
   EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
+// use_shared = 1 at tdeg >= 2 (the shared ring of the last level): the ring holds Q + 1 planes
+// of level tdeg-1 (Q = planes a point reads along the stream), the other levels keep their
+// double-buffered planes, and the register rule counts tdeg - 1 levels of pipeline. Block-merged
+// x pairs pad a row to an even start and pitch (double2 accesses).
+TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
+  const Stencil st = typical_stencil("star3d2r");
+  const Grid g{512, 512, 512};
+  const Space space(st, g, DeviceLimits{}, Space::default_values(3, g));
+  Setting s = base(32, 32, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 128;
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = 2;
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  s[Param::mfy] = 2;  // 32 x 64 covered points: rows of 32 + 2 + 2, 64 + 4 rows
+  const long long plane = (32 + 4) * (64 + 4) * 8;
+  // 2 points x 2 levels x 8 live doubles x 2 + 8 = 72 registers > 64 of a 1024-thread block.
+  const auto why = space.violation(s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("2 points x 2 levels x 8 doubles = 64 registers"), std::string::npos) << *why;
+  EXPECT_EQ(make_plan(st, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * plane);
+  s[Param::use_shared] = 1;  // one level of pipeline: 2 x 1 x 8 x 2 + 8 = 40
+  EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
+  // Level 0 double-buffered, the ring of 5 + 1 planes of level 1.
+  EXPECT_EQ(make_plan(st, g, s, DeviceLimits{}).shared_bytes, (2 + 6) * plane);
+  s[Param::tdeg] = 3;  // two register levels: 2 x 2 x 8 x 2 + 8 = 72 > 64
+  EXPECT_TRUE(space.violation(s).has_value());
+  s[Param::merge] = static_cast<int>(MergeKind::none);
+  s[Param::mfy] = 1;  // 32 x 32 points, levels 0-1 double-buffered and the ring
+  EXPECT_EQ(make_plan(st, g, s, DeviceLimits{}).shared_bytes, (4 + 6) * (36 * 36 * 8LL));
+  // Block-merged x pairs of a stencil with an odd reach: the row starts at 2, not 1, and its
+  // pitch 32 + 2 + 1 = 35 rounds up to 36 (star3d1r, 16 x 32 threads with mfx 2).
+  const Stencil st1 = typical_stencil("star3d1r");
+  s = base(16, 32, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 128;
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = 2;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  EXPECT_EQ(make_plan(st1, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * (36 * 34 * 8LL));
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);  // no pairs: 32 + 1 + 1
+  EXPECT_EQ(make_plan(st1, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * (34 * 34 * 8LL));
+}
+
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
 // the grid and reaches its end.
 TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
