@@ -209,11 +209,28 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   }
 
   // Input plane s at the thread's points (0 outside the grid).
+  // GVEC: pairs at even global indices whose two points are in or out of the grid together
+  // (an even row length, output tile and its offset): one double2 load or store a pair.
+  constexpr bool GVEC = C::VEC && C::NA % 2 == 0 && C::TA % 2 == 0 && C::OA % 2 == 0;
   const auto load = [&](double(&dst)[NPT], int s) {
     const bool plane_in = s >= 0 && s < C::NS;
     const double* src = in + (1LL * s * C::GSS + g0);
-    each_point<C, DA, DB, PITCH>(
-        [&](int p, long long g, int) { dst[p] = plane_in && in_grid[p] ? src[g] : 0.0; });
+    if constexpr (GVEC) {
+#pragma unroll
+      for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+        for (int u = 0; u < C::MFA; u += 2) {
+          const int p = v * C::MFA + u;
+          const double2 x = plane_in && in_grid[p]
+                                ? *reinterpret_cast<const double2*>(src + (u + 1LL * v * C::GSB))
+                                : make_double2(0.0, 0.0);
+          dst[p] = x.x;
+          dst[p + 1] = x.y;
+        }
+    } else {
+      each_point<C, DA, DB, PITCH>(
+          [&](int p, long long g, int) { dst[p] = plane_in && in_grid[p] ? src[g] : 0.0; });
+    }
   };
   // Ring points of input plane s (0 outside the grid).
   const auto load_ring = [&](double(&dst)[RSLOT], int s) {
@@ -370,10 +387,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
         for (int v = 0; v < C::MFB; ++v)
 #pragma unroll
-          for (int u = 0; u < C::MFA; ++u) {
+          for (int u = 0; u < C::MFA; u += GVEC ? 2 : 1) {
             const int p = v * C::MFA + u;
-            if (out_ok[p])
+            if constexpr (GVEC) {
+              if (out_ok[p])
+                *reinterpret_cast<double2*>(dst + (u + 1LL * v * C::GSB)) =
+                    make_double2(cur[l][p], cur[l][p + 1]);
+            } else if (out_ok[p]) {
               dst[u * DA + 1LL * v * DB * C::GSB] = cur[l][p];
+            }
           }
       }
     }

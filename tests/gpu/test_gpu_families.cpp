@@ -203,6 +203,8 @@ TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
       {typical_stencil("box2d1r"), Grid{1031, 517, 1}},
       {Stencil::make("asym2d", 2, asym2, random_coefficients(asym2.size(), 3)), Grid{611, 301, 1}},
       {typical_stencil("star3d1r"), Grid{131, 67, 45}},
+      // An even row, tile and offset (x pairs as double2 global loads and stores).
+      {typical_stencil("star3d2r"), Grid{132, 68, 46}},
       {typical_stencil("box3d1r"), Grid{131, 67, 45}}};
   for (const auto& [st, g] : cases) {
     START_OR_SKIP(e, st, g);
