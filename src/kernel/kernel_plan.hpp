@@ -122,6 +122,11 @@ struct KernelPlan {
   // estimate them.
   double loads_per_cell = 0;
   int registers = 0;
+  // Doubles that pass the L1/shared-memory data path per useful cell-step (shared reads, bank
+  // conflicts counted as repeats, shared stores, global loads and stores), redundancy
+  // included: the roofline's L1 term (sample/predictor.hpp). 0 where the family does not
+  // estimate it (the streaming family does).
+  double l1_doubles = 0;
   int threads_per_block = 1;
 };
 

@@ -79,6 +79,28 @@ PlaneRow plane_row(int covered, int lo, int hi, bool paired) {
   return {pad, even(pad + covered + hi)};
 }
 
+// Doubles through the L1/shared-memory data path per computed point and iteration (all of its
+// levels): every register level's in-plane neighbours and the shared ring's every term (x pairs
+// read a pair's union: star3d2r's generated code has 6 double2 loads for two points' 16
+// neighbours at r = 2, 11 for their 26 ring terms), each repeated by the bank conflicts of
+// block-merged x points (mfx apart, mfx / 2 for pairs); the stores of levels 0..tdeg-1 to
+// shared memory, the input load and the output store.
+double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, int tdeg) {
+  const int sd = s[Param::sd];
+  if (sd != 1 && sd != 2)
+    return 0;
+  const StreamLive& live = shape.stream_live[static_cast<std::size_t>(sd)];
+  const bool paired = paired_points(s, tdeg);
+  const bool block = s[Param::merge] == static_cast<int>(MergeKind::block);
+  const double conflict = !block ? 1.0 : std::max(1.0, s[Param::mfx] / (paired ? 2.0 : 1.0));
+  const double share = paired ? 0.8 : 1.0;  // a pair's distinct reads per point, roughly
+  const int reg_levels = register_levels(s, tdeg);
+  const double terms = (shape.flops_per_cell + 1) / 2.0;
+  const double reads =
+      (live.neighbours * reg_levels + terms * (tdeg - reg_levels)) * share * conflict;
+  return reads + tdeg + 2;
+}
+
 long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }
@@ -727,6 +749,7 @@ class Streaming final : public KernelFamily {
     const double shared_reads =
         (shape.stream_live[a].neighbours * reg_levels + points * (p.tdeg - reg_levels)) / p.tdeg;
     p.other_instructions = (shared_reads + kCoefficientMoves * points / per_thread) * p.redundancy;
+    p.l1_doubles = l1_doubles_per_point(shape, s, p.tdeg) * p.redundancy / p.tdeg;
   }
 
   double cost_factor(const Setting& s) const override {

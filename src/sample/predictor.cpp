@@ -126,6 +126,12 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
         cells * l2_doubles * 8.0 / (kL2OverDram * limits.memory_bandwidth_gbs * 1e9) * 1e3;
     t_cache_ms = std::max(t_l1_ms, t_l2_ms);
   }
+  // The family's doubles through the L1/shared-memory path (the streaming family's shared
+  // reads, stores and global accesses; plan.l1_doubles), at the same L1 bandwidth.
+  if (plan.l1_doubles > 0) {
+    t_cache_ms = std::max(t_cache_ms, cells * plan.l1_doubles * 8.0 /
+                                          (kL1BytesPerFp64Flop * limits.fp64_gflops * 1e9) * 1e3);
+  }
   t.time_ms = std::max({t_mem_ms, t_flop_ms, t_cache_ms}) * staging * tile_cost /
                   (efficiency * parallel) * plan.family->cost_factor(s) +
               0.005 / plan.tdeg;

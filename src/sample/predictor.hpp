@@ -38,7 +38,10 @@
 //              / L1 bandwidth, t_l2 = cells * 8 B * (loaded / tile + missed * (loads_per_cell -
 //              loaded / tile)) / L2 bandwidth, missed = sqrt(the share of the resident blocks'
 //              loaded regions beyond L1) (0 for a staged tile); constants below; else
-//              tile_cost = 1, t_cache = 0.
+//              tile_cost = 1, t_cache = 0;
+//              the family's L1 doubles (plan.l1_doubles, the streaming family: shared reads
+//              with bank conflicts, shared stores, global loads and stores per useful cell-step)
+//              raise t_cache to at least cells * l1_doubles * 8 B / L1 bandwidth.
 //   time_ms  = max(t_mem, t_flop, t_cache) * staging * tile_cost / (efficiency * parallel) *
 //              f_stream
 //              + launches

@@ -4,6 +4,7 @@
 
 #include "kernel/kernel_plan.hpp"
 #include "kernel/launch_schedule.hpp"
+#include "sample/predictor.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -246,6 +247,51 @@ TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
   EXPECT_EQ(make_plan(st1, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * (36 * 34 * 8LL));
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);  // no pairs: 32 + 1 + 1
   EXPECT_EQ(make_plan(st1, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * (34 * 34 * 8LL));
+}
+
+// The streaming plan's L1 doubles per useful cell-step (the roofline's L1 term): per computed
+// point and iteration the register levels' in-plane neighbours (8 for star3d2r), the ring
+// level's 13 terms, bank-conflict repeats of block-merged x points (x pairs: a pair's union,
+// 0.8 a point), tdeg shared stores, the load and the store; times redundancy / tdeg. The ring
+// of one point per thread reads 5 more per point and predicts slower, as measured (128.9
+// against 166.3 GCells/s, docs/benchmarks.md).
+TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
+  const Stencil st = typical_stencil("star3d2r");
+  const Grid g{512, 512, 512};
+  Setting s = base(32, 32, 1);
+  s[Param::streaming] = 1;
+  s[Param::sd] = 2;
+  s[Param::sb] = 512;
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = 2;
+  const auto per_point = [&](const Setting& x) {
+    const KernelPlan p = make_plan(st, g, x, DeviceLimits{});
+    return p.l1_doubles * p.tdeg / p.redundancy;
+  };
+  EXPECT_DOUBLE_EQ(per_point(s), 8 * 2 + 2 + 2);
+  Setting ring = s;
+  ring[Param::use_shared] = 1;
+  EXPECT_DOUBLE_EQ(per_point(ring), 8 + 13 + 2 + 2);
+  const RooflinePredictor roofline(st, g, DeviceLimits{});
+  EXPECT_GT(roofline.predict_ms(ring), roofline.predict_ms(s));
+  // x pairs with the ring (families case 32): (8 + 13) x 0.8 + 4.
+  Setting pairs = base(32, 1, 16);
+  pairs[Param::streaming] = 1;
+  pairs[Param::sd] = 1;
+  pairs[Param::sb] = 128;
+  pairs[Param::retiming] = 1;
+  pairs[Param::prefetch] = 1;
+  pairs[Param::tdeg] = 2;
+  pairs[Param::merge] = static_cast<int>(MergeKind::block);
+  pairs[Param::mfx] = 2;
+  pairs[Param::mfz] = 2;
+  pairs[Param::use_shared] = 1;
+  EXPECT_DOUBLE_EQ(per_point(pairs), (8 + 13) * 0.8 + 4);
+  // At tdeg 1 block-merged x points 2 apart conflict 2-way: 8 x 2 + 1 + 2.
+  pairs[Param::tdeg] = 1;
+  pairs[Param::use_shared] = 0;
+  EXPECT_DOUBLE_EQ(per_point(pairs), 8 * 2 + 1 + 2);
 }
 
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
