@@ -79,10 +79,14 @@ PlaneRow plane_row(int covered, int lo, int hi, bool paired) {
   return {pad, even(pad + covered + hi)};
 }
 
+// Distinct shared reads of an x pair per point, as a share of a single point's: star3d2r's
+// generated code reads 6 double2 for two points' 2 x 8 neighbours (0.75) and 11 for their
+// 2 x 13 ring terms (0.85).
+constexpr double kPairReadShare = 0.8;
+
 // Doubles through the L1/shared-memory data path per computed point and iteration (all of its
 // levels): every register level's in-plane neighbours and the shared ring's every term (x pairs
-// read a pair's union: star3d2r's generated code has 6 double2 loads for two points' 16
-// neighbours at r = 2, 11 for their 26 ring terms), each repeated by the bank conflicts of
+// read a pair's union, kPairReadShare), each repeated by the bank conflicts of
 // block-merged x points (mfx apart, mfx / 2 for pairs); the stores of levels 0..tdeg-1 to
 // shared memory, the input load and the output store.
 double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, int tdeg) {
@@ -93,7 +97,7 @@ double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, int tde
   const bool paired = paired_points(s, tdeg);
   const bool block = s[Param::merge] == static_cast<int>(MergeKind::block);
   const double conflict = !block ? 1.0 : std::max(1.0, s[Param::mfx] / (paired ? 2.0 : 1.0));
-  const double share = paired ? 0.8 : 1.0;  // a pair's distinct reads per point, roughly
+  const double share = paired ? kPairReadShare : 1.0;
   const int reg_levels = register_levels(s, tdeg);
   const double terms = (shape.flops_per_cell + 1) / 2.0;
   const double reads =
