@@ -71,6 +71,18 @@ __device__ __forceinline__ void each_point(F&& f) {
       f(v * C::MFA + u, u * DA + 1LL * v * DB * C::GSB, u * DA + v * DB * PITCH);
 }
 
+// f(p, u, v) for each group of a thread's points that share one shared-memory access: every
+// point (US = 1) or every x-adjacent pair (US = 2, VEC), p the group's first point (column u,
+// row v of the thread's register tile).
+template <class C, int US, class F>
+__device__ __forceinline__ void each_group(F&& f) {
+#pragma unroll
+  for (int v = 0; v < C::MFB; ++v)
+#pragma unroll
+    for (int u = 0; u < C::MFA; u += US)
+      f(v * C::MFA + u, u, v);
+}
+
 template <class C, class Apply>
 __device__ __forceinline__ void stream_step(const double* __restrict__ in, double* __restrict__ out,
                                             double* smem) {
@@ -267,17 +279,13 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   const auto next = [](int b) { return b + 1 == NB0 ? 0 : b + 1; };
   // The thread's points of `val` into a shared plane at `base` (its point 0), in pairs (VEC).
   const auto store_points = [&](double* base, const double(&val)[NPT]) {
-#pragma unroll
-    for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-      for (int u = 0; u < C::MFA; u += US) {
-        const int p = v * C::MFA + u;
-        double* at = base + u * DA + v * DB * PITCH;
-        if constexpr (C::VEC)
-          *reinterpret_cast<double2*>(at) = make_double2(val[p], val[p + 1]);
-        else
-          *at = val[p];
-      }
+    each_group<C, US>([&](int p, int u, int v) {
+      double* at = base + u * DA + v * DB * PITCH;
+      if constexpr (C::VEC)
+        *reinterpret_cast<double2*>(at) = make_double2(val[p], val[p + 1]);
+      else
+        *at = val[p];
+    });
   };
   double pre[NPT], ring_pre[RSLOT];
   if constexpr (C::PREFETCH) {
@@ -300,23 +308,19 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
     for (int l = 0; l < TL; ++l) {
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
-#pragma unroll
-      for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-        for (int u = 0; u < C::MFA; u += US) {
-          const int p = v * C::MFA + u;
-          const double* at = src + u * DA + v * DB * PITCH;
-          if (PF > 0 && l == 0)
-            cur[0][p] = *at;
-          if constexpr (C::VEC && !C::RETIME)
-            Apply::template push2<PITCH>(w[l], p, cur[l][p], cur[l][p + 1], at);
-          else if constexpr (C::VEC)
-            Apply::template push_part2<PITCH>(acc[l], cq[l], p, cur[l][p], cur[l][p + 1], at);
-          else if constexpr (!C::RETIME)
-            Apply::template push<PITCH>(w[l], p, cur[l][p], at);
-          else
-            Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
-        }
+      each_group<C, US>([&](int p, int u, int v) {
+        const double* at = src + u * DA + v * DB * PITCH;
+        if (PF > 0 && l == 0)
+          cur[0][p] = *at;
+        if constexpr (C::VEC && !C::RETIME)
+          Apply::template push2<PITCH>(w[l], p, cur[l][p], cur[l][p + 1], at);
+        else if constexpr (C::VEC)
+          Apply::template push_part2<PITCH>(acc[l], cq[l], p, cur[l][p], cur[l][p + 1], at);
+        else if constexpr (!C::RETIME)
+          Apply::template push<PITCH>(w[l], p, cur[l][p], at);
+        else
+          Apply::template push_part<PITCH>(acc[l], cq[l], p, cur[l][p], at);
+      });
     }
 
     // (B) Levels 1..T compute their plane from level l-1.
@@ -333,24 +337,20 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
       double rs[NPT], rk[NPT];  // SQ: the ring level's sums and kept values
       if (SQ && l == T) {
-#pragma unroll
-        for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-          for (int u = 0; u < C::MFA; u += US) {
-            const int p = v * C::MFA + u;
-            const double* at = ring + u * DA + v * DB * PITCH;
-            if constexpr (C::VEC) {
-              double s2[2], k2[2];
-              Apply::template ssum2<PITCH>(at, so, s2, k2);
-              rs[p] = s2[0];
-              rs[p + 1] = s2[1];
-              rk[p] = k2[0];
-              rk[p + 1] = k2[1];
-            } else {
-              rs[p] = Apply::template ssum<PITCH>(at, so);
-              rk[p] = at[so[C::SLO]];
-            }
+        each_group<C, US>([&](int p, int u, int v) {
+          const double* at = ring + u * DA + v * DB * PITCH;
+          if constexpr (C::VEC) {
+            double s2[2], k2[2];
+            Apply::template ssum2<PITCH>(at, so, s2, k2);
+            rs[p] = s2[0];
+            rs[p + 1] = s2[1];
+            rk[p] = k2[0];
+            rk[p + 1] = k2[1];
+          } else {
+            rs[p] = Apply::template ssum<PITCH>(at, so);
+            rk[p] = at[so[C::SLO]];
           }
+        });
       }
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {

@@ -307,19 +307,10 @@ TEST(Canonical, StreamingSharedRingIsItsOwnKernelOnlyWithFusedSteps) {
   const Grid grid{256, 256, 256};
   const Problem pr{typical_stencil("star3d2r"), grid};
   const Space space(pr.stencil, grid, {}, Space::default_values(3, grid));
-  Setting s = naive_setting(3);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 1;
-  s[Param::sb] = 128;
-  s[Param::tbx] = 32;
-  s[Param::tby] = 1;
-  s[Param::tbz] = 16;
-  s[Param::merge] = static_cast<int>(MergeKind::block);
-  s[Param::mfx] = 2;
-  s[Param::mfz] = 2;
-  s[Param::retiming] = 1;
-  s[Param::prefetch] = 1;
-  s[Param::use_constant] = 1;
+  // Families case 32 at tdeg 1 and without the ring.
+  Setting s = *setting_from_key(
+      "streaming=1,merge=block,retiming=1,prefetch=1,tdeg=1,sd=1,sb=128,tbx=32,tby=1,tbz=16,"
+      "mfx=2,mfy=1,mfz=2,ufx=1,ufy=1,ufz=1,use_shared=0,use_constant=1");
   Setting ring = s;
   ring[Param::use_shared] = 1;
   EXPECT_EQ(canonical(space.shape(), ring), s);  // tdeg 1

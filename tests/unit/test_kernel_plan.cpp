@@ -200,6 +200,18 @@ TEST(KernelPlan, StreamingRulesNameTheHaloAndTheRegisterPipeline) {
   EXPECT_FALSE(space.violation(s).has_value()) << *space.violation(s);
 }
 
+// A streaming setting with retiming and prefetch (the fused levels' usual pipeline).
+Setting retimed_stream(int tbx, int tby, int tbz, int sd, int sb, int tdeg) {
+  Setting s = base(tbx, tby, tbz);
+  s[Param::streaming] = 1;
+  s[Param::sd] = sd;
+  s[Param::sb] = sb;
+  s[Param::retiming] = 1;
+  s[Param::prefetch] = 1;
+  s[Param::tdeg] = tdeg;
+  return s;
+}
+
 // use_shared = 1 at tdeg >= 2 (the shared ring of the last level): the ring holds Q + 1 planes
 // of level tdeg-1 (Q = planes a point reads along the stream), the other levels keep their
 // double-buffered planes, and the register rule counts tdeg - 1 levels of pipeline. Block-merged
@@ -208,13 +220,7 @@ TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
   const Stencil st = typical_stencil("star3d2r");
   const Grid g{512, 512, 512};
   const Space space(st, g, DeviceLimits{}, Space::default_values(3, g));
-  Setting s = base(32, 32, 1);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 128;
-  s[Param::retiming] = 1;
-  s[Param::prefetch] = 1;
-  s[Param::tdeg] = 2;
+  Setting s = retimed_stream(32, 32, 1, 2, 128, 2);
   s[Param::merge] = static_cast<int>(MergeKind::cyclic);
   s[Param::mfy] = 2;  // 32 x 64 covered points: rows of 32 + 2 + 2, 64 + 4 rows
   const long long plane = (32 + 4) * (64 + 4) * 8;
@@ -235,13 +241,7 @@ TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
   // Block-merged x pairs of a stencil with an odd reach: the row starts at 2, not 1, and its
   // pitch 32 + 2 + 1 = 35 rounds up to 36 (star3d1r, 16 x 32 threads with mfx 2).
   const Stencil st1 = typical_stencil("star3d1r");
-  s = base(16, 32, 1);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 128;
-  s[Param::retiming] = 1;
-  s[Param::prefetch] = 1;
-  s[Param::tdeg] = 2;
+  s = retimed_stream(16, 32, 1, 2, 128, 2);
   s[Param::merge] = static_cast<int>(MergeKind::block);
   s[Param::mfx] = 2;
   EXPECT_EQ(make_plan(st1, g, s, DeviceLimits{}).shared_bytes, 2 * 2 * (36 * 34 * 8LL));
@@ -258,13 +258,7 @@ TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
 TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
   const Stencil st = typical_stencil("star3d2r");
   const Grid g{512, 512, 512};
-  Setting s = base(32, 32, 1);
-  s[Param::streaming] = 1;
-  s[Param::sd] = 2;
-  s[Param::sb] = 512;
-  s[Param::retiming] = 1;
-  s[Param::prefetch] = 1;
-  s[Param::tdeg] = 2;
+  const Setting s = retimed_stream(32, 32, 1, 2, 512, 2);
   const auto per_point = [&](const Setting& x) {
     const KernelPlan p = make_plan(st, g, x, DeviceLimits{});
     return p.l1_doubles * p.tdeg / p.redundancy;
@@ -276,13 +270,7 @@ TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
   const RooflinePredictor roofline(st, g, DeviceLimits{});
   EXPECT_GT(roofline.predict_ms(ring), roofline.predict_ms(s));
   // x pairs with the ring (families case 32): (8 + 13) x 0.8 + 4.
-  Setting pairs = base(32, 1, 16);
-  pairs[Param::streaming] = 1;
-  pairs[Param::sd] = 1;
-  pairs[Param::sb] = 128;
-  pairs[Param::retiming] = 1;
-  pairs[Param::prefetch] = 1;
-  pairs[Param::tdeg] = 2;
+  Setting pairs = retimed_stream(32, 1, 16, 1, 128, 2);
   pairs[Param::merge] = static_cast<int>(MergeKind::block);
   pairs[Param::mfx] = 2;
   pairs[Param::mfz] = 2;
