@@ -179,9 +179,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   __syncthreads();
   double* rd = smem + TL * PLANE;  // planes written in the previous iteration
   double* wr = smem;               // planes written in this iteration
-  // SQ: the ring of level T-1's planes; slot is written this iteration, the Q slots after it
-  // (cyclically) hold the planes of stream offsets -SLO..SHI of level T's plane, oldest first.
-  double* const ring = smem + 2 * TL * PLANE + sm0;
+  // SQ: the shared ring of level T-1's planes (not the input ring of RING); slot is written
+  // this iteration, the Q slots after it (cyclically) hold the planes of stream offsets
+  // -SLO..SHI of level T's plane, oldest first.
+  double* const shq = smem + 2 * TL * PLANE + sm0;
   int slot = 0;
   int b_rd = NB0 - 1;   // PF > 0: buffer of input plane p0 + i - 1
   int b_pf = PF % NB0;  // PF > 0: buffer of input plane p0 + i + PF
@@ -228,17 +229,13 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     const bool plane_in = s >= 0 && s < C::NS;
     const double* src = in + (1LL * s * C::GSS + g0);
     if constexpr (GVEC) {
-#pragma unroll
-      for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-        for (int u = 0; u < C::MFA; u += 2) {
-          const int p = v * C::MFA + u;
-          const double2 x = plane_in && in_grid[p]
-                                ? *reinterpret_cast<const double2*>(src + (u + 1LL * v * C::GSB))
-                                : make_double2(0.0, 0.0);
-          dst[p] = x.x;
-          dst[p + 1] = x.y;
-        }
+      each_group<C, 2>([&](int p, int u, int v) {
+        const double2 x = plane_in && in_grid[p]
+                              ? *reinterpret_cast<const double2*>(src + (u + 1LL * v * C::GSB))
+                              : make_double2(0.0, 0.0);
+        dst[p] = x.x;
+        dst[p + 1] = x.y;
+      });
     } else {
       each_point<C, DA, DB, PITCH>(
           [&](int p, long long g, int) { dst[p] = plane_in && in_grid[p] ? src[g] : 0.0; });
@@ -338,7 +335,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       double rs[NPT], rk[NPT];  // SQ: the ring level's sums and kept values
       if (SQ && l == T) {
         each_group<C, US>([&](int p, int u, int v) {
-          const double* at = ring + u * DA + v * DB * PITCH;
+          const double* at = shq + u * DA + v * DB * PITCH;
           if constexpr (C::VEC) {
             double s2[2], k2[2];
             Apply::template ssum2<PITCH>(at, so, s2, k2);
@@ -379,24 +376,20 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         }
       }
       if (SQ && l == T - 1) {
-        store_points(ring + slot * PLANE, cur[l]);
+        store_points(shq + slot * PLANE, cur[l]);
       } else if (l < T) {
         store_points(wr + l * PLANE + sm0, cur[l]);
       } else if (q >= s0 && q < s_hi) {
         double* dst = out + (1LL * q * C::GSS + g0);
-#pragma unroll
-        for (int v = 0; v < C::MFB; ++v)
-#pragma unroll
-          for (int u = 0; u < C::MFA; u += GVEC ? 2 : 1) {
-            const int p = v * C::MFA + u;
-            if constexpr (GVEC) {
-              if (out_ok[p])
-                *reinterpret_cast<double2*>(dst + (u + 1LL * v * C::GSB)) =
-                    make_double2(cur[l][p], cur[l][p + 1]);
-            } else if (out_ok[p]) {
-              dst[u * DA + 1LL * v * DB * C::GSB] = cur[l][p];
-            }
-          }
+        each_group<C, GVEC ? 2 : 1>([&](int p, int u, int v) {
+          if (!out_ok[p])
+            return;
+          double* at = dst + (u * DA + 1LL * v * DB * C::GSB);
+          if constexpr (GVEC)
+            *reinterpret_cast<double2*>(at) = make_double2(cur[l][p], cur[l][p + 1]);
+          else
+            *at = cur[l][p];
+        });
       }
     }
 

@@ -84,25 +84,26 @@ PlaneRow plane_row(int covered, int lo, int hi, bool paired) {
 // 2 x 13 ring terms (0.85).
 constexpr double kPairReadShare = 0.8;
 
+// Values a computed point reads from shared memory per iteration, over all of its levels: each
+// register level its in-plane neighbours, the shared ring's level every term.
+double shared_reads_per_point(const ProblemShape& shape, const Setting& s, std::size_t axis,
+                              int tdeg) {
+  const int reg_levels = register_levels(s, tdeg);
+  const double terms = (shape.flops_per_cell + 1) / 2.0;
+  return shape.stream_live[axis].neighbours * reg_levels + terms * (tdeg - reg_levels);
+}
+
 // Doubles through the L1/shared-memory data path per computed point and iteration (all of its
-// levels): every register level's in-plane neighbours and the shared ring's every term (x pairs
-// read a pair's union, kPairReadShare), each repeated by the bank conflicts of
-// block-merged x points (mfx apart, mfx / 2 for pairs); the stores of levels 0..tdeg-1 to
-// shared memory, the input load and the output store.
-double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, int tdeg) {
-  const int sd = s[Param::sd];
-  if (sd != 1 && sd != 2)
-    return 0;
-  const StreamLive& live = shape.stream_live[static_cast<std::size_t>(sd)];
+// levels): its shared reads (x pairs read a pair's union, kPairReadShare), each repeated by the
+// bank conflicts of block-merged x points (mfx apart, mfx / 2 for pairs); the stores of levels
+// 0..tdeg-1 to shared memory, the input load and the output store.
+double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, std::size_t axis,
+                            int tdeg) {
   const bool paired = paired_points(s, tdeg);
   const bool block = s[Param::merge] == static_cast<int>(MergeKind::block);
   const double conflict = !block ? 1.0 : std::max(1.0, s[Param::mfx] / (paired ? 2.0 : 1.0));
   const double share = paired ? kPairReadShare : 1.0;
-  const int reg_levels = register_levels(s, tdeg);
-  const double terms = (shape.flops_per_cell + 1) / 2.0;
-  const double reads =
-      (live.neighbours * reg_levels + terms * (tdeg - reg_levels)) * share * conflict;
-  return reads + tdeg + 2;
+  return shared_reads_per_point(shape, s, axis, tdeg) * share * conflict + tdeg + 2;
 }
 
 long long ceil_div(long long a, long long b) {
@@ -748,12 +749,10 @@ class Streaming final : public KernelFamily {
         per_thread *= s[kMf[d]];
     }
     const double points = (shape.flops_per_cell + 1) / 2.0;
-    // Shared reads per computed point, averaged over the levels: the in-plane neighbours of
-    // a register level, every term of the ring level.
-    const double shared_reads =
-        (shape.stream_live[a].neighbours * reg_levels + points * (p.tdeg - reg_levels)) / p.tdeg;
+    // Shared reads per computed point and level (averaged over the levels).
+    const double shared_reads = shared_reads_per_point(shape, s, a, p.tdeg) / p.tdeg;
     p.other_instructions = (shared_reads + kCoefficientMoves * points / per_thread) * p.redundancy;
-    p.l1_doubles = l1_doubles_per_point(shape, s, p.tdeg) * p.redundancy / p.tdeg;
+    p.l1_doubles = l1_doubles_per_point(shape, s, a, p.tdeg) * p.redundancy / p.tdeg;
   }
 
   double cost_factor(const Setting& s) const override {
