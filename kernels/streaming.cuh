@@ -223,8 +223,9 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 
   // Input plane s at the thread's points (0 outside the grid).
   // GVEC: pairs at even global indices whose two points are in or out of the grid together
-  // (an even row length, output tile and its offset): one double2 load or store a pair.
-  constexpr bool GVEC = C::VEC && C::NA % 2 == 0 && C::TA % 2 == 0 && C::OA % 2 == 0;
+  // (the plan's x_vector, src/kernel/streaming.cpp global_pairs): one double2 load or store a
+  // pair.
+  constexpr bool GVEC = C::GVEC != 0;
   const auto load = [&](double(&dst)[NPT], int s) {
     const bool plane_in = s >= 0 && s < C::NS;
     const double* src = in + (1LL * s * C::GSS + g0);

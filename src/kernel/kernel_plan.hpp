@@ -109,6 +109,10 @@ struct KernelPlan {
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy
   double global_write_doubles = 1;  // 1/tdeg
+  // Doubles one global x access of a thread moves: 2 where the streaming family loads and
+  // stores x-adjacent pairs as double2 (kernels/streaming.cuh, GVEC), else 1. A block-merged
+  // thread's scalar accesses are mfx apart; pairs halve the spread (the predictor's coalescing).
+  int x_vector = 1;
   double redundancy = 1;            // computed / useful cell-updates (>= 1)
   double flops_per_cell = 1;        // 2 * points - 1
   // Issued instructions besides the multiply-adds per useful cell-step (input loads and the

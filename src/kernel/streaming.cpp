@@ -171,6 +171,16 @@ AxisTile axis_tile(int covered, int lo, int hi, int tdeg) {
   return {covered, lo * tdeg, covered - (lo + hi) * tdeg};
 }
 
+// Global x pairs (kernels/streaming.cuh, GVEC): paired points whose pairs start at even global
+// indices and are in or out of the grid together: an even row length, output tile and tile
+// offset (the covered row's points before the output tile). `p.tile` is planned.
+bool global_pairs(const ProblemShape& shape, const Setting& s, const KernelPlan& p) {
+  const int offset =
+      axis_tile(s[kTb[0]] * s[kMf[0]], shape.reach.lo[0], shape.reach.hi[0], p.tdeg).offset;
+  return paired_points(s, p.tdeg) && shape.grid.nx % 2 == 0 && p.tile[0] % 2 == 0 &&
+         offset % 2 == 0;
+}
+
 std::optional<std::string> streaming_unsupported(const Setting& s) {
   if (s[Param::streaming] == 0)
     return "the streaming family needs streaming = 1";
@@ -243,7 +253,8 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0)
     << constant("SHQ", shared_ring(s, plan.tdeg) ? 1 : 0)
-    << constant("VEC", paired_points(s, plan.tdeg) ? 1 : 0);
+    << constant("VEC", paired_points(s, plan.tdeg) ? 1 : 0)
+    << constant("GVEC", plan.x_vector == 2 ? 1 : 0);
   const PlaneRow row = plane_row(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0],
                                  paired_points(s, plan.tdeg));
   c << constant("PADA", row.pad) << constant("PITCH", row.pitch);
@@ -710,6 +721,7 @@ class Streaming final : public KernelFamily {
       p.grid[d] = ceil_div(extent[d], std::max(1, p.tile[d]));
     }
     balance_stream_blocks(p, extent, shape.sm_count);
+    p.x_vector = global_pairs(shape, s, p) ? 2 : 1;
     if (axis_of(s) > 0)
       p.unroll[a] = plane_unroll(shape, canonical(shape, s), p.tdeg);
     // One padded plane (covered + one step's reach per in-plane axis) per source level
