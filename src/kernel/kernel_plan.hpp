@@ -113,8 +113,8 @@ struct KernelPlan {
   // stores x-adjacent pairs as double2 (kernels/streaming.cuh, GVEC), else 1. A block-merged
   // thread's scalar accesses are mfx apart; pairs halve the spread (the predictor's coalescing).
   int x_vector = 1;
-  double redundancy = 1;            // computed / useful cell-updates (>= 1)
-  double flops_per_cell = 1;        // 2 * points - 1
+  double redundancy = 1;      // computed / useful cell-updates (>= 1)
+  double flops_per_cell = 1;  // 2 * points - 1
   // Issued instructions besides the multiply-adds per useful cell-step (input loads and the
   // moves of 64-bit coefficients into operands), redundancy included: what makes a
   // compute-bound kernel issue-bound (the predictor's compute term). 0 where the family does

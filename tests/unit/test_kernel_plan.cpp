@@ -282,6 +282,39 @@ TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
   EXPECT_DOUBLE_EQ(per_point(pairs), 8 * 2 + 1 + 2);
 }
 
+// Global x pairs (KernelPlan::x_vector, the kernel's GVEC): 2 where block-merged x pairs start at
+// even global indices: an even row, output tile and tile offset; then the roofline's coalescing
+// counts a warp's loads over mfx / 2 sectors, not mfx. star3d2r at tdeg 2: offset 2 x 2 = 4 and
+// tile 64 - 8 = 56, even; an odd row, or star3d1r at tdeg 3 (offset 3) load scalars.
+TEST(KernelPlan, GlobalXPairsNeedEvenRowsTilesAndOffsets) {
+  const Stencil st = typical_stencil("star3d2r");
+  Setting s = retimed_stream(32, 1, 16, 1, 128, 2);
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  s[Param::mfz] = 2;
+  s[Param::use_shared] = 1;
+  const Grid even{512, 512, 512};
+  EXPECT_EQ(make_plan(st, even, s, DeviceLimits{}).x_vector, 2);
+  EXPECT_EQ(make_plan(st, Grid{511, 512, 512}, s, DeviceLimits{}).x_vector, 1);
+  const RooflinePredictor roofline(st, even, DeviceLimits{});
+  const RooflinePredictor odd_row(st, Grid{511, 512, 512}, DeviceLimits{});
+  EXPECT_LT(roofline.predict_ms(s), 0.75 * odd_row.predict_ms(s));
+  Setting cyclic = s;  // no pairs
+  cyclic[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  EXPECT_EQ(make_plan(st, even, cyclic, DeviceLimits{}).x_vector, 1);
+  Setting one = s;  // tdeg 1: the input ring, no pairs
+  one[Param::tdeg] = 1;
+  one[Param::use_shared] = 0;
+  EXPECT_EQ(make_plan(st, even, one, DeviceLimits{}).x_vector, 1);
+  const Stencil st1 = typical_stencil("star3d1r");
+  Setting t3 = retimed_stream(16, 32, 1, 2, 128, 3);
+  t3[Param::merge] = static_cast<int>(MergeKind::block);
+  t3[Param::mfx] = 2;  // 32 covered, offset 3, tile 26
+  EXPECT_EQ(make_plan(st1, even, t3, DeviceLimits{}).x_vector, 1);
+  t3[Param::tdeg] = 2;  // offset 2, tile 28
+  EXPECT_EQ(make_plan(st1, even, t3, DeviceLimits{}).x_vector, 2);
+}
+
 // Along every axis the blocks' tiles cover [0, extent) once: the last block starts inside
 // the grid and reaches its end.
 TEST(KernelPlan, LaunchCoversTheGridExactlyOnce) {
