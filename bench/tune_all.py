@@ -8,7 +8,7 @@ budget, next to the naive kernel and the device-to-device copy measured in the s
 
 Prints one row per stencil (naive, tuned, copy roofline, FP64 roof in GCells/s, speed-ups,
 share of measurements that verified, best-OC vs worst-OC speed-up, the best setting) and
-writes the same rows as CSV. Best/worst OC: fastest verified time of each OC measured in the
+appends the same rows to the CSV (its header written once). Best/worst OC: fastest verified time of each OC measured in the
 run; the ratio of the slowest OC's best to the fastest OC's best (GSTuner reports 9.95x on
 average on V100).
 """
@@ -143,7 +143,9 @@ def main() -> int:
     sink = None
     if a.csv:
         os.makedirs(os.path.dirname(a.csv) or ".", exist_ok=True)
-        sink = open(a.csv, "w", newline="")
+        # Appends to an existing CSV (its header kept), so several invocations collect their rows.
+        fresh = not os.path.exists(a.csv) or os.path.getsize(a.csv) == 0
+        sink = open(a.csv, "a", newline="")
     writer = None
     base = naive_and_copy(a.bin, a.stencils, a.n2d, a.n3d, a.out)
     hdr = (f"{'stencil':10} {'naive':>7} {'tuned':>7} {'copy':>7} {'fp64':>7} {'x naive':>7} "
@@ -172,7 +174,8 @@ def main() -> int:
         if sink:  # row by row: a run cut short keeps every finished stencil
             if writer is None:
                 writer = csv.DictWriter(sink, fieldnames=list(row.keys()))
-                writer.writeheader()
+                if fresh:
+                    writer.writeheader()
             writer.writerow(row)
             sink.flush()
         print(f"{st:10} {naive:7.1f} {tuned:7.1f} {copy:7.1f} {roof:7.1f} "
