@@ -8,9 +8,9 @@ budget, next to the naive kernel and the device-to-device copy measured in the s
 
 Prints one row per stencil (naive, tuned, copy roofline, FP64 roof in GCells/s, speed-ups,
 share of measurements that verified, best-OC vs worst-OC speed-up, the best setting) and
-appends the same rows to the CSV (its header written once). Best/worst OC: fastest verified time of each OC measured in the
-run; the ratio of the slowest OC's best to the fastest OC's best (GSTuner reports 9.95x on
-average on V100).
+appends the same rows to the CSV (its header written once). Best/worst OC: fastest verified
+time of each OC measured in the run; the ratio of the slowest OC's best to the fastest OC's
+best (GSTuner reports 9.95x on average on V100).
 """
 from __future__ import annotations
 
