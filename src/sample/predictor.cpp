@@ -62,9 +62,8 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
   if (!staged)
     read = useful + (read - useful) * 0.5;
   const bool block_x = static_cast<MergeKind>(s[Param::merge]) == MergeKind::block;
-  const double coalesce =
-      block_x ? std::max(1.0, std::min(4, std::max(1, s[Param::mfx])) / double(plan.x_vector))
-              : 1.0;
+  const double spread = std::min(4, std::max(1, s[Param::mfx]));
+  const double coalesce = block_x ? std::max(1.0, spread / plan.x_vector) : 1.0;
   const int warp_x = std::min(std::max(1, plan.block[0]), 32);
   const double segment = 1.0 + (32.0 / warp_x - 1.0) / 4.0;
   t.bytes = 8.0 * (read + plan.global_write_doubles) * coalesce * segment;
