@@ -14,6 +14,8 @@
 //         generation given the model's fastest unmeasured setting), generations,
 //         evaluations (total over the islands; each island gets its share as its
 //         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
+//         compile_threads (the replay clock's simulated NVRTC threads per batch; default
+//         the dataset's recorded ones, 0 when it records none: every cost in series),
 //         naive (0/1: generation 0 holds the naive-equivalent setting; 1), refill (0/1:
 //         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
 //         feature is the predictor; 1), init (ga.predicted_seeds: generation 0 holds the
@@ -211,6 +213,8 @@ struct Problem {
 // One run of `v` with `seed`.
 Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   ReplayEvaluator replay = *p.replay;
+  if (v.keys.count("compile_threads"))
+    replay.set_compile_threads(static_cast<int>(v.num("compile_threads", 0)));
   Tally tally;
   Counting eval(replay, p.optimum, tally);
   NullSink sink;
@@ -325,7 +329,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     const bool threaded = islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
     MemoryRing ring(islands, lag, threaded);
     MemoryStopVote votes(islands, threaded);
-    std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), *p.replay);
+    std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), replay);
     std::vector<IslandLog> logs(static_cast<std::size_t>(islands));
     std::vector<std::unique_ptr<Counting>> evals;
     std::vector<std::unique_ptr<IslandSearch>> isl;

@@ -97,6 +97,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     env.sm_count = replay->limits().sm_count;
     env.driver_version = "none";
     env.cuda_version = "none";
+    env.compile_threads = replay->compile_threads();
     return replay;
   }
 #ifdef ISLETUNE_HAVE_CUDA
@@ -119,6 +120,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   env.memory_clock_mhz = g.mem_clock_mhz;
   env.driver_version = std::to_string(g.driver_version);
   env.cuda_version = std::to_string(g.runtime_version) + " (NVRTC " + g.nvrtc_version + ")";
+  env.compile_threads = g.compile_threads;
   return evaluator;
 #else
   (void)gpu;

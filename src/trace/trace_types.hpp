@@ -43,6 +43,9 @@ struct EnvironmentInfo {
   std::string driver_version;
   std::string cuda_version;
   std::string mpi_library;
+  // NVRTC threads that compiled each batch (the CUDA worker's pool); 0 when not known (older
+  // traces, replayed runs that knew none). Replay simulates a batch's parallel compile with it.
+  int compile_threads = 0;
   // The device's limits (stored as /environment/rank_NNNN/device_limits), so replay and
   // the space of a resumed run see the recording GPU; nullopt when not known.
   std::optional<DeviceLimits> limits;

@@ -63,6 +63,38 @@ TEST(Replay, AnswersRecordedSettingsAndAdvancesClockByTheirCost) {
   EXPECT_NEAR(replay.clock_s(), 0.245 + 0.175, 1e-12);
 }
 
+// With the recording's compile threads known, a batch costs what the CUDA worker spends on it:
+// its kernels compile on T threads in batch order, and each runs on the GPU (verify + run) once
+// its compile is done and the kernel before it has run.
+TEST(Replay, BatchClockSimulatesParallelCompilesBeforeEachKernelRuns) {
+  const auto m = [](double compile_ms, double gpu_ms) {
+    Measurement x;
+    x.compile_ms = compile_ms;
+    x.verify_ms = gpu_ms;
+    return x;
+  };
+  const std::vector<Measurement> batch = {m(1000, 100), m(500, 100), m(800, 100), m(300, 100)};
+  // In series: 2.6 s of compiles and 0.4 s of GPU time.
+  EXPECT_NEAR(batch_span_s(batch, 0), 3.0, 1e-12);
+  // Two threads: compiles end at 1.0, 0.5, 1.3 (second thread, after 0.5) and 1.3 (first,
+  // after 1.0); the GPU runs them at 1.0-1.1, 1.1-1.2, 1.3-1.4, 1.4-1.5.
+  EXPECT_NEAR(batch_span_s(batch, 2), 1.5, 1e-12);
+  // Four threads: every compile at once; the slowest (1.0 s) is the first kernel: 1.0 + 0.4.
+  EXPECT_NEAR(batch_span_s(batch, 4), 1.4, 1e-12);
+  EXPECT_NEAR(batch_span_s(batch, 16), 1.4, 1e-12);
+  // A short batch pays its compile once: half the batch is not half the time.
+  const std::vector<Measurement> half(batch.begin(), batch.begin() + 2);
+  EXPECT_NEAR(batch_span_s(half, 16), 1.2, 1e-12);
+
+  const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
+                                              record(64, Status::ok, 0.4, 40)};
+  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  replay.set_compile_threads(16);
+  (void)replay.evaluate(std::vector<Setting>{setting_with(64), setting_with(32)});
+  // Compiles 40 and 100 ms at once: 40 + (20 + 10), then from 100 ms: + (50 + 25).
+  EXPECT_NEAR(replay.clock_s(), 0.175, 1e-12);
+}
+
 TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
   auto cached = record(16, Status::ok, 0.1, 1);
   cached.cached = true;

@@ -142,6 +142,7 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
                            "550.54",
                            "12.4",
                            "Open MPI v4.1.4",
+                           16 * r,
                            {}});
   }
   EnvironmentInfo with_limits;
@@ -242,6 +243,8 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   EXPECT_EQ(env[1].gpu_uuid, "GPU-1234-1");
   EXPECT_EQ(env[1].mpi_library, "Open MPI v4.1.4");
   EXPECT_EQ(env[0].sm_clock_mhz, 1980);
+  EXPECT_EQ(env[0].compile_threads, 0);
+  EXPECT_EQ(env[1].compile_threads, 16);
 
   EXPECT_EQ(reader.ranks(), (std::vector<int>{0, 1}));
   for (int r = 0; r < 2; ++r) {

@@ -8,13 +8,19 @@
 //   settings existed may hold one kernel under several settings; cached and migrant rows are
 //   not measurements). Unrecorded kernels come back `invalid` with a message and cost
 //   nothing.
-// - clock_s() = sum of the recorded compile + verify + run costs of every setting this
-//   evaluator was asked to measure (the island's cache keeps repeats away from it).
+// - clock_s() advances by each batch's recorded costs (the island's cache keeps repeats away
+//   from it). With the recording's compile threads known (T > 0, /environment's
+//   `compile_threads`), a batch is timed as the CUDA worker runs it: its kernels compile on T
+//   threads in batch order, and each is verified and timed on the GPU once its compile is done
+//   and the kernel before it has run (batch_span_s). Otherwise (older datasets) the costs add
+//   up one after another. The reference run a batch starts with is not recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
 //   settings with an answer; limits() are the recording device's.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +30,11 @@
 #include "kernel/family.hpp"
 
 namespace isletune {
+
+// Seconds a batch of measurements takes when its kernels compile on `threads` NVRTC threads in
+// batch order and each then runs on the GPU (verify + run) once its compile is done and the
+// kernel before it has run (the CUDA worker's order); threads <= 0: the sum of every cost.
+[[nodiscard]] double batch_span_s(std::span<const Measurement> batch, int threads);
 
 class ReplayEvaluator final : public Evaluator {
  public:
@@ -48,6 +59,10 @@ class ReplayEvaluator final : public Evaluator {
   [[nodiscard]] const std::vector<Setting>& candidates() const { return candidates_; }
   // Number of settings measured so far (each costs its recorded time).
   [[nodiscard]] long long measured() const { return measured_; }
+  // NVRTC threads of the simulated batch compile (0: every cost in series). from_file takes
+  // the recording's.
+  void set_compile_threads(int threads) { compile_threads_ = std::max(0, threads); }
+  [[nodiscard]] int compile_threads() const { return compile_threads_; }
   // Restores the simulated clock (resume continues the clock of the interrupted run).
   void set_clock_s(double s) { clock_s_ = s; }
   // Real seconds to sleep per evaluate() call: slows a replay run down to a GPU-like pace
@@ -70,6 +85,7 @@ class ReplayEvaluator final : public Evaluator {
   double clock_s_ = 0;
   double delay_s_ = 0;
   long long measured_ = 0;
+  int compile_threads_ = 0;
 };
 
 }  // namespace isletune
