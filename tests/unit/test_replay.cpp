@@ -66,7 +66,7 @@ TEST(Replay, AnswersRecordedSettingsAndAdvancesClockByTheirCost) {
 // With the recording's compile threads known, a batch costs what the CUDA worker spends on it:
 // its kernels compile on T threads in batch order, and each runs on the GPU (verify + run) once
 // its compile is done and the kernel before it has run.
-TEST(Replay, BatchClockSimulatesParallelCompilesBeforeEachKernelRuns) {
+TEST(Replay, BatchClockSimulatesParallelCompilesAndRunsKernelsAsTheirCompilesEnd) {
   const auto m = [](double compile_ms, double gpu_ms) {
     Measurement x;
     x.compile_ms = compile_ms;
@@ -77,21 +77,27 @@ TEST(Replay, BatchClockSimulatesParallelCompilesBeforeEachKernelRuns) {
   // In series: 2.6 s of compiles and 0.4 s of GPU time.
   EXPECT_NEAR(batch_span_s(batch, 0), 3.0, 1e-12);
   // Two threads: compiles end at 1.0, 0.5, 1.3 (second thread, after 0.5) and 1.3 (first,
-  // after 1.0); the GPU runs them at 1.0-1.1, 1.1-1.2, 1.3-1.4, 1.4-1.5.
+  // after 1.0); the GPU runs them as they end: 0.5-0.6, 1.0-1.1, 1.3-1.4, 1.4-1.5.
   EXPECT_NEAR(batch_span_s(batch, 2), 1.5, 1e-12);
-  // Four threads: every compile at once; the slowest (1.0 s) is the first kernel: 1.0 + 0.4.
-  EXPECT_NEAR(batch_span_s(batch, 4), 1.4, 1e-12);
-  EXPECT_NEAR(batch_span_s(batch, 16), 1.4, 1e-12);
-  // A short batch pays its compile once: half the batch is not half the time.
+  // Four threads: every compile at once, ending at 0.3, 0.5, 0.8 and 1.0; each kernel runs
+  // while the slower ones still compile, so the span is the slowest compile and its kernel,
+  // 1.1 (in batch order it would be 1.0 + 0.4: the slowest compile is the first kernel).
+  EXPECT_NEAR(batch_span_s(batch, 4), 1.1, 1e-12);
+  EXPECT_NEAR(batch_span_s(batch, 16), 1.1, 1e-12);
+  // Half the batch takes as long: the slowest compile sets the span.
   const std::vector<Measurement> half(batch.begin(), batch.begin() + 2);
-  EXPECT_NEAR(batch_span_s(half, 16), 1.2, 1e-12);
+  EXPECT_NEAR(batch_span_s(half, 16), 1.1, 1e-12);
+  // The GPU still runs one kernel at a time: with compiles shorter than the runs the runs add.
+  const std::vector<Measurement> gpu_bound = {m(100, 500), m(100, 500), m(50, 500)};
+  EXPECT_NEAR(batch_span_s(gpu_bound, 16), 0.05 + 1.5, 1e-12);
 
   const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
                                               record(64, Status::ok, 0.4, 40)};
   ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
   replay.set_compile_threads(16);
-  (void)replay.evaluate(std::vector<Setting>{setting_with(64), setting_with(32)});
-  // Compiles 40 and 100 ms at once: 40 + (20 + 10), then from 100 ms: + (50 + 25).
+  (void)replay.evaluate(std::vector<Setting>{setting_with(32), setting_with(64)});
+  // Compiles 100 and 40 ms at once: the second kernel first, 40 + (20 + 10), then the first
+  // from 100 ms: + (50 + 25) (in batch order: 100 + 75 + 30 = 205 ms).
   EXPECT_NEAR(replay.clock_s(), 0.175, 1e-12);
 }
 

@@ -19,7 +19,9 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -243,6 +245,81 @@ TEST(CompilePool, ACompileOverTheBoundIsAbandonedAndTheOthersComeBack) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_FALSE(pool.stuck());
   EXPECT_EQ(compiled->load(), 4);
+}
+
+// take_next hands items out as their compiles end, not in index order: with item 0 held
+// back, items 1 and 2 come first and item 0 once released; an item held past the bound comes
+// back as a timeout while the others still come back, and nothing is handed out twice.
+TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool open = false;
+    void release() {
+      {
+        std::lock_guard lock(m);
+        open = true;
+      }
+      cv.notify_all();
+    }
+  };
+  auto gate = std::make_shared<Gate>();
+  auto compile = [gate](const std::string& src) {
+    if (src.starts_with("held")) {
+      std::unique_lock lock(gate->m);
+      gate->cv.wait(lock, [&] { return gate->open; });
+    }
+    isletune::cuda::CompileResult r;
+    r.ok = true;
+    r.cubin = "cubin of " + src;
+    return r;
+  };
+  {
+    isletune::cuda::CompilePool pool(compile, {"held", "b", "c"}, 3, 30);
+    std::size_t i = 99;
+    double ms = 0;
+    std::vector<std::size_t> order;
+    for (int k = 0; k < 2; ++k) {
+      const auto r = pool.take_next(i, ms);
+      ASSERT_TRUE(r.has_value());
+      EXPECT_EQ(r->cubin, std::string("cubin of ") + (i == 1 ? "b" : "c"));
+      order.push_back(i);
+    }
+    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()), (std::set<std::size_t>{1, 2}));
+    gate->release();
+    const auto last = pool.take_next(i, ms);
+    ASSERT_TRUE(last.has_value());
+    EXPECT_EQ(i, 0u);
+    EXPECT_EQ(last->cubin, "cubin of held");
+    EXPECT_THROW((void)pool.take_next(i, ms), std::logic_error);
+  }
+  auto gate2 = std::make_shared<Gate>();
+  auto compile2 = [gate2](const std::string& src) {
+    if (src == "held") {
+      std::unique_lock lock(gate2->m);
+      gate2->cv.wait(lock, [&] { return gate2->open; });
+    }
+    isletune::cuda::CompileResult r;
+    r.ok = true;
+    r.cubin = "cubin of " + src;
+    return r;
+  };
+  // One thread: "x" compiles only on the thread that replaces the abandoned one.
+  isletune::cuda::CompilePool pool(compile2, {"held", "x"}, 1, 0.05);
+  std::size_t i = 99;
+  double ms = 0;
+  EXPECT_FALSE(pool.take_next(i, ms).has_value());
+  EXPECT_EQ(i, 0u);
+  EXPECT_GE(ms, 50);
+  const auto x = pool.take_next(i, ms);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(i, 1u);
+  EXPECT_EQ(x->cubin, "cubin of x");
+  EXPECT_TRUE(pool.stuck());
+  gate2->release();
+  for (int k = 0; k < 5000 && pool.stuck(); ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(pool.stuck());
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -298,24 +301,29 @@ std::vector<Measurement> CudaEvaluator::evaluate_raw(std::span<const KernelSourc
 std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> kernels) {
   const std::size_t n = kernels.size();
   std::vector<Measurement> results(n);
-  std::size_t next = 0;
+  // The kernels without a result yet; the worker's batch holds them in this order (its
+  // "index" is a place in this list) and answers them in the order their compiles end.
+  std::vector<std::size_t> pending(n);
+  std::iota(pending.begin(), pending.end(), std::size_t{0});
   int failed_starts = 0;
-  while (next < n) {
+  while (!pending.empty()) {
     if (!process_.running()) {
       start_worker();
       ++restarts_;
     }
+    const std::size_t m = pending.size();
     Message b{"batch", {}};
-    b.set("count", static_cast<long long>(n - next));
+    b.set("count", static_cast<long long>(m));
     b.set("seed",
           static_cast<long long>((options_.seed * 1000003ULL + ++batches_) & 0x7fffffffffffLL));
-    for (std::size_t i = next; i < n; ++i) {
-      const std::string id = std::to_string(i - next);
-      const KernelSource& k = kernels[i];
-      b.set("source" + id, k.source).set("entry" + id, k.entry);
-      b.set("launch" + id, launch_text(k.launch));
-      if (!k.tail_entry.empty())
-        b.set("tail_entry" + id, k.tail_entry).set("tail_launch" + id, launch_text(k.tail_launch));
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::string id = std::to_string(k);
+      const KernelSource& src = kernels[pending[k]];
+      b.set("source" + id, src.source).set("entry" + id, src.entry);
+      b.set("launch" + id, launch_text(src.launch));
+      if (!src.tail_entry.empty())
+        b.set("tail_entry" + id, src.tail_entry)
+            .set("tail_launch" + id, launch_text(src.tail_launch));
     }
     Message reply;
     const bool sent = channel_->send(b);
@@ -329,7 +337,7 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
                                                       : "the worker died before evaluating";
       stop_worker(true);
       if (++failed_starts >= 2) {
-        for (std::size_t i = next; i < n; ++i) {
+        for (const std::size_t i : pending) {
           results[i] =
               failure(got == Channel::Read::timeout ? Status::timeout : Status::crashed, why);
         }
@@ -337,35 +345,65 @@ std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> 
       }
       continue;
     }
-    std::size_t j = next;
-    for (; j < n; ++j) {
-      // A kernel may first wait for its own compile (bounded by compile_timeout_s in the
-      // worker); once the worker says "running", it has timeout_s on the GPU.
+    std::vector<bool> answered(m, false);
+    // The place of a result's or "running" message's index, or nullopt when it names no
+    // unanswered kernel of this batch.
+    const auto place = [&](const Message& r) -> std::optional<std::size_t> {
+      const double index = r.number("index", -1);
+      if (index < 0 || index >= static_cast<double>(m) || answered[static_cast<std::size_t>(index)])
+        return std::nullopt;
+      return static_cast<std::size_t>(index);
+    };
+    bool broken = false;
+    for (std::size_t received = 0; received < m && !broken;) {
+      // A kernel may first wait for its compile (bounded by compile_timeout_s in the worker);
+      // once the worker says "running", that kernel has timeout_s on the GPU.
       Message r;
       double wait_s = options_.timeout_s + options_.compile_timeout_s;
+      std::optional<std::size_t> running;
       auto status = channel_->receive(r, wait_s);
       if (status == Channel::Read::ok && r.kind == "running") {
+        running = place(r);
         wait_s = options_.timeout_s;
         status = channel_->receive(r, wait_s);
       }
       if (status == Channel::Read::ok && r.kind == "result") {
-        results[j] = decode_result(r);
-        if (results[j].status == Status::crashed)
-          break;  // the worker is exiting
-        continue;
+        if (const auto k = place(r)) {
+          results[pending[*k]] = decode_result(r);
+          answered[*k] = true;
+          ++received;
+          broken = results[pending[*k]].status == Status::crashed;  // the worker is exiting
+          continue;
+        }
       }
-      results[j] = status == Channel::Read::timeout
-                       ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
-                                                      " s: the watchdog ended the worker")
-                       : failure(Status::crashed, "the worker died while running this kernel");
-      break;
+      // No result: the kernel the worker said it was running is to blame, else (it ended or
+      // went silent between kernels) the first unanswered one, as a worker answering in batch
+      // order would have been running it.
+      const std::size_t k = running.value_or(static_cast<std::size_t>(
+          std::find(answered.begin(), answered.end(), false) - answered.begin()));
+      results[pending[k]] =
+          status == Channel::Read::timeout
+              ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
+                                             " s: the watchdog ended the worker")
+          : status == Channel::Read::ok
+              ? failure(Status::crashed,
+                        "the worker answered with a message that names no "
+                        "kernel of the batch: " +
+                            r.kind)
+              : failure(Status::crashed, "the worker died while running this kernel");
+      answered[k] = true;
+      broken = true;
     }
-    if (j < n) {
+    std::vector<std::size_t> rest;
+    for (std::size_t k = 0; k < m; ++k) {
+      if (!answered[k])
+        rest.push_back(pending[k]);
+    }
+    pending = std::move(rest);
+    if (broken) {
       stop_worker(true);
-      next = j + 1;
       continue;
     }
-    next = n;
     // "done" closes the batch; restart = 1: a compile is stuck and the worker is exiting.
     Message done;
     if (channel_->receive(done, options_.timeout_s) != Channel::Read::ok || done.kind != "done" ||

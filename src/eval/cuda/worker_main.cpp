@@ -198,8 +198,8 @@ class Worker {
   }
 
   // Measures a batch: fresh inputs and references, bounded parallel compiles, then each
-  // kernel in order, one "result" each, then "done" (restart = 1 when a compile is stuck
-  // and this process ends).
+  // kernel in the order its compile ends, one "result" each (its "index" in the batch), then
+  // "done" (restart = 1 when a compile is stuck and this process ends).
   void on_batch(const Message& m) {
     const auto n = static_cast<std::size_t>(std::max(0.0, m.number("count", 0)));
     if (!verifier_) {
@@ -235,11 +235,14 @@ class Worker {
     CompilePool pool([c = compiler_.get()](const std::string& src) { return c->compile(src); },
                      std::move(sources), threads, compile_timeout_s_);
 
-    for (std::size_t i = 0; i < n; ++i) {
+    // Each kernel as soon as its compile ends (CompilePool::take_next): the GPU works while
+    // slower compiles of the batch are still running.
+    for (std::size_t taken = 0; taken < n; ++taken) {
+      std::size_t i = 0;
+      double ms = 0;
+      std::optional<CompileResult> cr = pool.take_next(i, ms);
       Message r{"result", {}};
       r.set("index", static_cast<long long>(i));
-      double ms = 0;
-      std::optional<CompileResult> cr = pool.take(i, ms);
       if (!cr) {
         char limit[32];
         std::snprintf(limit, sizeof limit, "%g", compile_timeout_s_);

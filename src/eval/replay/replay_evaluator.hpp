@@ -11,9 +11,10 @@
 // - clock_s() advances by each batch's recorded costs (the island's cache keeps repeats away
 //   from it). With the recording's compile threads known (T > 0, /environment's
 //   `compile_threads`), a batch is timed as the CUDA worker runs it: its kernels compile on T
-//   threads in batch order, and each is verified and timed on the GPU once its compile is done
-//   and the kernel before it has run (batch_span_s). Otherwise (older datasets) the costs add
-//   up one after another. The reference run a batch starts with is not recorded.
+//   threads in batch order, and each is verified and timed on the GPU as soon as its compile
+//   is done and the GPU is free, in the order the compiles end (batch_span_s). Otherwise (older
+//   datasets) the costs add up one after another. The reference run a batch starts with is not
+//   recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
 //   settings with an answer; limits() are the recording device's.
 #pragma once
@@ -32,8 +33,9 @@
 namespace isletune {
 
 // Seconds a batch of measurements takes when its kernels compile on `threads` NVRTC threads in
-// batch order and each then runs on the GPU (verify + run) once its compile is done and the
-// kernel before it has run (the CUDA worker's order); threads <= 0: the sum of every cost.
+// batch order and each then runs on the GPU (verify + run) as soon as its compile is done and
+// the GPU is free, in the order the compiles end (the CUDA worker's); threads <= 0: the sum
+// of every cost.
 [[nodiscard]] double batch_span_s(std::span<const Measurement> batch, int threads);
 
 class ReplayEvaluator final : public Evaluator {
