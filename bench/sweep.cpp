@@ -2,7 +2,10 @@
 // recorded spaces): runs search variants x seeds on a recorded dataset, in process and without a
 // GPU, and prints per variant how often the final best is the dataset's optimum, within
 // 2 % and within 5 % of it, the median gap, the median number of measurements spent and
-// the median number of measurements until the best seen was within 5 %.
+// the median number of measurements until the best seen was within 5 %, and the median wall
+// time until then: the run's wall clock rebuilt from each island's replay clock per generation
+// and the ring's waits (wall_ends; with the dataset's compile threads, the CUDA worker's
+// clock of a batch).
 //
 //   isletune-sweep DATASET.h5 [--seeds N] [--rank] [VARIANT ...]
 //   VARIANT = name[:key=value,key=value...]
@@ -131,6 +134,51 @@ struct IslandLog {
   std::vector<std::size_t> after_step;
 };
 
+// When each island ends each of its generations on the run's wall clock, rebuilt from its
+// busy time per generation (`busy[r][g]`: its replay clock's advance in that step) and the
+// waits of the product's loop: generation g of island r starts once r has ended g - 1, its
+// two ring neighbours have ended g - 1 - lag (the migrants it receives), every island has
+// ended g - 2 (the pipelined stop vote) and, for g = 1, every island has ended generation 0
+// (the gather of generation 0). On 4 H100s this model puts a 4-rank run's 48-50
+// generations at 60.7-60.9 s from the ranks' recorded busy times, against 62.0-62.3 s
+// measured (docs/benchmarks.md, "Islands on 4 H100s").
+std::vector<std::vector<double>> wall_ends(const std::vector<std::vector<double>>& busy, int lag,
+                                           bool gather_first) {
+  const int n = static_cast<int>(busy.size());
+  std::vector<std::vector<double>> end(busy.size());
+  std::size_t longest = 0;
+  for (const auto& b : busy)
+    longest = std::max(longest, b.size());
+  // The end of island r's generation g, or of its last one when it has stopped before g.
+  const auto ended = [&](int r, long long g) {
+    const auto& e = end[static_cast<std::size_t>(r)];
+    if (g < 0 || e.empty())
+      return 0.0;
+    return e[std::min<std::size_t>(static_cast<std::size_t>(g), e.size() - 1)];
+  };
+  for (std::size_t g = 0; g < longest; ++g) {
+    for (int r = 0; r < n; ++r) {
+      const auto& b = busy[static_cast<std::size_t>(r)];
+      if (g >= b.size())
+        continue;
+      const auto gi = static_cast<long long>(g);
+      double start = ended(r, gi - 1);
+      if (n > 1) {
+        for (const int d : {n - 1, 1})
+          start = std::max(start, ended((r + d) % n, gi - 1 - lag));
+        for (int q = 0; q < n; ++q)
+          start = std::max(start, ended(q, gi - 2));
+        if (g == 1 && gather_first) {
+          for (int q = 0; q < n; ++q)
+            start = std::max(start, ended(q, 0));
+        }
+      }
+      end[static_cast<std::size_t>(r)].push_back(start + b[g]);
+    }
+  }
+  return end;
+}
+
 // Counts measurements into a shared Tally (or, with a log, into the island's log) and
 // notes when the best seen first came within 5 % of `optimum`.
 class Counting final : public Evaluator {
@@ -196,6 +244,7 @@ struct Outcome {
   double best_ms = std::numeric_limits<double>::infinity();
   long long measured = 0;
   long long to_5pct = -1;
+  double wall_5pct = -1;         // the run's wall clock when to_5pct was reached (wall_ends)
   bool short_of_budget = false;  // ended with > 10 % of an evaluation budget unspent
   int restarts = 0;              // over all islands
   long long repeats = 0;         // measurements of a setting measured before in the run
@@ -396,13 +445,21 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                       ? "is"
                       : "is NOT");
     }
+    // Each island's busy time per generation (wall_ends), and where the run first came
+    // within 5 %: island and generation.
+    std::vector<std::vector<double>> busy(static_cast<std::size_t>(islands));
+    int hit_island = -1;
+    std::size_t hit_step = 0;
     if (threaded) {
       std::vector<std::thread> threads;
       for (int r = 0; r < islands; ++r) {
         threads.emplace_back([&, r] {
-          while (isl[r]->step())
+          for (bool more = true; more;) {
+            const double before = replays[r].clock_s();
+            more = isl[r]->step();
+            busy[r].push_back(replays[r].clock_s() - before);
             logs[r].after_step.push_back(logs[r].measured.size());
-          logs[r].after_step.push_back(logs[r].measured.size());
+          }
         });
       }
       for (std::thread& t : threads)
@@ -415,8 +472,13 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           if (step >= log.after_step.size())
             continue;
           any = true;
+          const bool had = tally.to_5pct >= 0;
           for (; at[r] < log.after_step[step]; ++at[r])
             count(tally, log.measured[at[r]].first, log.measured[at[r]].second, p.optimum);
+          if (!had && tally.to_5pct >= 0) {
+            hit_island = r;
+            hit_step = step;
+          }
         }
         if (!any)
           break;
@@ -424,8 +486,16 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     }
     for (bool going = !threaded; going;) {
       going = false;
-      for (auto& island : isl)
-        going = island->step() || going;
+      for (int r = 0; r < islands; ++r) {
+        const double before = replays[r].clock_s();
+        const bool had = tally.to_5pct >= 0;
+        going = isl[r]->step() || going;
+        busy[r].push_back(replays[r].clock_s() - before);
+        if (!had && tally.to_5pct >= 0) {
+          hit_island = r;
+          hit_step = busy[r].size() - 1;
+        }
+      }
       if (trace && opt) {
         const Island& is0 = isl[0]->island();
         OnlineModel model(sampled.settings, 1.0, predictor.get(), interact,
@@ -460,6 +530,28 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
             is0.cached(*opt) ? "measured" : "open    ", by_model, by_prior, open,
             isl[0]->restarts(), nearest);
       }
+    }
+    const auto ends = wall_ends(busy, lag, v.num("first", 1) != 0);
+    if (hit_island >= 0)
+      out.wall_5pct = ends[static_cast<std::size_t>(hit_island)][hit_step];
+    if (const char* at = std::getenv("SWEEP_WALL_AT")) {  // each island's generations by then
+      const double t = std::atof(at);
+      std::printf("  wall %.0f s: generations", t);
+      for (const auto& e : ends)
+        std::printf(" %td", std::count_if(e.begin(), e.end(), [t](double x) { return x <= t; }));
+      std::printf(" (of");
+      for (const auto& e : ends)
+        std::printf(" %zu", e.size());
+      std::printf("), run's wall %.1f s, busy",
+                  std::max_element(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
+                    return a.back() < b.back();
+                  })->back());
+      for (const auto& b : busy)
+        std::printf(" %.1f", std::accumulate(b.begin(), b.end(), 0.0));
+      std::printf(" s, measured");
+      for (const ReplayEvaluator& e : replays)
+        std::printf(" %lld", e.measured());
+      std::printf("\n");
     }
     for (const auto& island : isl)
       out.restarts += island->restarts();
@@ -623,11 +715,11 @@ int main_sweep(int argc, char** argv) {
   } else {
     std::printf("naive-equivalent setting not recorded\n");
   }
-  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s %8s\n", "variant", "optimum", "<=2%", "<=5%",
-              "gap %", "measured", "to 5%", "short", "restarts", "repeats");
+  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s %8s %9s\n", "variant", "optimum", "<=2%",
+              "<=5%", "gap %", "measured", "to 5%", "short", "restarts", "repeats", "wall 5% s");
   for (const Variant& v : variants) {
     int hit = 0, in2 = 0, in5 = 0, short_runs = 0;
-    std::vector<double> gaps, measured, to5, restarts, repeats;
+    std::vector<double> gaps, measured, to5, restarts, repeats, wall5;
     for (int seed = 1; seed <= seeds; ++seed) {
       const Outcome o = run_once(p, v, static_cast<std::uint64_t>(seed));
       short_runs += o.short_of_budget ? 1 : 0;
@@ -641,14 +733,18 @@ int main_sweep(int argc, char** argv) {
       measured.push_back(static_cast<double>(o.measured));
       to5.push_back(o.to_5pct < 0 ? std::numeric_limits<double>::infinity()
                                   : static_cast<double>(o.to_5pct));
+      wall5.push_back(o.wall_5pct < 0 ? std::numeric_limits<double>::infinity() : o.wall_5pct);
     }
-    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f %8.0f\n",
+    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f %8.0f %9.2f\n",
                 v.name.c_str(), hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured),
-                median(to5), short_runs, median(restarts), median(repeats));
+                median(to5), short_runs, median(restarts), median(repeats), median(wall5));
     if (std::getenv("SWEEP_RUNS")) {  // per-seed measurements to 5 % (-1: never)
       std::printf("  to5:");
       for (const double t : to5)
         std::printf(" %.0f", std::isinf(t) ? -1.0 : t);
+      std::printf("\n  wall5:");
+      for (const double t : wall5)
+        std::printf(" %.2f", std::isinf(t) ? -1.0 : t);
       std::printf("\n");
     }
     std::fflush(stdout);
