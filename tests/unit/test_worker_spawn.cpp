@@ -263,29 +263,32 @@ TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
       cv.notify_all();
     }
   };
-  auto gate = std::make_shared<Gate>();
-  auto compile = [gate](const std::string& src) {
-    if (src.starts_with("held")) {
-      std::unique_lock lock(gate->m);
-      gate->cv.wait(lock, [&] { return gate->open; });
-    }
-    isletune::cuda::CompileResult r;
-    r.ok = true;
-    r.cubin = "cubin of " + src;
-    return r;
+  // A compiler whose "held" source waits for the gate.
+  const auto gated = [](const std::shared_ptr<Gate>& gate) {
+    return [gate](const std::string& src) {
+      if (src == "held") {
+        std::unique_lock lock(gate->m);
+        gate->cv.wait(lock, [&] { return gate->open; });
+      }
+      isletune::cuda::CompileResult r;
+      r.ok = true;
+      r.cubin = "cubin of " + src;
+      return r;
+    };
   };
+  std::size_t i = 99;
+  double ms = 0;
   {
-    isletune::cuda::CompilePool pool(compile, {"held", "b", "c"}, 3, 30);
-    std::size_t i = 99;
-    double ms = 0;
-    std::vector<std::size_t> order;
+    auto gate = std::make_shared<Gate>();
+    isletune::cuda::CompilePool pool(gated(gate), {"held", "b", "c"}, 3, 30);
+    std::set<std::size_t> first_two;
     for (int k = 0; k < 2; ++k) {
       const auto r = pool.take_next(i, ms);
       ASSERT_TRUE(r.has_value());
       EXPECT_EQ(r->cubin, std::string("cubin of ") + (i == 1 ? "b" : "c"));
-      order.push_back(i);
+      first_two.insert(i);
     }
-    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()), (std::set<std::size_t>{1, 2}));
+    EXPECT_EQ(first_two, (std::set<std::size_t>{1, 2}));
     gate->release();
     const auto last = pool.take_next(i, ms);
     ASSERT_TRUE(last.has_value());
@@ -293,21 +296,9 @@ TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
     EXPECT_EQ(last->cubin, "cubin of held");
     EXPECT_THROW((void)pool.take_next(i, ms), std::logic_error);
   }
-  auto gate2 = std::make_shared<Gate>();
-  auto compile2 = [gate2](const std::string& src) {
-    if (src == "held") {
-      std::unique_lock lock(gate2->m);
-      gate2->cv.wait(lock, [&] { return gate2->open; });
-    }
-    isletune::cuda::CompileResult r;
-    r.ok = true;
-    r.cubin = "cubin of " + src;
-    return r;
-  };
   // One thread: "x" compiles only on the thread that replaces the abandoned one.
-  isletune::cuda::CompilePool pool(compile2, {"held", "x"}, 1, 0.05);
-  std::size_t i = 99;
-  double ms = 0;
+  auto gate = std::make_shared<Gate>();
+  isletune::cuda::CompilePool pool(gated(gate), {"held", "x"}, 1, 0.05);
   EXPECT_FALSE(pool.take_next(i, ms).has_value());
   EXPECT_EQ(i, 0u);
   EXPECT_GE(ms, 50);
@@ -316,7 +307,7 @@ TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
   EXPECT_EQ(i, 1u);
   EXPECT_EQ(x->cubin, "cubin of x");
   EXPECT_TRUE(pool.stuck());
-  gate2->release();
+  gate->release();
   for (int k = 0; k < 5000 && pool.stuck(); ++k)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_FALSE(pool.stuck());
