@@ -224,16 +224,20 @@ TEST(CompilePool, ACompileOverTheBoundIsAbandonedAndTheOthersComeBack) {
   // One thread only: without a replacement thread, items after "slow" would never compile.
   isletune::cuda::CompilePool pool(compile, {"a", "slow", "b", "c"}, 1, 0.05);
   double ms = 0;
-  auto first = pool.take(0, ms);
+  std::size_t i = 99;
+  auto first = pool.take_next(i, ms);
   ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(i, 0u);
   EXPECT_EQ(first->cubin, "cubin of a");
-  EXPECT_FALSE(pool.take(1, ms).has_value());
+  EXPECT_FALSE(pool.take_next(i, ms).has_value());
+  EXPECT_EQ(i, 1u);
   EXPECT_GE(ms, 50);
   EXPECT_LT(ms, 5000);
-  for (std::size_t i : {2u, 3u}) {
-    auto r = pool.take(i, ms);
-    ASSERT_TRUE(r.has_value()) << i;
-    EXPECT_EQ(r->cubin, std::string("cubin of ") + (i == 2 ? "b" : "c"));
+  for (std::size_t want : {2u, 3u}) {
+    auto r = pool.take_next(i, ms);
+    ASSERT_TRUE(r.has_value()) << want;
+    EXPECT_EQ(i, want);
+    EXPECT_EQ(r->cubin, std::string("cubin of ") + (want == 2 ? "b" : "c"));
   }
   EXPECT_TRUE(pool.stuck());
   {

@@ -21,28 +21,6 @@ CompilePool::CompilePool(Compile compile, std::vector<std::string> sources, int 
     add_thread();
 }
 
-std::optional<CompileResult> CompilePool::take(std::size_t i, double& ms) {
-  std::unique_lock lock(state_->m);
-  state_->taken[i] = true;
-  for (;;) {
-    if (state_->phase[i] == Phase::done)
-      return std::move(state_->results[i]);
-    if (state_->phase[i] == Phase::queued) {
-      state_->cv.wait(lock);
-      continue;
-    }
-    const auto deadline = state_->started[i] + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double>(timeout_s_));
-    if (Clock::now() >= deadline) {
-      ms = std::chrono::duration<double, std::milli>(Clock::now() - state_->started[i]).count();
-      lock.unlock();
-      add_thread();  // the abandoned thread stays in its compile; keep the pool's width
-      return std::nullopt;
-    }
-    state_->cv.wait_until(lock, deadline);
-  }
-}
-
 std::optional<CompileResult> CompilePool::take_next(std::size_t& i, double& ms) {
   const auto bound =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));

@@ -1,5 +1,5 @@
 // The worker's bounded compile pool: a batch's sources compiled on detached threads (started in
-// index order), taken in index order (take) or as they finish (take_next). A compile that runs
+// index order) and taken as they finish (take_next). A compile that runs
 // longer than the timeout is abandoned (NVRTC cannot be interrupted) and its thread replaced, so
 // the rest of the batch goes on; a process with an abandoned compile still running must end after
 // the batch (stuck()). Pure C++ (the compile function is given), so it is tested without NVRTC.
@@ -27,16 +27,13 @@ class CompilePool {
   // long as an abandoned compile may run.
   CompilePool(Compile compile, std::vector<std::string> sources, int threads, double timeout_s);
 
-  // Item i's compile result; nullopt when it ran longer than the timeout (`ms` is then the
-  // time it had run).
-  [[nodiscard]] std::optional<CompileResult> take(std::size_t i, double& ms);
-
-  // The next item not taken yet in the order compiles end: the lowest-index one whose compile
-  // has ended, else the first running one past the timeout (nullopt, `ms` as above), else it
-  // waits for either. `i` is set to the item. So the worker runs each kernel as soon as it
-  // is compiled, whatever compiles before it in the batch are still running (a batch's span:
-  // its slowest compile plus the kernels that end after it, not the compiles before a kernel
-  // plus every kernel before it). Every item must be taken once, by take or take_next.
+  // The next item not taken yet, in the order compiles end: the lowest-index one whose
+  // compile has ended, else the first running one past the timeout (nullopt; `ms` is then the
+  // time it had run), else it waits for either. `i` is set to the item. So the worker runs
+  // each kernel as soon as it is compiled, while slower compiles of the batch still run (a
+  // batch's span: its slowest compile plus the kernels that end after it, not the compiles
+  // before a kernel plus every kernel before it). Throws std::logic_error once every item has
+  // been taken.
   [[nodiscard]] std::optional<CompileResult> take_next(std::size_t& i, double& ms);
 
   // Whether a compile is still running (an abandoned one).
