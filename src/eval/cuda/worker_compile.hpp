@@ -1,8 +1,8 @@
 // The worker's bounded compile pool: a batch's sources compiled on detached threads (started in
-// index order) and taken as they finish (take_next). A compile that runs
-// longer than the timeout is abandoned (NVRTC cannot be interrupted) and its thread replaced, so
-// the rest of the batch goes on; a process with an abandoned compile still running must end after
-// the batch (stuck()). Pure C++ (the compile function is given), so it is tested without NVRTC.
+// index order) and taken as they finish (take_next). A compile that runs longer than the
+// timeout is abandoned (NVRTC cannot be interrupted) and its thread replaced, so the rest of the
+// batch goes on; a process with an abandoned compile still running must end after the batch
+// (stuck()). Pure C++ (the compile function is given), so it is tested without NVRTC.
 #pragma once
 
 #include <chrono>
