@@ -13,6 +13,9 @@ variant needed fewer / more measurements. A run that never came within 5 % count
 more than any run that did. An interval that contains 0 means the seeds cannot tell the two
 apart.
 
+--field wall5 or wallopt compares the sweep's wall clock instead (seconds until within 5 % /
+until the optimum was measured, the "wall5:" and "wallopt:" rows; -1: never).
+
 With --kt, the per-run rows of bench/kt_compare.py (--json) for the same dataset (matched by
 file name against the sweep's "dataset" line) are compared with every variant as well: Kernel
 Tuner's runs are not paired with the seeds (bayes_opt's initial sample is unseeded), so the
@@ -27,7 +30,10 @@ import statistics
 NEVER = 10**9
 
 
-def load(path):
+FIELDS = ("to5", "wall5", "wallopt")
+
+
+def load(path, field="to5"):
     runs, order, name, dataset = {}, [], None, None
     with open(path) as f:
         for line in f:
@@ -36,10 +42,9 @@ def load(path):
                 continue
             if p[0] == "dataset" and len(p) > 1 and dataset is None:
                 dataset = os.path.basename(p[1].rstrip(":"))
-            elif p[0] == "to5:" and name is not None:
-                runs[name] = [int(x) if int(x) >= 0 else NEVER for x in p[1:]]
+            elif p[0] == field + ":" and name is not None:
+                runs[name] = [float(x) if float(x) >= 0 else NEVER for x in p[1:]]
                 order.append(name)
-                name = None
             elif len(p) > 8 and "/" in p[1]:  # a variant's row: name, optimum a/b, ...
                 name = p[0]
     return runs, order, dataset
@@ -89,11 +94,16 @@ def main():
     ap.add_argument("--base", help="the variant the others are compared with (default: the first)")
     ap.add_argument("--boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
     ap.add_argument("--kt", help="bench/kt_compare.py --json rows to compare every variant with")
+    ap.add_argument("--field", choices=FIELDS, default="to5",
+                    help="to5: measurements to 5 %%; wall5 / wallopt: the sweep's wall clock (s) "
+                         "to 5 %% / to the optimum")
     args = ap.parse_args()
+    if args.kt and args.field != "to5":
+        ap.error("--kt compares measurements to 5 %: use it with --field to5")
     for path in args.outputs:
-        runs, order, dataset = load(path)
+        runs, order, dataset = load(path, args.field)
         if not order:
-            print(f"{path}: no per-seed rows (run isletune-sweep with SWEEP_RUNS=1)")
+            print(f"{path}: no per-seed {args.field} rows (run isletune-sweep with SWEEP_RUNS=1)")
             continue
         base = args.base or order[0]
         if base not in runs:

@@ -115,6 +115,7 @@ struct Tally {
   long long repeats = 0;  // measurements of a setting some island had measured before
   std::unordered_set<Setting, SettingHash> seen;
   long long to_5pct = -1;
+  long long to_optimum = -1;
   double best = std::numeric_limits<double>::infinity();
 };
 
@@ -127,6 +128,8 @@ void count(Tally& tally, const Setting& s, const Measurement& m, double optimum)
     tally.best = m.median_ms;
   if (tally.to_5pct < 0 && tally.best <= optimum * 1.05)
     tally.to_5pct = tally.count;
+  if (tally.to_optimum < 0 && tally.best <= optimum)
+    tally.to_optimum = tally.count;
 }
 
 // One island's measurements in order, and how many it had after each of its steps
@@ -202,6 +205,7 @@ struct Outcome {
   long long measured = 0;
   long long to_5pct = -1;
   double wall_5pct = -1;         // the run's wall clock when to_5pct was reached (wall_ends)
+  double wall_optimum = -1;      // ... when the optimum was first measured
   bool short_of_budget = false;  // ended with > 10 % of an evaluation budget unspent
   int restarts = 0;              // over all islands
   long long repeats = 0;         // measurements of a setting measured before in the run
@@ -407,6 +411,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     std::vector<std::vector<double>> busy(static_cast<std::size_t>(islands));
     int hit_island = -1;
     std::size_t hit_step = 0;
+    int opt_island = -1;  // where the run first measured the optimum
+    std::size_t opt_step = 0;
     if (threaded) {
       std::vector<std::thread> threads;
       for (int r = 0; r < islands; ++r) {
@@ -429,12 +435,16 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           if (step >= log.after_step.size())
             continue;
           any = true;
-          const bool had = tally.to_5pct >= 0;
+          const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
           for (; at[r] < log.after_step[step]; ++at[r])
             count(tally, log.measured[at[r]].first, log.measured[at[r]].second, p.optimum);
           if (!had && tally.to_5pct >= 0) {
             hit_island = r;
             hit_step = step;
+          }
+          if (!had_opt && tally.to_optimum >= 0) {
+            opt_island = r;
+            opt_step = step;
           }
         }
         if (!any)
@@ -445,12 +455,16 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       going = false;
       for (int r = 0; r < islands; ++r) {
         const double before = replays[r].clock_s();
-        const bool had = tally.to_5pct >= 0;
+        const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
         going = isl[r]->step() || going;
         busy[r].push_back(replays[r].clock_s() - before);
         if (!had && tally.to_5pct >= 0) {
           hit_island = r;
           hit_step = busy[r].size() - 1;
+        }
+        if (!had_opt && tally.to_optimum >= 0) {
+          opt_island = r;
+          opt_step = busy[r].size() - 1;
         }
       }
       if (trace && opt) {
@@ -491,6 +505,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     const auto ends = wall_ends(busy, lag, v.num("first", 1) != 0);
     if (hit_island >= 0)
       out.wall_5pct = ends[static_cast<std::size_t>(hit_island)][hit_step];
+    if (opt_island >= 0)
+      out.wall_optimum = ends[static_cast<std::size_t>(opt_island)][opt_step];
     if (const char* at = std::getenv("SWEEP_WALL_AT")) {  // each island's generations by then
       const double t = std::atof(at);
       std::printf("  wall %.0f s: generations", t);
@@ -672,11 +688,12 @@ int main_sweep(int argc, char** argv) {
   } else {
     std::printf("naive-equivalent setting not recorded\n");
   }
-  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s %8s %9s\n", "variant", "optimum", "<=2%",
-              "<=5%", "gap %", "measured", "to 5%", "short", "restarts", "repeats", "wall 5% s");
+  std::printf("%-28s %7s %7s %7s %9s %10s %10s %6s %8s %8s %9s %9s\n", "variant", "optimum", "<=2%",
+              "<=5%", "gap %", "measured", "to 5%", "short", "restarts", "repeats", "wall 5% s",
+              "wall opt s");
   for (const Variant& v : variants) {
     int hit = 0, in2 = 0, in5 = 0, short_runs = 0;
-    std::vector<double> gaps, measured, to5, restarts, repeats, wall5;
+    std::vector<double> gaps, measured, to5, restarts, repeats, wall5, wallopt;
     for (int seed = 1; seed <= seeds; ++seed) {
       const Outcome o = run_once(p, v, static_cast<std::uint64_t>(seed));
       short_runs += o.short_of_budget ? 1 : 0;
@@ -691,16 +708,22 @@ int main_sweep(int argc, char** argv) {
       to5.push_back(o.to_5pct < 0 ? std::numeric_limits<double>::infinity()
                                   : static_cast<double>(o.to_5pct));
       wall5.push_back(o.wall_5pct < 0 ? std::numeric_limits<double>::infinity() : o.wall_5pct);
+      wallopt.push_back(o.wall_optimum < 0 ? std::numeric_limits<double>::infinity()
+                                           : o.wall_optimum);
     }
-    std::printf("%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f %8.0f %9.2f\n",
-                v.name.c_str(), hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured),
-                median(to5), short_runs, median(restarts), median(repeats), median(wall5));
+    std::printf(
+        "%-28s %4d/%-2d %4d/%-2d %4d/%-2d %9.2f %10.0f %10.1f %6d %8.0f %8.0f %9.2f %9.2f\n",
+        v.name.c_str(), hit, seeds, in2, seeds, in5, seeds, median(gaps), median(measured),
+        median(to5), short_runs, median(restarts), median(repeats), median(wall5), median(wallopt));
     if (std::getenv("SWEEP_RUNS")) {  // per-seed measurements to 5 % (-1: never)
       std::printf("  to5:");
       for (const double t : to5)
         std::printf(" %.0f", std::isinf(t) ? -1.0 : t);
       std::printf("\n  wall5:");
       for (const double t : wall5)
+        std::printf(" %.2f", std::isinf(t) ? -1.0 : t);
+      std::printf("\n  wallopt:");
+      for (const double t : wallopt)
         std::printf(" %.2f", std::isinf(t) ? -1.0 : t);
       std::printf("\n");
     }

@@ -85,3 +85,37 @@ def test_kernel_tuner_runs_that_never_reach_count_as_never(tmp_path):
     assert "Kernel Tuner bayes_opt: 4 runs, median never, 1/4 within 5 %" in text
     line = next(l for l in text.splitlines() if l.strip().startswith("same - bayes_opt"))
     assert "same - bayes_opt: n/a" in line and "ratio of medians n/a" in line
+
+
+# The sweep's wall-clock rows under each variant (seconds, -1: never): --field picks one.
+WALL_OUTPUT = """dataset x.h5: 10 settings, optimum 1 ms, 4 seeds
+variant                      optimum    <=2%    <=5%     gap %   measured      to 5%  short restarts  repeats wall 5% s wall opt s
+base                           4/4   4/4   4/4      0.00        300       20.0      0        0        0      2.00      9.00
+  to5: 10 20 30 40
+  wall5: 1.5 2.5 3.5 4.5
+  wallopt: 8 9 10 -1
+fast                           4/4   4/4   4/4      0.00        300       20.0      0        0        0      2.00      5.00
+  to5: 10 20 30 40
+  wall5: 1.5 2.5 3.5 4.5
+  wallopt: 4 5 6 7.5
+"""
+
+
+def test_field_compares_the_wall_clock_rows(tmp_path):
+    out = tmp_path / "wall.txt"
+    out.write_text(WALL_OUTPUT)
+
+    def paired(field):
+        return subprocess.run([sys.executable, str(BENCH), str(out), "--field", field],
+                              check=True, capture_output=True, text=True).stdout
+
+    # Wall to the optimum: base 8, 9, 10, never (median 9.5) against 4, 5, 6, 7.5 (median 5.5);
+    # fast is sooner on every seed, and every paired resample's median is below the base's.
+    text = paired("wallopt")
+    assert "base base, 4 seeds, median 9.5" in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("fast:"))
+    assert "median 5.5" in line and "fewer on 4 seeds, more on 0" in line
+    assert float(line.split("interval ")[1].split(" ..")[1].split(")")[0]) < 0
+    # The wall to 5 % rows are identical; the measurements to 5 % (the default field) too.
+    assert "fast: median 3 (+0; 95 % interval +0 .. +0)" in paired("wall5")
+    assert "fast: median 25 (+0; 95 % interval +0 .. +0)" in paired("to5")
