@@ -156,6 +156,61 @@ void World::barrier() const {
   wait_or_abort(&request, "a barrier");
 }
 
+BackgroundGather::BackgroundGather(MPI_Comm comm, int width) : width_(width) {
+  MPI_Request dup = MPI_REQUEST_NULL;
+  MPI_Comm_idup(comm, &comm_, &dup);
+  wait_or_abort(&dup, "setting up the progress gather");
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  root_ = rank == 0;
+}
+
+BackgroundGather::~BackgroundGather() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised && comm_ != MPI_COMM_NULL)
+    MPI_Comm_free(&comm_);  // gathers still in flight (a run that failed) complete on their own
+}
+
+void BackgroundGather::start(const std::vector<double>& mine) {
+  auto p = std::make_unique<Pending>();
+  p->mine = mine;
+  p->mine.resize(static_cast<std::size_t>(width_));
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  p->all.resize(root_ ? static_cast<std::size_t>(width_) * static_cast<std::size_t>(size) : 0);
+  MPI_Igather(p->mine.data(), width_, MPI_DOUBLE, p->all.data(), width_, MPI_DOUBLE, 0, comm_,
+              &p->request);
+  pending_.push_back(std::move(p));
+}
+
+std::vector<std::vector<double>> BackgroundGather::take(bool wait_all) {
+  std::vector<std::vector<double>> out;
+  while (!pending_.empty()) {
+    Pending& p = *pending_.front();
+    if (wait_all || pending_.size() > kMaxPending) {
+      wait_or_abort(&p.request, "the progress gather");
+    } else {
+      int done = 0;
+      MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
+      if (!done)
+        break;
+    }
+    if (root_)
+      out.push_back(std::move(p.all));
+    pending_.pop_front();
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> BackgroundGather::ready() {
+  return take(false);
+}
+
+std::vector<std::vector<double>> BackgroundGather::drain() {
+  return take(true);
+}
+
 void World::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,46 @@ class World {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+};
+
+// Gathers of fixed-width rows of doubles to rank 0 that never hold a rank up (the run's
+// per-generation progress line): start() begins one and returns at once; rank 0 reads each
+// gather, in the order started, once every rank has joined it. A blocking gather made rank 0
+// wait every generation for the slowest rank, and through the ring its neighbours behind
+// it. Every rank starts the same gathers in the same order; every rank calls drain() once,
+// at the same point, after its last start().
+class BackgroundGather {
+ public:
+  BackgroundGather(MPI_Comm comm, int width);  // `comm` is duplicated (collective)
+  ~BackgroundGather();
+  BackgroundGather(const BackgroundGather&) = delete;
+  BackgroundGather& operator=(const BackgroundGather&) = delete;
+
+  // Begins a gather of `mine` (`width` values).
+  void start(const std::vector<double>& mine);
+  // The gathers completed so far that no earlier call returned, oldest first: on rank 0
+  // every rank's row in rank order, concatenated; on the other ranks nothing. Never waits,
+  // but for the oldest gather while more than kMaxPending are in flight.
+  [[nodiscard]] std::vector<std::vector<double>> ready();
+  // Waits for every gather started (bounded like every wait of the run) and returns them
+  // as ready() does.
+  [[nodiscard]] std::vector<std::vector<double>> drain();
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+
+  static constexpr std::size_t kMaxPending = 64;
+
+ private:
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<double> mine;
+    std::vector<double> all;
+  };
+  std::vector<std::vector<double>> take(bool wait_all);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int width_ = 0;
+  bool root_ = false;
+  std::deque<std::unique_ptr<Pending>> pending_;
 };
 
 }  // namespace isletune::ring

@@ -219,12 +219,15 @@ EnvironmentInfo unpack(const std::string& s) {
   return e;
 }
 
-// Rank 0's per-generation progress line (collective: every rank gathers its numbers).
+// Rank 0's per-generation progress line (collective: every rank gathers its numbers, in
+// the background: rank 0 prints a generation's line once every rank has ended it, and no
+// rank waits for the line).
 class Progress {
  public:
   Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
            double start_s, std::int64_t evaluations, double copy_bandwidth_gbs)
       : world_(world),
+        gather_(world.comm(), kFields),
         config_(config),
         printer_(printer),
         start_s_(start_s),
@@ -264,26 +267,35 @@ class Progress {
   }
 
   // Every strategy records one GenerationRecord per generation on every rank, so the
-  // gather below is matched on all ranks. `evaluations` counts measurements so far.
+  // gathers are matched on all ranks. `evaluations` counts measurements so far.
   // `compile_s`: this rank's compile time for the generation's new measurements.
   // `naive_ms`: rank 0's time of the naive-equivalent setting (NaN: not measured).
   void generation(const GenerationRecord& g, double compile_s, double naive_ms) {
     evaluations_ += g.evaluations;
-    const std::vector<double> mine = {static_cast<double>(g.generation),
-                                      static_cast<double>(evaluations_),
-                                      g.best_ms,
-                                      g.mcr,
-                                      g.wall_s,
-                                      compile_s};
-    const std::vector<double> all = world_.gather(mine);
-    if (world_.rank() != 0)
-      return;
+    gather_.start({static_cast<double>(g.generation), static_cast<double>(evaluations_), g.best_ms,
+                   g.mcr, g.wall_s, compile_s});
+    for (const std::vector<double>& all : gather_.ready())
+      print(all, naive_ms);
+  }
+
+  // After the search, on every rank: the lines of the generations still in flight.
+  void finish(double naive_ms) {
+    for (const std::vector<double>& all : gather_.drain())
+      print(all, naive_ms);
+  }
+
+ private:
+  static constexpr int kFields = 6;
+
+  // Rank 0's line of one gathered generation (every rank's fields in rank order).
+  void print(const std::vector<double>& all, double naive_ms) {
+    const int generation = static_cast<int>(all[0]);
     double best_all = std::numeric_limits<double>::infinity();
     double compile_all = 0;  // summed over the ranks
     double evals = 0, min_evals_left = std::numeric_limits<double>::infinity(), elapsed = 0;
     std::string mcrs;
     for (int r = 0; r < world_.size(); ++r) {
-      const double* v = &all[static_cast<std::size_t>(r) * 6];
+      const double* v = &all[static_cast<std::size_t>(r) * kFields];
       compile_all += v[5];
       if (!std::isnan(v[2]))
         best_all = std::min(best_all, v[2]);
@@ -301,7 +313,7 @@ class Progress {
     std::string left;
     const GaSettings& ga = config_.ga;
     if (ga.max_generations > 0)
-      left += " " + std::to_string(std::max(0, ga.max_generations - g.generation)) + " gen";
+      left += " " + std::to_string(std::max(0, ga.max_generations - generation)) + " gen";
     if (ga.max_evaluations > 0)
       left += " " + std::to_string(static_cast<long long>(min_evals_left)) + " evals";
     if (ga.time_budget_s > 0) {
@@ -311,14 +323,13 @@ class Progress {
     }
     if (left.empty())
       left = " MCR stop only";
-    left += budget_share(g.generation, min_evals_left, elapsed);
+    left += budget_share(generation, min_evals_left, elapsed);
     std::string line;
     if (std::isinf(best_all)) {
       line = (format(
           "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
           "compile %.1f s | left:%s",
-          g.generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all,
-          left.c_str()));
+          generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all, left.c_str()));
     } else {
       // Speed-up over the naive kernel and share of the copy roofline, when known.
       std::string versus;
@@ -329,7 +340,7 @@ class Progress {
       line = (format(
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s%s | MCR %s | %.1f s (wall %.3f s) | "
           "compile %.1f s | left:%s",
-          g.generation, evals, best_all, gcells_per_s(config_.grid, best_all),
+          generation, evals, best_all, gcells_per_s(config_.grid, best_all),
           versus.empty() ? "" : (" (" + versus.substr(1) + ")").c_str(), mcrs.c_str(), elapsed,
           now_s() - start_s_, compile_all, left.c_str()));
     }
@@ -339,8 +350,8 @@ class Progress {
     write_status_file(config_.output, line + "\n");
   }
 
- private:
   const ring::World& world_;
+  ring::BackgroundGather gather_;
   const Config& config_;
   const RunPrinter& printer_;
   double start_s_;
@@ -460,6 +471,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     std::fflush(stderr);
     world.abort(kExitInternal);
   }
+  progress.finish(sink.naive_ms());
   ring_vote.drain();
   ring_migrator.drain();
   return result;

@@ -1,7 +1,9 @@
 // MPI tests of the ring (run under mpirun -np 1, 2, 4): every migrant sent is delivered
 // or drained exactly once with its full measurement, all ranks stop in the same
 // generation whichever rank asks, and a slow rank delays but never deadlocks the others.
-// Usage: ring_test delivery|stop|slow|mapping. Exit code 0 on every rank iff all checks
+// The progress line's background gather never holds rank 0 up for a slow rank, and hands
+// rank 0 every gather, in order, with every rank's row.
+// Usage: ring_test delivery|stop|slow|mapping|progress. Exit code 0 on every rank iff all checks
 // pass on every rank.
 #include <mpi.h>
 
@@ -192,6 +194,49 @@ void test_slow(MPI_Comm comm) {
   CHECK(elapsed >= 0.015 * 12, "elapsed %.3f s", elapsed);
 }
 
+// The last rank sleeps 50 ms before each of its 20 gathers; rank 0 starts its 20 at once. A
+// blocking gather would hold rank 0 for the last rank's 1 s; the background gather returns
+// at once, and drain() then hands rank 0 all 20 in order, rank r's row being (g, r, r + g).
+void test_progress(MPI_Comm comm) {
+  using isletune::ring::BackgroundGather;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  constexpr int kGenerations = 20;
+  BackgroundGather gather(comm, 3);
+  std::vector<std::vector<double>> got;
+  const double start = MPI_Wtime();
+  for (int g = 0; g < kGenerations; ++g) {
+    if (size > 1 && rank == size - 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gather.start(
+        {static_cast<double>(g), static_cast<double>(rank), static_cast<double>(rank + g)});
+    for (auto& all : gather.ready())
+      got.push_back(std::move(all));
+  }
+  const double started = MPI_Wtime() - start;
+  if (rank == 0 && size > 1) {
+    CHECK(started < 0.5, "rank 0 was held %.3f s by the slow rank's gathers", started);
+    CHECK(gather.pending() > 0, "every gather completed before the slow rank joined");
+  }
+  for (auto& all : gather.drain())
+    got.push_back(std::move(all));
+  CHECK(gather.pending() == 0, "%zu gathers left after drain", gather.pending());
+  if (rank != 0) {
+    CHECK(got.empty(), "rank %d got %zu gathers", rank, got.size());
+    return;
+  }
+  CHECK(static_cast<int>(got.size()) == kGenerations, "%zu gathers", got.size());
+  for (std::size_t g = 0; g < got.size(); ++g) {
+    CHECK(static_cast<int>(got[g].size()) == 3 * size, "gather %zu: %zu values", g, got[g].size());
+    for (int r = 0; r < size && got[g].size() == static_cast<std::size_t>(3 * size); ++r) {
+      const double* row = &got[g][static_cast<std::size_t>(3 * r)];
+      CHECK(row[0] == static_cast<double>(g) && row[1] == r && row[2] == r + static_cast<double>(g),
+            "gather %zu, rank %d: (%g, %g, %g)", g, r, row[0], row[1], row[2]);
+    }
+  }
+}
+
 // GPU mapping from CUDA_VISIBLE_DEVICES and the node-local rank.
 void test_mapping(const isletune::ring::World& world) {
   using isletune::ring::gpu_ordinal;
@@ -232,8 +277,10 @@ int main(int argc, char** argv) {
     test_slow(world.comm());
   } else if (what == "mapping") {
     test_mapping(world);
+  } else if (what == "progress") {
+    test_progress(world.comm());
   } else {
-    std::fprintf(stderr, "usage: ring_test delivery|stop|slow|mapping\n");
+    std::fprintf(stderr, "usage: ring_test delivery|stop|slow|mapping|progress\n");
     return 2;
   }
   const int failures = isletune::mpi_test::total_failures(world.comm());
