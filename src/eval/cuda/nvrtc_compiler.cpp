@@ -101,21 +101,38 @@ std::string CubinCompiler::key(const std::string& source) const {
   return cubin_cache_key(without_comment_lines(source), options_, version_, arch_);
 }
 
+std::optional<CompileResult> CubinCompiler::cached(const std::string& source) const {
+  if (cache_dir_.empty())
+    return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileResult r;
+  if (!read_file(cache_dir_ + "/" + key(source) + ".cubin", r.cubin) || r.cubin.empty())
+    return std::nullopt;
+  r.ok = true;
+  r.cached = true;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+void CubinCompiler::store(const std::string& source, const CompileResult& r) const {
+  if (r.ok && !r.cached && !cache_dir_.empty())
+    write_file_atomic(cache_dir_ + "/" + key(source) + ".cubin", r.cubin);
+}
+
 CompileResult CubinCompiler::compile(const std::string& source) const {
+  if (auto hit = cached(source))
+    return std::move(*hit);
+  CompileResult r = compile_fresh(source);
+  store(source, r);
+  return r;
+}
+
+CompileResult CubinCompiler::compile_fresh(const std::string& source) const {
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed_ms = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   CompileResult r;
-  const std::string path = cache_dir_.empty() ? "" : cache_dir_ + "/" + key(source) + ".cubin";
-  if (!path.empty() && read_file(path, r.cubin) && !r.cubin.empty()) {
-    r.ok = true;
-    r.cached = true;
-    r.ms = elapsed_ms();
-    return r;
-  }
-  r.cubin.clear();
-
   nvrtcProgram prog = nullptr;
   if (nvrtcCreateProgram(&prog, source.c_str(), "isletune_kernel.cu", 0, nullptr, nullptr) !=
       NVRTC_SUCCESS) {
@@ -145,8 +162,6 @@ CompileResult CubinCompiler::compile(const std::string& source) const {
     r.log = nvrtcGetErrorString(rc);
   }
   nvrtcDestroyProgram(&prog);
-  if (r.ok && !path.empty())
-    write_file_atomic(path, r.cubin);
   r.ms = elapsed_ms();
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,14 @@ class CubinCompiler {
   // the disk cache.
   CubinCompiler(int arch, std::string cache_dir);
 
-  // Compiles one source straight to an sm_XX cubin. Thread-safe.
+  // Compiles one source straight to an sm_XX cubin, or reads it from the cache (and stores a
+  // fresh one there). Thread-safe.
   [[nodiscard]] CompileResult compile(const std::string& source) const;
+  // The three steps of compile(): the cached cubin (nullopt: none, or no cache), NVRTC alone,
+  // and storing a fresh cubin in the cache (nothing for a failed, cached or cache-less one).
+  [[nodiscard]] std::optional<CompileResult> cached(const std::string& source) const;
+  [[nodiscard]] CompileResult compile_fresh(const std::string& source) const;
+  void store(const std::string& source, const CompileResult& r) const;
 
   [[nodiscard]] const std::vector<std::string>& options() const { return options_; }
   [[nodiscard]] std::string key(const std::string& source) const;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "eval/cuda/compile_cpus.hpp"
+#include "eval/cuda/compile_process.hpp"
 #include "eval/cuda/nvrtc_compiler.hpp"
 #include "eval/cuda/worker_compile.hpp"
 #include "eval/cuda/worker_device.hpp"
@@ -106,6 +107,13 @@ class Worker {
     compiler_ = std::make_unique<CubinCompiler>(
         p.major * 10 + p.minor,
         no_cache && *no_cache ? "" : (cache_dir_.empty() ? default_cache_dir() : cache_dir_));
+    // NVRTC in processes of its own (compile_process.hpp); ISLETUNE_COMPILE_PROCESSES=0 keeps
+    // it in this process's threads (for comparison).
+    const char* in_processes = std::getenv("ISLETUNE_COMPILE_PROCESSES");
+    if (!(in_processes && std::string(in_processes) == "0")) {
+      processes_ = std::make_unique<CompileProcesses>(std::vector<std::string>{
+          "/proc/self/exe", "--compile-server", std::to_string(p.major * 10 + p.minor)});
+    }
     stream_ = std::make_unique<Stream>();
     ch_.send(hello(p, device));
     return true;
@@ -231,9 +239,27 @@ class Worker {
     for (std::size_t i = 0; i < n; ++i)
       sources[i] = m.get("source" + std::to_string(i));
     const int threads = compile_threads_ > 0 ? compile_threads_ : auto_compile_threads();
-    // The compiler outlives every compile thread (it lives as long as the process).
-    CompilePool pool([c = compiler_.get()](const std::string& src) { return c->compile(src); },
-                     std::move(sources), threads, compile_timeout_s_);
+    // A compile process per compile thread, started from this (the main) thread: the
+    // processes end with it. One that cannot start leaves its compiles to this process.
+    if (processes_) {
+      try {
+        processes_->reserve(std::min(threads, static_cast<int>(n)));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "isletune-worker: compiling in this process: %s\n", e.what());
+      }
+    }
+    // The compiler and the processes outlive every compile thread (they live as long as the
+    // process).
+    CompilePool pool(
+        [c = compiler_.get(), procs = processes_.get()](const std::string& src) {
+          if (auto hit = c->cached(src))
+            return std::move(*hit);
+          std::optional<CompileResult> r = procs ? procs->compile(src) : std::nullopt;
+          CompileResult out = r ? std::move(*r) : c->compile_fresh(src);
+          c->store(src, out);
+          return out;
+        },
+        std::move(sources), threads, compile_timeout_s_);
 
     // Each kernel as soon as its compile ends (CompilePool::take_next): the GPU works while
     // slower compiles of the batch are still running.
@@ -406,6 +432,7 @@ class Worker {
   double compile_timeout_s_ = 60;
   DeviceLimits limits_;  // from cudaGetDeviceProperties
   std::unique_ptr<CubinCompiler> compiler_;
+  std::unique_ptr<CompileProcesses> processes_;  // null: NVRTC in this process's threads
   std::unique_ptr<Stream> stream_;
   ProblemSize problem_;
   std::unique_ptr<Verifier> verifier_;
@@ -414,6 +441,8 @@ class Worker {
 }  // namespace
 }  // namespace isletune::cuda
 
+// Usage: isletune-worker --compile-server ARCH: compile mode, NVRTC for sm_ARCH on stdin/stdout
+// (compile_process.hpp); the worker starts its compile processes so.
 // Usage: isletune-worker [--device N] [--compile-threads N] [--cache-dir DIR]
 // [--node-share R/N]; speaks the protocol on stdin/stdout (the parent's socket). --node-share:
 // the worker serves node-local rank R of N and compiles on that rank's share of the node's CPUs
@@ -427,6 +456,13 @@ int main(int argc, char** argv) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1)
     return 0;  // the parent is already gone
+  // Compile mode: NVRTC for the worker that started this process (compile_process.hpp).
+  if (argc == 3 && std::string(argv[1]) == "--compile-server") {
+    const isletune::cuda::CubinCompiler compiler(std::atoi(argv[2]), "");
+    isletune::cuda::serve_compiles(
+        0, 1, [&](const std::string& src) { return compiler.compile_fresh(src); });
+    return 0;
+  }
   int device = -1;
   int threads = 0;
   std::string cache_dir;
