@@ -3,9 +3,9 @@
 // GPU, and prints per variant how often the final best is the dataset's optimum, within
 // 2 % and within 5 % of it, the median gap, the median number of measurements spent and
 // the median number of measurements until the best seen was within 5 %, and the median wall
-// time until then: the run's wall clock rebuilt from each island's replay clock per generation
-// and the ring's waits (wall_ends; with the dataset's compile threads, the CUDA worker's
-// clock of a batch).
+// time until then and until the optimum was first measured: the run's wall clock rebuilt
+// from each island's replay clock per generation and the ring's waits (wall_ends; with the
+// dataset's compile threads, the CUDA worker's clock of a batch).
 //
 //   isletune-sweep DATASET.h5 [--seeds N] [--rank] [VARIANT ...]
 //   VARIANT = name[:key=value,key=value...]
@@ -35,7 +35,10 @@
 //         a generation late; either way each island's trajectory is the one it has under
 //         mpirun; -1: everything sent to it so far, the ring of the figures before
 //         2026-11-24's generation-0 exchange), threads (0/1: the
-//         islands on threads over the blocking in-memory ring, any lag),
+//         islands on threads over the blocking in-memory ring, any lag), async (0/1:
+//         islands that never wait for each other, a design the MPI loop does not have yet:
+//         the earliest island by its wall clock steps next, migrants arrive by their
+//         sender's wall clock, each island stops on its own; AsyncRing),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
@@ -74,6 +77,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -95,6 +99,7 @@
 #include "sample/setting_source.hpp"
 #include "trace/reader.hpp"
 
+#include "async_ring.hpp"  // bench/: islands that never wait (async=1)
 #include "wall_clock.hpp"  // bench/: the sweep's wall clock
 
 namespace isletune {
@@ -336,10 +341,19 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     const int lag = static_cast<int>(v.num("lag", ga.migration_lag));
     // Lag 0 (each island waits for its neighbours' current generation) needs the islands
     // on threads; threads=1 runs any lag so.
-    const bool threaded = islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
+    const bool async = islands > 1 && v.num("async", 0) != 0;
+    const bool threaded = !async && islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
     MemoryRing ring(islands, lag, threaded);
     MemoryStopVote votes(islands, threaded);
     std::vector<ReplayEvaluator> replays(static_cast<std::size_t>(islands), replay);
+    // async: each island's wall clock is its replay clock plus the one wait it has (the
+    // gather of generation 0).
+    std::vector<double> offset(static_cast<std::size_t>(islands), 0.0);
+    const auto wall_of = [&](int r) {
+      return offset[static_cast<std::size_t>(r)] + replays[static_cast<std::size_t>(r)].clock_s();
+    };
+    AsyncRing async_ring(islands, wall_of);
+    std::vector<LocalStopVote> own_votes(static_cast<std::size_t>(islands));
     std::vector<IslandLog> logs(static_cast<std::size_t>(islands));
     std::vector<std::unique_ptr<Counting>> evals;
     std::vector<std::unique_ptr<IslandSearch>> isl;
@@ -383,9 +397,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       }
       if ((ga.candidates > 1 || ga.model_picks > 0) && v.num("prior", 1) != 0)
         extras.prior = predictor;
-      isl.push_back(std::make_unique<IslandSearch>(ga, alphabet, *evals[r], ring.migrator(r),
-                                                   votes.vote(r), sink, seed, r, SearchHooks{},
-                                                   std::nullopt, std::move(extras)));
+      isl.push_back(std::make_unique<IslandSearch>(
+          ga, alphabet, *evals[r], async ? async_ring.migrator(r) : ring.migrator(r),
+          async ? static_cast<StopVote&>(own_votes[static_cast<std::size_t>(r)]) : votes.vote(r),
+          sink, seed, r, SearchHooks{}, std::nullopt, std::move(extras)));
     }
     // SWEEP_TRACE=1: per generation of island 0, whether the optimum is measured, its rank
     // among the unmeasured recorded settings by a model refit as the island's (its cache,
@@ -451,7 +466,42 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           break;
       }
     }
-    for (bool going = !threaded; going;) {
+    std::vector<std::vector<double>> async_ends(static_cast<std::size_t>(islands));
+    if (async) {  // generation 0 everywhere, the gather, then the earliest island steps
+      std::vector<bool> going(static_cast<std::size_t>(islands), true);
+      const auto step = [&](int r) {
+        const auto ri = static_cast<std::size_t>(r);
+        const double before = replays[ri].clock_s();
+        const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
+        going[ri] = isl[ri]->step();
+        busy[ri].push_back(replays[ri].clock_s() - before);
+        async_ends[ri].push_back(wall_of(r));
+        if (!had && tally.to_5pct >= 0)
+          out.wall_5pct = wall_of(r);
+        if (!had_opt && tally.to_optimum >= 0)
+          out.wall_optimum = wall_of(r);
+      };
+      for (int r = 0; r < islands; ++r)
+        step(r);
+      if (v.num("first", 1) != 0) {
+        double last = 0;
+        for (int r = 0; r < islands; ++r)
+          last = std::max(last, wall_of(r));
+        for (int r = 0; r < islands; ++r)
+          offset[static_cast<std::size_t>(r)] += last - wall_of(r);
+      }
+      for (;;) {
+        int next = -1;
+        for (int r = 0; r < islands; ++r) {
+          if (going[static_cast<std::size_t>(r)] && (next < 0 || wall_of(r) < wall_of(next)))
+            next = r;
+        }
+        if (next < 0)
+          break;
+        step(next);
+      }
+    }
+    for (bool going = !threaded && !async; going;) {
       going = false;
       for (int r = 0; r < islands; ++r) {
         const double before = replays[r].clock_s();
@@ -502,7 +552,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
             isl[0]->restarts(), nearest);
       }
     }
-    const auto ends = wall_ends(busy, lag, v.num("first", 1) != 0);
+    const auto ends = async ? async_ends : wall_ends(busy, lag, v.num("first", 1) != 0);
     if (hit_island >= 0)
       out.wall_5pct = ends[static_cast<std::size_t>(hit_island)][hit_step];
     if (opt_island >= 0)

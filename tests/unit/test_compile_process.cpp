@@ -149,7 +149,7 @@ TEST(WorkerCompileMode, CompilesWithNvrtcAndReportsErrors) {
   ASSERT_TRUE(ok.has_value());
   EXPECT_TRUE(ok->ok) << ok->log;
   ASSERT_GE(ok->cubin.size(), 4u);
-  EXPECT_EQ(ok->cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(ok->cubin.substr(0, 4), std::string("\x7f\x45\x4c\x46"));  // "\x7fELF"
   EXPECT_GT(ok->ms, 0);
   const auto bad = procs.compile("extern \"C\" __global__ void isl_kernel( { }\n");
   ASSERT_TRUE(bad.has_value());
