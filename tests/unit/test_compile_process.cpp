@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,8 @@ using isletune::cuda::serve_compiles;
 CompileResult fake_compile(const std::string& source) {
   if (source == "crash")
     std::abort();
+  if (source == "hang")
+    std::this_thread::sleep_for(std::chrono::seconds(60));
   CompileResult r;
   r.ok = source.find("error") == std::string::npos;
   r.cubin = r.ok ? std::string(1, '\0') + std::string(source.rbegin(), source.rend()) : "";
@@ -134,6 +138,28 @@ TEST_F(FakeServers, WithNoProcessIdleTheCallerCompiles) {
   EXPECT_FALSE(procs.compile("kernel").has_value());
   procs.reserve(1);
   EXPECT_TRUE(procs.compile("kernel").has_value());
+}
+
+// A compile the worker gave up on: its process is ended and the caller gets a failed result at
+// once; a compile younger than the limit is left alone.
+TEST_F(FakeServers, AnOverdueCompileIsEndedAndItsCallerReturns) {
+  CompileProcesses procs({"/proc/self/exe"});
+  procs.reserve(2);
+  std::optional<CompileResult> hung;
+  std::thread caller([&] { hung = procs.compile("hang"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(procs.kill_overdue(30.0), 0);  // not 30 s yet
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(procs.kill_overdue(0.2), 1);
+  caller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  ASSERT_TRUE(hung.has_value());
+  EXPECT_FALSE(hung->ok);
+  EXPECT_NE(hung->log.find("signal " + std::to_string(SIGKILL)), std::string::npos) << hung->log;
+  EXPECT_EQ(procs.alive(), 1);
+  const auto next = procs.compile("next");
+  ASSERT_TRUE(next.has_value());
+  expect_fake_result(*next, "next");
 }
 
 // The worker's compile mode: NVRTC for sm_90 in a process of its own (no GPU needed).

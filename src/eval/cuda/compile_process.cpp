@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <cerrno>
 #include <cstdint>
@@ -85,7 +86,7 @@ std::optional<CompileResult> request_compile(int fd, const std::string& source) 
 
 void CompileProcesses::reserve(int n) {
   std::lock_guard lock(m_);
-  while (static_cast<int>(idle_.size()) + busy_ < n)
+  while (static_cast<int>(idle_.size() + busy_.size()) < n)
     idle_.push_back(std::make_unique<WorkerProcess>(argv_));
 }
 
@@ -97,11 +98,11 @@ std::optional<CompileResult> CompileProcesses::compile(const std::string& source
       return std::nullopt;
     p = std::move(idle_.back());
     idle_.pop_back();
-    ++busy_;
+    busy_[p->pid()] = Clock::now();
   }
   std::optional<CompileResult> r = request_compile(p->fd(), source);
   std::lock_guard lock(m_);
-  --busy_;
+  busy_.erase(p->pid());
   if (r) {
     idle_.push_back(std::move(p));
     return r;
@@ -117,7 +118,19 @@ std::optional<CompileResult> CompileProcesses::compile(const std::string& source
 
 int CompileProcesses::alive() const {
   std::lock_guard lock(m_);
-  return static_cast<int>(idle_.size()) + busy_;
+  return static_cast<int>(idle_.size() + busy_.size());
+}
+
+int CompileProcesses::kill_overdue(double seconds) {
+  std::lock_guard lock(m_);
+  const auto bound =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  int killed = 0;
+  for (const auto& [pid, since] : busy_) {
+    if (Clock::now() - since >= bound && ::kill(pid, SIGKILL) == 0)
+      ++killed;  // its caller's read ends; the caller reaps it (WorkerProcess::stop)
+  }
+  return killed;
 }
 
 }  // namespace isletune::cuda

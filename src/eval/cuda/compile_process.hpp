@@ -8,7 +8,9 @@
 // tested without NVRTC.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,12 +47,17 @@ class CompileProcesses {
   [[nodiscard]] std::optional<CompileResult> compile(const std::string& source);
   // Processes alive (idle or compiling).
   [[nodiscard]] int alive() const;
+  // Ends (SIGKILL) every process that has been compiling for `seconds` or longer: a compile
+  // the worker has given up on no longer holds a CPU, and its caller gets a failed result at
+  // once. Returns how many it ended.
+  int kill_overdue(double seconds);
 
  private:
+  using Clock = std::chrono::steady_clock;
   std::vector<std::string> argv_;
   mutable std::mutex m_;
   std::vector<std::unique_ptr<WorkerProcess>> idle_;
-  int busy_ = 0;
+  std::map<pid_t, Clock::time_point> busy_;  // compiling, by pid: since when
 };
 
 }  // namespace isletune::cuda

@@ -270,6 +270,11 @@ class Worker {
       Message r{"result", {}};
       r.set("index", static_cast<long long>(i));
       if (!cr) {
+        // A compile process past the limit is ended (its thread then returns); a compile in
+        // this process's own threads cannot be stopped. The process's clock starts a moment
+        // after the pool's: 10 ms of slack.
+        if (processes_)
+          processes_->kill_overdue(std::max(0.0, compile_timeout_s_ - 0.01));
         char limit[32];
         std::snprintf(limit, sizeof limit, "%g", compile_timeout_s_);
         r.set("compile_ms", ms)
@@ -292,6 +297,9 @@ class Worker {
       }
       ch_.send(r);
     }
+    // A thread whose compile process was ended returns within moments.
+    for (int wait = 0; processes_ && wait < 100 && pool.stuck(); ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const bool stuck = pool.stuck();
     ch_.send(Message{"done", {}}.set("restart", stuck ? 1 : 0));
     if (stuck)
