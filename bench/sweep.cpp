@@ -428,6 +428,17 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     std::size_t hit_step = 0;
     int opt_island = -1;  // where the run first measured the optimum
     std::size_t opt_step = 0;
+    // After island r's step `step`: where the tally first came within 5 % / to the optimum.
+    const auto note_firsts = [&](int r, std::size_t step, bool had_5pct, bool had_optimum) {
+      if (!had_5pct && tally.to_5pct >= 0) {
+        hit_island = r;
+        hit_step = step;
+      }
+      if (!had_optimum && tally.to_optimum >= 0) {
+        opt_island = r;
+        opt_step = step;
+      }
+    };
     if (threaded) {
       std::vector<std::thread> threads;
       for (int r = 0; r < islands; ++r) {
@@ -453,14 +464,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
           const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
           for (; at[r] < log.after_step[step]; ++at[r])
             count(tally, log.measured[at[r]].first, log.measured[at[r]].second, p.optimum);
-          if (!had && tally.to_5pct >= 0) {
-            hit_island = r;
-            hit_step = step;
-          }
-          if (!had_opt && tally.to_optimum >= 0) {
-            opt_island = r;
-            opt_step = step;
-          }
+          note_firsts(r, step, had, had_opt);
         }
         if (!any)
           break;
@@ -476,10 +480,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         going[ri] = isl[ri]->step();
         busy[ri].push_back(replays[ri].clock_s() - before);
         async_ends[ri].push_back(wall_of(r));
-        if (!had && tally.to_5pct >= 0)
-          out.wall_5pct = wall_of(r);
-        if (!had_opt && tally.to_optimum >= 0)
-          out.wall_optimum = wall_of(r);
+        note_firsts(r, busy[ri].size() - 1, had, had_opt);
       };
       for (int r = 0; r < islands; ++r)
         step(r);
@@ -508,14 +509,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
         going = isl[r]->step() || going;
         busy[r].push_back(replays[r].clock_s() - before);
-        if (!had && tally.to_5pct >= 0) {
-          hit_island = r;
-          hit_step = busy[r].size() - 1;
-        }
-        if (!had_opt && tally.to_optimum >= 0) {
-          opt_island = r;
-          opt_step = busy[r].size() - 1;
-        }
+        note_firsts(r, busy[r].size() - 1, had, had_opt);
       }
       if (trace && opt) {
         const Island& is0 = isl[0]->island();

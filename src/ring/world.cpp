@@ -124,10 +124,10 @@ std::vector<double> World::gather(double mine) const {
 std::vector<double> World::gather(const std::vector<double>& mine) const {
   const int n = static_cast<int>(mine.size());
   std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(n) * size_ : 0);
-  // The per-generation progress gather: bounded, so a frozen rank cannot hang rank 0.
+  // Bounded, so a frozen rank cannot hang rank 0.
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Igather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_, &request);
-  wait_or_abort(&request, "the progress gather");
+  wait_or_abort(&request, "a gather");
   return all;
 }
 

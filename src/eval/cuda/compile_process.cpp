@@ -125,9 +125,10 @@ int CompileProcesses::kill_overdue(double seconds) {
   std::lock_guard lock(m_);
   const auto bound =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto now = Clock::now();
   int killed = 0;
   for (const auto& [pid, since] : busy_) {
-    if (Clock::now() - since >= bound && ::kill(pid, SIGKILL) == 0)
+    if (now - since >= bound && ::kill(pid, SIGKILL) == 0)
       ++killed;  // its caller's read ends; the caller reaps it (WorkerProcess::stop)
   }
   return killed;

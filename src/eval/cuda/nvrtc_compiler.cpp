@@ -120,9 +120,15 @@ void CubinCompiler::store(const std::string& source, const CompileResult& r) con
 }
 
 CompileResult CubinCompiler::compile(const std::string& source) const {
+  return compile(source, [this](const std::string& s) { return compile_fresh(s); });
+}
+
+CompileResult CubinCompiler::compile(
+    const std::string& source,
+    const std::function<CompileResult(const std::string&)>& fresh) const {
   if (auto hit = cached(source))
     return std::move(*hit);
-  CompileResult r = compile_fresh(source);
+  CompileResult r = fresh(source);
   store(source, r);
   return r;
 }

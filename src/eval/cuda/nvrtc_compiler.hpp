@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,11 +39,12 @@ class CubinCompiler {
   // Compiles one source straight to an sm_XX cubin, or reads it from the cache (and stores a
   // fresh one there). Thread-safe.
   [[nodiscard]] CompileResult compile(const std::string& source) const;
-  // The three steps of compile(): the cached cubin (nullopt: none, or no cache), NVRTC alone,
-  // and storing a fresh cubin in the cache (nothing for a failed, cached or cache-less one).
-  [[nodiscard]] std::optional<CompileResult> cached(const std::string& source) const;
+  // The same, with `fresh` compiling what the cache does not hold (e.g. in a compile process).
+  [[nodiscard]] CompileResult compile(
+      const std::string& source,
+      const std::function<CompileResult(const std::string&)>& fresh) const;
+  // NVRTC alone, no cache.
   [[nodiscard]] CompileResult compile_fresh(const std::string& source) const;
-  void store(const std::string& source, const CompileResult& r) const;
 
   [[nodiscard]] const std::vector<std::string>& options() const { return options_; }
   [[nodiscard]] std::string key(const std::string& source) const;
@@ -52,6 +54,11 @@ class CubinCompiler {
   std::string cache_dir_;
   std::string version_;
   std::vector<std::string> options_;
+
+  // The cached cubin (nullopt: none, or no cache), and storing a fresh one (nothing for a
+  // failed, cached or cache-less one).
+  [[nodiscard]] std::optional<CompileResult> cached(const std::string& source) const;
+  void store(const std::string& source, const CompileResult& r) const;
 };
 
 }  // namespace isletune::cuda

@@ -252,12 +252,10 @@ class Worker {
     // process).
     CompilePool pool(
         [c = compiler_.get(), procs = processes_.get()](const std::string& src) {
-          if (auto hit = c->cached(src))
-            return std::move(*hit);
-          std::optional<CompileResult> r = procs ? procs->compile(src) : std::nullopt;
-          CompileResult out = r ? std::move(*r) : c->compile_fresh(src);
-          c->store(src, out);
-          return out;
+          return c->compile(src, [&](const std::string& s) {
+            std::optional<CompileResult> r = procs ? procs->compile(s) : std::nullopt;
+            return r ? std::move(*r) : c->compile_fresh(s);
+          });
         },
         std::move(sources), threads, compile_timeout_s_);
 
