@@ -72,9 +72,9 @@ done
 grep -q "x the reference kernel's" report.txt ||
   fail "no timeout of the slow kernel's probe in the report"
 
-# 2. SIGKILL mid-run, then resume a copy. The hang of the 16th distinct setting (after
-# generation 0's 14 or so) holds generation 1 for timeout_s, so the kill lands mid-run.
-export ISLETUNE_PLANT_FAULTS="crash=2,launch=4,hang=16"
+# 2. SIGKILL mid-run, then resume a copy. Generation 0 measures the 16 distinct settings of its
+# population; the hang of the 20th holds generation 1 for timeout_s, so the kill lands mid-run.
+export ISLETUNE_PLANT_FAULTS="crash=2,launch=4,hang=20"
 "${mpi[@]}" -np 1 "$bin" run faults.yaml --out killed >killed.log 2>&1 &
 launcher=$!
 for ((i = 0; i < 1200; ++i)); do
@@ -84,16 +84,25 @@ done
 grep -q '^gen *0 ' killed.log || fail "generation 0 never appeared: $(cat killed.log)"
 sleep 0.3
 # SIGKILL the rank and its worker (a worker left in the planted hang would spin on the GPU).
+# One scan of /proc (the worker has a compile process per CPU: a scan per process would take
+# seconds and let the run finish first).
 descendants() {
   local p stat rest ppid
+  local -A children=()
   for p in /proc/[0-9]*; do
-    stat=$(cat "$p/stat" 2>/dev/null) || continue
+    stat=$(<"$p/stat") 2>/dev/null || continue
     rest=${stat##*) }
     read -r _ ppid _ <<<"$rest"
-    if [[ $ppid == "$1" ]]; then
-      echo "${p#/proc/}"
-      descendants "${p#/proc/}"
-    fi
+    children[$ppid]+=" ${p#/proc/}"
+  done
+  local queue=("$1") next
+  while ((${#queue[@]})); do
+    next=${queue[0]}
+    queue=("${queue[@]:1}")
+    for p in ${children[$next]:-}; do
+      echo "$p"
+      queue+=("$p")
+    done
   done
 }
 pids=$(descendants "$launcher")
