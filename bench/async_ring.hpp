@@ -2,6 +2,7 @@
 // tests/unit/test_async_ring.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -88,5 +89,42 @@ class AsyncRing {
   std::function<double(int)> now_;
   std::vector<std::unique_ptr<Port>> ports_;
 };
+
+// drift=D (D >= 0): islands that wait only when D generations ahead, the MPI ring's rule with
+// ga.migration.drift D (src/ring/ring_migrator.hpp): an island that has ended g generations
+// starts its next once each ring neighbour has ended g - D of them (it needs their batch of
+// generation g - 1 - D) and every island g - 1 - D (the stop vote, pipelined D + 1 generations).
+// `ends[q]`: the wall clock at the end of each generation island q has ended; `going[q]`: false
+// once q has stopped (it no longer holds anyone). Returns when island r may start, or nullopt
+// while a generation it needs has not ended yet.
+inline std::optional<double> drift_start(const std::vector<std::vector<double>>& ends,
+                                         const std::vector<bool>& going, int r, int drift,
+                                         double own_clock) {
+  const int n = static_cast<int>(ends.size());
+  const auto g = static_cast<long long>(ends[static_cast<std::size_t>(r)].size());
+  double start = own_clock;
+  // Needs island q to have ended `count` generations.
+  const auto needs = [&](int q, long long count) {
+    const auto& e = ends[static_cast<std::size_t>(q)];
+    if (count <= 0 ||
+        (!going[static_cast<std::size_t>(q)] && static_cast<long long>(e.size()) < count))
+      return true;
+    if (static_cast<long long>(e.size()) < count)
+      return false;
+    start = std::max(start, e[static_cast<std::size_t>(count - 1)]);
+    return true;
+  };
+  if (n > 1) {
+    for (const int d : {n - 1, 1}) {
+      if (!needs((r + d) % n, g - drift))
+        return std::nullopt;
+    }
+    for (int q = 0; q < n; ++q) {
+      if (!needs(q, g - 1 - drift))
+        return std::nullopt;
+    }
+  }
+  return start;
+}
 
 }  // namespace isletune

@@ -38,7 +38,10 @@
 //         islands on threads over the blocking in-memory ring, any lag), async (0/1:
 //         islands that never wait for each other, a design the MPI loop does not have yet:
 //         the earliest island by its wall clock steps next, migrants arrive by their
-//         sender's wall clock, each island stops on its own; AsyncRing),
+//         sender's wall clock, each island stops on its own; AsyncRing), drift (with async=1:
+//         an island waits only when more than D generations ahead of a ring neighbour, and
+//         for every island's generation g - 1 - D, ga.migration.drift's rule; -1, the default:
+//         never),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
@@ -491,14 +494,25 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         for (int r = 0; r < islands; ++r)
           offset[static_cast<std::size_t>(r)] += last - wall_of(r);
       }
+      // drift=D: the island that may start earliest steps next, after its wait.
+      const int drift = static_cast<int>(v.num("drift", -1));
       for (;;) {
         int next = -1;
+        double next_start = 0;
         for (int r = 0; r < islands; ++r) {
-          if (going[static_cast<std::size_t>(r)] && (next < 0 || wall_of(r) < wall_of(next)))
+          if (!going[static_cast<std::size_t>(r)])
+            continue;
+          const std::optional<double> start =
+              drift < 0 ? std::optional<double>(wall_of(r))
+                        : drift_start(async_ends, going, r, drift, wall_of(r));
+          if (start && (next < 0 || *start < next_start)) {
             next = r;
+            next_start = *start;
+          }
         }
         if (next < 0)
           break;
+        offset[static_cast<std::size_t>(next)] += next_start - wall_of(next);
         step(next);
       }
     }

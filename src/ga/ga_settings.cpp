@@ -54,6 +54,17 @@ void GaSettings::validate() const {
   check_rate(mutation_rate, "mutation_rate");
   if (migration_lag < 0 || migration_lag > 1)
     bad("migration.lag", std::to_string(migration_lag), "0 or 1");
+  if (migration_drift < -1 || migration_drift > kMaxDrift) {
+    bad("migration.drift", std::to_string(migration_drift),
+        "an integer in [0, " + std::to_string(kMaxDrift) + "], or -1 (off)");
+  }
+  if (migration_drift >= 0 && migration_lag != 0) {
+    throw InputError(
+        "ga.migration: lag " + std::to_string(migration_lag) + " and drift " +
+        std::to_string(migration_drift) +
+        " exclude each other; expected lag (the deterministic ring) or drift (islands that wait "
+        "only when drift generations apart), not both.");
+  }
   if (migration_interval < 0)
     bad("migration.interval", std::to_string(migration_interval), "an integer >= 0 (0: never)");
   if (migration_count < 0 || migration_count > population) {

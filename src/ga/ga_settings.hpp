@@ -49,6 +49,19 @@ struct GaSettings {
   // measurements; 1, an island goes on with their previous generation's (islands wait
   // less, their models lag; more measurements to the optimum, docs/benchmarks.md).
   int migration_lag = 0;
+  // Islands that wait for each other only when drift generations apart (-1: off, the
+  // deterministic ring above). With drift D >= 0 an island hands out whatever its neighbours
+  // have sent so far and waits only for their batches older than D of its own sends; the stop
+  // vote is pipelined D + 1 generations deep. Faster islands run ahead instead of waiting, so
+  // a run depends on timing: not for replay's reproducibility or resume-identical runs.
+  int migration_drift = -1;
+  static constexpr int kMaxDrift = 3;
+  // The ring's wait in sends (RingMigrator's lag) and the stop vote's pipeline depth in
+  // generations, from migration_lag or migration_drift.
+  [[nodiscard]] int ring_lag() const {
+    return migration_drift < 0 ? migration_lag : migration_drift;
+  }
+  [[nodiscard]] int vote_depth() const { return migration_drift < 0 ? 1 : migration_drift + 1; }
   double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
   // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
   // online model measuring the one it predicts fastest (1: off), and cells per generation

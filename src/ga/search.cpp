@@ -132,6 +132,8 @@ bool SearchLoop::step() {
   double wait_s = 0;
   if (migrator_.neighbours() > 0)
     wait_s += strategy_.prepare(g, migrator_, ctx, [this] { return wall(); });
+  if (hooks_.on_prepared)
+    hooks_.on_prepared();
   const GenerationOutcome outcome = strategy_.advance(g, ctx);
   generation_ = g;
   evaluations_ += outcome.measured;

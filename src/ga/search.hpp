@@ -119,6 +119,9 @@ struct SearchHooks {
   // as waiting).
   std::function<void(const GenerationRecord&)> on_generation;
   std::function<void(const SearchState&)> on_snapshot;  // after every generation
+  // After a generation's collectives before its measurements (the gather of generation 0):
+  // e.g. the progress lines the others' generations completed meanwhile.
+  std::function<void()> on_prepared;
 };
 
 struct SearchResult {

@@ -15,6 +15,11 @@
 // previous round, with lag 0 (the run's default, ga.migration.lag) for their current
 // one, and either way the same seed gives the same trajectory whatever the timing.
 //
+// Early delivery (ga.migration.drift, islands that wait only when drift generations apart):
+// receive() also hands out every later batch that has already arrived, and still waits only for
+// those older than `lag` sends. An island then breeds from its neighbours' newest
+// measurements without waiting for them; what it receives depends on timing.
+//
 // gather_first() is the one exchange with every rank, not only the neighbours: each
 // rank's first batch (generation 0's measurements) to every rank, as one collective.
 #pragma once
@@ -45,9 +50,11 @@ class RingMigrator final : public Migrator {
  public:
   static constexpr int kMigrationTag = 7101;  // within the guaranteed tag range (≤ 32767)
   static constexpr int kDrainTag = 7102;
+  static constexpr int kEmptyProbes = 16;  // probes that find nothing before poll() gives up
 
-  // Ring over `comm` (duplicated, so its messages never meet anyone else's).
-  explicit RingMigrator(MPI_Comm comm, int lag = 1);
+  // Ring over `comm` (duplicated, so its messages never meet anyone else's); `early`: hand out
+  // later batches as soon as they have arrived (see above).
+  explicit RingMigrator(MPI_Comm comm, int lag = 1, bool early = false);
   ~RingMigrator() override;
   RingMigrator(const RingMigrator&) = delete;
   RingMigrator& operator=(const RingMigrator&) = delete;
@@ -82,17 +89,21 @@ class RingMigrator final : public Migrator {
   // Frees the buffers of completed sends.
   void reap_sends();
   [[nodiscard]] int peer_index(int rank) const;
+  using Held = std::map<std::int64_t, std::vector<Migrant>>;  // a peer's batches, by seq
+  // Hands `batch` of peer index `peer` out into `out` and forgets it.
+  void deliver(std::size_t peer, Held::iterator batch, std::vector<Migrant>& out);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   int lag_ = 1;
+  bool early_ = false;
   std::vector<int> peers_;
   std::int64_t sends_ = 0;
   std::vector<std::uint8_t> first_;     // the encoded batch of the first send()
   std::vector<std::int64_t> next_seq_;  // per peer: next sequence to deliver
-  std::vector<std::map<std::int64_t, std::vector<Migrant>>> held_;  // per peer, by seq
-  std::vector<std::int64_t> arrived_;  // per peer: batches received from MPI
+  std::vector<Held> held_;              // per peer
+  std::vector<std::int64_t> arrived_;   // per peer: batches received from MPI
   std::deque<PendingSend> pending_;
   DrainStats stats_;
   double last_wait_s_ = 0;

@@ -1,6 +1,7 @@
 // The collective, pipelined stop vote (see ring_stop_vote.hpp).
 #include "ring/ring_stop_vote.hpp"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 
@@ -25,7 +26,11 @@ StopReason decode(const std::array<int, 2>& v) {
 
 }  // namespace
 
-RingStopVote::RingStopVote(MPI_Comm comm) {
+RingStopVote::RingStopVote(MPI_Comm comm, int depth)
+    : depth_(std::max(1, depth)),
+      wish_(static_cast<std::size_t>(depth_ + 1)),
+      agreed_(wish_.size()),
+      request_(wish_.size(), MPI_REQUEST_NULL) {
   MPI_Request dup = MPI_REQUEST_NULL;
   MPI_Comm_idup(comm, &comm_, &dup);
   wait_or_abort(&dup, "setting up the stop vote");
@@ -43,36 +48,35 @@ RingStopVote::~RingStopVote() {
   MPI_Comm_free(&comm_);
 }
 
-StopReason RingStopVote::complete() {
-  const int slot = (votes_ - 1) % 2;
+StopReason RingStopVote::complete(int index) {
+  const auto slot = static_cast<std::size_t>(index % (depth_ + 1));
   const double start = MPI_Wtime();
   wait_or_abort(&request_[slot], "the stop vote");
-  last_wait_s_ = MPI_Wtime() - start;
-  total_wait_s_ += last_wait_s_;
+  last_wait_s_ += MPI_Wtime() - start;
+  total_wait_s_ += MPI_Wtime() - start;
   return decode(agreed_[slot]);
 }
 
 StopReason RingStopVote::vote(int /*generation*/, StopReason local) {
   last_wait_s_ = 0;
-  const int slot = votes_ % 2;
-  const int previous = (votes_ + 1) % 2;
+  const auto slot = static_cast<std::size_t>(votes_ % (depth_ + 1));
   wish_[slot] = encode(local);
   MPI_Iallreduce(wish_[slot].data(), agreed_[slot].data(), 2, MPI_INT, MPI_MIN, comm_,
                  &request_[slot]);
   ++votes_;
-  if (votes_ == 1)
+  if (votes_ <= depth_)
     return StopReason::none;
-  const double start = MPI_Wtime();
-  wait_or_abort(&request_[previous], "the stop vote");
-  last_wait_s_ = MPI_Wtime() - start;
-  total_wait_s_ += last_wait_s_;
-  return decode(agreed_[previous]);
+  return complete(votes_ - 1 - depth_);
 }
 
 StopReason RingStopVote::drain() {
-  if (votes_ == 0 || request_[(votes_ - 1) % 2] == MPI_REQUEST_NULL)
-    return StopReason::none;
-  return complete();
+  last_wait_s_ = 0;
+  StopReason last = StopReason::none;
+  for (int index = std::max(0, votes_ - depth_); index < votes_; ++index) {
+    if (request_[static_cast<std::size_t>(index % (depth_ + 1))] != MPI_REQUEST_NULL)
+      last = complete(index);
+  }
+  return last;
 }
 
 }  // namespace isletune::ring

@@ -12,7 +12,7 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-constexpr std::uint32_t kFormat = 3;           // 3: up to kKeptStates generations (2: two)
+constexpr std::uint32_t kFormat = 3;           // 3: up to kMaxKeptStates generations (2: two)
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {
@@ -89,11 +89,12 @@ std::optional<RankState> RankCheckpoint::at(int generation) const {
   return std::nullopt;
 }
 
-RankCheckpoint RankCheckpoint::then(RankState next) const {
+RankCheckpoint RankCheckpoint::then(RankState next, int keep) const {
+  const auto most = static_cast<std::size_t>(std::clamp(keep, 2, kMaxKeptStates) - 1);
   RankCheckpoint c;
-  c.earlier.reserve(kKeptStates - 1);
+  c.earlier.reserve(most);
   c.earlier.push_back(current);
-  for (std::size_t i = 0; i < earlier.size() && c.earlier.size() < kKeptStates - 1; ++i)
+  for (std::size_t i = 0; i < earlier.size() && c.earlier.size() < most; ++i)
     c.earlier.push_back(earlier[i]);
   c.current = std::move(next);
   return c;
@@ -104,7 +105,7 @@ std::vector<std::uint8_t> encode_checkpoint(const RankCheckpoint& c) {
   w.put(kMagic);
   w.put(kFormat);
   put_state(w, c.current);
-  const std::size_t n = std::min<std::size_t>(c.earlier.size(), kKeptStates - 1);
+  const std::size_t n = std::min<std::size_t>(c.earlier.size(), kMaxKeptStates - 1);
   w.put(static_cast<std::uint8_t>(n));
   for (std::size_t i = 0; i < n; ++i)
     put_state(w, c.earlier[i]);
@@ -122,7 +123,7 @@ RankCheckpoint decode_checkpoint(const std::vector<std::uint8_t>& bytes) {
   RankCheckpoint c;
   c.current = get_state(r);
   const int n = r.get<std::uint8_t>();
-  if (n > kKeptStates - 1 || (format == 2 && n > 1))
+  if (n > kMaxKeptStates - 1 || (format == 2 && n > 1))
     damaged();
   for (int i = 0; i < n; ++i)
     c.earlier.push_back(get_state(r));

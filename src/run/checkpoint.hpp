@@ -3,19 +3,21 @@
 // little ring state that is not in it (the last batch of emigrants, which the neighbours had not
 // integrated yet, and the last stop wish, whose collective answer was still in flight).
 //
-// The newest kKeptStates generations are kept, because ranks may end up to kKeptStates - 1
-// commits apart: a rank commits generation g after its stop vote of g, which waits only for
+// The newest kept_states(depth) generations are kept (4 by default), because ranks may end up
+// to 3 commits apart: a rank commits generation g after its stop vote of g, which waits only for
 // every rank's vote of g - 1 (the vote is pipelined one generation), so a rank that freezes
 // after voting g - 1 and before committing it has g - 2 while the others commit g (2 apart);
 // a rank whose commit of g fails (a full disk) wishes to stop in g + 1, which the vote agrees
 // in g + 2, so the others commit up to g + 2 while it has g - 1 (3 apart). Resume restarts
-// every rank from the newest generation they all have.
+// every rank from the newest generation they all have. With ga.migration.drift D the vote is
+// pipelined D + 1 generations, so each of those distances grows by D: D + 3 apart at most.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "ga/ga_settings.hpp"
 #include "ga/migrator.hpp"
 #include "ga/search.hpp"
 
@@ -31,9 +33,14 @@ struct RankState {
 };
 
 // Generations a checkpoint blob keeps (see above).
-inline constexpr int kKeptStates = 4;
+// `vote_depth`: GaSettings::vote_depth(), the stop vote's pipeline depth.
+constexpr int kept_states(int vote_depth) {
+  return vote_depth + 3;
+}
+inline constexpr int kKeptStates = kept_states(1);  // the deterministic ring's
+inline constexpr int kMaxKeptStates = kept_states(GaSettings::kMaxDrift + 1);
 
-// The checkpoint blob: the newest state and up to kKeptStates - 1 before it.
+// The checkpoint blob: the newest state and up to kept_states(depth) - 1 before it.
 struct RankCheckpoint {
   RankState current;
   std::vector<RankState> earlier;  // newest first, consecutive generations
@@ -42,7 +49,7 @@ struct RankCheckpoint {
   [[nodiscard]] std::optional<RankState> at(int generation) const;
   // The checkpoint after one more generation: `next` becomes current, the oldest kept
   // state is dropped.
-  [[nodiscard]] RankCheckpoint then(RankState next) const;
+  [[nodiscard]] RankCheckpoint then(RankState next, int keep = kKeptStates) const;
 };
 
 // Serialises a checkpoint into bytes (format versioned; same binary reads it back).

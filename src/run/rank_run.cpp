@@ -278,6 +278,14 @@ class Progress {
       print(all, naive_ms);
   }
 
+  // Rank 0: the lines of the generations whose gathers have completed since (e.g. after the
+  // gather of generation 0, which every rank entered after starting its generation-0 gather,
+  // so its line comes before generation 1 is measured, not after).
+  void poll(double naive_ms) {
+    for (const std::vector<double>& all : gather_.ready())
+      print(all, naive_ms);
+  }
+
   // After the search, on every rank: the lines of the generations still in flight.
   void finish(double naive_ms) {
     for (const std::vector<double>& all : gather_.drain())
@@ -364,8 +372,9 @@ class Progress {
 // progress). Returns the island's result and its last snapshot's clock.
 SearchResult search(const ring::World& world, Session& s, const RunPrinter& printer, double start_s,
                     double& elapsed_s) {
-  ring::RingMigrator ring_migrator(world.comm(), s.config.ga.migration_lag);
-  ring::RingStopVote ring_vote(world.comm());
+  const GaSettings& pace = s.config.ga;
+  ring::RingMigrator ring_migrator(world.comm(), pace.ring_lag(), pace.migration_drift >= 0);
+  ring::RingStopVote ring_vote(world.comm(), pace.vote_depth());
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
   Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0,
@@ -378,8 +387,9 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   std::optional<SearchState> resume_search;
   std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
-    migrator.restore(s.resume->sends, s.resume->last_sent, s.config.ga.migration_lag);
-    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation);
+    migrator.restore(s.resume->sends, s.resume->last_sent, pace.ring_lag());
+    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation,
+                 pace.vote_depth());
     resume_search = s.resume->search;
     kept = s.resume_kept;
     // The replay clock continues where it was, so every later time is the same sum, bit
@@ -399,9 +409,11 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     elapsed_s = g.wall_s;
     progress.generation(g, sink.take_compile_s(), sink.naive_ms());
   };
+  hooks.on_prepared = [&] { progress.poll(sink.naive_ms()); };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
-    kept = kept ? kept->then(std::move(current)) : RankCheckpoint{std::move(current), {}};
+    kept = kept ? kept->then(std::move(current), kept_states(pace.vote_depth()))
+                : RankCheckpoint{std::move(current), {}};
     sink.set_pending(st.generation, encode_checkpoint(*kept));
   };
 

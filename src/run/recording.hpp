@@ -3,6 +3,7 @@
 // call unchanged, so the search behaves exactly as with the wrapped objects.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -57,11 +58,13 @@ class RecordingVote final : public StopVote {
 
   // Continues from a checkpoint: re-casts the last wish in the (fresh, pipelined) vote
   // so the next vote answers what it would have answered. A signal wish is dropped: it
-  // belonged to the interrupted process.
-  void restore(int votes, StopReason last_wish, int generation) {
+  // belonged to the interrupted process. With a vote `depth` generations deep (drift) the
+  // last wish stands for the `depth` votes in flight (the earlier ones are not kept; a run
+  // with drift depends on timing anyway), so the next vote answers a stop wished then.
+  void restore(int votes, StopReason last_wish, int generation, int depth = 1) {
     votes_ = votes;
     last_wish_ = last_wish == StopReason::signal ? StopReason::none : last_wish;
-    if (votes > 0)
+    for (int k = 0; votes > 0 && k < std::min(depth, votes); ++k)
       (void)inner_.vote(generation, last_wish_);
   }
   [[nodiscard]] int votes() const { return votes_; }

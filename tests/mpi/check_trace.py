@@ -6,8 +6,9 @@ rank reached the same G (all ranks stop in the same generation); each generation
 the end (`wall_s` of the last generation, offset by nothing) equals the summed cost of
 the measured rows; and /result counts every measured row of every rank.
 
-Usage: check_trace.py RUN/trace.h5 [--partial]   (--partial: an interrupted run: no
-/result needed, ranks may differ by one generation)
+Usage: check_trace.py RUN/trace.h5 [--partial [SPREAD]]   (--partial: an interrupted run: no
+/result needed, ranks may differ by SPREAD generations, 1 unless given: ga.migration.drift D
+lets them run D + 1 apart)
 """
 import sys
 
@@ -15,7 +16,7 @@ import h5py
 import numpy as np
 
 
-def main(path, partial):
+def main(path, partial, spread=1):
     errors = []
     with h5py.File(path, "r") as f:
         assert f.attrs["format"] == "isletune-trace", "not a trace"
@@ -47,8 +48,7 @@ def main(path, partial):
             if np.any(ev["generation"] > (gen["generation"][-1] if len(gen) else -1)):
                 errors.append(f"rank {r}: evaluations of a generation that was not completed")
             last_generations.append(int(gen["generation"][-1]) if len(gen) else -1)
-        spread = max(last_generations) - min(last_generations)
-        if spread > (1 if partial else 0):
+        if max(last_generations) - min(last_generations) > (spread if partial else 0):
             errors.append(f"ranks ended in generations {last_generations}")
         if not partial:
             res = f["result"].attrs
@@ -64,4 +64,8 @@ def main(path, partial):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], "--partial" in sys.argv[2:]))
+    args = sys.argv[2:]
+    spread = 1
+    if "--partial" in args and args.index("--partial") + 1 < len(args):
+        spread = int(args[args.index("--partial") + 1])
+    sys.exit(main(sys.argv[1], "--partial" in args, spread))

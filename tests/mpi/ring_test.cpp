@@ -3,8 +3,8 @@
 // generation whichever rank asks, and a slow rank delays but never deadlocks the others.
 // The progress line's background gather never holds rank 0 up for a slow rank, and hands
 // rank 0 every gather, in order, with every rank's row.
-// Usage: ring_test delivery|stop|slow|mapping|progress. Exit code 0 on every rank iff all checks
-// pass on every rank.
+// Usage: ring_test delivery|drift|stop|slow|mapping|progress. Exit code 0 on every rank iff all
+// checks pass on every rank.
 #include <mpi.h>
 
 #include <chrono>
@@ -52,11 +52,15 @@ Migrant make_migrant(int rank, int generation, int i) {
 }
 
 // Every migrant sent is received exactly once, intact, in order, from a neighbour.
-void test_delivery(MPI_Comm comm, int lag) {
+// With `early` (ga.migration.drift) a batch may come before its lag is up, but never after:
+// by the receive of generation g every neighbour batch of generation <= g - lag has come, and a
+// neighbour's batches come in its send order.
+void test_delivery(MPI_Comm comm, int lag, bool early = false) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  RingMigrator migrator(comm, lag);
+  RingMigrator migrator(comm, lag, early);
+  std::map<int, int> newest;  // per neighbour: the newest generation received
   const int expected_neighbours = size == 1 ? 0 : size == 2 ? 1 : 2;
   CHECK(migrator.neighbours() == expected_neighbours, "neighbours %d", migrator.neighbours());
   const int generations = 25;
@@ -68,25 +72,46 @@ void test_delivery(MPI_Comm comm, int lag) {
     migrator.send(out);
     if ((g + rank) % 4 == 0)
       std::this_thread::sleep_for(std::chrono::microseconds(300));
+    // Early: rank 0 lets its neighbours run ahead (lag sends), then must get their later batches.
+    const bool ahead = early && rank == 0 && size > 1 && g == 0;
+    if (ahead)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int later = 0;  // migrants of a generation whose lag is not up
     for (const Migrant& m : migrator.receive()) {
       const int src = m.setting.values[0], gen = m.setting.values[1], i = m.setting.values[2];
       const Migrant want = make_migrant(src, gen, i);
       CHECK(m.source_rank == src, "source_rank %d vs %d", m.source_rank, src);
-      CHECK(gen <= g - lag, "generation %d delivered at %d with lag %d", gen, g, lag);
+      CHECK(early || gen <= g - lag, "generation %d delivered at %d with lag %d", gen, g, lag);
+      CHECK(gen <= g + lag + 1, "generation %d delivered at %d: not sent yet", gen, g);
+      CHECK(!newest.count(src) || gen >= newest[src], "from %d: generation %d after %d", src, gen,
+            newest[src]);
+      newest[src] = gen;
+      later += gen > g - lag ? 1 : 0;
       CHECK(m.measurement.times_ms == want.measurement.times_ms, "times_ms of %d/%d/%d", src, gen,
             i);
       CHECK(m.measurement.message == want.measurement.message, "message");
       CHECK(m.measurement.registers == want.measurement.registers, "registers");
       received.insert({src, gen, i});
     }
+    CHECK(!ahead || later > 0, "early delivery: nothing later than lag %d at generation 0", lag);
+    // Every batch whose lag is up has come (a batch with no migrants leaves no trace).
+    for (int peer : migrator.peers()) {
+      for (int old = 0; old <= g - lag; ++old) {
+        CHECK(emigrant_count(peer, old) == 0 || received.count({peer, old, 0}) == 1,
+              "generation %d of rank %d missing at %d with lag %d", old, peer, g, lag);
+      }
+    }
   }
   const auto stats = migrator.drain();
-  // Exactly the migrants of the neighbours' first generations - lag rounds, each once.
+  // Exactly the migrants of the neighbours' first generations - lag rounds, each once (early:
+  // those at least, and any later ones that came in time).
   std::multiset<std::tuple<int, int, int>> expected;
   for (int peer : migrator.peers()) {
-    for (int g = 0; g < generations - lag; ++g) {
-      for (int i = 0; i < emigrant_count(peer, g); ++i)
-        expected.insert({peer, g, i});
+    for (int g = 0; g < generations; ++g) {
+      for (int i = 0; i < emigrant_count(peer, g); ++i) {
+        if (g < generations - lag || (early && received.count({peer, g, i}) == 1))
+          expected.insert({peer, g, i});
+      }
     }
   }
   CHECK(received == expected, "received %zu migrants, expected %zu", received.size(),
@@ -103,17 +128,24 @@ void test_delivery(MPI_Comm comm, int lag) {
 
 // Runs islands that vote every generation; `wish` says what rank r wants in generation g.
 // Returns the generation at which this rank stopped and the agreed reason.
+// `drift` >= 0: the ring and vote of ga.migration.drift (lag drift, early delivery, the vote
+// drift + 1 deep). `slow_until`: the slow rank sleeps only in generations before it.
 template <typename Wish>
-std::pair<int, StopReason> run_vote(MPI_Comm comm, Wish wish, int slow_rank = -1) {
+std::pair<int, StopReason> run_vote(MPI_Comm comm, Wish wish, int slow_rank = -1, int drift = -1,
+                                    int slow_ms = 15, int slow_until = 1 << 30,
+                                    double* through = nullptr, int through_generation = 0) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  RingStopVote vote(comm);
-  RingMigrator migrator(comm);
+  RingStopVote vote(comm, drift < 0 ? 1 : drift + 1);
+  RingMigrator migrator(comm, drift < 0 ? 1 : drift, drift >= 0);
   int g = 0;
   StopReason agreed = StopReason::none;
+  const double start = MPI_Wtime();
   for (;; ++g) {
-    if (rank == slow_rank)
-      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    if (through && g == through_generation + 1)
+      *through = MPI_Wtime() - start;  // when this rank started the generation after it
+    if (rank == slow_rank && g < slow_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
     migrator.send({make_migrant(rank, g, 0)});
     (void)migrator.receive();
     agreed = vote.vote(g, wish(rank, g));
@@ -170,6 +202,44 @@ void test_stop(MPI_Comm comm) {
   CHECK(g == 5, "stopped at %d", g);
   CHECK(reason == (size == 1 ? StopReason::signal : StopReason::time_budget), "reason %d",
         static_cast<int>(reason));
+}
+
+// ga.migration.drift: every rank stops in the same generation, depth = drift + 1 after the
+// wish; a rank slowed for its first generations holds the others only once they are drift
+// generations ahead of it, where the deterministic ring (lag 0) holds them at once.
+void test_drift(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  for (const int drift : {0, 2, 3}) {
+    const int at = 4 + rank % 2;  // ranks wish in different generations: the first wish wins
+    auto [g, reason] = run_vote(
+        comm, [&](int, int gen) { return gen >= at ? StopReason::time_budget : StopReason::none; },
+        -1, drift);
+    int lo = 0, hi = 0;
+    MPI_Allreduce(&g, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&g, &hi, 1, MPI_INT, MPI_MAX, comm);
+    CHECK(lo == hi, "drift %d: ranks stopped in generations %d..%d", drift, lo, hi);
+    CHECK(g == 4 + drift + 1, "drift %d: stopped at %d, first wish at 4", drift, g);
+    CHECK(reason == StopReason::time_budget, "drift %d: reason %d", drift,
+          static_cast<int>(reason));
+  }
+  if (size < 2)
+    return;
+  // The last rank sleeps 150 ms before each of its generations 0-2. Through generation 1 the
+  // others need nothing of it with drift 2 (its generation 0 only from generation 2 on), but
+  // its generation 0 (150 ms) with the deterministic ring of lag 1 and its one-deep vote.
+  const int slow = size - 1;
+  const auto stop_at_8 = [](int, int gen) {
+    return gen >= 8 ? StopReason::max_generations : StopReason::none;
+  };
+  double drift_s = 0, lag1_s = 0;
+  run_vote(comm, stop_at_8, slow, 2, 150, 3, &drift_s, 1);
+  run_vote(comm, stop_at_8, slow, -1, 150, 3, &lag1_s, 1);
+  if (rank != slow) {
+    CHECK(drift_s < 0.1, "drift 2: rank %d was held %.3f s through generation 1", rank, drift_s);
+    CHECK(lag1_s >= 0.14, "lag 1: rank %d was held only %.3f s through generation 1", rank, lag1_s);
+  }
 }
 
 // A rank 15 ms slower per generation delays the others (they record waiting) but
@@ -271,6 +341,10 @@ int main(int argc, char** argv) {
     test_delivery(world.comm(), 1);
     test_delivery(world.comm(), 0);
     test_delivery(world.comm(), 3);
+    test_delivery(world.comm(), 0, true);
+    test_delivery(world.comm(), 2, true);
+  } else if (what == "drift") {
+    test_drift(world.comm());
   } else if (what == "stop") {
     test_stop(world.comm());
   } else if (what == "slow") {
@@ -280,7 +354,7 @@ int main(int argc, char** argv) {
   } else if (what == "progress") {
     test_progress(world.comm());
   } else {
-    std::fprintf(stderr, "usage: ring_test delivery|stop|slow|mapping|progress\n");
+    std::fprintf(stderr, "usage: ring_test delivery|drift|stop|slow|mapping|progress\n");
     return 2;
   }
   const int failures = isletune::mpi_test::total_failures(world.comm());

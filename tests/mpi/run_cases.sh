@@ -297,6 +297,29 @@ assert all(w >= 0.1 * gens for w in waits[:-1]), "a rank waited without saying s
 assert waits[-1] < min(waits[:-1]), "the slow rank waited the most"
 PY
     ;;
+  drift)
+    # ga.migration.drift 2: islands wait for each other only when 2 generations apart. The
+    # run ends with a complete trace and every rank in the same generation; SIGKILLed mid-run
+    # (ranks up to 3 generations apart), resume finishes it; lag and drift together are refused.
+    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 2}}/" "$config" >drift.yaml
+    sed -i "s|\.\./data/|$here/../data/|" drift.yaml
+    grep -q 'drift: 2' drift.yaml || fail "drift.yaml has no drift"
+    launch run drift.yaml --out run >run.log 2>&1 || fail "run: $(cat run.log)"
+    $py "$here/check_trace.py" run/trace.h5 || fail "incomplete trace"
+    $py - run/trace.h5 <<'PY' || fail "the trace's configuration has no drift: 2"
+import sys, h5py
+y = h5py.File(sys.argv[1], "r")["config"].attrs["yaml"]
+y = y.decode() if isinstance(y, bytes) else y
+assert "drift: 2" in y, y
+PY
+    run_and_kill killed 3 drift.yaml
+    $py "$here/check_trace.py" killed/trace.h5 --partial 3 || fail "killed trace unreadable"
+    launch resume killed >resume.log 2>&1 || fail "resume: $(cat resume.log)"
+    cat resume.log
+    $py "$here/check_trace.py" killed/trace.h5 || fail "resumed trace incomplete"
+    sed "s/drift: 2/drift: 1, lag: 1/" drift.yaml >both.yaml
+    expect_error "excludes ga.migration.lag" launch run both.yaml --out both
+    ;;
   strategies)
     for strategy in random sampled-random global-ga; do
       sed "s/^ga: {/strategy: $strategy\nga: {/" "$config" >"$strategy.yaml"

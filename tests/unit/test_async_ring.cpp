@@ -60,5 +60,34 @@ TEST(AsyncRing, NeighboursAsTheMpiRing) {
   EXPECT_EQ(two.migrator(1).receive().size(), 1u);  // to the one peer, once
 }
 
+// drift=D: an island D generations ahead of a neighbour waits for it; its start is the end of
+// the generation it waits for. 5 islands, so island 0's ring neighbours are 4 and 1, and 2 and 3
+// matter only through the stop vote (every island's generation g - 1 - D).
+TEST(AsyncRing, DriftWaitsOnlyWhenDGenerationsAhead) {
+  std::vector<std::vector<double>> ends = {
+      {1, 2, 3, 4}, {1, 5}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3, 4}};
+  const std::vector<bool> going(5, true);
+  // Island 0 has ended 4: with D = 3 it needs 1 of island 1's (ended at 1 s): no wait.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 0, 3, 4.0), 4.0);
+  // D = 2 needs island 1's 2nd generation, which ended at 5 s: island 0 waits until then.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 0, 2, 4.0), 5.0);
+  // D = 1 needs 3 of island 1's: not ended yet.
+  EXPECT_FALSE(drift_start(ends, going, 0, 1, 4.0));
+  // Island 1 is behind everyone: it never waits.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 1, 0, 5.0), 5.0);
+  // Island 2 (neighbours 1 and 3) at D = 0 needs 3 generations of each: island 1 has ended 2.
+  EXPECT_FALSE(drift_start(ends, going, 2, 0, 3.0));
+  // With D = 1 island 2 needs 2 of island 1's (5 s) and 1 of everyone's.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 2, 1, 3.0), 5.0);
+  // Island 3 at D = 1 (neighbours 2 and 4) needs 2 of theirs and 1 of island 1's: no wait.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 3, 1, 3.0), 3.0);
+  // ... and at D = 0, 3 of its neighbours' and 2 of everyone's: island 1's 2nd ended at 5 s.
+  EXPECT_DOUBLE_EQ(*drift_start(ends, going, 3, 0, 3.0), 5.0);
+  // An island that has stopped holds no one.
+  std::vector<bool> one_stopped = going;
+  one_stopped[1] = false;
+  EXPECT_DOUBLE_EQ(*drift_start(ends, one_stopped, 0, 0, 4.0), 4.0);  // else 1 never ends 4
+}
+
 }  // namespace
 }  // namespace isletune

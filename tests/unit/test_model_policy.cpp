@@ -306,6 +306,23 @@ TEST(Config, ModelPolicyAndMigrationLagAreReadAndChecked) {
   };
   EXPECT_NE(error_of("ga: {model_policy: bayes}\n").find("ga.model_policy"), std::string::npos);
   EXPECT_NE(error_of("ga: {migration: {lag: 2}}\n").find("ga.migration.lag"), std::string::npos);
+  // drift: off by default, read, written back, bounded, and not with lag 1.
+  EXPECT_EQ(d.ga.migration_drift, -1);
+  EXPECT_EQ(d.ga.ring_lag(), 0);
+  EXPECT_EQ(d.ga.vote_depth(), 1);
+  const Config a = parse_config(base + "ga: {migration: {drift: 2}}\n", "run.yaml", "/");
+  EXPECT_EQ(a.ga.migration_drift, 2);
+  EXPECT_EQ(a.ga.ring_lag(), 2);
+  EXPECT_EQ(a.ga.vote_depth(), 3);
+  const Config back = parse_config(to_yaml(a), "again.yaml", "/");
+  EXPECT_EQ(back.ga.migration_drift, 2);
+  EXPECT_TRUE(a == back);
+  EXPECT_FALSE(a == d);
+  EXPECT_NE(error_of("ga: {migration: {drift: 4}}\n").find("ga.migration.drift"),
+            std::string::npos);
+  const std::string both = error_of("ga: {migration: {lag: 1, drift: 1}}\n");
+  EXPECT_NE(both.find("run.yaml: ga.migration.drift"), std::string::npos) << both;
+  EXPECT_NE(both.find("excludes ga.migration.lag 1"), std::string::npos) << both;
 }
 
 TEST(MemoryRing, BlockingWithLagZeroHandsOutTheNeighboursCurrentGeneration) {
