@@ -920,7 +920,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "interval" << YAML::Value << g.migration_interval;
   out << YAML::Key << "count" << YAML::Value << g.migration_count;
   out << YAML::Key << "lag" << YAML::Value << g.migration_lag;
-  if (g.migration_drift >= 0)
+  if (g.migration_drift != GaSettings::kDriftAuto)
     out << YAML::Key << "drift" << YAML::Value << g.migration_drift;
   out << YAML::EndMap;
   out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
@@ -978,6 +978,14 @@ void apply_overrides(Config& c, const ConfigOverrides& o) {
     throw InputError(c.origin + ": evaluator.dataset is missing; --backend replay needs a " +
                      "recorded trace.h5 or dataset in the config.");
   }
+  resolve_drift(c);
+}
+
+void resolve_drift(Config& c) {
+  if (c.ga.migration_drift != GaSettings::kDriftAuto)
+    return;
+  const bool measured = c.evaluator.backend == Backend::cuda;
+  c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
 }
 
 Stencil resolve_stencil(const Config& c) {

@@ -116,6 +116,10 @@ struct ConfigOverrides {
 };
 // Applies the overrides and re-validates (e.g. --backend replay needs evaluator.dataset).
 void apply_overrides(Config& config, const ConfigOverrides& overrides);
+// ga.migration.drift not configured (GaSettings::kDriftAuto): 1 on the CUDA backend unless
+// ga.migration.lag is 1, else off (-1). apply_overrides ends with it, so a run's trace records
+// the value it ran with.
+void resolve_drift(Config& config);
 
 // The stencil of the config: library, inline points or file, through the stencil loader.
 [[nodiscard]] Stencil resolve_stencil(const Config& config);

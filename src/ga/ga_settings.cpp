@@ -54,7 +54,7 @@ void GaSettings::validate() const {
   check_rate(mutation_rate, "mutation_rate");
   if (migration_lag < 0 || migration_lag > 1)
     bad("migration.lag", std::to_string(migration_lag), "0 or 1");
-  if (migration_drift < -1 || migration_drift > kMaxDrift) {
+  if ((migration_drift < -1 && migration_drift != kDriftAuto) || migration_drift > kMaxDrift) {
     bad("migration.drift", std::to_string(migration_drift),
         "an integer in [0, " + std::to_string(kMaxDrift) + "], or -1 (off)");
   }

@@ -53,11 +53,15 @@ struct GaSettings {
   // deterministic ring above). With drift D >= 0 an island hands out whatever its neighbours
   // have sent so far and waits only for their batches older than D of its own sends; the stop
   // vote is pipelined D + 1 generations deep. Faster islands run ahead instead of waiting, so
-  // a run depends on timing: not for replay's reproducibility or resume-identical runs.
-  int migration_drift = -1;
+  // a run depends on timing. kDriftAuto (not configured): 1 where the measurements come from
+  // GPUs, whose times vary from run to run anyway (the ring's determinism buys nothing there,
+  // and waiting costs wall time: docs/benchmarks.md), off in replay, where determinism is what
+  // reproducible runs and identical resumes rest on (resolve_drift, src/config).
+  static constexpr int kDriftAuto = -2;
   static constexpr int kMaxDrift = 3;
+  int migration_drift = kDriftAuto;
   // The ring's wait in sends (RingMigrator's lag) and the stop vote's pipeline depth in
-  // generations, from migration_lag or migration_drift.
+  // generations, from migration_lag or migration_drift (kDriftAuto unresolved: off).
   [[nodiscard]] int ring_lag() const {
     return migration_drift < 0 ? migration_lag : migration_drift;
   }

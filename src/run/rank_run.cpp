@@ -373,8 +373,10 @@ class Progress {
 SearchResult search(const ring::World& world, Session& s, const RunPrinter& printer, double start_s,
                     double& elapsed_s) {
   const GaSettings& pace = s.config.ga;
+  // One rank waits for no one: its vote needs no depth (which would only run it past a stop).
+  const int depth = world.size() > 1 ? pace.vote_depth() : 1;
   ring::RingMigrator ring_migrator(world.comm(), pace.ring_lag(), pace.migration_drift >= 0);
-  ring::RingStopVote ring_vote(world.comm(), pace.vote_depth());
+  ring::RingStopVote ring_vote(world.comm(), depth);
   RecordingMigrator migrator(ring_migrator);
   RecordingVote vote(ring_vote);
   Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0,
@@ -388,8 +390,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
     migrator.restore(s.resume->sends, s.resume->last_sent, pace.ring_lag());
-    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation,
-                 pace.vote_depth());
+    vote.restore(s.resume->votes, s.resume->last_wish, s.resume->search.generation, depth);
     resume_search = s.resume->search;
     kept = s.resume_kept;
     // The replay clock continues where it was, so every later time is the same sum, bit
@@ -412,7 +413,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   hooks.on_prepared = [&] { progress.poll(sink.naive_ms()); };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
-    kept = kept ? kept->then(std::move(current), kept_states(pace.vote_depth()))
+    kept = kept ? kept->then(std::move(current), kept_states(depth))
                 : RankCheckpoint{std::move(current), {}};
     sink.set_pending(st.generation, encode_checkpoint(*kept));
   };

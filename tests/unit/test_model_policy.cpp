@@ -306,10 +306,31 @@ TEST(Config, ModelPolicyAndMigrationLagAreReadAndChecked) {
   };
   EXPECT_NE(error_of("ga: {model_policy: bayes}\n").find("ga.model_policy"), std::string::npos);
   EXPECT_NE(error_of("ga: {migration: {lag: 2}}\n").find("ga.migration.lag"), std::string::npos);
-  // drift: off by default, read, written back, bounded, and not with lag 1.
-  EXPECT_EQ(d.ga.migration_drift, -1);
+  // drift: auto unless given (unresolved: off); resolved to 1 on the CUDA backend, off in replay
+  // and with lag 1; read, written back, bounded, and not with lag 1.
+  EXPECT_EQ(d.ga.migration_drift, GaSettings::kDriftAuto);
   EXPECT_EQ(d.ga.ring_lag(), 0);
   EXPECT_EQ(d.ga.vote_depth(), 1);
+  Config on_gpu = d;
+  on_gpu.evaluator.backend = Backend::cuda;
+  resolve_drift(on_gpu);
+  EXPECT_EQ(on_gpu.ga.migration_drift, 1);
+  EXPECT_EQ(on_gpu.ga.vote_depth(), 2);
+  Config replayed = d;
+  replayed.evaluator.backend = Backend::replay;
+  replayed.evaluator.dataset = std::string(ISLETUNE_TEST_DATA) + "/synthetic-star2d1r.h5";
+  resolve_drift(replayed);
+  EXPECT_EQ(replayed.ga.migration_drift, -1);
+  EXPECT_TRUE(replayed == parse_config(to_yaml(replayed), "again.yaml", "/"));
+  Config lagged = c;  // lag 1
+  lagged.evaluator.backend = Backend::cuda;
+  resolve_drift(lagged);
+  EXPECT_EQ(lagged.ga.migration_drift, -1);
+  EXPECT_EQ(lagged.ga.ring_lag(), 1);
+  Config given = parse_config(base + "ga: {migration: {drift: 3}}\n", "run.yaml", "/");
+  given.evaluator.backend = Backend::cuda;
+  resolve_drift(given);
+  EXPECT_EQ(given.ga.migration_drift, 3);
   const Config a = parse_config(base + "ga: {migration: {drift: 2}}\n", "run.yaml", "/");
   EXPECT_EQ(a.ga.migration_drift, 2);
   EXPECT_EQ(a.ga.ring_lag(), 2);
