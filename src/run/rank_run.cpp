@@ -713,12 +713,17 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   if (phases.failed(command))
     return failure(world, s);
   if (world.rank() == 0 && printer.line) {
+    // How the islands wait for each other (several ranks): the deterministic ring or drift.
+    const GaSettings& ga = s.config.ga;
+    const std::string ring = world.size() == 1         ? ""
+                             : ga.migration_drift >= 0 ? format(" (drift %d)", ga.migration_drift)
+                                                       : format(" (lag %d)", ga.migration_lag);
     printer.line(format(
-        "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s, %zu sampled "
+        "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s%s, %zu sampled "
         "settings, trace %s%s%s",
         command, s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
         std::string(strategy_name(s.config.strategy)).c_str(), s.evaluator->name().c_str(),
-        world.size(), world.size() == 1 ? "" : "s", s.sampled.size(), s.dir.c_str(),
+        world.size(), world.size() == 1 ? "" : "s", ring.c_str(), s.sampled.size(), s.dir.c_str(),
         s.evaluator->detail().empty() ? "" : "; rank 0: ", s.evaluator->detail().c_str()));
   }
   double elapsed_s = 0;

@@ -305,6 +305,7 @@ PY
     sed -i "s|\.\./data/|$here/../data/|" drift.yaml
     grep -q 'drift: 2' drift.yaml || fail "drift.yaml has no drift"
     launch run drift.yaml --out run >run.log 2>&1 || fail "run: $(cat run.log)"
+    grep -q "$np ranks (drift 2)," run.log || fail "the first line does not say drift 2: $(head -1 run.log)"
     $py "$here/check_trace.py" run/trace.h5 || fail "incomplete trace"
     $py - run/trace.h5 <<'PY' || fail "the trace's configuration has no drift: 2"
 import sys, h5py
