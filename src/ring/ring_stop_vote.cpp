@@ -52,8 +52,9 @@ StopReason RingStopVote::complete(int index) {
   const auto slot = static_cast<std::size_t>(index % (depth_ + 1));
   const double start = MPI_Wtime();
   wait_or_abort(&request_[slot], "the stop vote");
-  last_wait_s_ += MPI_Wtime() - start;
-  total_wait_s_ += MPI_Wtime() - start;
+  const double waited = MPI_Wtime() - start;
+  last_wait_s_ += waited;
+  total_wait_s_ += waited;
   return decode(agreed_[slot]);
 }
 
