@@ -106,11 +106,10 @@ inline std::optional<double> drift_start(const std::vector<std::vector<double>>&
   // Needs island q to have ended `count` generations.
   const auto needs = [&](int q, long long count) {
     const auto& e = ends[static_cast<std::size_t>(q)];
-    if (count <= 0 ||
-        (!going[static_cast<std::size_t>(q)] && static_cast<long long>(e.size()) < count))
+    if (count <= 0)
       return true;
     if (static_cast<long long>(e.size()) < count)
-      return false;
+      return !going[static_cast<std::size_t>(q)];  // a stopped island holds no one
     start = std::max(start, e[static_cast<std::size_t>(count - 1)]);
     return true;
   };

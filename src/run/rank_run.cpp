@@ -274,8 +274,7 @@ class Progress {
     evaluations_ += g.evaluations;
     gather_.start({static_cast<double>(g.generation), static_cast<double>(evaluations_), g.best_ms,
                    g.mcr, g.wall_s, compile_s});
-    for (const std::vector<double>& all : gather_.ready())
-      print(all, naive_ms);
+    poll(naive_ms);
   }
 
   // Rank 0: the lines of the generations whose gathers have completed since (e.g. after the

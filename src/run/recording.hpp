@@ -64,7 +64,7 @@ class RecordingVote final : public StopVote {
   void restore(int votes, StopReason last_wish, int generation, int depth = 1) {
     votes_ = votes;
     last_wish_ = last_wish == StopReason::signal ? StopReason::none : last_wish;
-    for (int k = 0; votes > 0 && k < std::min(depth, votes); ++k)
+    for (int k = 0; k < std::min(depth, votes); ++k)
       (void)inner_.vote(generation, last_wish_);
   }
   [[nodiscard]] int votes() const { return votes_; }
