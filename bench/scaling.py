@@ -20,7 +20,9 @@ counts and how the replay clock is built.
 
 Runs land in WORK/PROBLEM/npR-seedS (a temporary folder, removed at the end, unless
 --work is given); a run whose trace exists is not run again (--rerun), so a study cut by
---stop-after continues where it stopped. CUDA runs get a cold cubin cache each. Exit
+--stop-after continues where it stopped. CUDA runs get a cold cubin cache each, and a
+`HOME` of their own (NVRTC 13 keeps compiled sources in `~/.nv/ComputeCache`: a run after
+another of the same seed would compile faster). Exit
 status 1 when a run fails (its log is printed).
 """
 
@@ -149,11 +151,14 @@ def run_all(args: argparse.Namespace, problems: dict[str, Path], work: Path) -> 
                     return
                 env = dict(os.environ)
                 if args.backend == "cuda" and not args.warm_cubins:
-                    # A cold cubin cache per run: a cache warmed by earlier runs would make
-                    # later rank counts and seeds compile faster.
+                    # A cold cubin cache and NVRTC's own cache (under HOME) per run: caches
+                    # warmed by earlier runs would make later rank counts and seeds compile
+                    # faster.
                     cubins = work / problem / f"np{ranks}-seed{seed}.cubins"
                     shutil.rmtree(cubins, ignore_errors=True)
                     env["ISLETUNE_CACHE_DIR"] = str(cubins)
+                    env["HOME"] = str(cubins / "home")
+                    (cubins / "home").mkdir(parents=True)
                 run_config = variant_config(config, ranks, args, work, problem)
                 cmd = nice + mpirun(ranks) + [str(binary), "run", str(run_config), "--backend",
                                               args.backend, "--out", str(out), "--seed",
@@ -288,8 +293,8 @@ def main() -> int:
                         help="start no new run after S seconds (runs with a trace are "
                              "skipped next time, so the same command continues)")
     parser.add_argument("--warm-cubins", action="store_true",
-                        help="cuda: share the user's cubin cache between runs (default: a "
-                             "cold cache per run)")
+                        help="cuda: share the user's cubin cache and HOME between runs "
+                             "(default: a cold cache and a HOME of its own per run)")
     parser.add_argument("--rerun", action="store_true", help="redo runs whose trace exists")
     parser.add_argument("--tolerance", type=float, default=0.05)
     parser.add_argument("--clock", choices=("auto", "simulated", "recorded"), default="auto")
