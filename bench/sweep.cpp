@@ -54,7 +54,9 @@
 //         interacting indicator; 1), plambda (their ridge strength; -1: lambda), psel
 //         (0/1: the model without plan features is fit too, the lower leave-one-out error
 //         chooses; 0), gate (0/1: the model chooses only while its leave-one-out error is
-//         below the spread of the measured log times; 1).
+//         below the spread of the measured log times; 1), failed (a failed measurement's
+//         target in the online model's fit: 0 the median success, the default; 1 twice the
+//         slowest success, the figures before 2026-11-27).
 //   Unset keys take the library defaults (SamplerSettings, GaSettings), so the variant
 //   named `default` with no keys is the shipped default (without a budget: MCR stop).
 //
@@ -377,6 +379,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.plan_lambda = v.num("plambda", extras.model.plan_lambda);
       extras.model.plan_select = v.num("psel", extras.model.plan_select ? 1 : 0) != 0;
       extras.model.skill_gate = v.num("gate", extras.model.skill_gate ? 1 : 0) != 0;
+      extras.model.failed_as = v.num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median;
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
@@ -532,6 +535,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
         model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
+        model.set_failed_as(v.num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median);
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.ok() ? m.median_ms : -1.0);

@@ -467,11 +467,13 @@ void Island::refit_model() {
                    ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
     model_->set_plan_lambda(ops_.model.plan_lambda);
+    model_->set_failed_as(ops_.model.failed_as);
     model_->set_loo(ops_.model.skill_gate);
     if (ops_.model.plan_features && ops_.model.plan_select && ops_.prior) {
       model_->set_loo(true);
       plain_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);
       plain_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+      plain_->set_failed_as(ops_.model.failed_as);
       plain_->set_loo(true);
     }
   }

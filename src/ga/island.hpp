@@ -72,6 +72,8 @@ struct ModelKnobs {
   // deviation); otherwise those cells keep their bred children (random share cells at a
   // restart).
   bool skill_gate = true;
+  // A failed measurement's target in the fit (OnlineModel::set_failed_as).
+  FailedAs failed_as = FailedAs::median;
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;

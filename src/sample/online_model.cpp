@@ -8,6 +8,13 @@
 namespace isletune {
 namespace {
 
+// The upper median of `v` (not empty; reordered).
+double median_of(std::vector<double>& v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
 // Solves K x = b in place (b becomes x) for K symmetric positive definite, given by its
 // lower triangle (row-major, m x m), which becomes its Cholesky factor. False when K is
 // not positive definite.
@@ -153,17 +160,17 @@ std::vector<int> OnlineModel::active(const Setting& s) const {
 
 // Normal equations on centred targets, solved by Cholesky (A is positive definite).
 void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int min_points) {
-  double slowest = 0;
-  int ok = 0;
+  std::vector<double> successes;
   for (const auto& [s, ms] : measured) {
-    if (ms > 0 && std::isfinite(ms)) {
-      slowest = std::max(slowest, ms);
-      ++ok;
-    }
+    if (ms > 0 && std::isfinite(ms))
+      successes.push_back(ms);
   }
   fitted_ = false;
-  if (ok < min_points || feature_count_ == 0)
+  if (std::ssize(successes) < min_points || feature_count_ == 0)
     return;
+  const double failed_ms = failed_as_ == FailedAs::median
+                               ? median_of(successes)
+                               : 2 * *std::max_element(successes.begin(), successes.end());
   const std::size_t d = feature_count_;
   const std::size_t s0 = sparse_count_;  // the first dense column
   std::vector<std::vector<int>> rows;
@@ -171,7 +178,7 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   std::vector<double> y;               // targets
   for (const auto& [s, ms] : measured) {
     rows.push_back(active(s));
-    y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : 2 * slowest));
+    y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : failed_ms));
     z.push_back(dense(s));
   }
   const double n = static_cast<double>(y.size());

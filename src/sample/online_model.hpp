@@ -9,7 +9,8 @@
 // the product of each of its indicators with every other indicator (merging changes what
 // the other parameters do: block merging along x breaks coalescing, cyclic does not;
 // streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed
-// setting counts as twice the slowest success. With a `prior` predictor (e.g. the roofline model,
+// setting counts as the median success (FailedAs::median, the default) or twice the slowest one
+// (FailedAs::twice_slowest). With a `prior` predictor (e.g. the roofline model,
 // which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
 // log(predicted ms) is one more, continuous feature, so the regression starts from what
 // the plan says and learns the GPU's corrections. With `plan_features` on, the prior's own
@@ -43,6 +44,14 @@
 
 namespace isletune {
 
+// What a failed measurement's target is in the fit. `median`: the median of the successes, so a
+// region that fails is not preferred yet does not bend the main effects; `twice_slowest`: far
+// above every success, so the fit avoids failures most, but a failure among fast settings
+// (a timeout, a compile error of one kernel) pulls their indicators toward slow, and a few
+// such outliers in log time outweigh the rest of a least-squares fit (docs/benchmarks.md,
+// "Failures in the online model's fit").
+enum class FailedAs { median, twice_slowest };
+
 class OnlineModel final : public Predictor {
  public:
   // Feature map over `settings` (the alphabet of the search); lambda = ridge strength.
@@ -66,6 +75,8 @@ class OnlineModel final : public Predictor {
     kernel_length_ = length;
     kernel_noise_ = noise;
   }
+
+  void set_failed_as(FailedAs f) { failed_as_ = f; }
 
   // With `on`, fit() also computes the ridge's leave-one-out error (loo_rmse).
   void set_loo(bool on) { loo_ = on; }
@@ -118,6 +129,7 @@ class OnlineModel final : public Predictor {
   bool plan_interact_ = false;
   double plan_lambda_ = -1;  // < 0: lambda_
   bool loo_ = false;
+  FailedAs failed_as_ = FailedAs::median;
   double target_sd_ = 0;
   double loo_rmse_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> plan_mean_, plan_scale_;  // per plan feature: (x - mean) * scale
