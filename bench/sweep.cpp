@@ -538,7 +538,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         model.set_failed_as(v.num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median);
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
-          data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+          data.emplace_back(s, m.model_ms());
         model.fit(data);
         int nearest = static_cast<int>(kParamCount);  // parameters from the optimum to the cache
         for (const auto& [s, m] : is0.state().cache) {
@@ -680,7 +680,7 @@ int main_sweep(int argc, char** argv) {
     std::vector<std::pair<Setting, double>> all;
     std::size_t at = 0;
     for (std::size_t i = 0; i < m.size(); ++i) {
-      all.emplace_back(p.candidates[i], m[i].ok() ? m[i].median_ms : -1.0);
+      all.emplace_back(p.candidates[i], m[i].model_ms());
       if (m[i].ok() && m[i].median_ms == p.optimum)
         at = i;
     }

@@ -65,6 +65,14 @@ struct Measurement {
   [[nodiscard]] bool ok() const { return status == Status::ok; }
   // Fitness of docs/architecture.md, "The island GA": 1 / median time per step; 0 for failures.
   [[nodiscard]] double fitness() const { return ok() && median_ms > 0 ? 1.0 / median_ms : 0.0; }
+  // The online model's target (OnlineModel::fit): the median ms when ok; +infinity for a
+  // timeout (a kernel over the probe's slow factor, or a compile that ran too long: slower
+  // than any success); -1 for any other failure, which says nothing about speed.
+  [[nodiscard]] double model_ms() const {
+    if (ok())
+      return median_ms;
+    return status == Status::timeout ? std::numeric_limits<double>::infinity() : -1.0;
+  }
   // Total cost of this evaluation in seconds (what a replay clock advances by).
   [[nodiscard]] double cost_s() const { return (compile_ms + verify_ms + run_ms) * 1e-3; }
 };

@@ -480,7 +480,7 @@ void Island::refit_model() {
   std::vector<std::pair<Setting, double>> data;
   data.reserve(cache_.size());
   for (const auto& [s, m] : cache_)
-    data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+    data.emplace_back(s, m.model_ms());
   std::sort(data.begin(), data.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   model_->fit(data);

@@ -168,9 +168,8 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   fitted_ = false;
   if (std::ssize(successes) < min_points || feature_count_ == 0)
     return;
-  const double failed_ms = failed_as_ == FailedAs::median
-                               ? median_of(successes)
-                               : 2 * *std::max_element(successes.begin(), successes.end());
+  const double slow_ms = 2 * *std::max_element(successes.begin(), successes.end());
+  const double failed_ms = failed_as_ == FailedAs::median ? median_of(successes) : slow_ms;
   const std::size_t d = feature_count_;
   const std::size_t s0 = sparse_count_;  // the first dense column
   std::vector<std::vector<int>> rows;
@@ -178,7 +177,8 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   std::vector<double> y;               // targets
   for (const auto& [s, ms] : measured) {
     rows.push_back(active(s));
-    y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : failed_ms));
+    const bool slow = ms == std::numeric_limits<double>::infinity();
+    y.push_back(std::log(ms > 0 && std::isfinite(ms) ? ms : (slow ? slow_ms : failed_ms)));
     z.push_back(dense(s));
   }
   const double n = static_cast<double>(y.size());

@@ -8,12 +8,13 @@
 // the island GA adds the streaming family's switches, ga/island.hpp kModelInteractions),
 // the product of each of its indicators with every other indicator (merging changes what
 // the other parameters do: block merging along x breaks coalescing, cyclic does not;
-// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a failed
-// setting counts as the median success (FailedAs::median, the default) or twice the slowest one
-// (FailedAs::twice_slowest). With a `prior` predictor (e.g. the roofline model,
-// which reads the kernel plan: traffic, redundancy, shared memory, occupancy), its
-// log(predicted ms) is one more, continuous feature, so the regression starts from what
-// the plan says and learns the GPU's corrections. With `plan_features` on, the prior's own
+// streaming, retiming and prefetch change the kernel family). Target: log(median ms); a setting
+// slower than any success (ms = +infinity: a timeout, Measurement::model_ms) counts as twice the
+// slowest success; another failure (ms <= 0 or NaN) as the median success (FailedAs::median,
+// the default) or also as twice the slowest (FailedAs::twice_slowest). With a `prior` predictor
+// (e.g. the roofline model, which reads the kernel plan: traffic, redundancy, shared memory,
+// occupancy), its log(predicted ms) is one more, continuous feature, so the regression starts from
+// what the plan says and learns the GPU's corrections. With `plan_features` on, the prior's own
 // continuous features (Predictor::features; the roofline's: tdeg, bytes per cell-step,
 // redundancy, occupancy, threads, shared memory, waves, planes in flight, stream length,
 // unroll, merged points) are more columns, each scaled to unit standard deviation over the
@@ -44,12 +45,12 @@
 
 namespace isletune {
 
-// What a failed measurement's target is in the fit. `median`: the median of the successes, so a
-// region that fails is not preferred yet does not bend the main effects; `twice_slowest`: far
-// above every success, so the fit avoids failures most, but a failure among fast settings
-// (a timeout, a compile error of one kernel) pulls their indicators toward slow, and a few
-// such outliers in log time outweigh the rest of a least-squares fit (docs/benchmarks.md,
-// "Failures in the online model's fit").
+// What a failed measurement that says nothing about speed (a compile or launch error, a wrong
+// result, a crash) is in the fit. `median`: the median of the successes, so a region that fails
+// is not preferred yet does not bend the main effects; `twice_slowest`: far above every success,
+// so the fit avoids failures most, but a compile error of one kernel among fast settings pulls
+// their indicators toward slow, and a few such outliers in log time outweigh the rest of a
+// least-squares fit (docs/benchmarks.md, "Failures in the online model's fit").
 enum class FailedAs { median, twice_slowest };
 
 class OnlineModel final : public Predictor {
@@ -89,7 +90,8 @@ class OnlineModel final : public Predictor {
   // The ridge strength of the plan-feature columns (default: lambda, as every column).
   void set_plan_lambda(double lambda) { plan_lambda_ = lambda; }
 
-  // Refits on measured (setting, median ms) pairs; ms <= 0 or NaN marks a failure. Fewer
+  // Refits on measured (setting, median ms) pairs; +infinity marks a setting slower than any
+  // success (a timeout), ms <= 0 or NaN another failure (Measurement::model_ms). Fewer
   // than `min_points` successes leave the model unfit.
   void fit(std::span<const std::pair<Setting, double>> measured, int min_points = 8);
   [[nodiscard]] bool fitted() const { return fitted_; }

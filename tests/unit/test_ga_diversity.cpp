@@ -238,7 +238,7 @@ TEST(OnlineModel, LearnsAnAdditiveLandscapeFromAFewMeasurements) {
 // median success, such failures leave the fit's ranking as it was; counted as twice the
 // slowest success (the earlier rule), a few of them among the fast settings are outliers
 // in log time that bend the main effects. A region that always fails (ufx 3) is still not
-// predicted fast.
+// predicted fast, and one that times out is predicted slow.
 TEST(OnlineModel, FailuresAmongFastSettingsDoNotBendTheFit) {
   const SampledSet set = testing::landscape_set();
   const auto time = [](const Setting& s) {
@@ -280,6 +280,24 @@ TEST(OnlineModel, FailuresAmongFastSettingsDoNotBendTheFit) {
   for (const Setting& s : set.settings)
     best = median->predict_ms(s) < median->predict_ms(*best) ? &s : best;
   EXPECT_NE((*best)[Param::ufx], 3);
+  // A timeout (+infinity: slower than any success) counts as twice the slowest under either
+  // rule: the same data with the failing region timed out ranks it slowest of all.
+  for (auto& [s, ms] : data) {
+    if (s[Param::ufx] == 3)
+      ms = std::numeric_limits<double>::infinity();
+  }
+  const auto timed_out = fit(FailedAs::median);
+  double slowest_elsewhere = 0, fastest_timed_out = 1e300;
+  for (const Setting& s : set.settings) {
+    const double p = timed_out->predict_ms(s);
+    if (s[Param::ufx] == 3)
+      fastest_timed_out = std::min(fastest_timed_out, p);
+    else
+      slowest_elsewhere = std::max(slowest_elsewhere, p);
+  }
+  std::printf("timed-out region's fastest %.3f, slowest elsewhere %.3f, best %.3f\n",
+              fastest_timed_out, slowest_elsewhere, median->predict_ms(*best));
+  EXPECT_GT(fastest_timed_out, slowest_elsewhere);
 }
 
 TEST(OnlineModel, StreamingInteractionsRankTheStreamingOptimum) {

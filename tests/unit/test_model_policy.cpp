@@ -156,7 +156,7 @@ struct Grown {
     OnlineModel model(set.settings, ops.model.lambda, nullptr, ops.interact);
     std::vector<std::pair<Setting, double>> data;
     for (const auto& [s, m] : state.cache)
-      data.emplace_back(s, m.ok() ? m.median_ms : -1.0);
+      data.emplace_back(s, m.model_ms());
     model.fit(data);
     EXPECT_TRUE(model.fitted());
     std::vector<std::pair<double, int>> ranked;
