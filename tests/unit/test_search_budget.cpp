@@ -486,9 +486,14 @@ TEST(SearchIslands, ResumeKeepsTheMeasurementsToPassOn) {
   // generation g + 1, so they are part of the state a checkpoint holds.
   const auto run = run_ring(4, true, 5);
   ASSERT_GT(run->rounds, 4);
-  const IslandSearch& island = *run->islands[1];
+  // An island that learned something in the last generation (which one depends on the run).
+  int r = 0;
+  while (r < 4 && run->islands[r]->island().state().forward.empty())
+    ++r;
+  ASSERT_LT(r, 4) << "no island learned anything in the last generation";
+  const IslandSearch& island = *run->islands[r];
   const SearchState state = island.snapshot();
-  // Rebuild island 1 from its snapshot: the same bytes, forwards included.
+  // Rebuild island r from its snapshot: the same bytes, forwards included.
   GaSettings ga = GaSettings{}.for_islands(4);
   ga.max_generations = 0;
   ga.max_evaluations = 75;
@@ -500,10 +505,9 @@ TEST(SearchIslands, ResumeKeepsTheMeasurementsToPassOn) {
   IslandExtras extras;
   extras.islands = 4;
   extras.model.skill_gate = false;  // as run_ring
-  const IslandSearch again(ga, alphabet, eval, ring.migrator(1), votes.vote(1), sink, 5, 1, {},
+  const IslandSearch again(ga, alphabet, eval, ring.migrator(r), votes.vote(r), sink, 5, r, {},
                            state, extras);
   EXPECT_EQ(again.snapshot().strategy, state.strategy);
-  EXPECT_FALSE(island.island().state().forward.empty()) << "learned in the last generation";
   EXPECT_EQ(again.island().state().forward, island.island().state().forward);
 }
 
