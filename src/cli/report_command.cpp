@@ -1,6 +1,7 @@
 // `isletune report DIR|FILE [--json] [--top K]`: a run's (or a dataset's) best setting, its
-// per-generation convergence table summed over the ranks, the K fastest distinct settings,
-// and its failures by status with their most frequent messages. --json prints the same
+// per-generation convergence table summed over the ranks, each rank's time (compiles, waiting
+// for the others), the K fastest distinct settings, and its failures by status with their
+// most frequent messages. --json prints the same
 // numbers as one JSON document (nlohmann/json) for scripts.
 #include <algorithm>
 #include <cmath>
@@ -36,7 +37,9 @@ constexpr const char* kHelp =
     "Summarises a run directory (its trace.h5), a trace.h5 or a dataset: the best verified\n"
     "setting, one line per generation over all ranks (generation 0 is the initial\n"
     "population; new measurements, cache hits, best ms, GCells/s, mean MCR, longest wait),\n"
-    "the evaluations by status and, for each failed status, its most frequent messages.\n"
+    "each rank's generations, new measurements, compile seconds, seconds waiting for the\n"
+    "other ranks and its clock, the evaluations by status and, for each failed status, its\n"
+    "most frequent messages.\n"
     "The numbers agree with `isletune-analyze summary` on the same trace.\n"
     "\n"
     "  --top K   also list the K fastest distinct verified settings (default 0)\n"
@@ -56,6 +59,15 @@ struct Row {
   double wall_max = 0;
 };
 
+// One rank's time: where a multi-GPU run's ranks waited for the slowest one.
+struct RankTime {
+  int generations = 0;  // after the initial population, as /result counts them
+  long long measured = 0;
+  double compile_s = 0;  // its new measurements' compile times, summed (compiles run in parallel)
+  double wait_s = 0;     // wall seconds in the ring's collectives (GenerationRecord::wait_s)
+  double clock_s = 0;    // the evaluator clock at its last generation (simulated in replay)
+};
+
 // A distinct verified setting: its fastest measurement.
 struct Fast {
   std::string key;
@@ -67,6 +79,7 @@ struct Fast {
 // Everything the report prints, gathered once for both the text and the JSON form.
 struct Report {
   std::map<int, Row> rows;
+  std::map<int, RankTime> ranks;
   std::array<long long, kStatusCount> by_status{};
   std::array<std::map<std::string, long long>, kStatusCount> messages;
   long long measured = 0, cache_hits = 0, migrants = 0;
@@ -99,6 +112,8 @@ Report gather(const TraceReader& reader) {
         continue;
       }
       ++rep.measured;
+      ++rep.ranks[rank].measured;
+      rep.ranks[rank].compile_s += e.measurement.compile_ms * 1e-3;
       const auto st = static_cast<std::size_t>(e.measurement.status);
       ++rep.by_status[st];
       if (!e.measurement.ok()) {
@@ -122,6 +137,10 @@ Report gather(const TraceReader& reader) {
       r.mcr_sum += g.mcr;
       r.wait_max = std::max(r.wait_max, g.wait_s);
       r.wall_max = std::max(r.wall_max, g.wall_s);
+      RankTime& t = rep.ranks[rank];
+      t.generations = std::max(t.generations, g.generation);
+      t.wait_s += g.wait_s;
+      t.clock_s = std::max(t.clock_s, g.wall_s);
       rep.last_generation = std::max(rep.last_generation, g.generation);
     }
   }
@@ -198,6 +217,16 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                     {"clock_s", r.wall_max}});
   }
   doc["generations"] = gens;
+  Json ranks = Json::array();
+  for (const auto& [rank, t] : rep.ranks) {
+    ranks.push_back({{"rank", rank},
+                     {"generations", t.generations},
+                     {"measured", t.measured},
+                     {"compile_s", t.compile_s},
+                     {"wait_s", t.wait_s},
+                     {"clock_s", t.clock_s}});
+  }
+  doc["ranks"] = ranks;
   doc["last_generation"] = rep.last_generation;
   Json by_status = Json::object(), failures = Json::array();
   for (int s = 0; s < kStatusCount; ++s) {
@@ -263,6 +292,15 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
                  r.evaluations, r.cache_hits, std::isfinite(r.best_ms) ? r.best_ms : std::nan(""),
                  cells / (r.best_ms * 1e6), r.ranks ? r.mcr_sum / r.ranks : std::nan(""),
                  r.wait_max, r.wall_max);
+    }
+  }
+
+  if (!rep.ranks.empty()) {
+    fmt::print("\n rank  gens measured  compile s   wait s  clock s  waiting\n");
+    for (const auto& [rank, t] : rep.ranks) {
+      fmt::print("{:5d} {:5d} {:8d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}%\n", rank, t.generations,
+                 t.measured, t.compile_s, t.wait_s, t.clock_s,
+                 t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0);
     }
   }
 

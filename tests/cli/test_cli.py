@@ -222,6 +222,21 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
     assert float(run["best_ms"]) == pytest.approx(doc["result"]["best"]["median_ms"], rel=1e-12)
     assert run["stop_reason"] == doc["result"]["stop_reason"]
     assert ev["cache_hits"] > 0  # the comparison covers cache hits
+    # Each rank's time: the same measurements, generations and waiting as the summary's
+    # islands, its clock the end of its last generation; the text prints the same rows.
+    by_rank = {int(i["rank"]): i for i in islands}
+    assert [r["rank"] for r in doc["ranks"]] == sorted(by_rank) and len(by_rank) == 2
+    text = isletune("report", trace).stdout
+    for r in doc["ranks"]:
+        i = by_rank[r["rank"]]
+        assert r["measured"] == int(i["measured"])
+        assert r["generations"] == int(i["generations"])
+        assert r["wait_s"] == pytest.approx(float(i["wait_s"]), rel=1e-4, abs=1e-4)
+        assert r["clock_s"] >= float(i["wall_s"]) - 1e-4
+        assert r["compile_s"] > 0
+        assert re.search(rf"^\s+{r['rank']}\s+{r['generations']}\s+{r['measured']}\s+"
+                         rf"{r['compile_s']:.1f}\s+{r['wait_s']:.1f}\s+{r['clock_s']:.1f}\s+\d+%$",
+                         text, re.M), text
 
 
 def test_progress_line_shows_budget_share_and_eta(replay_run):
