@@ -239,14 +239,32 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }
 
-std::unique_ptr<Reindex> IslandStrategy::epoch_alphabet(int epoch, const Setting& kept) const {
-  std::vector<Setting> settings = extras_.refill(epoch);
+std::unique_ptr<Reindex> IslandStrategy::epoch_alphabet(int epoch, const Setting& kept) {
+  std::vector<Setting> settings = epoch_settings(epoch);
   settings.push_back(kept);
   return std::make_unique<Reindex>(std::move(settings), alphabet_.encoding(), alphabet_.gray());
 }
 
+std::vector<Setting> IslandStrategy::epoch_settings(int epoch) {
+  if (prefetch_.valid() && prefetched_epoch_ == epoch) {
+    prefetched_epoch_ = -1;
+    return prefetch_.get();
+  }
+  return extras_.refill(epoch);
+}
+
+void IslandStrategy::prefetch_next_epoch() {
+  if (!extras_.refill || !restarts_on_ || exhausted_ || prefetched_epoch_ == epoch_ + 1)
+    return;
+  prefetched_epoch_ = epoch_ + 1;
+  // (A future of another epoch, not taken by a restart, is waited for here.)
+  prefetch_ = std::async(std::launch::async, extras_.refill, epoch_ + 1);
+}
+
 GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   island_->set_clock_offset(ctx.clock_offset);
+  if (g > 0)
+    prefetch_next_epoch();
   GenerationOutcome out;
   if (g == 0) {
     std::vector<int> fixed;

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -224,6 +225,10 @@ struct IslandExtras {
 // best, so the sample never locks a setting out; without one the alphabet stays. When no
 // unmeasured setting is left (after up to 4 epochs tried in a row), the strategy is
 // exhausted and the run ends. Without an explicit budget the MCR stop ends the run.
+// The next epoch's sample is drawn on a thread of its own while the island breeds: a fresh
+// sample of a whole default space takes about a second of CPU, which at lag 0 or a small
+// drift every rank of the ring would wait for at each restart; refill(epoch) depends on
+// (seed, rank, epoch) alone, so the run is the same as without it.
 class IslandStrategy final : public SearchStrategy {
  public:
   // `alphabet` must outlive the strategy. `extras.seeds`: settings placed in the first
@@ -249,7 +254,11 @@ class IslandStrategy final : public SearchStrategy {
 
  private:
   // The alphabet of `epoch` (0: the one given; else refill(epoch) plus `kept`).
-  [[nodiscard]] std::unique_ptr<Reindex> epoch_alphabet(int epoch, const Setting& kept) const;
+  [[nodiscard]] std::unique_ptr<Reindex> epoch_alphabet(int epoch, const Setting& kept);
+  // refill(epoch): the prefetched sample when it is that epoch's, else drawn now.
+  [[nodiscard]] std::vector<Setting> epoch_settings(int epoch);
+  // Starts drawing refill(epoch_ + 1) on a thread when restarts may open it.
+  void prefetch_next_epoch();
   GenerationOutcome restart(StepContext& ctx);
 
   Torus torus_;  // before island_, which refers to it
@@ -272,6 +281,9 @@ class IslandStrategy final : public SearchStrategy {
   std::int64_t window_children_ = 0;
   bool exhausted_ = false;        // nothing left to measure (stays so: it waits for the others)
   std::optional<Island> island_;  // re-made by restore() and by restarts
+  // refill(prefetched_epoch_) in flight or done (after extras_: ends before the source does).
+  int prefetched_epoch_ = -1;
+  std::future<std::vector<Setting>> prefetch_;
 };
 
 // random and sampled-random: `population` proposals per generation, repeats answered

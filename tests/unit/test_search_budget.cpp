@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <numeric>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -229,6 +233,57 @@ TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
     ++epochs_seen;
   }
   EXPECT_GT(epochs_seen, 0);
+}
+
+TEST(SearchBudget, RestartEpochsAreDrawnAheadOnAThreadOfTheirOwn) {
+  // The next epoch's sample is drawn on another thread while the island breeds; each epoch
+  // once, and the trajectory does not depend on how long a draw takes.
+  std::vector<Setting> pool(recorded().settings.begin(), recorded().settings.begin() + 600);
+  SamplerSettings ss;
+  ss.max_samples = 120;
+  std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
+  ListSource source(recorded().replay.shape(), pool);
+  const SampledSet first = sample(source, *uniform, ss, 7).set;
+  GaSettings ga;
+  ga.max_generations = 0;
+  ga.max_evaluations = 260;
+  const EpochSampler draw =
+      epoch_sampler([&] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); },
+                    uniform, ss, 7, 0);
+  std::mutex mutex;
+  const auto run = [&](std::chrono::milliseconds delay, std::vector<int>& epochs,
+                       std::vector<std::thread::id>& threads) {
+    IslandExtras extras;
+    extras.refill = [&, delay](int epoch) {
+      std::this_thread::sleep_for(delay);
+      const std::lock_guard lock(mutex);
+      epochs.push_back(epoch);
+      threads.push_back(std::this_thread::get_id());
+      return draw(epoch);
+    };
+    ReplayEvaluator eval = recorded().replay;
+    NoMigrator alone;
+    LocalStopVote vote;
+    MemorySink sink;
+    run_island(ga, first, eval, alone, vote, sink, 7, 0, {}, std::nullopt, std::move(extras));
+    std::vector<std::string> keys;
+    for (const auto& r : sink.evaluations)
+      keys.push_back(canonical_key(r.setting));
+    return keys;
+  };
+  std::vector<int> fast_epochs, slow_epochs;
+  std::vector<std::thread::id> fast_threads, slow_threads;
+  const auto fast = run(std::chrono::milliseconds(0), fast_epochs, fast_threads);
+  const auto slow = run(std::chrono::milliseconds(40), slow_epochs, slow_threads);
+  EXPECT_EQ(fast, slow) << "the trajectory depends on how long an epoch's draw takes";
+  ASSERT_GE(fast_epochs.size(), 2u) << "the run opened fewer than two restart epochs";
+  for (const std::vector<int>* epochs : {&fast_epochs, &slow_epochs}) {
+    std::vector<int> expected(epochs->size());
+    std::iota(expected.begin(), expected.end(), 1);
+    EXPECT_EQ(*epochs, expected) << "each epoch drawn once, in order";
+  }
+  for (const std::thread::id id : fast_threads)
+    EXPECT_NE(id, std::this_thread::get_id()) << "an epoch drawn on the island's thread";
 }
 
 TEST(SearchBudget, GenerationZeroHoldsTheNaiveSetting) {
