@@ -184,23 +184,37 @@ TEST(SearchBudget, SampleEpochsReachAnOptimumTheFirstSampleLeftOut) {
   EXPECT_EQ(open.evaluations, 350);
 }
 
-TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
-  std::vector<Setting> pool(recorded().settings.begin(), recorded().settings.begin() + 600);
+// 600 recorded settings sampled 120 at a time (seed 7): a run of 260 measurements opens
+// several restart epochs.
+struct EpochProblem {
+  std::vector<Setting> pool{recorded().settings.begin(), recorded().settings.begin() + 600};
   SamplerSettings ss;
-  ss.max_samples = 120;
   std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
-  ListSource source(recorded().replay.shape(), pool);
-  const SampledSet first = sample(source, *uniform, ss, 7).set;
+  SampledSet first;
   GaSettings ga;
-  ga.max_generations = 0;
-  ga.max_evaluations = 260;
+  EpochProblem() {
+    ss.max_samples = 120;
+    ListSource source(recorded().replay.shape(), pool);
+    first = sample(source, *uniform, ss, 7).set;
+    ga.max_generations = 0;
+    ga.max_evaluations = 260;
+  }
+  [[nodiscard]] EpochSampler sampler() const {
+    return epoch_sampler(
+        [this] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); }, uniform,
+        ss, 7, 0);
+  }
+};
+
+TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
+  const EpochProblem p;
+  const SampledSet& first = p.first;
+  GaSettings ga = p.ga;
   ga.model_picks = 4;
   const auto extras = [&] {
     IslandExtras e;
-    e.refill =
-        epoch_sampler([&] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); },
-                      uniform, ss, 7, 0);
-    e.prior = uniform;
+    e.refill = p.sampler();
+    e.prior = p.uniform;
     return e;
   };
   std::vector<SearchState> snapshots;
@@ -238,18 +252,8 @@ TEST(SearchBudget, ResumeAcrossRestartEpochsGivesTheSameTrajectory) {
 TEST(SearchBudget, RestartEpochsAreDrawnAheadOnAThreadOfTheirOwn) {
   // The next epoch's sample is drawn on another thread while the island breeds; each epoch
   // once, and the trajectory does not depend on how long a draw takes.
-  std::vector<Setting> pool(recorded().settings.begin(), recorded().settings.begin() + 600);
-  SamplerSettings ss;
-  ss.max_samples = 120;
-  std::shared_ptr<const Predictor> uniform = std::make_shared<UniformPredictor>();
-  ListSource source(recorded().replay.shape(), pool);
-  const SampledSet first = sample(source, *uniform, ss, 7).set;
-  GaSettings ga;
-  ga.max_generations = 0;
-  ga.max_evaluations = 260;
-  const EpochSampler draw =
-      epoch_sampler([&] { return std::make_unique<ListSource>(recorded().replay.shape(), pool); },
-                    uniform, ss, 7, 0);
+  const EpochProblem p;
+  const EpochSampler draw = p.sampler();
   std::mutex mutex;
   const auto run = [&](std::chrono::milliseconds delay, std::vector<int>& epochs,
                        std::vector<std::thread::id>& threads) {
@@ -265,7 +269,7 @@ TEST(SearchBudget, RestartEpochsAreDrawnAheadOnAThreadOfTheirOwn) {
     NoMigrator alone;
     LocalStopVote vote;
     MemorySink sink;
-    run_island(ga, first, eval, alone, vote, sink, 7, 0, {}, std::nullopt, std::move(extras));
+    run_island(p.ga, p.first, eval, alone, vote, sink, 7, 0, {}, std::nullopt, std::move(extras));
     std::vector<std::string> keys;
     for (const auto& r : sink.evaluations)
       keys.push_back(canonical_key(r.setting));
