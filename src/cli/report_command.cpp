@@ -1,8 +1,8 @@
 // `isletune report DIR|FILE [--json] [--top K]`: a run's (or a dataset's) best setting, its
 // per-generation convergence table summed over the ranks, each rank's time (compiles, waiting
 // for the others), the K fastest distinct settings, and its failures by status with their
-// most frequent messages. --json prints the same
-// numbers as one JSON document (nlohmann/json) for scripts.
+// most frequent messages. --json prints the same numbers as one JSON document
+// (nlohmann/json) for scripts.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
