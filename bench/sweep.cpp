@@ -187,6 +187,10 @@ struct Variant {
     const auto it = keys.find(k);
     return it == keys.end() ? fallback : std::stod(it->second);
   }
+  // Key `failed`: a failed measurement's target in the online model's fit.
+  [[nodiscard]] FailedAs failed_as() const {
+    return num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median;
+  }
 };
 
 // "name:key=value,key=value".
@@ -379,7 +383,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.plan_lambda = v.num("plambda", extras.model.plan_lambda);
       extras.model.plan_select = v.num("psel", extras.model.plan_select ? 1 : 0) != 0;
       extras.model.skill_gate = v.num("gate", extras.model.skill_gate ? 1 : 0) != 0;
-      extras.model.failed_as = v.num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median;
+      extras.model.failed_as = v.failed_as();
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
@@ -535,7 +539,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
         model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
-        model.set_failed_as(v.num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median);
+        model.set_failed_as(v.failed_as());
         std::vector<std::pair<Setting, double>> data;
         for (const auto& [s, m] : is0.state().cache)
           data.emplace_back(s, m.model_ms());
