@@ -41,7 +41,8 @@
 //         sender's wall clock, each island stops on its own; AsyncRing), drift (with async=1:
 //         an island waits only when more than D generations ahead of a ring neighbour, and
 //         for every island's generation g - 1 - D, ga.migration.drift's rule; -1, the default:
-//         never),
+//         never), fill (with drift: an island that would wait measures the model's next `fill`
+//         picks instead, as one batch, again until it may start; ga.migration.fill_picks),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
@@ -292,6 +293,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     ga.candidates = static_cast<int>(v.num("candidates", ga.candidates));
     ga.model_picks = static_cast<int>(v.num("picks", ga.model_picks));
     ga.mcr_threshold = v.num("mcr", ga.mcr_threshold);
+    ga.fill_picks = static_cast<int>(v.num("fill", ga.fill_picks));
     if (v.keys.count("rows") || v.keys.count("cols")) {
       ga.auto_population = false;
       ga.rows = static_cast<int>(v.num("rows", ga.rows));
@@ -481,6 +483,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       }
     }
     std::vector<std::vector<double>> async_ends(static_cast<std::size_t>(islands));
+    double filled_5pct = -1, filled_optimum = -1;  // reached by a fill (async, fill=1): the wall
     if (async) {  // generation 0 everywhere, the gather, then the earliest island steps
       std::vector<bool> going(static_cast<std::size_t>(islands), true);
       const auto step = [&](int r) {
@@ -501,25 +504,49 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         for (int r = 0; r < islands; ++r)
           offset[static_cast<std::size_t>(r)] += last - wall_of(r);
       }
-      // drift=D: the island that may start earliest steps next, after its wait.
+      // drift=D: the island that may start earliest steps next, after its wait. fill=1
+      // (GaSettings::fill_waits): an island that would wait measures the model's next pick
+      // instead (SearchLoop::fill), one at a time, as its event at its own clock.
       const int drift = static_cast<int>(v.num("drift", -1));
+      const bool fill = drift >= 0 && ga.fill_picks > 0;
+      std::vector<bool> unfilled(static_cast<std::size_t>(islands), false);  // fill() said no
       for (;;) {
         int next = -1;
-        double next_start = 0;
+        double next_at = 0, next_start = 0;
         for (int r = 0; r < islands; ++r) {
           if (!going[static_cast<std::size_t>(r)])
             continue;
           const std::optional<double> start =
               drift < 0 ? std::optional<double>(wall_of(r))
                         : drift_start(async_ends, going, r, drift, wall_of(r));
-          if (start && (next < 0 || *start < next_start)) {
+          if (!start)
+            continue;
+          const bool waits = *start > wall_of(r);
+          const double at =
+              fill && waits && !unfilled[static_cast<std::size_t>(r)] ? wall_of(r) : *start;
+          if (next < 0 || at < next_at) {
             next = r;
+            next_at = at;
             next_start = *start;
           }
         }
         if (next < 0)
           break;
-        offset[static_cast<std::size_t>(next)] += next_start - wall_of(next);
+        const auto ni = static_cast<std::size_t>(next);
+        if (next_at < next_start) {
+          const bool had = tally.to_5pct >= 0, had_opt = tally.to_optimum >= 0;
+          if (!isl[ni]->fill()) {
+            unfilled[ni] = true;
+            continue;
+          }
+          if (!had && tally.to_5pct >= 0)
+            filled_5pct = wall_of(next);
+          if (!had_opt && tally.to_optimum >= 0)
+            filled_optimum = wall_of(next);
+          continue;
+        }
+        unfilled[ni] = false;
+        offset[ni] += next_start - wall_of(next);
         step(next);
       }
     }
@@ -573,6 +600,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       out.wall_5pct = ends[static_cast<std::size_t>(hit_island)][hit_step];
     if (opt_island >= 0)
       out.wall_optimum = ends[static_cast<std::size_t>(opt_island)][opt_step];
+    if (filled_5pct >= 0)
+      out.wall_5pct = filled_5pct;
+    if (filled_optimum >= 0)
+      out.wall_optimum = filled_optimum;
     if (const char* at = std::getenv("SWEEP_WALL_AT")) {  // each island's generations by then
       const double t = std::atof(at);
       std::printf("  wall %.0f s: generations", t);

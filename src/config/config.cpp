@@ -464,7 +464,7 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   if (node["gray"])
     ga.gray = p.flag(node["gray"], "ga.gray");
   if (const YAML::Node m = node["migration"]) {
-    p.check_keys(m, "ga.migration", {"interval", "count", "lag", "drift"});
+    p.check_keys(m, "ga.migration", {"interval", "count", "lag", "drift", "fill"});
     if (m["lag"]) {
       ga.migration_lag = static_cast<int>(p.integer(m["lag"], "ga.migration.lag", 0, 1, "0 or 1"));
     }
@@ -478,6 +478,11 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
                    ": expected either lag (the deterministic ring) or drift (islands that wait "
                    "only when drift generations apart)");
       }
+    }
+    if (m["fill"]) {
+      ga.fill_picks = static_cast<int>(p.integer(
+          m["fill"], "ga.migration.fill", 0, GaSettings::kMaxFillPicks,
+          "an integer in [0, " + std::to_string(GaSettings::kMaxFillPicks) + "] (0: wait)"));
     }
     if (m["interval"]) {
       ga.migration_interval = static_cast<int>(
@@ -645,12 +650,13 @@ bool operator==(const Config& a, const Config& b) {
          ga.encoding == gb.encoding && ga.gray == gb.gray &&
          ga.migration_interval == gb.migration_interval &&
          ga.migration_count == gb.migration_count && ga.migration_lag == gb.migration_lag &&
-         ga.migration_drift == gb.migration_drift && ga.mcr_threshold == gb.mcr_threshold &&
-         ga.model_policy == gb.model_policy && ga.candidates == gb.candidates &&
-         ga.model_picks == gb.model_picks && ga.predicted_seeds == gb.predicted_seeds &&
-         ga.auto_population == gb.auto_population && ga.max_generations == gb.max_generations &&
-         ga.max_evaluations == gb.max_evaluations && ga.time_budget_s == gb.time_budget_s &&
-         a.evaluator == b.evaluator && a.seed == b.seed && a.output == b.output;
+         ga.migration_drift == gb.migration_drift && ga.fill_picks == gb.fill_picks &&
+         ga.mcr_threshold == gb.mcr_threshold && ga.model_policy == gb.model_policy &&
+         ga.candidates == gb.candidates && ga.model_picks == gb.model_picks &&
+         ga.predicted_seeds == gb.predicted_seeds && ga.auto_population == gb.auto_population &&
+         ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
+         ga.time_budget_s == gb.time_budget_s && a.evaluator == b.evaluator && a.seed == b.seed &&
+         a.output == b.output;
 }
 
 namespace {
@@ -922,6 +928,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "lag" << YAML::Value << g.migration_lag;
   if (g.migration_drift != GaSettings::kDriftAuto)
     out << YAML::Key << "drift" << YAML::Value << g.migration_drift;
+  out << YAML::Key << "fill" << YAML::Value << g.fill_picks;
   out << YAML::EndMap;
   out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
   out << YAML::Key << "candidates" << YAML::Value << g.candidates;

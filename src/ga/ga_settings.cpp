@@ -65,6 +65,10 @@ void GaSettings::validate() const {
         " exclude each other; expected lag (the deterministic ring) or drift (islands that wait "
         "only when drift generations apart), not both.");
   }
+  if (fill_picks < 0 || fill_picks > kMaxFillPicks) {
+    bad("migration.fill", std::to_string(fill_picks),
+        "an integer in [0, " + std::to_string(kMaxFillPicks) + "] (0: wait)");
+  }
   if (migration_interval < 0)
     bad("migration.interval", std::to_string(migration_interval), "an integer >= 0 (0: never)");
   if (migration_count < 0 || migration_count > population) {

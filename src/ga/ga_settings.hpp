@@ -66,6 +66,14 @@ struct GaSettings {
     return migration_drift < 0 ? migration_lag : migration_drift;
   }
   [[nodiscard]] int vote_depth() const { return migration_drift < 0 ? 1 : migration_drift + 1; }
+  // With drift: an island that would wait for its neighbours' batches or for the stop vote
+  // measures the online model's next `fill_picks` picks instead, as one batch
+  // (SearchLoop::fill), again until they are ready, so a GPU that would idle measures (0:
+  // it waits). No effect on the deterministic ring (drift off), whose runs must not depend
+  // on timing.
+  static constexpr int kMaxFillPicks = 64;
+  int fill_picks = 0;
+  [[nodiscard]] bool fills_waits() const { return fill_picks > 0 && migration_drift >= 0; }
   double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
   // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
   // online model measuring the one it predicts fastest (1: off), and cells per generation

@@ -330,6 +330,56 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   return static_cast<int>(evaluations_ - before);
 }
 
+// The model's next picks, measured as one batch between generations.
+int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
+  if (generation_ < 0 || ops_.model_picks <= 0 || count <= 0)
+    return 0;
+  refit_model();  // on everything known by now: this generation, its immigrants, extras
+  if (!model_trusted())
+    return 0;
+  std::vector<int> open;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    if (!cached(alphabet_.setting(id)))
+      open.push_back(id);
+  }
+  const std::vector<int> picks = model_choice(std::move(open), static_cast<std::size_t>(count));
+  if (picks.empty())
+    return 0;
+  std::vector<Setting> batch;
+  for (const int id : picks)
+    batch.push_back(alphabet_.setting(id));
+  std::vector<Measurement> results = evaluator.evaluate(batch);
+  if (results.size() != batch.size()) {
+    throw std::runtime_error("Evaluator '" + evaluator.name() + "' returned " +
+                             std::to_string(results.size()) + " results for " +
+                             std::to_string(batch.size()) + " settings");
+  }
+  const double wall = evaluator.clock_s() + clock_offset_;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    note_best(batch[i], results[i]);
+    const Measurement& m = cache_.emplace(batch[i], std::move(results[i])).first->second;
+    ++evaluations_;
+    forward_.push_back(batch[i]);  // to the neighbours with the next emigrants
+    Individual ind;
+    ind.id = picks[i];
+    ind.genome = alphabet_.encode(ind.id);
+    ind.measurement = m;
+    const std::vector<int> taken =
+        replace_worst_if_better(population_, std::span<const Individual>(&ind, 1));
+    EvaluationRecord r;
+    r.eval_id = next_eval_id_++;
+    r.generation = generation_;
+    r.cell = taken.front();
+    r.genes = ind.genome;
+    r.setting = batch[i];
+    r.measurement = m;
+    r.wall_s = wall;
+    r.cached = false;
+    sink.evaluation(r);
+  }
+  return static_cast<int>(batch.size());
+}
+
 // Roulette parents among the torus neighbours, crossover, mutation, decoding.
 int Island::breed(int cell, const std::vector<double>& fitness) {
   const auto [a, b] = select_parents(torus_, cell, fitness, rng_);

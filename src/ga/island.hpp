@@ -184,6 +184,15 @@ class Island {
   // replace each cell whose child is strictly fitter.
   int step(Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
 
+  // More measurements between generations, while the island would otherwise wait for its
+  // neighbours (SearchStrategy::extra): the online model's `count` fastest unmeasured
+  // settings of this island's share, measured as one batch and recorded as rows of the
+  // current generation. Each takes the worst cell when fitter (as an immigrant would) and
+  // goes to the neighbours as a measured setting with the next emigrants. Returns how many
+  // were measured: 0 when the model is off or not fit (trusted), or every setting of the
+  // alphabet is measured.
+  int extra(Evaluator& evaluator, TraceSink& sink, int count);
+
   // Emigrants for this generation (select_best), with their measurements, followed by
   // every other measurement this generation made and, with ops.forward, every measurement
   // learned from a neighbour since the last emigration, as measurement-only migrants
@@ -263,7 +272,8 @@ class Island {
   double clock_offset_ = 0;
   // Settings measured by the last initialize/step, in measurement order (shared).
   std::vector<Setting> fresh_;
-  // Measurements learned from neighbours, new to this island, not passed on yet.
+  // Measurements learned from neighbours, new to this island, and this island's extra()
+  // measurements, not passed on yet.
   std::vector<Setting> forward_;
   // The last batch's children that repeated a known setting, and the children considered.
   std::pair<int, int> offspring_counts_{0, 0};

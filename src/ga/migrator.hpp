@@ -31,6 +31,9 @@ class Migrator {
   virtual void send(const std::vector<Migrant>& migrants) = 0;
   // Everything that has arrived so far (may be empty); never blocks.
   virtual std::vector<Migrant> receive() = 0;
+  // Whether receive() would return now, without waiting for a neighbour (the MPI ring
+  // waits for batches older than its lag); never blocks.
+  [[nodiscard]] virtual bool ready() { return true; }
   // Collective over every island of the run, ring neighbours or not: every other
   // island's first batch (the migrants of its first send(); none when it has not sent),
   // in rank order. Every island calls it once, in the same generation, after its first
@@ -101,6 +104,9 @@ class StopVote {
   virtual ~StopVote() = default;
   // Returns StopReason::none to go on, otherwise the agreed reason (StopTally).
   virtual StopReason vote(int generation, StopReason local) = 0;
+  // Whether the next vote() would answer now, without waiting for another island; never
+  // blocks.
+  [[nodiscard]] virtual bool ready() { return true; }
 };
 
 // A single island: no neighbours, its own wish is the decision.

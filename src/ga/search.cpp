@@ -128,7 +128,9 @@ bool SearchLoop::step() {
   if (finished())
     return false;
   const int g = generation_ + 1;
-  StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_};
+  StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_, {}};
+  if (settings_.fills_waits())
+    ctx.fill = [this] { return fill(); };
   double wait_s = 0;
   if (migrator_.neighbours() > 0)
     wait_s += strategy_.prepare(g, migrator_, ctx, [this] { return wall(); });
@@ -140,6 +142,9 @@ bool SearchLoop::step() {
 
   if (migrator_.neighbours() > 0)
     wait_s += strategy_.exchange(g, migrator_, ctx, [this] { return wall(); });
+  // The vote would wait for a slower island: measure meanwhile (fill_waits).
+  while (ctx.fill && !vote_.ready() && ctx.fill()) {
+  }
 
   const PopulationView pop = strategy_.population();
   const IslandProgress progress{g, evaluations_, pop.mcr, elapsed()};
@@ -162,7 +167,8 @@ bool SearchLoop::step() {
   r.mean_fitness = pop.mean_fitness;
   r.mcr = pop.mcr;
   r.unique_genomes = pop.unique_genomes;
-  r.evaluations = outcome.measured;
+  r.evaluations = outcome.measured + filled_;
+  filled_ = 0;
   r.cache_hits = sink_->take_cache_hits();
   if (hooks_.on_generation) {
     t0 = wall();
@@ -176,6 +182,21 @@ bool SearchLoop::step() {
     hooks_.on_snapshot(snapshot());
   sink_->flush();
   return !finished();
+}
+
+bool SearchLoop::fill() {
+  if (finished() || generation_ < 0)
+    return false;
+  const std::int64_t room = settings_.evaluations_left(evaluations_);
+  if (room == 0 || settings_.fill_picks <= 0 ||
+      (settings_.time_budget_s > 0 && elapsed() >= settings_.time_budget_s))
+    return false;
+  const std::int64_t batch = settings_.fill_picks;
+  StepContext ctx{evaluator_, *sink_, room < 0 ? batch : std::min(room, batch), clock_offset_, {}};
+  const int measured = strategy_.extra(ctx);
+  evaluations_ += measured;
+  filled_ += measured;
+  return measured > 0;
 }
 
 SearchResult SearchLoop::result() const {
@@ -385,6 +406,9 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
         ctx.sink.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
     }
   }
+  // The neighbours' batches are not all here: measure meanwhile (fill_waits).
+  while (ctx.fill && !migrator.ready() && ctx.fill()) {
+  }
   const double t0 = wall();
   const std::vector<Migrant> in = migrator.receive();
   wait_s += wall() - t0;
@@ -394,6 +418,13 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
   }
   island_->immigrate(in, ctx.sink, ctx.now());
   return wait_s;
+}
+
+int IslandStrategy::extra(StepContext& ctx) {
+  if (exhausted_ || ctx.room == 0)
+    return 0;
+  island_->set_clock_offset(ctx.clock_offset);
+  return island_->extra(ctx.evaluator, ctx.sink, static_cast<int>(ctx.room));
 }
 
 PopulationView IslandStrategy::population() const {

@@ -80,6 +80,10 @@ struct StepContext {
   std::int64_t room = -1;   // at most this many new measurements (-1: unlimited)
   double clock_offset = 0;  // search clock = evaluator.clock_s() + clock_offset
   [[nodiscard]] double now() const { return evaluator.clock_s() + clock_offset; }
+  // While the strategy would wait for its neighbours (GaSettings::fill_picks): measures
+  // more settings (SearchLoop::fill) and returns true, or false when there is nothing to
+  // measure or no room for it. Empty: the strategy waits.
+  std::function<bool()> fill;
 };
 
 // A search strategy as a policy of the loop.
@@ -104,6 +108,10 @@ class SearchStrategy {
                           const std::function<double()>& /*wall*/) {
     return 0;
   }
+  // More measurements between generations, while the island would wait for the others:
+  // returns the new measurements it made (0: nothing to measure; the default), at most
+  // ctx.room of them, as one batch.
+  virtual int extra(StepContext& /*ctx*/) { return 0; }
   [[nodiscard]] virtual PopulationView population() const = 0;
   // Best successful measurement seen (none if all failed).
   [[nodiscard]] virtual std::optional<std::pair<Setting, Measurement>> best() const = 0;
@@ -149,6 +157,13 @@ class SearchLoop {
   // Runs one generation; false once the search has ended (then does nothing).
   bool step();
   [[nodiscard]] bool finished() const { return stopped_ != StopReason::none; }
+  // GaSettings::fill_picks more measurements of the strategy's (SearchStrategy::extra)
+  // between generations, within the budgets: the loop calls it while the migrator or the
+  // vote would wait (GaSettings::fills_waits), the replay sweep's wall model while an island
+  // would. Its rows
+  // belong to the last generation, its count to the next generation record. False when
+  // nothing was measured.
+  bool fill();
   [[nodiscard]] SearchResult result() const;
   [[nodiscard]] SearchState snapshot() const;
 
@@ -168,6 +183,7 @@ class SearchLoop {
   int generation_ = -1;
   std::int64_t evaluations_ = 0;
   double clock_offset_ = 0;
+  std::int64_t filled_ = 0;  // fill()'s measurements not in a generation record yet
   StopReason stopped_ = StopReason::none;
 };
 
@@ -242,6 +258,7 @@ class IslandStrategy final : public SearchStrategy {
                  const std::function<double()>& wall) override;
   double exchange(int g, Migrator& migrator, StepContext& ctx,
                   const std::function<double()>& wall) override;
+  int extra(StepContext& ctx) override;
   [[nodiscard]] PopulationView population() const override;
   [[nodiscard]] std::optional<std::pair<Setting, Measurement>> best() const override {
     return island_->best();
@@ -328,6 +345,7 @@ class IslandSearch {
                SearchHooks hooks = {}, const std::optional<SearchState>& resume = std::nullopt,
                IslandExtras extras = {});
   bool step() { return loop_.step(); }
+  bool fill() { return loop_.fill(); }
   [[nodiscard]] bool finished() const { return loop_.finished(); }
   [[nodiscard]] SearchResult result() const { return loop_.result(); }
   [[nodiscard]] SearchState snapshot() const { return loop_.snapshot(); }

@@ -165,6 +165,20 @@ std::vector<Migrant> RingMigrator::receive() {
   return out;
 }
 
+bool RingMigrator::ready() {
+  if (peers_.empty())
+    return true;
+  poll();
+  const std::int64_t upto = sends_ - lag_;
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    for (std::int64_t seq = next_seq_[i]; seq < upto; ++seq) {
+      if (!held_[i].count(seq))
+        return false;
+    }
+  }
+  return true;
+}
+
 void RingMigrator::deliver(std::size_t peer, Held::iterator batch, std::vector<Migrant>& out) {
   ++stats_.delivered_messages;
   stats_.delivered_migrants += static_cast<std::int64_t>(batch->second.size());

@@ -62,6 +62,9 @@ class RingMigrator final : public Migrator {
   [[nodiscard]] int neighbours() const override { return static_cast<int>(peers_.size()); }
   void send(const std::vector<Migrant>& migrants) override;
   std::vector<Migrant> receive() override;
+  // Whether every batch receive() must wait for (older than `lag` sends) has arrived;
+  // probes, never blocks.
+  [[nodiscard]] bool ready() override;
   // Every other rank's first batch (MPI_Allgatherv over the whole communicator, bounded
   // like every wait for another rank), in rank order; collective.
   std::vector<Migrant> gather_first() override;

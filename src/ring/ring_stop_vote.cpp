@@ -70,6 +70,18 @@ StopReason RingStopVote::vote(int /*generation*/, StopReason local) {
   return complete(votes_ - 1 - depth_);
 }
 
+bool RingStopVote::ready() {
+  const int index = votes_ - depth_;  // the vote the next vote() completes
+  if (index < 0)
+    return true;
+  MPI_Request& request = request_[static_cast<std::size_t>(index % (depth_ + 1))];
+  if (request == MPI_REQUEST_NULL)
+    return true;
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);  // a completed request becomes NULL
+  return done != 0;
+}
+
 StopReason RingStopVote::drain() {
   last_wait_s_ = 0;
   StopReason last = StopReason::none;

@@ -26,6 +26,9 @@ class RingStopVote final : public StopVote {
   RingStopVote& operator=(const RingStopVote&) = delete;
 
   StopReason vote(int generation, StopReason local) override;
+  // Whether the reduction the next vote() completes (the one `depth` votes back) has ended;
+  // tests it, never blocks.
+  [[nodiscard]] bool ready() override;
 
   // Completes the votes still in flight (every rank has started them). Call once, on every
   // rank, after the last vote(); returns the answer of that last vote.

@@ -714,7 +714,9 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   if (world.rank() == 0 && printer.line) {
     // How the islands wait for each other (several ranks): the deterministic ring or drift.
     const GaSettings& ga = s.config.ga;
-    const std::string ring = world.size() == 1         ? ""
+    const std::string ring = world.size() == 1 ? ""
+                             : ga.fills_waits()
+                                 ? format(" (drift %d, fill %d)", ga.migration_drift, ga.fill_picks)
                              : ga.migration_drift >= 0 ? format(" (drift %d)", ga.migration_drift)
                                                        : format(" (lag %d)", ga.migration_lag);
     printer.line(format(

@@ -21,6 +21,7 @@ class RecordingMigrator final : public Migrator {
     inner_.send(migrants);
   }
   std::vector<Migrant> receive() override { return inner_.receive(); }
+  [[nodiscard]] bool ready() override { return inner_.ready(); }
   std::vector<Migrant> gather_first() override { return inner_.gather_first(); }
   void remember_first(const std::vector<Migrant>& batch) override { inner_.remember_first(batch); }
 
@@ -55,6 +56,7 @@ class RecordingVote final : public StopVote {
     ++votes_;
     return inner_.vote(generation, local);
   }
+  [[nodiscard]] bool ready() override { return inner_.ready(); }
 
   // Continues from a checkpoint: re-casts the last wish in the (fresh, pipelined) vote
   // so the next vote answers what it would have answered. A signal wish is dropped: it

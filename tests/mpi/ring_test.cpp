@@ -2,9 +2,10 @@
 // or drained exactly once with its full measurement, all ranks stop in the same
 // generation whichever rank asks, and a slow rank delays but never deadlocks the others.
 // The progress line's background gather never holds rank 0 up for a slow rank, and hands
-// rank 0 every gather, in order, with every rank's row.
-// Usage: ring_test delivery|drift|stop|slow|mapping|progress. Exit code 0 on every rank iff all
-// checks pass on every rank.
+// rank 0 every gather, in order, with every rank's row. The migrator and the vote say when
+// they would wait (ready) without waiting.
+// Usage: ring_test delivery|drift|stop|slow|mapping|progress|ready. Exit code 0 on every
+// rank iff all checks pass on every rank.
 #include <mpi.h>
 
 #include <chrono>
@@ -264,6 +265,60 @@ void test_slow(MPI_Comm comm) {
   CHECK(elapsed >= 0.015 * 12, "elapsed %.3f s", elapsed);
 }
 
+// ready() (ga.migration.fill): the last rank sleeps 200 ms before its first send and its
+// first vote. Its ring neighbours' migrator is not ready until its batch has come, the others'
+// at once; every rank's vote is not ready until it has voted. Once ready, receive() and vote()
+// return without waiting.
+void test_ready(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int slow = size - 1;
+  RingMigrator ring(comm, 0, true);
+  RingStopVote vote(comm, 1);
+  const auto sleep_if_slow = [&] {
+    if (rank == slow && size > 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
+  const auto until_ready = [](auto&& ready) {
+    const double start = MPI_Wtime();
+    int no = 0;
+    while (!ready())
+      ++no;
+    return std::make_pair(MPI_Wtime() - start, no);
+  };
+  const bool next_to_slow =
+      size > 1 && rank != slow && (rank == (slow + 1) % size || rank == (slow + size - 1) % size);
+  // The migrator.
+  MPI_Barrier(comm);
+  sleep_if_slow();
+  ring.send({make_migrant(rank, 0, 0)});
+  const auto [ring_s, ring_no] = until_ready([&] { return ring.ready(); });
+  if (next_to_slow) {
+    CHECK(ring_s >= 0.1 && ring_no > 0, "next to the slow rank: ready after %.3f s, %d no's",
+          ring_s, ring_no);
+  } else if (rank != slow) {
+    CHECK(ring_s < 0.1, "not next to the slow rank: ready only after %.3f s", ring_s);
+  }
+  const std::vector<Migrant> in = ring.receive();
+  CHECK(ring.last_wait_s() < 0.01, "receive() waited %.3f s once ready", ring.last_wait_s());
+  CHECK(static_cast<int>(in.size()) == static_cast<int>(ring.peers().size()),
+        "received %zu batches' migrants from %zu neighbours", in.size(), ring.peers().size());
+  // The vote: the first answers at once; the second waits for every rank's first.
+  MPI_Barrier(comm);
+  CHECK(vote.ready(), "the first vote is not ready");
+  sleep_if_slow();
+  CHECK(vote.vote(0, StopReason::none) == StopReason::none, "first vote");
+  const auto [vote_s, vote_no] = until_ready([&] { return vote.ready(); });
+  if (rank != slow && size > 1) {
+    CHECK(vote_s >= 0.1 && vote_no > 0, "vote ready after %.3f s, %d no's", vote_s, vote_no);
+  }
+  CHECK(vote.vote(1, StopReason::none) == StopReason::none, "second vote");
+  CHECK(vote.last_wait_s() < 0.01, "vote() waited %.3f s once ready", vote.last_wait_s());
+  vote.drain();
+  ring.drain();
+}
+
 // The last rank sleeps 50 ms before each of its 20 gathers; rank 0 starts its 20 at once. A
 // blocking gather would hold rank 0 for the last rank's 1 s; the background gather returns
 // at once, and drain() then hands rank 0 all 20 in order, rank r's row being (g, r, r + g).
@@ -353,8 +408,10 @@ int main(int argc, char** argv) {
     test_mapping(world);
   } else if (what == "progress") {
     test_progress(world.comm());
+  } else if (what == "ready") {
+    test_ready(world.comm());
   } else {
-    std::fprintf(stderr, "usage: ring_test delivery|drift|stop|slow|mapping|progress\n");
+    std::fprintf(stderr, "usage: ring_test delivery|drift|stop|slow|mapping|progress|ready\n");
     return 2;
   }
   const int failures = isletune::mpi_test::total_failures(world.comm());

@@ -297,21 +297,53 @@ assert all(w >= 0.1 * gens for w in waits[:-1]), "a rank waited without saying s
 assert waits[-1] < min(waits[:-1]), "the slow rank waited the most"
 PY
     ;;
-  drift)
-    # ga.migration.drift 2: islands wait for each other only when 2 generations apart. The
-    # run ends with a complete trace and every rank in the same generation; SIGKILLed mid-run
-    # (ranks up to 3 generations apart), resume finishes it; lag and drift together are refused.
-    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 2}}/" "$config" >drift.yaml
-    sed -i "s|\.\./data/|$here/../data/|" drift.yaml
-    grep -q 'drift: 2' drift.yaml || fail "drift.yaml has no drift"
-    launch run drift.yaml --out run >run.log 2>&1 || fail "run: $(cat run.log)"
-    grep -q "$np ranks (drift 2)," run.log || fail "the first line does not say drift 2: $(head -1 run.log)"
+  fill)
+    # ga.migration.fill: the last rank is slowed down (0.2 s per batch) with drift 1; the
+    # others, which would wait for it, measure their models' next picks meanwhile. Their
+    # generations count those rows (check_trace), no rank measures a setting twice, and the
+    # fast ranks measure more than the slow one.
+    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 1, fill: 2}}/" "$config" >fill.yaml
+    sed -i "s|\.\./data/|$here/../data/|; s/max_generations: 30/max_generations: 8/" fill.yaml
+    others=$((np - 1))
+    "${mpi[@]}" -np "$others" "$bin" run fill.yaml --out run : \
+      -np 1 env ISLETUNE_REPLAY_DELAY_S=0.2 "$bin" run fill.yaml --out run >run.log 2>&1 ||
+      fail "run: $(cat run.log)"
+    grep -q "$np ranks (drift 1, fill 2)," run.log || fail "the first line does not say fill 2: $(head -1 run.log)"
     $py "$here/check_trace.py" run/trace.h5 || fail "incomplete trace"
-    $py - run/trace.h5 <<'PY' || fail "the trace's configuration has no drift: 2"
+    $py - run/trace.h5 <<'PY' || fail "the fast ranks did not measure while they would wait"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+n = int(f["ranks"].attrs["count"])
+new = []
+for r in range(n):
+    e = f[f"ranks/{r:04d}/evaluations"][:]
+    m = e[(e["cached"] == 0) & (e["migrant"] == 0)]
+    keys = [bytes(k) for k in m["key"]]
+    assert len(set(keys)) == len(keys), f"rank {r} measured a setting twice"
+    new.append(len(m))
+print("new measurements per rank:", new)
+# 16 cells, 9 generations: at most 144 without fills; the slow rank rarely waits.
+assert all(x > 144 for x in new[:-1]), new
+assert new[-1] < min(new[:-1]), new
+PY
+    ;;
+  drift)
+    # ga.migration.drift 2: islands wait for each other only when 2 generations apart, and
+    # measure their models' next 2 picks while they would wait (fill 2). The run ends with a
+    # complete trace (each generation's count holds its fills' rows) and every rank in the same
+    # generation; SIGKILLed mid-run (ranks up to 3 generations apart), resume finishes it; lag
+    # and drift together are refused.
+    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 2, fill: 2}}/" "$config" >drift.yaml
+    sed -i "s|\.\./data/|$here/../data/|" drift.yaml
+    grep -q 'drift: 2, fill: 2' drift.yaml || fail "drift.yaml has no drift"
+    launch run drift.yaml --out run >run.log 2>&1 || fail "run: $(cat run.log)"
+    grep -q "$np ranks (drift 2, fill 2)," run.log || fail "the first line does not say drift 2, fill 2: $(head -1 run.log)"
+    $py "$here/check_trace.py" run/trace.h5 || fail "incomplete trace"
+    $py - run/trace.h5 <<'PY' || fail "the trace's configuration has no drift: 2 and fill: 2"
 import sys, h5py
 y = h5py.File(sys.argv[1], "r")["config"].attrs["yaml"]
 y = y.decode() if isinstance(y, bytes) else y
-assert "drift: 2" in y, y
+assert "drift: 2" in y and "fill: 2" in y, y
 PY
     run_and_kill killed 3 drift.yaml
     $py "$here/check_trace.py" killed/trace.h5 --partial 3 || fail "killed trace unreadable"

@@ -344,6 +344,28 @@ TEST(Config, ModelPolicyAndMigrationLagAreReadAndChecked) {
   const std::string both = error_of("ga: {migration: {lag: 1, drift: 1}}\n");
   EXPECT_NE(both.find("run.yaml: ga.migration.drift"), std::string::npos) << both;
   EXPECT_NE(both.find("excludes ga.migration.lag 1"), std::string::npos) << both;
+  // fill: the model's picks a waiting island measures per fill; read, written back, bounded,
+  // and in effect only with drift.
+  EXPECT_EQ(d.ga.fill_picks, GaSettings{}.fill_picks);
+  EXPECT_FALSE(d.ga.fills_waits()) << "drift unresolved: off";
+  EXPECT_FALSE(replayed.ga.fills_waits()) << "replay: drift off, so no fills";
+  const Config filled =
+      parse_config(base + "ga: {migration: {drift: 1, fill: 5}}\n", "run.yaml", "/");
+  EXPECT_EQ(filled.ga.fill_picks, 5);
+  EXPECT_TRUE(filled.ga.fills_waits());
+  const Config filled_back = parse_config(to_yaml(filled), "again.yaml", "/");
+  EXPECT_EQ(filled_back.ga.fill_picks, 5);
+  EXPECT_TRUE(filled == filled_back);
+  const Config no_fill =
+      parse_config(base + "ga: {migration: {drift: 1, fill: 0}}\n", "run.yaml", "/");
+  EXPECT_FALSE(no_fill.ga.fills_waits());
+  EXPECT_FALSE(no_fill == filled);
+  const Config lag_fill =
+      parse_config(base + "ga: {migration: {lag: 1, fill: 5}}\n", "run.yaml", "/");
+  EXPECT_FALSE(lag_fill.ga.fills_waits()) << "the deterministic ring never fills";
+  const std::string negative = error_of("ga: {migration: {fill: -1}}\n");
+  EXPECT_NE(negative.find("run.yaml: ga.migration.fill"), std::string::npos) << negative;
+  EXPECT_NE(error_of("ga: {migration: {fill: 65}}\n").find("ga.migration.fill"), std::string::npos);
 }
 
 TEST(MemoryRing, BlockingWithLagZeroHandsOutTheNeighboursCurrentGeneration) {
