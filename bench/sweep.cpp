@@ -42,7 +42,8 @@
 //         an island waits only when more than D generations ahead of a ring neighbour, and
 //         for every island's generation g - 1 - D, ga.migration.drift's rule; -1, the default:
 //         never), fill (with drift: an island that would wait measures the model's next `fill`
-//         picks instead, as one batch, again until it may start; ga.migration.fill_picks),
+//         picks instead, as one batch, again until it may start; ga.migration.fill, whose
+//         default applies; 0: it waits),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
