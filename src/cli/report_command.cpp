@@ -37,8 +37,9 @@ constexpr const char* kHelp =
     "Summarises a run directory (its trace.h5), a trace.h5 or a dataset: the best verified\n"
     "setting, one line per generation over all ranks (generation 0 is the initial\n"
     "population; new measurements, cache hits, best ms, GCells/s, mean MCR, longest wait),\n"
-    "each rank's generations, new measurements, compile seconds, seconds waiting for the\n"
-    "other ranks and its clock, the evaluations by status and, for each failed status, its\n"
+    "each rank's generations, new measurements (and how many of them it made while it would\n"
+    "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks\n"
+    "and its clock, the evaluations by status and, for each failed status, its\n"
     "most frequent messages.\n"
     "The numbers agree with `isletune-analyze summary` on the same trace.\n"
     "\n"
@@ -63,6 +64,7 @@ struct Row {
 struct RankTime {
   int generations = 0;  // after the initial population, as /result counts them
   long long measured = 0;
+  long long fills = 0;   // of measured: while it would wait for the others (ga.migration.fill)
   double compile_s = 0;  // its new measurements' compile times, summed (compiles run in parallel)
   double wait_s = 0;     // wall seconds in the ring's collectives (GenerationRecord::wait_s)
   double clock_s = 0;    // the evaluator clock at its last generation (simulated in replay)
@@ -140,6 +142,7 @@ Report gather(const TraceReader& reader) {
       RankTime& t = rep.ranks[rank];
       t.generations = std::max(t.generations, g.generation);
       t.wait_s += g.wait_s;
+      t.fills += g.fills;
       t.clock_s = std::max(t.clock_s, g.wall_s);
       rep.last_generation = std::max(rep.last_generation, g.generation);
     }
@@ -222,6 +225,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
     ranks.push_back({{"rank", rank},
                      {"generations", t.generations},
                      {"measured", t.measured},
+                     {"fills", t.fills},
                      {"compile_s", t.compile_s},
                      {"wait_s", t.wait_s},
                      {"clock_s", t.clock_s}});
@@ -296,10 +300,10 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
   }
 
   if (!rep.ranks.empty()) {
-    fmt::print("\n rank  gens measured  compile s   wait s  clock s  waiting\n");
+    fmt::print("\n rank  gens measured  filled  compile s   wait s  clock s  waiting\n");
     for (const auto& [rank, t] : rep.ranks) {
-      fmt::print("{:5d} {:5d} {:8d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}%\n", rank, t.generations,
-                 t.measured, t.compile_s, t.wait_s, t.clock_s,
+      fmt::print("{:5d} {:5d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}%\n", rank, t.generations,
+                 t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
                  t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0);
     }
   }

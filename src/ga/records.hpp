@@ -36,6 +36,7 @@ struct GenerationRecord {
   int unique_genomes = 0;
   int evaluations = 0;  // new measurements this generation (cache hits excluded)
   int cache_hits = 0;   // proposals answered from the cache (not written as evaluation rows)
+  int fills = 0;        // of `evaluations`, measured while the island would wait (SearchLoop::fill)
 };
 
 // One row of /ranks/NNNN/migrations.

@@ -167,7 +167,8 @@ bool SearchLoop::step() {
   r.mean_fitness = pop.mean_fitness;
   r.mcr = pop.mcr;
   r.unique_genomes = pop.unique_genomes;
-  r.evaluations = outcome.measured + filled_;
+  r.evaluations = outcome.measured + static_cast<int>(filled_);
+  r.fills = static_cast<int>(filled_);
   filled_ = 0;
   r.cache_hits = sink_->take_cache_hits();
   if (hooks_.on_generation) {

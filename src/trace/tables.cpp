@@ -86,6 +86,7 @@ struct GenerationRow {
   std::int32_t unique_genomes;
   std::int32_t evaluations;
   std::int32_t cache_hits;  // absent in traces written before it (read as 0)
+  std::int32_t fills;       // absent in traces written before it (read as 0)
 };
 
 // In-memory layout of one /ranks/NNNN/migrations row.
@@ -156,6 +157,7 @@ h5::Datatype generation_type() {
   INSERT(id, GenerationRow, unique_genomes, H5T_NATIVE_INT32);
   INSERT(id, GenerationRow, evaluations, H5T_NATIVE_INT32);
   INSERT(id, GenerationRow, cache_hits, H5T_NATIVE_INT32);
+  INSERT(id, GenerationRow, fills, H5T_NATIVE_INT32);
   return t;
 }
 
@@ -466,7 +468,7 @@ std::vector<GenerationRecord> read_generations(hid_t loc) {
     if (row.generation >= cut)
       break;
     records.push_back({row.generation, row.wall_s, row.wait_s, row.best_ms, row.mean_fitness,
-                       row.mcr, row.unique_genomes, row.evaluations, row.cache_hits});
+                       row.mcr, row.unique_genomes, row.evaluations, row.cache_hits, row.fills});
   }
   return records;
 }
@@ -633,7 +635,7 @@ void RankTables::flush(const CheckpointView* checkpoint) {
   std::vector<GenerationRow> gen_rows;
   for (const GenerationRecord& r : generations_) {
     gen_rows.push_back({r.generation, r.wall_s, r.wait_s, r.best_ms, r.mean_fitness, r.mcr,
-                        r.unique_genomes, r.evaluations, r.cache_hits});
+                        r.unique_genomes, r.evaluations, r.cache_hits, r.fills});
   }
   std::vector<MigrationRow> mig_rows;
   for (const MigrationRecord& r : migrations_) {

@@ -325,6 +325,22 @@ print("new measurements per rank:", new)
 # 16 cells, 9 generations: at most 144 without fills; the slow rank rarely waits.
 assert all(x > 144 for x in new[:-1]), new
 assert new[-1] < min(new[:-1]), new
+for r in range(n):  # each generation's fills are some of its measurements
+    g = f[f"ranks/{r:04d}/generations"][:]
+    assert (g["fills"] <= g["evaluations"]).all(), r
+PY
+    # `report` counts each rank's fills: what its 16 cells per generation cannot account for.
+    "$bin" report run --json >report.json || fail "report: $(cat report.json)"
+    $py - report.json run/trace.h5 <<'PY' || fail "report's fills do not account for the extra measurements"
+import json, sys, h5py
+ranks = json.load(open(sys.argv[1]))["ranks"]
+f = h5py.File(sys.argv[2], "r")
+for r in ranks:
+    g = f[f"ranks/{r['rank']:04d}/generations"][:]
+    assert r["fills"] == int(g["fills"].sum()), r
+    assert r["measured"] - r["fills"] <= 16 * len(g), r
+print("fills per rank:", [r["fills"] for r in ranks])
+assert all(r["fills"] > 0 for r in ranks[:-1]), ranks
 PY
     ;;
   drift)
