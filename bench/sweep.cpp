@@ -505,9 +505,10 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
         for (int r = 0; r < islands; ++r)
           offset[static_cast<std::size_t>(r)] += last - wall_of(r);
       }
-      // drift=D: the island that may start earliest steps next, after its wait. fill=1
-      // (GaSettings::fill_waits): an island that would wait measures the model's next pick
-      // instead (SearchLoop::fill), one at a time, as its event at its own clock.
+      // drift=D: the island that may start earliest steps next, after its wait. With fills
+      // (GaSettings::fill_picks, key fill): an island that would wait measures the model's
+      // next picks instead (SearchLoop::fill), one batch as its event at its own clock, and
+      // asks again.
       const int drift = static_cast<int>(v.num("drift", -1));
       const bool fill = drift >= 0 && ga.fill_picks > 0;
       std::vector<bool> unfilled(static_cast<std::size_t>(islands), false);  // fill() said no

@@ -142,7 +142,7 @@ bool SearchLoop::step() {
 
   if (migrator_.neighbours() > 0)
     wait_s += strategy_.exchange(g, migrator_, ctx, [this] { return wall(); });
-  // The vote would wait for a slower island: measure meanwhile (fill_waits).
+  // The vote would wait for a slower island: measure meanwhile (ga.migration.fill).
   while (ctx.fill && !vote_.ready() && ctx.fill()) {
   }
 
@@ -407,7 +407,7 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
         ctx.sink.migration({g, +1, -1, canonical_key(m.setting), m.measurement.median_ms});
     }
   }
-  // The neighbours' batches are not all here: measure meanwhile (fill_waits).
+  // The neighbours' batches are not all here: measure meanwhile (ga.migration.fill).
   while (ctx.fill && !migrator.ready() && ctx.fill()) {
   }
   const double t0 = wall();
