@@ -18,56 +18,54 @@ namespace {
 using testing::MemorySink;
 using testing::SyntheticEvaluator;
 
-// One neighbour that is slow: ready() says no `busy` times after each send, then yes. Every
-// batch sent is kept; nothing ever arrives.
+// Answers "not ready" `busy` times after each rearm(), then "ready"; counts the questions.
+struct Busy {
+  explicit Busy(int n) : busy(n) {}
+  void rearm() { left = busy; }
+  bool ready() {
+    ++asked;
+    if (left == 0)
+      return true;
+    --left;
+    return false;
+  }
+  int busy;
+  int left = 0;
+  int asked = 0;
+};
+
+// One neighbour that is slow: not ready `busy` times after each send. Every batch sent is
+// kept; nothing ever arrives.
 class SlowNeighbour final : public Migrator {
  public:
   explicit SlowNeighbour(int busy) : busy_(busy) {}
   [[nodiscard]] int neighbours() const override { return 1; }
   void send(const std::vector<Migrant>& migrants) override {
     sent.push_back(migrants);
-    left_ = busy_;
+    busy_.rearm();
   }
-  std::vector<Migrant> receive() override {
-    ++receives;
-    return {};
-  }
-  [[nodiscard]] bool ready() override {
-    ++asked;
-    if (left_ == 0)
-      return true;
-    --left_;
-    return false;
-  }
+  std::vector<Migrant> receive() override { return {}; }
+  [[nodiscard]] bool ready() override { return busy_.ready(); }
+  [[nodiscard]] int asked() const { return busy_.asked; }
   std::vector<std::vector<Migrant>> sent;
-  int receives = 0;
-  int asked = 0;
 
  private:
-  int busy_;
-  int left_ = 0;
+  Busy busy_;
 };
 
-// A vote that is never ready for `busy` asks per generation, then answers with the wish.
+// A vote that is not ready `busy` times after each vote, then answers with the wish.
 class SlowVote final : public StopVote {
  public:
   explicit SlowVote(int busy) : busy_(busy) {}
   StopReason vote(int, StopReason local) override {
-    left_ = busy_;
+    busy_.rearm();
     return local;
   }
-  [[nodiscard]] bool ready() override {
-    ++asked;
-    if (left_ == 0)
-      return true;
-    --left_;
-    return false;
-  }
-  int asked = 0;
+  [[nodiscard]] bool ready() override { return busy_.ready(); }
+  [[nodiscard]] int asked() const { return busy_.asked; }
 
  private:
-  int busy_;
-  int left_ = 0;
+  Busy busy_;
 };
 
 GaSettings fill_ga(int drift, int fill_picks) {
@@ -103,8 +101,8 @@ std::unique_ptr<FillRun> run_fill(const GaSettings& ga, int busy, std::uint64_t 
   IslandStrategy strategy(ga, alphabet, seed, 0);
   run->result = run_search(ga, strategy, *run->eval, neighbour, vote, run->sink);
   run->sent = neighbour.sent;
-  run->migrator_asked = neighbour.asked;
-  run->vote_asked = vote.asked;
+  run->migrator_asked = neighbour.asked();
+  run->vote_asked = vote.asked();
   return run;
 }
 
