@@ -105,6 +105,8 @@ def summary(trace: Trace) -> dict[str, Any]:
             "cached": int(np.count_nonzero(e["cached"] & ~e["migrant"])) + (
                 int(np.sum(g["cache_hits"])) if len(g) else 0),
             "migrants": int(np.count_nonzero(e["migrant"])),
+            # of measured: made while the island would have waited (ga.migration.fill)
+            "fills": int(np.sum(g["fills"])) if len(g) else 0,
             "best_ms": island_best,
             # generations after the initial population (generation 0), as /result counts
             # them and `isletune report` prints them

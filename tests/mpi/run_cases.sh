@@ -343,6 +343,16 @@ for r in ranks:
     assert r["measured"] - r["fills"] <= 16 * len(g), r
 print("fills per rank:", [r["fills"] for r in ranks])
 PY
+    # isletune-analyze summary counts the same fills.
+    "$py" "$here/../../analysis/isletune-analyze" summary --csv run/trace.h5 >summary.csv ||
+      fail "summary: $(cat summary.csv)"
+    $py - report.json summary.csv <<'PY' || fail "report and summary count different fills"
+import csv, io, json, sys
+ranks = json.load(open(sys.argv[1]))["ranks"]
+islands = list(csv.DictReader(io.StringIO(open(sys.argv[2]).read().strip().split("\n\n")[1])))
+by_rank = {int(i["rank"]): int(i["fills"]) for i in islands}
+assert [r["fills"] for r in ranks] == [by_rank[r["rank"]] for r in ranks], (ranks, by_rank)
+PY
     ;;
   drift)
     # ga.migration.drift 2: islands wait for each other only when 2 generations apart, and
