@@ -78,7 +78,8 @@ void GaSettings::validate() const {
     bad("candidates", std::to_string(candidates), "an integer in [1, 64] (1: no surrogate)");
   if (model_picks < -1 || model_picks > population) {
     bad("model_picks", std::to_string(model_picks),
-        "an integer in [0, population] (-1: population / 2)");
+        "an integer in [0, population] (-1: half the population, three quarters with several "
+        "islands)");
   }
   if (predicted_seeds < -1 || predicted_seeds > population) {
     bad("predicted_seeds", std::to_string(predicted_seeds),
@@ -110,6 +111,10 @@ StopReason GaSettings::generation_limit(int g, StopReason voted) const {
   return voted;
 }
 
+int GaSettings::default_model_picks(int population, int islands) {
+  return islands >= 3 ? population * 3 / 4 : population / 2;
+}
+
 GaSettings GaSettings::for_islands(int islands) const {
   GaSettings g = *this;
   if (auto_population && islands > 1) {
@@ -117,7 +122,8 @@ GaSettings GaSettings::for_islands(int islands) const {
     g.cols = islands == 2 ? 4 : 2;
     g.population = g.rows * g.cols;
   }
-  g.model_picks = g.model_picks < 0 ? g.population / 2 : std::min(g.model_picks, g.population);
+  g.model_picks = g.model_picks < 0 ? default_model_picks(g.population, islands)
+                                    : std::min(g.model_picks, g.population);
   g.predicted_seeds = g.predicted_seeds < 0 ? std::max(1, g.population / 4)
                                             : std::min(g.predicted_seeds, g.population);
   g.migration_count = std::min(g.migration_count, g.population);

@@ -79,9 +79,14 @@ struct GaSettings {
   double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
   // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
   // online model measuring the one it predicts fastest (1: off), and cells per generation
-  // given the model's fastest unmeasured setting (0: none; -1: population / 2).
+  // given the model's fastest unmeasured setting (0: none; -1: default_model_picks).
   int candidates = 1;
   int model_picks = -1;
+  // model_picks not configured: half the population of each island of a run of 1 or 2,
+  // three quarters with 3 or more (3 of each island's 2 x 2 cells). Four islands then reach a
+  // kernel within 5 % of the optimum in no more measurements than one island on seven of the
+  // eight replay datasets (docs/benchmarks.md, "More model picks on islands").
+  [[nodiscard]] static int default_model_picks(int population, int islands);
   ModelPolicy model_policy = ModelPolicy::greedy;
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
