@@ -511,7 +511,7 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
     ga.model_picks = static_cast<int>(
         p.integer(node["model_picks"], "ga.model_picks", -1, ga.population,
                   "an integer in [0, population = " + std::to_string(ga.population) +
-                      "] (-1: half the population, three quarters with 3 or more islands)"));
+                      "] (-1: half the population, five eighths with several islands)"));
   }
   if (node["model_policy"]) {
     ga.model_policy = static_cast<ModelPolicy>(

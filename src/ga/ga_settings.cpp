@@ -112,7 +112,7 @@ StopReason GaSettings::generation_limit(int g, StopReason voted) const {
 }
 
 int GaSettings::default_model_picks(int population, int islands) {
-  return islands >= 3 ? population * 3 / 4 : population / 2;
+  return islands > 1 ? (5 * population + 7) / 8 : population / 2;
 }
 
 GaSettings GaSettings::for_islands(int islands) const {

@@ -82,10 +82,11 @@ struct GaSettings {
   // given the model's fastest unmeasured setting (0: none; -1: default_model_picks).
   int candidates = 1;
   int model_picks = -1;
-  // model_picks not configured: half the population of each island of a run of 1 or 2,
-  // three quarters with 3 or more (3 of each island's 2 x 2 cells). Four islands then reach a
-  // kernel within 5 % of the optimum in no more measurements than one island on seven of the
-  // eight replay datasets (docs/benchmarks.md, "More model picks on islands").
+  // model_picks not configured: half of one island's population; with several islands five
+  // eighths of each island's, rounded up (5 of 8 cells at 2 islands, 3 of 4 at 3 or more).
+  // Two islands then reach a kernel within 5 % of the optimum in fewer measurements than one
+  // island on all eight replay datasets, four on seven (docs/benchmarks.md, "More model picks
+  // on islands").
   [[nodiscard]] static int default_model_picks(int population, int islands);
   ModelPolicy model_policy = ModelPolicy::greedy;
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th

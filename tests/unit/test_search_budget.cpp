@@ -589,8 +589,8 @@ TEST(SearchBudget, ConfigKeysAndTheirDefaults) {
   EXPECT_EQ(d.for_islands(1).predicted_seeds, 4);
   EXPECT_EQ(d.for_islands(2).population, 8);
   EXPECT_EQ(d.for_islands(4).population, 4);
-  EXPECT_EQ(d.for_islands(2).model_picks, 4);
-  EXPECT_EQ(d.for_islands(3).model_picks, 3);  // three quarters with 3 or more islands
+  EXPECT_EQ(d.for_islands(2).model_picks, 5);  // five eighths, rounded up, with several islands
+  EXPECT_EQ(d.for_islands(3).model_picks, 3);
   EXPECT_EQ(d.for_islands(4).model_picks, 3);
   const Config fixed =
       parse_config("stencil: star2d1r\ngrid: [64, 64]\nga: {rows: 4, cols: 4}\n", "t.yaml", ".");
