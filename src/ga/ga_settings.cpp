@@ -78,7 +78,7 @@ void GaSettings::validate() const {
     bad("candidates", std::to_string(candidates), "an integer in [1, 64] (1: no surrogate)");
   if (model_picks < -1 || model_picks > population) {
     bad("model_picks", std::to_string(model_picks),
-        "an integer in [0, population] (-1: half the population, three quarters with several "
+        "an integer in [0, population] (-1: half the population, five eighths with several "
         "islands)");
   }
   if (predicted_seeds < -1 || predicted_seeds > population) {

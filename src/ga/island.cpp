@@ -133,6 +133,43 @@ void Island::note_best(const Setting& s, const Measurement& m) {
     best_ = std::make_pair(s, m);
 }
 
+// The ids of the alphabet's settings this island has not measured (nor received).
+std::vector<int> Island::unmeasured_ids() const {
+  std::vector<int> open;
+  for (int id = 0; id < alphabet_.size(); ++id) {
+    if (!cached(alphabet_.setting(id)))
+      open.push_back(id);
+  }
+  return open;
+}
+
+// One evaluator call, its answer checked for one result per setting.
+std::vector<Measurement> Island::measure(Evaluator& evaluator, const std::vector<Setting>& batch) {
+  std::vector<Measurement> results = evaluator.evaluate(batch);
+  if (results.size() != batch.size()) {
+    throw std::runtime_error("Evaluator '" + evaluator.name() + "' returned " +
+                             std::to_string(results.size()) + " results for " +
+                             std::to_string(batch.size()) + " settings");
+  }
+  return results;
+}
+
+// One evaluation row for `ind`, numbered next.
+void Island::record(const Individual& ind, int cell, double wall_s, bool known, bool migrant,
+                    TraceSink& sink) {
+  EvaluationRecord r;
+  r.eval_id = next_eval_id_++;
+  r.generation = generation_;
+  r.cell = cell;
+  r.genes = ind.genome;
+  r.setting = alphabet_.setting(ind.id);
+  r.measurement = ind.measurement;
+  r.wall_s = wall_s;
+  r.cached = known;
+  r.migrant = migrant;
+  sink.evaluation(r);
+}
+
 // Dedupes against the cache and within the batch, measures the rest in one call, records
 // every child in cell order.
 std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
@@ -158,12 +195,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
     pending.push_back(s);
   }
   if (!pending.empty()) {
-    std::vector<Measurement> results = evaluator.evaluate(pending);
-    if (results.size() != pending.size()) {
-      throw std::runtime_error("Evaluator '" + evaluator.name() + "' returned " +
-                               std::to_string(results.size()) + " results for " +
-                               std::to_string(pending.size()) + " settings");
-    }
+    std::vector<Measurement> results = measure(evaluator, pending);
     for (std::size_t i = 0; i < pending.size(); ++i) {
       note_best(pending[i], results[i]);
       fresh_.push_back(pending[i]);
@@ -194,16 +226,7 @@ std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std:
       continue;
     }
     ind.measurement = cache_.at(s);
-    EvaluationRecord r;
-    r.eval_id = next_eval_id_++;
-    r.generation = generation_;
-    r.cell = cells[i];
-    r.genes = ind.genome;
-    r.setting = s;
-    r.measurement = ind.measurement;
-    r.wall_s = wall;
-    r.cached = first_of[i] < 0;
-    sink.evaluation(r);
+    record(ind, cells[i], wall, first_of[i] < 0, false, sink);
     out.push_back(std::move(ind));
   }
   return out;
@@ -228,19 +251,12 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
 }
 
 int Island::unmeasured() const {
-  int n = 0;
-  for (int id = 0; id < alphabet_.size(); ++id)
-    n += cached(alphabet_.setting(id)) ? 0 : 1;
-  return n;
+  return static_cast<int>(unmeasured_ids().size());
 }
 
 // Best kept in cell 0, the rest unmeasured settings (model picks and random ones).
 int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
-  std::vector<int> open;
-  for (int id = 0; id < alphabet_.size(); ++id) {
-    if (!cached(alphabet_.setting(id)))
-      open.push_back(id);
-  }
+  std::vector<int> open = unmeasured_ids();
   if (open.empty())
     return -1;
   ++generation_;
@@ -337,23 +353,13 @@ int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
   refit_model();  // on everything known by now: this generation, its immigrants, extras
   if (!model_trusted())
     return 0;
-  std::vector<int> open;
-  for (int id = 0; id < alphabet_.size(); ++id) {
-    if (!cached(alphabet_.setting(id)))
-      open.push_back(id);
-  }
-  const std::vector<int> picks = model_choice(std::move(open), static_cast<std::size_t>(count));
+  const std::vector<int> picks = model_choice(unmeasured_ids(), static_cast<std::size_t>(count));
   if (picks.empty())
     return 0;
   std::vector<Setting> batch;
   for (const int id : picks)
     batch.push_back(alphabet_.setting(id));
-  std::vector<Measurement> results = evaluator.evaluate(batch);
-  if (results.size() != batch.size()) {
-    throw std::runtime_error("Evaluator '" + evaluator.name() + "' returned " +
-                             std::to_string(results.size()) + " results for " +
-                             std::to_string(batch.size()) + " settings");
-  }
+  std::vector<Measurement> results = measure(evaluator, batch);
   const double wall = evaluator.clock_s() + clock_offset_;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     note_best(batch[i], results[i]);
@@ -366,16 +372,7 @@ int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
     ind.measurement = m;
     const std::vector<int> taken =
         replace_worst_if_better(population_, std::span<const Individual>(&ind, 1));
-    EvaluationRecord r;
-    r.eval_id = next_eval_id_++;
-    r.generation = generation_;
-    r.cell = taken.front();
-    r.genes = ind.genome;
-    r.setting = batch[i];
-    r.measurement = m;
-    r.wall_s = wall;
-    r.cached = false;
-    sink.evaluation(r);
+    record(ind, taken.front(), wall, false, false, sink);
   }
   return static_cast<int>(batch.size());
 }
@@ -601,17 +598,7 @@ void Island::immigrate(const std::vector<Migrant>& migrants, TraceSink& sink, do
   }
   const std::vector<int> taken = replace_worst_if_better(population_, arrivals);
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
-    EvaluationRecord r;
-    r.eval_id = next_eval_id_++;
-    r.generation = generation_;
-    r.cell = taken[i];
-    r.genes = arrivals[i].genome;
-    r.setting = alphabet_.setting(arrivals[i].id);
-    r.measurement = arrivals[i].measurement;
-    r.wall_s = wall_s;
-    r.cached = known[i];
-    r.migrant = true;
-    sink.evaluation(r);
+    record(arrivals[i], taken[i], wall_s, known[i], true, sink);
   }
 }
 

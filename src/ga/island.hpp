@@ -243,6 +243,13 @@ class Island {
   // Evaluates the individuals bred for `cells` (ids) as one batch and records them.
   // The offspring MCR counts only the children with `bred[i]` true (all when empty): the
   // model's picks are unmeasured by construction and would hide convergence.
+  // The ids of the alphabet's settings not measured (nor received) here.
+  [[nodiscard]] std::vector<int> unmeasured_ids() const;
+  // One evaluator call for `batch`; throws when it answers other than one result each.
+  static std::vector<Measurement> measure(Evaluator& evaluator, const std::vector<Setting>& batch);
+  // Writes the evaluation row of `ind` in the current generation (`known`: a repeat, `cached`).
+  void record(const Individual& ind, int cell, double wall_s, bool known, bool migrant,
+              TraceSink& sink);
   std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
                                    Evaluator& evaluator, TraceSink& sink, std::int64_t room,
                                    const std::vector<bool>& bred = {});

@@ -160,9 +160,8 @@ class SearchLoop {
   // GaSettings::fill_picks more measurements of the strategy's (SearchStrategy::extra)
   // between generations, within the budgets: the loop calls it while the migrator or the
   // vote would wait (GaSettings::fills_waits), the replay sweep's wall model while an island
-  // would. Its rows
-  // belong to the last generation, its count to the next generation record. False when
-  // nothing was measured.
+  // would. Its rows belong to the last generation, its count to the next generation record.
+  // False when nothing was measured.
   bool fill();
   [[nodiscard]] SearchResult result() const;
   [[nodiscard]] SearchState snapshot() const;
