@@ -43,14 +43,16 @@
 //         for every island's generation g - 1 - D, ga.migration.drift's rule; -1, the default:
 //         never), fill (with drift: an island that would wait measures the model's next `fill`
 //         picks instead, as one batch, again until it may start; ga.migration.fill, whose
-//         default applies; 0: it waits),
+//         default, 0, applies: it waits),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
 //         lambda (the online model's ridge strength; 1), policy (the model's choice:
 //         greedy | thompson; ga.model_policy), explore (thompson's spread;
 //         0-100, 1), klen / knoise (the online model's kernel correction's length
-//         and noise; 0: off), spread (the model's picks of one batch differ pairwise in at
+//         and noise; 0: off), trees / fleaf / fdepth / fshare (the online model's forest
+//         correction: trees, fewest points per leaf, depth, share of features per split;
+//         trees 0: off), spread (the model's picks of one batch differ pairwise in at
 //         least this many parameters; 0: off), plan (0/1: the plan features as
 //         columns of the online model; 1), pinter (0/1: each of them times each
 //         interacting indicator; 1), plambda (their ridge strength; -1: lambda), psel
@@ -78,7 +80,8 @@
 // is measured and its rank among the unmeasured settings by the island's model and by
 // the prior; SWEEP_FIT=1 the optimum's rank by the online model fit on every recorded
 // setting, for several sets of interacting parameters, with and without the plan features
-// (what the model can represent), and fit on SWEEP_FIT_N (150) random recorded settings.
+// (what the model can represent), and fit on SWEEP_FIT_N (150) random recorded settings
+// (SWEEP_FIT_TREES=T: with a forest correction of T trees).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -389,6 +392,11 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.failed_as = v.failed_as();
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
+      extras.model.forest.trees = static_cast<int>(v.num("trees", extras.model.forest.trees));
+      extras.model.forest.min_leaf = static_cast<int>(v.num("fleaf", extras.model.forest.min_leaf));
+      extras.model.forest.max_depth =
+          static_cast<int>(v.num("fdepth", extras.model.forest.max_depth));
+      extras.model.forest.feature_share = v.num("fshare", extras.model.forest.feature_share);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
       extras.model.local_share = v.num("lshare", extras.model.local_share);
       extras.model.local_centres = static_cast<int>(v.num("lcentres", extras.model.local_centres));
@@ -567,6 +575,8 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0,
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
+        model.set_forest({static_cast<int>(v.num("trees", 0)), static_cast<int>(v.num("fleaf", 3)),
+                          static_cast<int>(v.num("fdepth", 12)), v.num("fshare", 0.5)});
         model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
         model.set_failed_as(v.failed_as());
         std::vector<std::pair<Setting, double>> data;
@@ -736,6 +746,8 @@ int main_sweep(int argc, char** argv) {
         OnlineModel model(p.candidates, lambda, prior, inter, mode >= 2, mode == 3);
         if (const char* pl = std::getenv("SWEEP_FIT_PLAMBDA"))
           model.set_plan_lambda(std::atof(pl));
+        if (const char* trees = std::getenv("SWEEP_FIT_TREES"))
+          model.set_forest({std::atoi(trees)});
         model.fit(all);
         const auto rank_of = [&](std::size_t i) {
           const double mo = model.predict_ms(p.candidates[i]);

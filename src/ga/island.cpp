@@ -513,6 +513,7 @@ void Island::refit_model() {
     model_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact, ops_.model.plan_features,
                    ops_.model.plan_interact);
     model_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+    model_->set_forest(ops_.model.forest);
     model_->set_plan_lambda(ops_.model.plan_lambda);
     model_->set_failed_as(ops_.model.failed_as);
     model_->set_loo(ops_.model.skill_gate);
@@ -520,6 +521,7 @@ void Island::refit_model() {
       model_->set_loo(true);
       plain_.emplace(all, ops_.model.lambda, ops_.prior, ops_.interact);
       plain_->set_kernel(ops_.model.kernel_length, ops_.model.kernel_noise);
+      plain_->set_forest(ops_.model.forest);
       plain_->set_failed_as(ops_.model.failed_as);
       plain_->set_loo(true);
     }

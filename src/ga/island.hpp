@@ -79,6 +79,8 @@ struct ModelKnobs {
   // The kernel correction (OnlineModel::set_kernel; length 0: off).
   double kernel_length = 0;
   double kernel_noise = 1;
+  // The forest correction (OnlineModel::set_forest; trees 0: off).
+  RegressionForest::Options forest{};
   // Greedy picks of one generation differ pairwise in at least this many parameters (down
   // the ranking; then the closest ones; 0 or 1: off).
   int pick_spread = 0;

@@ -63,6 +63,7 @@ OnlineModel::OnlineModel(std::span<const Setting> settings, double lambda, const
       values.insert(s[static_cast<Param>(p)]);
     if (values.size() < 2)
       continue;
+    varying_.push_back(static_cast<Param>(p));
     for (auto it = std::next(values.begin()); it != values.end(); ++it) {
       if (std::find(interact.begin(), interact.end(), static_cast<Param>(p)) != interact.end())
         merge_levels_.push_back(static_cast<int>(levels_.size()));
@@ -131,6 +132,19 @@ std::vector<double> OnlineModel::dense_of(const Setting& s, std::span<const doub
     }
   }
   return z;
+}
+
+std::vector<double> OnlineModel::forest_row(const Setting& s) const {
+  std::vector<double> row;
+  row.reserve(varying_.size() + 1 + plan_mean_.size());
+  for (const Param p : varying_)
+    row.push_back(s[p]);
+  if (prior_) {
+    const std::vector<double> z = dense(s);
+    const std::size_t own = std::min(z.size(), 1 + plan_mean_.size());
+    row.insert(row.end(), z.begin(), z.begin() + static_cast<std::ptrdiff_t>(own));
+  }
+  return row;
 }
 
 std::vector<double> OnlineModel::dense(const Setting& s) const {
@@ -268,6 +282,20 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
     }
     loo_rmse_ = std::sqrt(press / n);
   }
+  // The forest on the ridge's residuals; its seed is the number of points, so a refit on
+  // the same measurements (a resumed island) grows the same trees.
+  std::vector<double> forest_fit(rows.size(), 0.0);
+  if (forest_.options().trees > 0) {
+    std::vector<std::vector<double>> fx;
+    std::vector<double> r;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      fx.push_back(forest_row(measured[i].first));
+      r.push_back(y[i] - fitted_value(i));
+    }
+    forest_.fit(fx, r, rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      forest_fit[i] = forest_.predict(fx[i]);
+  }
   kernel_points_.clear();
   kernel_alpha_.clear();
   if (kernel_length_ > 0) {
@@ -276,7 +304,7 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
     const std::size_t m = rows.size();
     std::vector<double> r(m);
     for (std::size_t i = 0; i < m; ++i) {
-      r[i] = y[i] - fitted_value(i);
+      r[i] = y[i] - fitted_value(i) - forest_fit[i];
       kernel_points_.push_back(measured[i].first);
     }
     std::vector<double> k(m * m);
@@ -345,6 +373,8 @@ double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset)
     for (std::size_t c = 0; c < z.size(); ++c)
       v += (weights_[sparse_count_ + c] + (shifted ? offset[sparse_count_ + c] : 0.0)) * z[c];
   }
+  if (!forest_.empty())
+    v += forest_.predict(forest_row(s));
   if (!kernel_alpha_.empty())
     v += kernel_term(s);
   return std::exp(v);

@@ -41,6 +41,7 @@
 
 #include "common/rng.hpp"
 #include "sample/predictor.hpp"
+#include "sample/regression_forest.hpp"
 #include "setting/setting.hpp"
 
 namespace isletune {
@@ -76,6 +77,14 @@ class OnlineModel final : public Predictor {
     kernel_length_ = length;
     kernel_noise_ = noise;
   }
+
+  // A forest correction of the regression (off with options.trees 0): after the ridge fit,
+  // a random forest of regression trees (RegressionForest) is fit to its residuals over the
+  // varying parameters' values, the prior's log prediction and the plan features, and
+  // predict adds its mean: the trees split where the main effects and their interactions
+  // with the kernel family fall short (e.g. a block size that pays only with one merge
+  // factor). Fit before the kernel correction, which then smooths what it leaves.
+  void set_forest(RegressionForest::Options options) { forest_ = RegressionForest(options); }
 
   void set_failed_as(FailedAs f) { failed_as_ = f; }
 
@@ -116,12 +125,16 @@ class OnlineModel final : public Predictor {
   [[nodiscard]] std::vector<double> compute_dense(const Setting& s) const;
   // The same from the setting's plan features `f` (empty without plan features).
   [[nodiscard]] std::vector<double> dense_of(const Setting& s, std::span<const double> f) const;
+  // The forest's row of `s`: the varying parameters' values, then the prior's log
+  // prediction and the scaled plan features (not their interaction copies).
+  [[nodiscard]] std::vector<double> forest_row(const Setting& s) const;
 
   struct Level {
     Param param;
     int value;
   };
   std::vector<Level> levels_;      // one-hot main effects
+  std::vector<Param> varying_;     // the parameters with more than one value
   std::vector<int> merge_levels_;  // indices into levels_ of the interacting indicators
   std::size_t feature_count_ = 0;
   std::size_t sparse_count_ = 0;  // indicator columns; the dense ones follow
@@ -144,6 +157,7 @@ class OnlineModel final : public Predictor {
   std::vector<double> kernel_alpha_;
   std::array<double, kParamCount + 1> kernel_of_distance_{};
   [[nodiscard]] double kernel_term(const Setting& s) const;
+  RegressionForest forest_;  // fit on the ridge's residuals (set_forest)
   double intercept_ = 0;
   bool fitted_ = false;
 };

@@ -1,0 +1,112 @@
+// The random forest of regression trees (sample/regression_forest.hpp) and the online
+// model's forest correction (OnlineModel::set_forest).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sample/online_model.hpp"
+#include "sample/regression_forest.hpp"
+#include "test_ga_fakes.hpp"
+
+namespace isletune {
+namespace {
+
+// Rows over a 6 x 6 grid of (x0, x1) with a third column of noise-free ramp x2, and an
+// AND interaction: y is 1 only where x0 >= 4 and x1 >= 4, else 0.
+struct AndData {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  AndData() {
+    for (int a = 0; a < 6; ++a)
+      for (int b = 0; b < 6; ++b) {
+        x.push_back({static_cast<double>(a), static_cast<double>(b), 0.1 * (a + b)});
+        y.push_back(a >= 4 && b >= 4 ? 1.0 : 0.0);
+      }
+  }
+};
+
+TEST(RegressionForest, LearnsAnInteractionNoMainEffectHolds) {
+  const AndData d;
+  RegressionForest forest({.trees = 40, .min_leaf = 2, .max_depth = 8, .feature_share = 0.67});
+  forest.fit(d.x, d.y, 1);
+  ASSERT_FALSE(forest.empty());
+  const double inside = forest.predict(std::vector<double>{5, 5, 1.0});
+  const double row = forest.predict(std::vector<double>{5, 1, 0.6});
+  const double column = forest.predict(std::vector<double>{1, 5, 0.6});
+  const double corner = forest.predict(std::vector<double>{0, 0, 0.0});
+  EXPECT_GT(inside, 0.6);
+  EXPECT_LT(row, 0.3);
+  EXPECT_LT(column, 0.3);
+  EXPECT_LT(corner, 0.1);
+}
+
+TEST(RegressionForest, TheSameSeedGrowsTheSameTrees) {
+  const AndData d;
+  const RegressionForest::Options o{.trees = 10, .min_leaf = 2};
+  RegressionForest a(o), b(o), c(o);
+  a.fit(d.x, d.y, 7);
+  b.fit(d.x, d.y, 7);
+  c.fit(d.x, d.y, 8);
+  bool differs = false;
+  for (const auto& row : d.x) {
+    EXPECT_EQ(a.predict(row), b.predict(row));
+    differs = differs || a.predict(row) != c.predict(row);
+  }
+  EXPECT_TRUE(differs);  // another seed draws other bootstrap samples
+}
+
+TEST(RegressionForest, NoTreesOrTooFewRowsFitNothing) {
+  const AndData d;
+  RegressionForest none({.trees = 0});
+  none.fit(d.x, d.y, 1);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.predict(d.x.front()), 0.0);
+  RegressionForest few({.trees = 5, .min_leaf = 3});
+  few.fit(std::span(d.x).first(5), std::span(d.y).first(5), 1);  // fewer than 2 * min_leaf
+  EXPECT_TRUE(few.empty());
+  // A leaf never holds fewer than min_leaf points: with min_leaf = all rows a tree is
+  // one leaf, the (bootstrap) mean, the same for every row.
+  RegressionForest stump({.trees = 3, .min_leaf = 18});
+  stump.fit(d.x, d.y, 1);
+  ASSERT_FALSE(stump.empty());
+  EXPECT_EQ(stump.predict(d.x.front()), stump.predict(d.x.back()));
+}
+
+// tbx and tby do not interact in the ridge's features (only the merge kind does), yet here
+// each alone is slow and both together fastest. Fit on every setting, the ridge with its
+// main effects ranks the optimum far down; with the forest on its residuals, within the
+// cell of settings that share its tbx and tby.
+TEST(OnlineModel, AForestCorrectionRanksAnInteractionOptimum) {
+  const SampledSet set = testing::landscape_set();
+  const auto time = [](const Setting& s) {
+    const bool x = s[Param::tbx] == 6, y = s[Param::tby] == 1;
+    return (x && y ? 0.6 : (x || y ? 1.4 : 1.0)) * (1.0 + 0.05 * s[Param::ufx]);
+  };
+  std::vector<std::pair<Setting, double>> data;
+  Setting optimum = set.settings.front();
+  for (const Setting& s : set.settings) {
+    data.emplace_back(s, time(s));
+    if (time(s) < time(optimum))
+      optimum = s;
+  }
+  const auto rank_of_optimum = [&](const OnlineModel& m) {
+    int better = 0;
+    for (const Setting& s : set.settings)
+      better += m.predict_ms(s) < m.predict_ms(optimum) ? 1 : 0;
+    return better;
+  };
+  OnlineModel ridge(set.settings);
+  ridge.fit(data);
+  OnlineModel forest(set.settings);
+  forest.set_forest({.trees = 30, .min_leaf = 2});
+  forest.fit(data);
+  ASSERT_TRUE(ridge.fitted());
+  ASSERT_TRUE(forest.fitted());
+  EXPECT_GT(rank_of_optimum(ridge), 50);
+  // Every setting of the cell (tbx 6, tby 1; 16 of them) is faster than every other one.
+  EXPECT_LT(rank_of_optimum(forest), 16);
+}
+
+}  // namespace
+}  // namespace isletune
