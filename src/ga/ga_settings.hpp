@@ -70,11 +70,12 @@ struct GaSettings {
   // measures the online model's next `fill_picks` picks instead, as one batch
   // (SearchLoop::fill), again until they are ready, so a GPU that would idle measures (0:
   // it waits). No effect on the deterministic ring (drift off), whose runs must not depend
-  // on timing. 4: the wall model's choice among 1-12 on the two cold datasets; on four
-  // H100s 6 took the waiting from 12.6 to 1.3 s per rank (docs/benchmarks.md, "Waits
-  // turned into measurements").
+  // on timing. Off by default: on four H100s fill 4 took the waiting from about 16 to 1.5 s
+  // per rank and measured more, yet ended with a slower best kernel than waiting in 10 of
+  // 10 paired runs (fewer generations; the fills' greedy picks rarely were among the best;
+  // docs/benchmarks.md, "Fills on four H100s: more measurements, slower kernels").
   static constexpr int kMaxFillPicks = 64;
-  int fill_picks = 4;
+  int fill_picks = 0;
   [[nodiscard]] bool fills_waits() const { return fill_picks > 0 && migration_drift >= 0; }
   double mcr_threshold = 0.9;  // MCR on offspring; every island must reach it (StopTally)
   // Surrogate-assisted breeding (island.hpp GaOperators): children bred per cell, the
