@@ -52,11 +52,12 @@
 //         0-100, 1), klen / knoise (the online model's kernel correction's length
 //         and noise; 0: off), trees / fleaf / fdepth / fshare (the online model's forest
 //         correction: trees, fewest points per leaf, depth, share of features per split;
-//         trees 0: off), spread (the model's picks of one batch differ pairwise in at
-//         least this many parameters; 0: off), plan (0/1: the plan features as
-//         columns of the online model; 1), pinter (0/1: each of them times each
-//         interacting indicator; 1), plambda (their ridge strength; -1: lambda), psel
-//         (0/1: the model without plan features is fit too, the lower leave-one-out error
+//         ModelKnobs::forest's 30, 3, 12, 0.33; trees 0: off), kappa (greedy picks rank
+//         by the forest's lower confidence bound, kappa of its trees' deviations; 0), spread (the
+//         model's picks of one batch differ pairwise in at least this many parameters; 0: off),
+//         plan (0/1: the plan features as columns of the online model; 1), pinter (0/1: each of
+//         them times each interacting indicator; 1), plambda (their ridge strength; -1: lambda),
+//         psel (0/1: the model without plan features is fit too, the lower leave-one-out error
 //         chooses; 0), gate (0/1: the model chooses only while its leave-one-out error is
 //         below the spread of the measured log times; 1), failed (a failed measurement's
 //         target in the online model's fit: 0 the median success, the default; 1 twice the
@@ -397,6 +398,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.forest.max_depth =
           static_cast<int>(v.num("fdepth", extras.model.forest.max_depth));
       extras.model.forest.feature_share = v.num("fshare", extras.model.forest.feature_share);
+      extras.model.forest_kappa = v.num("kappa", extras.model.forest_kappa);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
       extras.model.local_share = v.num("lshare", extras.model.local_share);
       extras.model.local_centres = static_cast<int>(v.num("lcentres", extras.model.local_centres));
@@ -575,8 +577,11 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0,
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
-        model.set_forest({static_cast<int>(v.num("trees", 0)), static_cast<int>(v.num("fleaf", 3)),
-                          static_cast<int>(v.num("fdepth", 12)), v.num("fshare", 0.5)});
+        const RegressionForest::Options forest = ModelKnobs{}.forest;
+        model.set_forest({static_cast<int>(v.num("trees", forest.trees)),
+                          static_cast<int>(v.num("fleaf", forest.min_leaf)),
+                          static_cast<int>(v.num("fdepth", forest.max_depth)),
+                          v.num("fshare", forest.feature_share)});
         model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
         model.set_failed_as(v.failed_as());
         std::vector<std::pair<Setting, double>> data;
@@ -747,7 +752,7 @@ int main_sweep(int argc, char** argv) {
         if (const char* pl = std::getenv("SWEEP_FIT_PLAMBDA"))
           model.set_plan_lambda(std::atof(pl));
         if (const char* trees = std::getenv("SWEEP_FIT_TREES"))
-          model.set_forest({std::atoi(trees)});
+          model.set_forest({.trees = std::atoi(trees)});  // the default shape
         model.fit(all);
         const auto rank_of = [&](std::size_t i) {
           const double mo = model.predict_ms(p.candidates[i]);

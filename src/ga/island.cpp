@@ -452,7 +452,8 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
   }
   if (ops_.model_policy == ModelPolicy::greedy && ops_.model.pick_spread <= 1) {
     for (const int id : open)
-      ranked.emplace_back(model().predict_ms(alphabet_.setting(id)), id);
+      ranked.emplace_back(model().optimistic_ms(alphabet_.setting(id), ops_.model.forest_kappa),
+                          id);
     return strided_best(ranked, count, ops_, generation_, mine);
   }
   if (ops_.model_policy == ModelPolicy::greedy) {

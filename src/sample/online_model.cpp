@@ -359,6 +359,12 @@ double OnlineModel::predict_ms(const Setting& s) const {
   return predict_ms(s, {});
 }
 
+double OnlineModel::optimistic_ms(const Setting& s, double kappa) const {
+  if (!fitted_ || forest_.empty() || kappa == 0)
+    return predict_ms(s);
+  return predict_ms(s) * std::exp(-kappa * forest_.predict_spread(forest_row(s)).second);
+}
+
 // The offset's intercept shift (offset . mean_x) is the same for every setting, so it is
 // left out: rankings by a draw do not depend on it.
 double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset) const {

@@ -113,6 +113,10 @@ class OnlineModel final : public Predictor {
   // One draw from the weights' posterior, as an offset from the fitted weights, its
   // covariance (scale * residual_sd())^2 A^-1; empty while unfit. Draws from `rng` only.
   [[nodiscard]] std::vector<double> draw(Rng& rng, double scale = 1.0) const;
+  // An optimistic prediction: predict_ms(s) lowered by `kappa` times the forest's spread
+  // there (its trees' standard deviation in log time), so the picks also go where the
+  // bootstrap samples disagree (a lower confidence bound; predict_ms without a forest).
+  [[nodiscard]] double optimistic_ms(const Setting& s, double kappa) const;
   // predict_ms(s) under the fitted weights plus `offset` (a draw(); empty: predict_ms(s)).
   [[nodiscard]] double predict_ms(const Setting& s, std::span<const double> offset) const;
 

@@ -172,17 +172,24 @@ void RegressionForest::fit(std::span<const std::vector<double>> x, std::span<con
 }
 
 double RegressionForest::predict(std::span<const double> row) const {
+  return predict_spread(row).first;
+}
+
+std::pair<double, double> RegressionForest::predict_spread(std::span<const double> row) const {
   if (roots_.empty())
-    return 0.0;
-  double sum = 0;
+    return {0.0, 0.0};
+  double sum = 0, sq = 0;
   for (const int root : roots_) {
     const Node* n = &nodes_[static_cast<std::size_t>(root)];
     while (n->feature >= 0)
       n = &nodes_[static_cast<std::size_t>(
           row[static_cast<std::size_t>(n->feature)] <= n->threshold ? n->left : n->right)];
     sum += n->value;
+    sq += n->value * n->value;
   }
-  return sum / static_cast<double>(roots_.size());
+  const double k = static_cast<double>(roots_.size());
+  const double mean = sum / k;
+  return {mean, std::sqrt(std::max(0.0, sq / k - mean * mean))};
 }
 
 }  // namespace isletune

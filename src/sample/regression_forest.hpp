@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace isletune {
@@ -15,10 +16,10 @@ namespace isletune {
 class RegressionForest {
  public:
   struct Options {
-    int trees = 0;               // 0: no forest (predict() is 0)
-    int min_leaf = 3;            // the fewest (bootstrap-weighted) points a leaf holds
-    int max_depth = 12;          // splits from the root to a leaf, at most
-    double feature_share = 0.5;  // share of the features tried at each split (at least 1)
+    int trees = 0;                // 0: no forest (predict() is 0)
+    int min_leaf = 3;             // the fewest (bootstrap-weighted) points a leaf holds
+    int max_depth = 12;           // splits from the root to a leaf, at most
+    double feature_share = 0.33;  // share of the features tried at each split (at least 1)
   };
 
   RegressionForest() = default;
@@ -29,6 +30,9 @@ class RegressionForest {
   void fit(std::span<const std::vector<double>> x, std::span<const double> y, std::uint64_t seed);
   // The mean of the trees' leaves for `row` (0 without trees).
   [[nodiscard]] double predict(std::span<const double> row) const;
+  // The mean and the standard deviation of the trees' leaves for `row` (0, 0 without
+  // trees): how much the bootstrap samples disagree there, an uncertainty.
+  [[nodiscard]] std::pair<double, double> predict_spread(std::span<const double> row) const;
   [[nodiscard]] bool empty() const { return nodes_.empty(); }
   [[nodiscard]] const Options& options() const { return options_; }
 

@@ -104,6 +104,9 @@ struct Grown {
   // measurements put the fast region (which a model of main effects extrapolates to).
   static Grown needle() {
     Grown g(3);
+    // The ridge's main effects alone: the forest correction would lift the needle's
+    // neighbours, which is what local is measured against here.
+    g.ops.model.forest.trees = 0;
     const auto time = [](const Setting& s) {
       if (s[Param::tbx] == 0 && s[Param::tby] == 0 && s[Param::mfx] == 0 && s[Param::ufx] == 0)
         return 0.5;
@@ -154,6 +157,7 @@ struct Grown {
   // The unmeasured settings by the island's model (refit as the island does), fastest first.
   std::vector<Setting> greedy_ranking() const {
     OnlineModel model(set.settings, ops.model.lambda, nullptr, ops.interact);
+    model.set_forest(ops.model.forest);
     std::vector<std::pair<Setting, double>> data;
     for (const auto& [s, m] : state.cache)
       data.emplace_back(s, m.model_ms());

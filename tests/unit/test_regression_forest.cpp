@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/rng.hpp"
 #include "sample/online_model.hpp"
 #include "sample/regression_forest.hpp"
 #include "test_ga_fakes.hpp"
@@ -56,6 +57,29 @@ TEST(RegressionForest, TheSameSeedGrowsTheSameTrees) {
   EXPECT_TRUE(differs);  // another seed draws other bootstrap samples
 }
 
+// Where the rows agree the trees agree; where the targets scatter, the bootstrap samples
+// grow different leaves and the spread is wide.
+TEST(RegressionForest, TheSpreadIsWideOnlyWhereTheTargetsScatter) {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  Rng rng(3, 4);
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      x.push_back({static_cast<double>(a), static_cast<double>(b)});
+      y.push_back(a < 4 ? 1.0 : 4.0 * rng.uniform());
+    }
+  RegressionForest forest({.trees = 40, .min_leaf = 2, .feature_share = 1.0});
+  forest.fit(x, y, 5);
+  const auto [calm_mean, calm_sd] = forest.predict_spread(std::vector<double>{1, 3});
+  const auto [rough_mean, rough_sd] = forest.predict_spread(std::vector<double>{6, 3});
+  EXPECT_NEAR(calm_mean, 1.0, 0.05);
+  EXPECT_LT(calm_sd, 0.05);
+  EXPECT_GT(rough_sd, 5 * std::max(calm_sd, 0.01));
+  EXPECT_EQ(forest.predict(std::vector<double>{6, 3}), rough_mean);
+  EXPECT_EQ(RegressionForest().predict_spread(std::vector<double>{6, 3}),
+            std::make_pair(0.0, 0.0));
+}
+
 TEST(RegressionForest, NoTreesOrTooFewRowsFitNothing) {
   const AndData d;
   RegressionForest none({.trees = 0});
@@ -99,11 +123,22 @@ TEST(OnlineModel, AForestCorrectionRanksAnInteractionOptimum) {
   OnlineModel ridge(set.settings);
   ridge.fit(data);
   OnlineModel forest(set.settings);
-  forest.set_forest({.trees = 30, .min_leaf = 2});
+  // Four features here (no prior): two tried per split, as a third of the product's ~30.
+  forest.set_forest({.trees = 30, .min_leaf = 2, .feature_share = 0.5});
   forest.fit(data);
   ASSERT_TRUE(ridge.fitted());
   ASSERT_TRUE(forest.fitted());
   EXPECT_GT(rank_of_optimum(ridge), 50);
+  // The optimistic prediction is the forest's lower bound: never above the prediction, equal
+  // with kappa 0 and without a forest.
+  int lowered = 0;
+  for (const Setting& s : set.settings) {
+    EXPECT_LE(forest.optimistic_ms(s, 1.0), forest.predict_ms(s));
+    EXPECT_EQ(forest.optimistic_ms(s, 0.0), forest.predict_ms(s));
+    EXPECT_EQ(ridge.optimistic_ms(s, 1.0), ridge.predict_ms(s));
+    lowered += forest.optimistic_ms(s, 1.0) < forest.predict_ms(s) ? 1 : 0;
+  }
+  EXPECT_GT(lowered, 0);
   // Every setting of the cell (tbx 6, tby 1; 16 of them) is faster than every other one.
   EXPECT_LT(rank_of_optimum(forest), 16);
 }
