@@ -76,8 +76,26 @@ TEST(RegressionForest, TheSpreadIsWideOnlyWhereTheTargetsScatter) {
   EXPECT_LT(calm_sd, 0.05);
   EXPECT_GT(rough_sd, 5 * std::max(calm_sd, 0.01));
   EXPECT_EQ(forest.predict(std::vector<double>{6, 3}), rough_mean);
-  EXPECT_EQ(RegressionForest().predict_spread(std::vector<double>{6, 3}),
-            std::make_pair(0.0, 0.0));
+  EXPECT_EQ(RegressionForest().predict_spread(std::vector<double>{6, 3}), std::make_pair(0.0, 0.0));
+}
+
+// A feature of more distinct values than bins: the splits still fall where the target
+// steps, in the feature's own values (predict() compares raw values with the thresholds).
+TEST(RegressionForest, ManyDistinctValuesSplitWhereTheTargetSteps) {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  Rng rng(9, 1);
+  for (int i = 0; i < 500; ++i) {
+    const double v = 1000 + 500 * rng.uniform();  // 500 distinct values, far from 0
+    x.push_back({v});
+    y.push_back(v > 1250 ? 1.0 : 0.0);
+  }
+  RegressionForest forest({.trees = 20, .min_leaf = 3, .feature_share = 1.0});
+  forest.fit(x, y, 2);
+  EXPECT_LT(forest.predict(std::vector<double>{1010}), 0.05);
+  EXPECT_LT(forest.predict(std::vector<double>{1235}), 0.2);
+  EXPECT_GT(forest.predict(std::vector<double>{1265}), 0.8);
+  EXPECT_GT(forest.predict(std::vector<double>{1490}), 0.95);
 }
 
 TEST(RegressionForest, NoTreesOrTooFewRowsFitNothing) {
