@@ -197,6 +197,15 @@ struct Variant {
   [[nodiscard]] FailedAs failed_as() const {
     return num("failed", 0) != 0 ? FailedAs::twice_slowest : FailedAs::median;
   }
+  // Keys trees, fleaf, fdepth, fshare: the online model's forest (ModelKnobs::forest's
+  // values where unset).
+  [[nodiscard]] RegressionForest::Options forest() const {
+    const RegressionForest::Options d = ModelKnobs{}.forest;
+    return {.trees = static_cast<int>(num("trees", d.trees)),
+            .min_leaf = static_cast<int>(num("fleaf", d.min_leaf)),
+            .max_depth = static_cast<int>(num("fdepth", d.max_depth)),
+            .feature_share = num("fshare", d.feature_share)};
+  }
 };
 
 // "name:key=value,key=value".
@@ -393,11 +402,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.model.failed_as = v.failed_as();
       extras.model.kernel_length = v.num("klen", extras.model.kernel_length);
       extras.model.kernel_noise = v.num("knoise", extras.model.kernel_noise);
-      extras.model.forest.trees = static_cast<int>(v.num("trees", extras.model.forest.trees));
-      extras.model.forest.min_leaf = static_cast<int>(v.num("fleaf", extras.model.forest.min_leaf));
-      extras.model.forest.max_depth =
-          static_cast<int>(v.num("fdepth", extras.model.forest.max_depth));
-      extras.model.forest.feature_share = v.num("fshare", extras.model.forest.feature_share);
+      extras.model.forest = v.forest();
       extras.model.forest_kappa = v.num("kappa", extras.model.forest_kappa);
       extras.model.pick_spread = static_cast<int>(v.num("spread", extras.model.pick_spread));
       extras.model.local_share = v.num("lshare", extras.model.local_share);
@@ -577,11 +582,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
                           v.num("plan", ModelKnobs{}.plan_features ? 1 : 0) != 0,
                           v.num("pinter", ModelKnobs{}.plan_interact ? 1 : 0) != 0);
         model.set_kernel(v.num("klen", 0), v.num("knoise", 1));
-        const RegressionForest::Options forest = ModelKnobs{}.forest;
-        model.set_forest({static_cast<int>(v.num("trees", forest.trees)),
-                          static_cast<int>(v.num("fleaf", forest.min_leaf)),
-                          static_cast<int>(v.num("fdepth", forest.max_depth)),
-                          v.num("fshare", forest.feature_share)});
+        model.set_forest(v.forest());
         model.set_plan_lambda(v.num("plambda", ModelKnobs{}.plan_lambda));
         model.set_failed_as(v.failed_as());
         std::vector<std::pair<Setting, double>> data;

@@ -134,16 +134,13 @@ std::vector<double> OnlineModel::dense_of(const Setting& s, std::span<const doub
   return z;
 }
 
-std::vector<double> OnlineModel::forest_row(const Setting& s) const {
+std::vector<double> OnlineModel::forest_row(const Setting& s, std::span<const double> z) const {
   std::vector<double> row;
   row.reserve(varying_.size() + 1 + plan_mean_.size());
   for (const Param p : varying_)
     row.push_back(s[p]);
-  if (prior_) {
-    const std::vector<double> z = dense(s);
-    const std::size_t own = std::min(z.size(), 1 + plan_mean_.size());
-    row.insert(row.end(), z.begin(), z.begin() + static_cast<std::ptrdiff_t>(own));
-  }
+  const std::size_t own = std::min(z.size(), 1 + plan_mean_.size());
+  row.insert(row.end(), z.begin(), z.begin() + static_cast<std::ptrdiff_t>(own));
   return row;
 }
 
@@ -284,17 +281,14 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
   }
   // The forest on the ridge's residuals; its seed is the number of points, so a refit on
   // the same measurements (a resumed island) grows the same trees.
-  std::vector<double> forest_fit(rows.size(), 0.0);
+  std::vector<std::vector<double>> fx;
   if (forest_.options().trees > 0) {
-    std::vector<std::vector<double>> fx;
     std::vector<double> r;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      fx.push_back(forest_row(measured[i].first));
+      fx.push_back(forest_row(measured[i].first, z[i]));
       r.push_back(y[i] - fitted_value(i));
     }
     forest_.fit(fx, r, rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      forest_fit[i] = forest_.predict(fx[i]);
   }
   kernel_points_.clear();
   kernel_alpha_.clear();
@@ -304,7 +298,7 @@ void OnlineModel::fit(std::span<const std::pair<Setting, double>> measured, int 
     const std::size_t m = rows.size();
     std::vector<double> r(m);
     for (std::size_t i = 0; i < m; ++i) {
-      r[i] = y[i] - fitted_value(i) - forest_fit[i];
+      r[i] = y[i] - fitted_value(i) - (fx.empty() ? 0.0 : forest_.predict(fx[i]));
       kernel_points_.push_back(measured[i].first);
     }
     std::vector<double> k(m * m);
@@ -360,30 +354,30 @@ double OnlineModel::predict_ms(const Setting& s) const {
 }
 
 double OnlineModel::optimistic_ms(const Setting& s, double kappa) const {
-  if (!fitted_ || forest_.empty() || kappa == 0)
-    return predict_ms(s);
-  return predict_ms(s) * std::exp(-kappa * forest_.predict_spread(forest_row(s)).second);
+  return fitted_ ? std::exp(log_ms(s, {}, kappa)) : 1.0;
+}
+
+double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset) const {
+  return fitted_ ? std::exp(log_ms(s, offset, 0.0)) : 1.0;
 }
 
 // The offset's intercept shift (offset . mean_x) is the same for every setting, so it is
 // left out: rankings by a draw do not depend on it.
-double OnlineModel::predict_ms(const Setting& s, std::span<const double> offset) const {
-  if (!fitted_)
-    return 1.0;
+double OnlineModel::log_ms(const Setting& s, std::span<const double> offset, double kappa) const {
   const bool shifted = offset.size() == weights_.size();
   double v = intercept_;
   for (const int j : active(s))
     v += weights_[j] + (shifted ? offset[j] : 0.0);
-  if (prior_) {
-    const std::vector<double> z = dense(s);
-    for (std::size_t c = 0; c < z.size(); ++c)
-      v += (weights_[sparse_count_ + c] + (shifted ? offset[sparse_count_ + c] : 0.0)) * z[c];
+  const std::vector<double> z = prior_ ? dense(s) : std::vector<double>{};
+  for (std::size_t c = 0; c < z.size(); ++c)
+    v += (weights_[sparse_count_ + c] + (shifted ? offset[sparse_count_ + c] : 0.0)) * z[c];
+  if (!forest_.empty()) {
+    const auto [mean, sd] = forest_.predict_spread(forest_row(s, z));
+    v += mean - kappa * sd;
   }
-  if (!forest_.empty())
-    v += forest_.predict(forest_row(s));
   if (!kernel_alpha_.empty())
     v += kernel_term(s);
-  return std::exp(v);
+  return v;
 }
 
 }  // namespace isletune

@@ -129,9 +129,12 @@ class OnlineModel final : public Predictor {
   [[nodiscard]] std::vector<double> compute_dense(const Setting& s) const;
   // The same from the setting's plan features `f` (empty without plan features).
   [[nodiscard]] std::vector<double> dense_of(const Setting& s, std::span<const double> f) const;
-  // The forest's row of `s`: the varying parameters' values, then the prior's log
-  // prediction and the scaled plan features (not their interaction copies).
-  [[nodiscard]] std::vector<double> forest_row(const Setting& s) const;
+  // The forest's row of `s` with dense columns `z` (dense(s)): the varying parameters'
+  // values, then the prior's log prediction and the scaled plan features (not their
+  // interaction copies).
+  [[nodiscard]] std::vector<double> forest_row(const Setting& s, std::span<const double> z) const;
+  // log(predict_ms(s, offset)), the forest's part lowered by `kappa` of its spread.
+  [[nodiscard]] double log_ms(const Setting& s, std::span<const double> offset, double kappa) const;
 
   struct Level {
     Param param;
