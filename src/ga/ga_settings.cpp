@@ -81,6 +81,11 @@ void GaSettings::validate() const {
         "an integer in [0, population] (-1: half the population, five eighths with several "
         "islands)");
   }
+  if (model_trees < -1 || model_trees > kMaxModelTrees) {
+    bad("model_trees", std::to_string(model_trees),
+        "an integer in [0, " + std::to_string(kMaxModelTrees) +
+            "] (0: the ridge alone; -1: the default forest)");
+  }
   if (predicted_seeds < -1 || predicted_seeds > population) {
     bad("predicted_seeds", std::to_string(predicted_seeds),
         "an integer in [0, population] (-1: population / 4)");

@@ -90,6 +90,10 @@ struct GaSettings {
   // on islands").
   [[nodiscard]] static int default_model_picks(int population, int islands);
   ModelPolicy model_policy = ModelPolicy::greedy;
+  // Trees of the random forest the online model fits on its ridge's residuals (0: the ridge
+  // alone; -1: the model's default, ModelKnobs::forest).
+  int model_trees = -1;
+  static constexpr int kMaxModelTrees = 256;
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
   int predicted_seeds = -1;

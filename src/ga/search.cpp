@@ -234,6 +234,17 @@ SearchResult run_search(const GaSettings& settings, SearchStrategy& strategy, Ev
 
 // ---- island-ga -------------------------------------------------------------------------
 
+namespace {
+
+// The online model's knobs with what the configuration sets (GaSettings::model_trees).
+ModelKnobs model_knobs(const GaSettings& settings, ModelKnobs knobs) {
+  if (settings.model_trees >= 0)
+    knobs.forest.trees = settings.model_trees;
+  return knobs;
+}
+
+}  // namespace
+
 IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphabet,
                                std::uint64_t seed, int rank, IslandExtras extras)
     : torus_(settings.rows, settings.cols),
@@ -251,7 +262,7 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
            extras.ranked_until,
            extras.interact,
            settings.model_policy,
-           extras.model},
+           model_knobs(settings, extras.model)},
       policy_{settings.migration_interval, settings.migration_count},
       rank_(rank),
       restarts_on_(settings.explicit_budget()),

@@ -61,7 +61,7 @@ std::string everything_yaml() {
          "strategy: sampled-random\n"
          "ga: {population: 12, rows: 3, cols: 4, crossover_rate: 0.7, mutation_rate: 0.01,\n"
          "     encoding: parameters, gray: true, migration: {interval: 3, count: 2},\n"
-         "     mcr_threshold: 0.75}\n"
+         "     mcr_threshold: 0.75, model_trees: 12}\n"
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
          "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0,\n"
@@ -97,6 +97,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_TRUE(c.ga.gray);
   EXPECT_EQ(c.ga.migration_interval, 3);
   EXPECT_EQ(c.ga.migration_count, 2);
+  EXPECT_EQ(c.ga.model_trees, 12);
   EXPECT_EQ(c.ga.max_evaluations, 900);
   EXPECT_EQ(c.ga.time_budget_s, 12.5);
   EXPECT_EQ(c.evaluator.backend, Backend::replay);
@@ -133,6 +134,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.strategy, Strategy::island_ga);
   EXPECT_EQ(c.predictor, PredictorKind::roofline);
   EXPECT_EQ(c.ga.population, 16);
+  EXPECT_EQ(c.ga.model_trees, -1);  // the online model's own forest
   EXPECT_EQ(c.ga.crossover_rate, 0.8);
   EXPECT_EQ(c.ga.mcr_threshold, 0.9);  // the replay sweep's choice (docs/benchmarks.md)
   EXPECT_EQ(c.ga.mutation_rate, 0.05);
@@ -230,6 +232,8 @@ TEST(Config, OutOfRangeValuesAreReportedWithTheRange) {
                       "ga.crossover_rate");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nga: {population: 15}\n"),
                       "ga.population");
+  expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nga: {model_trees: 257}\n"),
+                      "ga.model_trees");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nsampler: {floor: 0.5}\n"),
                       "sampler.floor");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nbudget: {max_generations: 0}\n"),

@@ -204,6 +204,40 @@ TEST(Search, GaSettingsValidationNamesTheKey) {
   ga.cols = 1;
   ga.population = 1;
   EXPECT_NE(message(ga).find("ga.population"), std::string::npos);
+  for (const int trees : {-2, GaSettings::kMaxModelTrees + 1}) {
+    ga = {};
+    ga.model_trees = trees;
+    EXPECT_NE(message(ga).find("ga.model_trees"), std::string::npos) << trees;
+  }
+  ga.model_trees = 0;
+  EXPECT_EQ(message(ga), "");
+}
+
+// ga.model_trees sets the online model's forest: 0 runs the island as the ridge alone does
+// (the forest's knob at 0), a tree count the same as the knob at that count, and the
+// default keeps the model's own forest.
+TEST(Search, ModelTreesSetTheOnlineModelsForest) {
+  const SampledSet set = testing::landscape_set();
+  const auto run = [&](int config_trees, int knob_trees) {
+    GaSettings ga = small_ga(Encoding::parameters);
+    ga.model_picks = 6;
+    ga.max_generations = 12;
+    ga.model_trees = config_trees;
+    IslandExtras extras;
+    extras.model.forest.trees = knob_trees;
+    SyntheticEvaluator eval(testing::random_landscape(4));
+    NoMigrator alone;
+    LocalStopVote vote;
+    MemorySink sink;
+    (void)run_island(ga, set, eval, alone, vote, sink, 7, 0, {}, std::nullopt, std::move(extras));
+    return rows_of(sink);
+  };
+  const int trees = ModelKnobs{}.forest.trees;
+  ASSERT_GT(trees, 0);
+  const auto ridge = run(0, trees);
+  EXPECT_EQ(ridge, run(-1, 0));
+  EXPECT_EQ(run(-1, trees), run(trees, 0));
+  EXPECT_NE(ridge, run(-1, trees));
 }
 
 TEST(Search, RandomBaselinesRecordEveryDrawAndHonourBudgets) {
