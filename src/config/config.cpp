@@ -518,10 +518,10 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
         p.choice(node["model_policy"], "ga.model_policy", kModelPolicyNames));
   }
   if (node["model_trees"]) {
-    ga.model_trees = static_cast<int>(p.integer(
-        node["model_trees"], "ga.model_trees", -1, GaSettings::kMaxModelTrees,
-        "an integer in [0, " + std::to_string(GaSettings::kMaxModelTrees) +
-            "] (0: the ridge alone; -1: the default forest)"));
+    ga.model_trees = static_cast<int>(
+        p.integer(node["model_trees"], "ga.model_trees", -1, GaSettings::kMaxModelTrees,
+                  "an integer in [0, " + std::to_string(GaSettings::kMaxModelTrees) +
+                      "] (0: the ridge alone; -1: the default forest)"));
   }
   if (node["predicted_seeds"]) {
     ga.predicted_seeds = static_cast<int>(
@@ -659,11 +659,10 @@ bool operator==(const Config& a, const Config& b) {
          ga.migration_drift == gb.migration_drift && ga.fill_picks == gb.fill_picks &&
          ga.mcr_threshold == gb.mcr_threshold && ga.model_policy == gb.model_policy &&
          ga.candidates == gb.candidates && ga.model_picks == gb.model_picks &&
-         ga.model_trees == gb.model_trees &&
-         ga.predicted_seeds == gb.predicted_seeds && ga.auto_population == gb.auto_population &&
-         ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
-         ga.time_budget_s == gb.time_budget_s && a.evaluator == b.evaluator && a.seed == b.seed &&
-         a.output == b.output;
+         ga.model_trees == gb.model_trees && ga.predicted_seeds == gb.predicted_seeds &&
+         ga.auto_population == gb.auto_population && ga.max_generations == gb.max_generations &&
+         ga.max_evaluations == gb.max_evaluations && ga.time_budget_s == gb.time_budget_s &&
+         a.evaluator == b.evaluator && a.seed == b.seed && a.output == b.output;
 }
 
 namespace {
