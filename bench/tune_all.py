@@ -82,13 +82,14 @@ def naive_and_copy(bindir: str, stencils: list[str], n2d: int, n3d: int, outdir:
 
 
 def tune(bindir: str, stencil: str, grid: list[int], budget_s: float, outdir: str, seed: int,
-         ga: str = ""):
+         ga: str = "", evaluator: str = ""):
     cfgdir = os.path.join(outdir, "configs")
     os.makedirs(cfgdir, exist_ok=True)
     cfg = os.path.join(cfgdir, f"{stencil}.yaml")
     with open(cfg, "w") as f:
         f.write(f"stencil: {stencil}\ngrid: {grid}\nbudget: {{time_budget_s: {budget_s}}}\n"
-                f"seed: {seed}\n" + (f"ga: {{{ga}}}\n" if ga else ""))
+                f"seed: {seed}\n" + (f"ga: {{{ga}}}\n" if ga else "")
+                + (f"evaluator: {{{evaluator}}}\n" if evaluator else ""))
     run_dir = os.path.join(outdir, stencil)
     t0 = time.time()
     p = subprocess.run(mpirun() + [os.path.join(bindir, "isletune"), "run", cfg, "--backend", "cuda",
@@ -137,6 +138,9 @@ def main() -> int:
     ap.add_argument("--fp64-gflops", type=float, default=33500.0)
     ap.add_argument("--ga", default="", help="extra ga keys of the config, as YAML flow-map "
                     "entries (e.g. \"rows: 2, cols: 4, population: 8\"); default: none")
+    ap.add_argument("--evaluator", default="", help="extra evaluator keys of the config, as YAML "
+                    "flow-map entries (e.g. \"compile_threads: 16\" when several runs share a "
+                    "node); default: none")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows = []
@@ -157,7 +161,7 @@ def main() -> int:
         grid = [a.n2d] * 2 if dims == 2 else [a.n3d] * 3
         cells = math.prod(grid)
         naive, copy = base.get(st, (math.nan, math.nan))
-        t = tune(a.bin, st, grid, a.budget_s, a.out, a.seed, a.ga)
+        t = tune(a.bin, st, grid, a.budget_s, a.out, a.seed, a.ga, a.evaluator)
         tuned = cells / (t["best_ms"] * 1e-3) / 1e9 if t["best_ms"] == t["best_ms"] else math.nan
         flops = 2 * points_of(st) - 1
         roof = a.fp64_gflops / flops
