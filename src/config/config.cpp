@@ -518,10 +518,9 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
         p.choice(node["model_policy"], "ga.model_policy", kModelPolicyNames));
   }
   if (node["model_trees"]) {
-    ga.model_trees = static_cast<int>(
-        p.integer(node["model_trees"], "ga.model_trees", -1, GaSettings::kMaxModelTrees,
-                  "an integer in [0, " + std::to_string(GaSettings::kMaxModelTrees) +
-                      "] (0: the ridge alone; -1: the default forest)"));
+    ga.model_trees =
+        static_cast<int>(p.integer(node["model_trees"], "ga.model_trees", -1,
+                                   GaSettings::kMaxModelTrees, GaSettings::model_trees_expected()));
   }
   if (node["predicted_seeds"]) {
     ga.predicted_seeds = static_cast<int>(

@@ -82,9 +82,7 @@ void GaSettings::validate() const {
         "islands)");
   }
   if (model_trees < -1 || model_trees > kMaxModelTrees) {
-    bad("model_trees", std::to_string(model_trees),
-        "an integer in [0, " + std::to_string(kMaxModelTrees) +
-            "] (0: the ridge alone; -1: the default forest)");
+    bad("model_trees", std::to_string(model_trees), model_trees_expected());
   }
   if (predicted_seeds < -1 || predicted_seeds > population) {
     bad("predicted_seeds", std::to_string(predicted_seeds),

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "ga/reindex.hpp"
@@ -94,6 +95,11 @@ struct GaSettings {
   // alone; -1: the model's default, ModelKnobs::forest).
   int model_trees = -1;
   static constexpr int kMaxModelTrees = 256;
+  // What ga.model_trees must be, for the messages of the config and of validate().
+  [[nodiscard]] static std::string model_trees_expected() {
+    return "an integer in [0, " + std::to_string(kMaxModelTrees) +
+           "] (0: the ridge alone; -1: the default forest)";
+  }
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
   int predicted_seeds = -1;
