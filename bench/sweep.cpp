@@ -19,7 +19,9 @@
 //         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
 //         compile_threads (the replay clock's simulated NVRTC threads per batch; default
 //         the dataset's recorded ones, 0 when it records none: every cost in series),
-//         naive (0/1: generation 0 holds the naive-equivalent setting; 1), refill (0/1:
+//         pipeline (ga.pipeline: generations queued at once; 0 as deep as keeps the
+//         simulated GPU busy, 1 one at a time), naive (0/1: generation 0 holds the
+//         naive-equivalent setting; 1), refill (0/1:
 //         restart epochs draw fresh samples; 1), prior (0/1: the online model's prior
 //         feature is the predictor; 1), init (ga.predicted_seeds: generation 0 holds the
 //         predictor's best k sampled settings, island r the r-th k of them), stride (0/1: islands
@@ -95,6 +97,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -163,19 +166,40 @@ class Counting final : public Evaluator {
       : inner_(inner), optimum_(optimum), tally_(tally), log_(log) {}
   std::vector<Measurement> evaluate(std::span<const Setting> batch) override {
     std::vector<Measurement> out = inner_.evaluate(batch);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (log_)
-        log_->measured.emplace_back(batch[i], out[i]);
-      else
-        count(tally_, batch[i], out[i], optimum_);
-    }
+    for (std::size_t i = 0; i < out.size(); ++i)
+      note(batch[i], out[i]);
     return out;
   }
+  // The inner evaluator's queue (the pipeline), counted as its measurements come back.
+  Ticket submit(const Setting& s) override {
+    const Ticket t = inner_.submit(s);
+    queued_.emplace(t, s);
+    return t;
+  }
+  std::optional<Completion> next() override {
+    std::optional<Completion> c = inner_.next();
+    if (c) {
+      const auto it = queued_.find(c->ticket);
+      note(it->second, c->measurement);
+      queued_.erase(it);
+    }
+    return c;
+  }
+  [[nodiscard]] int outstanding() const override { return inner_.outstanding(); }
+  [[nodiscard]] bool asynchronous() const override { return inner_.asynchronous(); }
+  [[nodiscard]] int compile_threads() const override { return inner_.compile_threads(); }
   [[nodiscard]] DeviceLimits limits() const override { return inner_.limits(); }
   [[nodiscard]] double clock_s() const override { return inner_.clock_s(); }
   [[nodiscard]] std::string name() const override { return "counting"; }
 
  private:
+  void note(const Setting& s, const Measurement& m) {
+    if (log_)
+      log_->measured.emplace_back(s, m);
+    else
+      count(tally_, s, m, optimum_);
+  }
+  std::unordered_map<Ticket, Setting> queued_;
   Evaluator& inner_;
   double optimum_;
   Tally& tally_;
@@ -308,6 +332,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     ga.model_picks = static_cast<int>(v.num("picks", ga.model_picks));
     ga.mcr_threshold = v.num("mcr", ga.mcr_threshold);
     ga.fill_picks = static_cast<int>(v.num("fill", ga.fill_picks));
+    ga.pipeline = static_cast<int>(v.num("pipeline", ga.pipeline));
     if (v.keys.count("rows") || v.keys.count("cols")) {
       ga.auto_population = false;
       ga.rows = static_cast<int>(v.num("rows", ga.rows));

@@ -38,8 +38,10 @@ constexpr const char* kHelp =
     "setting, one line per generation over all ranks (generation 0 is the initial\n"
     "population; new measurements, cache hits, best ms, GCells/s, mean MCR, longest wait),\n"
     "each rank's generations, new measurements (and how many of them it made while it would\n"
-    "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks\n"
-    "and its clock, the evaluations by status and, for each failed status, its\n"
+    "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks,\n"
+    "its clock, the share of it its GPU measured (verify + timing) and its NVRTC threads\n"
+    "compiled, and the mean number of settings in its evaluator's queue; the evaluations by\n"
+    "status and, for each failed status, its\n"
     "most frequent messages.\n"
     "The numbers agree with `isletune-analyze summary` on the same trace.\n"
     "\n"
@@ -68,6 +70,16 @@ struct RankTime {
   double compile_s = 0;  // its new measurements' compile times, summed (compiles run in parallel)
   double wait_s = 0;     // wall seconds in the ring's collectives (GenerationRecord::wait_s)
   double clock_s = 0;    // the evaluator clock at its last generation (simulated in replay)
+  double gpu_s = 0;      // its new measurements' verify and timing seconds, summed
+  double queued_s = 0;   // seconds its measurements spent queued (submit to finish), summed
+  int threads = 0;       // its NVRTC threads (0: not recorded)
+  // Shares of its clock: the GPU measuring, the compile threads compiling; and the mean
+  // number of settings in the evaluator's queue (Little's law; 0 without timelines).
+  [[nodiscard]] double gpu_busy() const { return clock_s > 0 ? gpu_s / clock_s : 0.0; }
+  [[nodiscard]] double threads_busy() const {
+    return clock_s > 0 && threads > 0 ? compile_s / (clock_s * threads) : 0.0;
+  }
+  [[nodiscard]] double queue_depth() const { return clock_s > 0 ? queued_s / clock_s : 0.0; }
 };
 
 // A distinct verified setting: its fastest measurement.
@@ -97,6 +109,7 @@ Report gather(const TraceReader& reader) {
   for (const auto& env : reader.environment()) {
     if (env.limits)
       rep.bandwidth_gbs = env.limits->memory_bandwidth_gbs;
+    rep.ranks[env.rank].threads = env.compile_threads;
   }
   for (int rank : reader.ranks()) {
     for (const EvaluationRecord& e : reader.evaluations(rank)) {
@@ -115,7 +128,11 @@ Report gather(const TraceReader& reader) {
       }
       ++rep.measured;
       ++rep.ranks[rank].measured;
-      rep.ranks[rank].compile_s += e.measurement.compile_ms * 1e-3;
+      RankTime& busy = rep.ranks[rank];
+      busy.compile_s += e.measurement.compile_ms * 1e-3;
+      busy.gpu_s += (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3;
+      if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s))
+        busy.queued_s += e.timeline.finish_s - e.timeline.submit_s;
       const auto st = static_cast<std::size_t>(e.measurement.status);
       ++rep.by_status[st];
       if (!e.measurement.ok()) {
@@ -228,7 +245,11 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"fills", t.fills},
                      {"compile_s", t.compile_s},
                      {"wait_s", t.wait_s},
-                     {"clock_s", t.clock_s}});
+                     {"clock_s", t.clock_s},
+                     {"compile_threads", t.threads},
+                     {"gpu_busy", t.gpu_busy()},
+                     {"compile_threads_busy", t.threads_busy()},
+                     {"queue_depth", t.queue_depth()}});
   }
   doc["ranks"] = ranks;
   doc["last_generation"] = rep.last_generation;
@@ -300,11 +321,16 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
   }
 
   if (!rep.ranks.empty()) {
-    fmt::print("\n rank  gens measured  filled  compile s   wait s  clock s  waiting\n");
+    fmt::print(
+        "\n rank  gens measured  filled  compile s   wait s  clock s  waiting  GPU busy  threads "
+        "busy  queue\n");
     for (const auto& [rank, t] : rep.ranks) {
-      fmt::print("{:5d} {:5d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}%\n", rank, t.generations,
-                 t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
-                 t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0);
+      fmt::print(
+          "{:5d} {:5d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}% {:8.0f}% {:3d} {:4.0f}% "
+          "{:6.1f}\n",
+          rank, t.generations, t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
+          t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0, 100 * t.gpu_busy(), t.threads,
+          100 * t.threads_busy(), t.queue_depth());
     }
   }
 

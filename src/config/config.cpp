@@ -420,7 +420,7 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   p.check_keys(node, "ga",
                {"population", "rows", "cols", "crossover_rate", "mutation_rate", "encoding", "gray",
                 "migration", "mcr_threshold", "candidates", "model_picks", "model_policy",
-                "model_trees", "predicted_seeds"});
+                "model_trees", "predicted_seeds", "pipeline"});
   if (node["population"] || node["rows"] || node["cols"])
     ga.auto_population = false;
   constexpr int kBig = 1 << 20;
@@ -516,6 +516,11 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
   if (node["model_policy"]) {
     ga.model_policy = static_cast<ModelPolicy>(
         p.choice(node["model_policy"], "ga.model_policy", kModelPolicyNames));
+  }
+  if (node["pipeline"]) {
+    ga.pipeline =
+        static_cast<int>(p.integer(node["pipeline"], "ga.pipeline", 0, GaSettings::kMaxPipeline,
+                                   GaSettings::pipeline_expected()));
   }
   if (node["model_trees"]) {
     ga.model_trees =
@@ -659,9 +664,10 @@ bool operator==(const Config& a, const Config& b) {
          ga.mcr_threshold == gb.mcr_threshold && ga.model_policy == gb.model_policy &&
          ga.candidates == gb.candidates && ga.model_picks == gb.model_picks &&
          ga.model_trees == gb.model_trees && ga.predicted_seeds == gb.predicted_seeds &&
-         ga.auto_population == gb.auto_population && ga.max_generations == gb.max_generations &&
-         ga.max_evaluations == gb.max_evaluations && ga.time_budget_s == gb.time_budget_s &&
-         a.evaluator == b.evaluator && a.seed == b.seed && a.output == b.output;
+         ga.pipeline == gb.pipeline && ga.auto_population == gb.auto_population &&
+         ga.max_generations == gb.max_generations && ga.max_evaluations == gb.max_evaluations &&
+         ga.time_budget_s == gb.time_budget_s && a.evaluator == b.evaluator && a.seed == b.seed &&
+         a.output == b.output;
 }
 
 namespace {
@@ -941,6 +947,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "model_policy" << YAML::Value
       << std::string(model_policy_name(g.model_policy));
   out << YAML::Key << "model_trees" << YAML::Value << g.model_trees;
+  out << YAML::Key << "pipeline" << YAML::Value << g.pipeline;
   out << YAML::Key << "predicted_seeds" << YAML::Value << g.predicted_seeds;
   out << YAML::EndMap;
 

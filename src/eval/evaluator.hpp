@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "setting/device_limits.hpp"
@@ -100,6 +101,36 @@ struct Problem {
                            : 0.0;
 }
 
+// A setting handed to an evaluator's queue (Evaluator::submit), numbered 0, 1, 2, ... per
+// evaluator.
+using Ticket = std::int64_t;
+
+// When a measurement was asked for, started on the GPU and done, on the evaluator's clock
+// (clock_s(); NaN when unknown). A measurement that needed no GPU (a compile error, an
+// unrecorded setting) has no start.
+struct Timeline {
+  double submit_s = std::numeric_limits<double>::quiet_NaN();
+  double start_s = std::numeric_limits<double>::quiet_NaN();
+  double finish_s = std::numeric_limits<double>::quiet_NaN();
+};
+
+// One finished measurement of the queue.
+struct Completion {
+  Ticket ticket = -1;
+  Measurement measurement;
+  Timeline timeline;
+};
+
+// The evaluators' interface, in two forms over one queue (docs/architecture.md, "The
+// pipeline"):
+// - asynchronous: submit() queues a setting and returns at once; next() returns the next
+//   measurement to finish, whichever it is. An asynchronous evaluator (AsyncEvaluator:
+//   the CUDA worker, replay) keeps compiling and measuring what is queued between calls, so
+//   a search that keeps its queue full keeps the GPU busy;
+// - synchronous: evaluate(batch) measures a batch and returns when all of it is done.
+// A synchronous evaluator (a test's fake) implements evaluate() only; its queue is measured
+// as one evaluate() batch when next() is called. An asynchronous one implements the queue,
+// and evaluate() waits on it (completions of other tickets meanwhile are kept for next()).
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
@@ -107,6 +138,25 @@ class Evaluator {
   // Measures each setting of the batch; result i belongs to batch[i]. Never throws for a
   // bad kernel: failures come back as a status.
   virtual std::vector<Measurement> evaluate(std::span<const Setting> batch) = 0;
+
+  // Queues `s`; its measurement comes back from next() with the returned ticket.
+  virtual Ticket submit(const Setting& s);
+  // The next finished measurement of a queued setting (blocking until one is done);
+  // nullopt when nothing is queued.
+  virtual std::optional<Completion> next();
+  // Settings queued and not yet returned by next().
+  [[nodiscard]] virtual int outstanding() const { return static_cast<int>(queued_.size()); }
+  // Whether queued settings are measured while the caller does something else (false: only
+  // inside next()).
+  [[nodiscard]] virtual bool asynchronous() const { return false; }
+  // NVRTC threads the queue compiles on (0: unknown); the pipeline keeps at least as many
+  // settings queued.
+  [[nodiscard]] virtual int compile_threads() const { return 0; }
+  // The queue's simulated schedule as bytes (replay), so a resumed search continues it
+  // exactly; empty for a real GPU. restore_queue() takes such bytes back and returns true
+  // when the tickets it held are queued again (false: the caller submits them anew).
+  [[nodiscard]] virtual std::vector<std::uint8_t> save_queue() const { return {}; }
+  virtual bool restore_queue(const std::vector<std::uint8_t>& /*bytes*/) { return false; }
 
   // Limits of the device the measurements come from.
   [[nodiscard]] virtual DeviceLimits limits() const = 0;
@@ -124,6 +174,41 @@ class Evaluator {
 
   // The CUDA source of a setting's kernel, for /result and export; empty if unknown.
   [[nodiscard]] virtual std::string source(const Setting&) const { return {}; }
+
+ private:
+  std::vector<std::pair<Ticket, Setting>> queued_;  // the synchronous form's queue
+  std::vector<Completion> measured_;                // measured, not yet returned (in order)
+  Ticket next_ticket_ = 0;
+};
+
+// An evaluator whose queue runs on its own (the CUDA worker's compile pool and GPU, replay's
+// simulated schedule): it implements enqueue() and wait_one(); evaluate() is submit() and
+// next() until its own tickets are back, the others kept for later next() calls.
+class AsyncEvaluator : public Evaluator {
+ public:
+  std::vector<Measurement> evaluate(std::span<const Setting> batch) final;
+  Ticket submit(const Setting& s) final;
+  std::optional<Completion> next() final;
+  [[nodiscard]] int outstanding() const final { return outstanding_; }
+  [[nodiscard]] bool asynchronous() const override { return true; }
+
+ protected:
+  // Queues `s` under `ticket` (numbered by submit()).
+  virtual void enqueue(Ticket ticket, const Setting& s) = 0;
+  // Blocks until a queued setting is done and returns it; called only while one is queued.
+  virtual Completion wait_one() = 0;
+  // The next ticket submit() hands out, for restore_queue() (tickets restored stay valid).
+  [[nodiscard]] Ticket next_ticket() const { return next_ticket_; }
+  void set_next_ticket(Ticket t, int outstanding) {
+    next_ticket_ = t;
+    outstanding_ = outstanding;
+    kept_.clear();
+  }
+
+ private:
+  std::vector<Completion> kept_;  // done while evaluate() waited for other tickets
+  Ticket next_ticket_ = 0;
+  int outstanding_ = 0;
 };
 
 }  // namespace isletune

@@ -81,6 +81,8 @@ void GaSettings::validate() const {
         "an integer in [0, population] (-1: half the population, five eighths with several "
         "islands)");
   }
+  if (pipeline < 0 || pipeline > kMaxPipeline)
+    bad("pipeline", std::to_string(pipeline), pipeline_expected());
   if (model_trees < -1 || model_trees > kMaxModelTrees) {
     bad("model_trees", std::to_string(model_trees), model_trees_expected());
   }

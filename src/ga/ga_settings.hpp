@@ -100,6 +100,17 @@ struct GaSettings {
     return "an integer in [0, " + std::to_string(kMaxModelTrees) +
            "] (0: the ridge alone; -1: the default forest)";
   }
+  // Generations an island keeps in the evaluator's queue at once (the pipeline, ga/pipeline.hpp):
+  // 0 (default) as many as keep its compile threads and GPU busy, at most kMaxPipeline; 1 one
+  // generation at a time (each waits for its slowest compile); n: at most n. Only an
+  // asynchronous evaluator (the CUDA worker, replay) overlaps them.
+  static constexpr int kMaxPipeline = 8;
+  int pipeline = 0;
+  [[nodiscard]] int pipeline_broods() const { return pipeline == 0 ? kMaxPipeline : pipeline; }
+  [[nodiscard]] static std::string pipeline_expected() {
+    return "an integer in [0, " + std::to_string(kMaxPipeline) +
+           "] (0: as deep as keeps the GPU busy; 1: one generation at a time)";
+  }
   // Cells of generation 0 given the sampler's best predicted settings (island r the r-th
   // share of them; -1: population / 4, at least 1).
   int predicted_seeds = -1;

@@ -137,7 +137,7 @@ void Island::note_best(const Setting& s, const Measurement& m) {
 std::vector<int> Island::unmeasured_ids() const {
   std::vector<int> open;
   for (int id = 0; id < alphabet_.size(); ++id) {
-    if (!cached(alphabet_.setting(id)))
+    if (!known(alphabet_.setting(id)))
       open.push_back(id);
   }
   return open;
@@ -156,10 +156,10 @@ std::vector<Measurement> Island::measure(Evaluator& evaluator, const std::vector
 
 // One evaluation row for `ind`, numbered next.
 void Island::record(const Individual& ind, int cell, double wall_s, bool known, bool migrant,
-                    TraceSink& sink) {
+                    TraceSink& sink, const Timeline* timeline, int generation) {
   EvaluationRecord r;
   r.eval_id = next_eval_id_++;
-  r.generation = generation_;
+  r.generation = generation < 0 ? generation_ : generation;
   r.cell = cell;
   r.genes = ind.genome;
   r.setting = alphabet_.setting(ind.id);
@@ -167,77 +167,158 @@ void Island::record(const Individual& ind, int cell, double wall_s, bool known, 
   r.wall_s = wall_s;
   r.cached = known;
   r.migrant = migrant;
+  if (timeline) {  // on the search clock
+    r.timeline = {timeline->submit_s + clock_offset_, timeline->start_s + clock_offset_,
+                  timeline->finish_s + clock_offset_};
+  }
   sink.evaluation(r);
 }
 
-// Dedupes against the cache and within the batch, measures the rest in one call, records
-// every child in cell order.
-std::vector<Individual> Island::evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                         Evaluator& evaluator, TraceSink& sink, std::int64_t room,
-                                         const std::vector<bool>& bred) {
-  constexpr int kDropped = -2;  // past the measurement cap: not measured, not recorded
-  std::vector<Setting> pending;
-  std::vector<int> first_of;  // per child: index into pending when it is the first, else -1
-  first_of.reserve(ids.size());
+// Dedupes against what the island knows (measured or queued) and within the batch; the rest
+// is the brood's `fresh` settings, queued until settle().
+Brood Island::propose(std::vector<int> ids, std::vector<int> cells, std::vector<bool> bred,
+                      std::int64_t room, Brood::Kind kind) {
+  Brood b;
+  b.kind = kind;
+  b.first_of.reserve(ids.size());
   std::unordered_map<Setting, int, SettingHash> in_batch;
   for (const int id : ids) {
     const Setting& s = alphabet_.setting(id);
-    if (cache_.count(s) || in_batch.count(s)) {
-      first_of.push_back(-1);
+    if (known(s) || in_batch.count(s)) {
+      b.first_of.push_back(Brood::kRepeat);
       continue;
     }
-    if (room >= 0 && static_cast<std::int64_t>(pending.size()) >= room) {
-      first_of.push_back(kDropped);
+    if (room >= 0 && static_cast<std::int64_t>(b.fresh.size()) >= room) {
+      b.first_of.push_back(Brood::kDropped);
       continue;
     }
-    in_batch.emplace(s, static_cast<int>(pending.size()));
-    first_of.push_back(static_cast<int>(pending.size()));
-    pending.push_back(s);
+    in_batch.emplace(s, static_cast<int>(b.fresh.size()));
+    b.first_of.push_back(static_cast<int>(b.fresh.size()));
+    b.fresh.push_back(s);
   }
-  if (!pending.empty()) {
-    std::vector<Measurement> results = measure(evaluator, pending);
-    for (std::size_t i = 0; i < pending.size(); ++i) {
-      note_best(pending[i], results[i]);
-      fresh_.push_back(pending[i]);
-      cache_.emplace(pending[i], std::move(results[i]));
-    }
-    evaluations_ += static_cast<std::int64_t>(pending.size());
+  for (const Setting& s : b.fresh)
+    queued_.insert(s);
+  b.ids = std::move(ids);
+  b.cells = std::move(cells);
+  b.bred = std::move(bred);
+  return b;
+}
+
+// Takes in the measurements that came back, records every child in cell order, and hands the
+// children to the population (all cells, or each cell whose child is fitter).
+int Island::settle(const Brood& b, std::span<const std::optional<Measurement>> results,
+                   TraceSink& sink, double wall_s, std::span<const Timeline> timelines) {
+  const bool next = b.kind == Brood::Kind::offspring || b.kind == Brood::Kind::restart;
+  generation_ = next ? generation_ + 1 : 0;
+  unsettled_ = next ? std::max(0, unsettled_ - 1) : 0;
+  fresh_.clear();
+  int measured = 0;
+  for (std::size_t i = 0; i < b.fresh.size(); ++i) {
+    if (!results[i])
+      continue;  // still queued: it comes back later (late())
+    queued_.erase(b.fresh[i]);
+    note_best(b.fresh[i], *results[i]);
+    fresh_.push_back(b.fresh[i]);
+    cache_.emplace(b.fresh[i], *results[i]);
+    ++measured;
   }
+  evaluations_ += measured;
   // Offspring MCR: the share of the children considered (those past the cap are not)
   // that repeat a setting already measured or already in the batch.
   std::ptrdiff_t repeats = 0, considered = 0;
-  for (std::size_t i = 0; i < first_of.size(); ++i) {
-    if (first_of[i] == kDropped || (!bred.empty() && !bred[i]))
+  for (std::size_t i = 0; i < b.first_of.size(); ++i) {
+    if (b.first_of[i] == Brood::kDropped || (!b.bred.empty() && !b.bred[i]))
       continue;
     ++considered;
-    repeats += first_of[i] == -1 ? 1 : 0;
+    repeats += b.first_of[i] == Brood::kRepeat ? 1 : 0;
   }
   offspring_counts_ = {static_cast<int>(repeats), static_cast<int>(considered)};
-  const double wall = evaluator.clock_s() + clock_offset_;
-  std::vector<Individual> out;
-  out.reserve(ids.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) {
+  std::vector<Individual> children;
+  children.reserve(b.ids.size());
+  for (std::size_t i = 0; i < b.ids.size(); ++i) {
     Individual ind;
-    ind.id = ids[i];
-    ind.genome = alphabet_.encode(ids[i]);
-    const Setting& s = alphabet_.setting(ids[i]);
-    if (first_of[i] == kDropped) {
-      out.push_back(std::move(ind));  // unmeasured: fitness 0, never replaces a cell
+    ind.id = b.ids[i];
+    ind.genome = alphabet_.encode(b.ids[i]);
+    const Setting& s = alphabet_.setting(b.ids[i]);
+    const auto at = cache_.find(s);
+    // Past the cap, or a repeat of a setting still queued: unmeasured here (fitness 0,
+    // never replaces a cell), no row.
+    if (b.first_of[i] == Brood::kDropped || at == cache_.end()) {
+      children.push_back(std::move(ind));
       continue;
     }
-    ind.measurement = cache_.at(s);
-    record(ind, cells[i], wall, first_of[i] < 0, false, sink);
-    out.push_back(std::move(ind));
+    ind.measurement = at->second;
+    const int f = b.first_of[i];
+    record(ind, b.cells[i], wall_s, f < 0, false, sink,
+           f >= 0 && static_cast<std::size_t>(f) < timelines.size() ? &timelines[f] : nullptr);
+    children.push_back(std::move(ind));
   }
-  return out;
+  if (b.kind != Brood::Kind::offspring) {
+    population_ = std::move(children);
+    return measured;
+  }
+  for (int c = 0; c < torus_.cells(); ++c) {
+    if (!(children[c].fitness() > population_[c].fitness()))
+      continue;
+    const bool held = std::any_of(population_.begin(), population_.end(),
+                                  [&](const Individual& p) { return p.id == children[c].id; });
+    if (ops_.unique_cells && held)
+      continue;
+    population_[c] = std::move(children[c]);
+  }
+  return measured;
+}
+
+// A measurement that came back after its brood settled: as an extra() pick would be.
+void Island::late(const Setting& s, const Measurement& m, TraceSink& sink, double wall_s,
+                  const Timeline& timeline) {
+  queued_.erase(s);
+  note_best(s, m);
+  const bool inserted = cache_.emplace(s, m).second;
+  if (!inserted)
+    return;
+  ++evaluations_;
+  forward_.push_back(s);  // to the neighbours with the next emigrants
+  const std::optional<int> id = alphabet_.id_of(s);
+  if (!id)
+    return;
+  Individual ind;
+  ind.id = *id;
+  ind.genome = alphabet_.encode(ind.id);
+  ind.measurement = m;
+  const std::vector<int> taken =
+      replace_worst_if_better(population_, std::span<const Individual>(&ind, 1));
+  // A row of the generation being formed (its record counts it).
+  record(ind, taken.front(), wall_s, false, false, sink, &timeline, generation_ + 1);
+}
+
+void Island::adopt(const Brood& b) {
+  for (std::size_t i = 0; i < b.ids.size(); ++i) {
+    if (b.ids[i] < 0 || b.ids[i] >= alphabet_.size() || b.cells[i] < 0 ||
+        b.cells[i] >= torus_.cells())
+      throw std::invalid_argument("Island::adopt: a proposal of another island");
+  }
+  if (b.kind == Brood::Kind::offspring && static_cast<int>(b.ids.size()) != torus_.cells())
+    throw std::invalid_argument("Island::adopt: a proposal of another island");
+  for (const Setting& s : b.fresh) {
+    if (!cached(s))
+      queued_.insert(s);
+  }
+  if (b.kind == Brood::Kind::offspring || b.kind == Brood::Kind::restart)
+    ++unsettled_;
+}
+
+std::vector<Individual> Island::evaluate(Brood b, Evaluator& evaluator, TraceSink& sink) {
+  std::vector<Measurement> results;
+  if (!b.fresh.empty())
+    results = measure(evaluator, b.fresh);
+  std::vector<std::optional<Measurement>> got(results.begin(), results.end());
+  settle(b, got, sink, evaluator.clock_s() + clock_offset_);
+  return population_;
 }
 
 // Random initial population.
-int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
-                       std::span<const int> fixed) {
-  generation_ = 0;
-  fresh_.clear();
-  const std::int64_t before = evaluations_;
+Brood Island::propose_initial(std::int64_t room, std::span<const int> fixed) {
   std::vector<int> ids(torus_.cells());
   std::vector<int> cells(torus_.cells());
   for (int c = 0; c < torus_.cells(); ++c) {
@@ -246,7 +327,13 @@ int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
       ids[c] = fixed[c];
     cells[c] = c;
   }
-  population_ = evaluate(ids, cells, evaluator, sink, room);
+  return propose(std::move(ids), std::move(cells), {}, room, Brood::Kind::initial);
+}
+
+int Island::initialize(Evaluator& evaluator, TraceSink& sink, std::int64_t room,
+                       std::span<const int> fixed) {
+  const std::int64_t before = evaluations_;
+  evaluate(propose_initial(room, fixed), evaluator, sink);
   return static_cast<int>(evaluations_ - before);
 }
 
@@ -255,13 +342,11 @@ int Island::unmeasured() const {
 }
 
 // Best kept in cell 0, the rest unmeasured settings (model picks and random ones).
-int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+std::optional<Brood> Island::propose_restart(int keep, std::int64_t room) {
   std::vector<int> open = unmeasured_ids();
   if (open.empty())
-    return -1;
-  ++generation_;
-  fresh_.clear();
-  const std::int64_t before = evaluations_;
+    return std::nullopt;
+  pick_generation_ = generation_ + 1 + unsettled_++;
   const int cells_n = torus_.cells();
   std::vector<int> ids;
   ids.reserve(static_cast<std::size_t>(cells_n));
@@ -294,15 +379,21 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   std::vector<int> cells(static_cast<std::size_t>(cells_n));
   for (int c = 0; c < cells_n; ++c)
     cells[c] = c;
-  population_ = evaluate(ids, cells, evaluator, sink, room);
+  return propose(std::move(ids), std::move(cells), {}, room, Brood::Kind::restart);
+}
+
+int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+  std::optional<Brood> b = propose_restart(keep, room);
+  if (!b)
+    return -1;
+  const std::int64_t before = evaluations_;
+  evaluate(std::move(*b), evaluator, sink);
   return static_cast<int>(evaluations_ - before);
 }
 
-// Selection, crossover, mutation and decoding per cell, then one batch, then replacement.
-int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
-  ++generation_;
-  fresh_.clear();
-  const std::int64_t before = evaluations_;
+// Selection, crossover, mutation and decoding per cell: the children of the next generation.
+Brood Island::propose_offspring(std::int64_t room) {
+  pick_generation_ = generation_ + 1 + unsettled_++;
   std::vector<double> fitness(population_.size());
   for (std::size_t c = 0; c < population_.size(); ++c)
     fitness[c] = population_[c].fitness();
@@ -316,12 +407,12 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
     if (ops_.candidates <= 1 || !model_ || !model_->fitted())
       continue;
     // The child predicted fastest among the unmeasured candidates (first if all measured).
-    double best = cached(alphabet_.setting(ids[c])) ? HUGE_VAL
-                                                    : model().predict_ms(alphabet_.setting(ids[c]));
+    double best =
+        known(alphabet_.setting(ids[c])) ? HUGE_VAL : model().predict_ms(alphabet_.setting(ids[c]));
     for (int k = 1; k < ops_.candidates; ++k) {
       const int id = breed(c, fitness);
       const Setting& s = alphabet_.setting(id);
-      if (cached(s))
+      if (known(s))
         continue;
       const double p = model().predict_ms(s);
       if (p < best) {
@@ -333,16 +424,13 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
   std::vector<bool> bred;
   if (ops_.model_picks > 0 && model_trusted())
     bred = pick_by_model(ids, fitness);
-  std::vector<Individual> children = evaluate(ids, cells, evaluator, sink, room, bred);
-  for (int c = 0; c < torus_.cells(); ++c) {
-    if (!(children[c].fitness() > population_[c].fitness()))
-      continue;
-    const bool held = std::any_of(population_.begin(), population_.end(),
-                                  [&](const Individual& p) { return p.id == children[c].id; });
-    if (ops_.unique_cells && held)
-      continue;
-    population_[c] = std::move(children[c]);
-  }
+  return propose(std::move(ids), std::move(cells), std::move(bred), room, Brood::Kind::offspring);
+}
+
+// One generation: its children as one batch, then replacement.
+int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
+  const std::int64_t before = evaluations_;
+  evaluate(propose_offspring(room), evaluator, sink);
   return static_cast<int>(evaluations_ - before);
 }
 
@@ -350,6 +438,7 @@ int Island::step(Evaluator& evaluator, TraceSink& sink, std::int64_t room) {
 int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
   if (generation_ < 0 || ops_.model_picks <= 0 || count <= 0)
     return 0;
+  pick_generation_ = generation_;
   refit_model();  // on everything known by now: this generation, its immigrants, extras
   if (!model_trusted())
     return 0;
@@ -389,7 +478,7 @@ int Island::breed(int cell, const std::vector<double>& fitness) {
 std::vector<bool> Island::pick_by_model(std::vector<int>& ids, const std::vector<double>& fitness) {
   std::vector<int> open;
   for (int id = 0; id < alphabet_.size(); ++id) {
-    if (!cached(alphabet_.setting(id)) && std::find(ids.begin(), ids.end(), id) == ids.end())
+    if (!known(alphabet_.setting(id)) && std::find(ids.begin(), ids.end(), id) == ids.end())
       open.push_back(id);
   }
   const std::vector<int> picks =
@@ -441,12 +530,13 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
             ? 0
             : std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(
                                            static_cast<double>(count) * ops_.model.local_share)));
-    std::vector<int> out = strided_best(near, std::min(local_n, count), ops_, generation_, mine);
+    std::vector<int> out =
+        strided_best(near, std::min(local_n, count), ops_, pick_generation_, mine);
     for (const int id : out)
       std::erase(open, id);
     for (const int id : open)
       ranked.emplace_back(model().predict_ms(alphabet_.setting(id)), id);
-    for (const int id : strided_best(ranked, count - out.size(), ops_, generation_, mine))
+    for (const int id : strided_best(ranked, count - out.size(), ops_, pick_generation_, mine))
       out.push_back(id);
     return out;
   }
@@ -454,7 +544,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
     for (const int id : open)
       ranked.emplace_back(model().optimistic_ms(alphabet_.setting(id), ops_.model.forest_kappa),
                           id);
-    return strided_best(ranked, count, ops_, generation_, mine);
+    return strided_best(ranked, count, ops_, pick_generation_, mine);
   }
   if (ops_.model_policy == ModelPolicy::greedy) {
     // Spread: down this island's share of the ranking, each pick at least pick_spread
@@ -496,7 +586,7 @@ std::vector<int> Island::model_choice(std::vector<int> open, std::size_t count) 
     ranked.clear();
     for (const int id : open)
       ranked.emplace_back(model().predict_ms(alphabet_.setting(id), offset), id);
-    const std::vector<int> one = strided_best(ranked, 1, ops_, generation_, mine);
+    const std::vector<int> one = strided_best(ranked, 1, ops_, pick_generation_, mine);
     if (one.empty())
       break;
     out.push_back(one.front());

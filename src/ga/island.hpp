@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -144,6 +145,21 @@ struct GaOperators {
   ModelKnobs model;
 };
 
+// The children of one generation (one per cell, or a whole population: generation 0, a
+// restart), split into the settings to measure (`fresh`, in the evaluator's queue until
+// Island::settle takes their measurements) and those the island knows already.
+struct Brood {
+  enum class Kind : std::uint8_t { initial, restart, offspring };
+  static constexpr int kRepeat = -1;   // a setting measured or queued already
+  static constexpr int kDropped = -2;  // past the measurement cap: not measured, no row
+  Kind kind = Kind::offspring;
+  std::vector<int> ids;        // per child: its sampled-setting id
+  std::vector<int> cells;      // per child: its cell
+  std::vector<bool> bred;      // per child: counted in the offspring MCR (empty: every child)
+  std::vector<int> first_of;   // per child: its index into `fresh`, kRepeat or kDropped
+  std::vector<Setting> fresh;  // the settings to measure
+};
+
 // When to migrate: every `interval` generations (0: never), `count` individuals.
 struct MigrationPolicy {
   int interval = 1;
@@ -188,6 +204,27 @@ class Island {
   int restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_t room = -1);
   // Settings of the alphabet this island has not measured (nor received).
   [[nodiscard]] int unmeasured() const;
+
+  // The three kinds of generation as proposals whose settings an evaluator's queue measures
+  // (the pipeline, docs/architecture.md): initialize(), restart() (nullopt: every setting
+  // measured) and step() before their batch. Each proposal's `fresh` settings are known to
+  // the island from then on (a later proposal repeats them rather than queue them twice).
+  [[nodiscard]] Brood propose_initial(std::int64_t room = -1, std::span<const int> fixed = {});
+  [[nodiscard]] std::optional<Brood> propose_restart(int keep, std::int64_t room = -1);
+  [[nodiscard]] Brood propose_offspring(std::int64_t room = -1);
+  // Completes the oldest proposal with `results` (per fresh setting; nullopt: still queued,
+  // it comes back through late()): the next generation's rows, its population. Proposals
+  // settle in the order they were made. Returns the new measurements.
+  int settle(const Brood& b, std::span<const std::optional<Measurement>> results, TraceSink& sink,
+             double wall_s, std::span<const Timeline> timelines = {});
+  // A measurement of a settled proposal that came back after it (as an extra() pick: the
+  // cache, the worst cell when fitter, a row of the current generation, the neighbours).
+  void late(const Setting& s, const Measurement& m, TraceSink& sink, double wall_s,
+            const Timeline& timeline = {});
+  // A proposal restored from a checkpoint: its settings count as queued again.
+  void adopt(const Brood& b);
+  // Whether `s` is measured, received, or queued by a proposal.
+  [[nodiscard]] bool known(const Setting& s) const { return cached(s) || queued_.count(s) > 0; }
   // Next generation: breed one child per cell, evaluate the uncached distinct children
   // as one batch (at most `room` of them, in cell order; the others are dropped),
   // replace each cell whose child is strictly fitter.
@@ -258,10 +295,12 @@ class Island {
   static std::vector<Measurement> measure(Evaluator& evaluator, const std::vector<Setting>& batch);
   // Writes the evaluation row of `ind` in the current generation (`known`: a repeat, `cached`).
   void record(const Individual& ind, int cell, double wall_s, bool known, bool migrant,
-              TraceSink& sink);
-  std::vector<Individual> evaluate(const std::vector<int>& ids, const std::vector<int>& cells,
-                                   Evaluator& evaluator, TraceSink& sink, std::int64_t room,
-                                   const std::vector<bool>& bred = {});
+              TraceSink& sink, const Timeline* timeline = nullptr, int generation = -1);
+  // Dedupes `ids` against known() and within the batch (at most `room` fresh).
+  Brood propose(std::vector<int> ids, std::vector<int> cells, std::vector<bool> bred,
+                std::int64_t room, Brood::Kind kind);
+  // Measures a proposal as one batch and settles it; returns the population.
+  std::vector<Individual> evaluate(Brood b, Evaluator& evaluator, TraceSink& sink);
   void note_best(const Setting& s, const Measurement& m);
   // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
   int breed(int cell, const std::vector<double>& fitness);
@@ -293,6 +332,9 @@ class Island {
   std::vector<Setting> forward_;
   // The last batch's children that repeated a known setting, and the children considered.
   std::pair<int, int> offspring_counts_{0, 0};
+  std::unordered_set<Setting, SettingHash> queued_;  // proposed, not measured yet
+  int unsettled_ = 0;        // offspring and restart proposals not settled yet
+  int pick_generation_ = 0;  // the generation the model's picks are made for (ranked_until)
   std::optional<OnlineModel> model_;  // built on first use when ops_.candidates > 1
   // With ModelKnobs::plan_select: the same model without the plan features, and whether
   // its leave-one-out error beat model_'s at the last refit (then it chooses).

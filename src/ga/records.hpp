@@ -19,7 +19,9 @@ struct EvaluationRecord {
   std::vector<int> genes;    // the individual's genome (encoding-specific)
   Setting setting;           // parameter values
   Measurement measurement;
-  double wall_s = 0;     // evaluator clock when the result was known
+  double wall_s = 0;  // evaluator clock when the result was known
+  // A new measurement's way through the evaluator's queue (search clock; NaN otherwise).
+  Timeline timeline;
   bool cached = false;   // answered from the island's cache (not measured again)
   bool migrant = false;  // arrived from a neighbour with its measurement
 };

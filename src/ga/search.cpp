@@ -57,8 +57,9 @@ std::vector<std::pair<Setting, Measurement>> get_cache(ByteReader& r) {
   return rows;
 }
 
-constexpr std::uint32_t kIslandTag = 0x49534c33U;  // "ISL3" (restart epochs, forwards)
-constexpr std::uint32_t kRandomTag = 0x524e4453U;  // "RNDS"
+constexpr std::uint32_t kIslandTag = 0x49534c34U;   // "ISL4" (the pipeline)
+constexpr std::uint32_t kIslandTag3 = 0x49534c33U;  // "ISL3" (restart epochs, forwards)
+constexpr std::uint32_t kRandomTag = 0x524e4453U;   // "RNDS"
 
 }  // namespace
 
@@ -109,6 +110,7 @@ SearchLoop::SearchLoop(const GaSettings& settings, SearchStrategy& strategy, Eva
   rules_ = settings_.stop_rules(strategy_.converges());
   if (resume) {
     strategy_.restore(resume->strategy);
+    strategy_.requeue(evaluator_, evaluator_.restore_queue(resume->queue));
     generation_ = resume->generation;
     evaluations_ = resume->evaluations;
     sink_->set_rows(resume->rows);
@@ -220,6 +222,7 @@ SearchState SearchLoop::snapshot() const {
   s.elapsed_s = elapsed();
   s.stopped = stopped_;
   s.strategy = strategy_.save();
+  s.queue = evaluator_.save_queue();
   return s;
 }
 
@@ -267,7 +270,8 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       rank_(rank),
       restarts_on_(settings.explicit_budget()),
       restart_mcr_(settings.mcr_threshold),
-      extras_(std::move(extras)) {
+      extras_(std::move(extras)),
+      pipeline_(settings.pipeline_broods()) {
   window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }
@@ -305,16 +309,28 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
       if (const auto id = alphabet_.id_of(s))
         fixed.push_back(*id);
     }
-    out.measured = island_->initialize(ctx.evaluator, ctx.sink, ctx.room, fixed);
+    pipeline_.push(island_->propose_initial(ctx.room, fixed), ctx.evaluator);
+    out.measured = settle_next(ctx, false);
     return out;
   }
   if (exhausted_) {
     out.exhausted = true;
     return out;
   }
-  if (restart_due_)
-    return restart(ctx);
-  out.measured = island_->step(ctx.evaluator, ctx.sink, ctx.room);
+  if (restart_due_ && pipeline_.broods() == 0) {
+    // A restart may open another epoch's alphabet: nothing of the old one stays queued.
+    pipeline_.drain_late(ctx.evaluator,
+                         [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+    out = restart(ctx);
+    out.measured += std::exchange(late_, 0);
+    return out;
+  }
+  if (pipeline_.broods() == 0) {
+    const std::int64_t room =
+        ctx.room < 0 ? -1 : std::max<std::int64_t>(0, ctx.room - late_ - pipeline_.owed());
+    pipeline_.push(island_->propose_offspring(room), ctx.evaluator);
+  }
+  out.measured = settle_next(ctx, true);
   if (restarts_on_ && restart_mcr_ > 0) {
     const auto [repeats, children] = island_->offspring_counts();
     window_repeats_ += repeats;
@@ -330,6 +346,32 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     restart_due_ = out.measured == 0;
   }
   return out;
+}
+
+int IslandStrategy::settle_next(StepContext& ctx, bool early) {
+  // More generations while the oldest one's measurements come back, within the cap on new
+  // measurements (what is queued counts), and none once a restart is due.
+  const auto propose = [&]() -> std::optional<Brood> {
+    if (restart_due_ || exhausted_)
+      return std::nullopt;
+    std::int64_t room = -1;
+    if (ctx.room >= 0) {
+      room = ctx.room - late_ - pipeline_.owed();
+      if (room <= 0)
+        return std::nullopt;
+    }
+    return island_->propose_offspring(room);
+  };
+  const QueuedBrood q = pipeline_.take(
+      ctx.evaluator, early ? std::function<std::optional<Brood>()>(propose) : nullptr,
+      [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early);
+  const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
+  return measured + std::exchange(late_, 0);
+}
+
+void IslandStrategy::on_late(StepContext& ctx, const Setting& s, const Completion& c) {
+  island_->late(s, c.measurement, ctx.sink, ctx.now(), c.timeline);
+  ++late_;
 }
 
 // Opens the next epoch that still has an unmeasured setting and restarts the island on it.
@@ -382,8 +424,14 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   island_.emplace(alpha, torus_, ops_, state);
   island_->set_clock_offset(ctx.clock_offset);
-  out.measured = island_->restart(alpha.id_of(kept).value_or(population_best), ctx.evaluator,
-                                  ctx.sink, ctx.room);
+  // (The late measurements drained before it count against the cap.)
+  std::optional<Brood> b =
+      island_->propose_restart(alpha.id_of(kept).value_or(population_best),
+                               ctx.room < 0 ? -1 : std::max<std::int64_t>(0, ctx.room - late_));
+  if (b) {
+    pipeline_.push(std::move(*b), ctx.evaluator);
+    out.measured = settle_next(ctx, false);
+  }
   return out;
 }
 
@@ -473,12 +521,15 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
   w.put(static_cast<std::uint8_t>(epoch_kept_.has_value()));
   if (epoch_kept_)
     w.put_setting(*epoch_kept_);
+  pipeline_.save(w);
+  w.put(static_cast<std::int32_t>(late_));
   return std::move(w.bytes);
 }
 
 void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   ByteReader r = reader_of(bytes);
-  if (r.get<std::uint32_t>() != kIslandTag)
+  const std::uint32_t tag = r.get<std::uint32_t>();
+  if (tag != kIslandTag && tag != kIslandTag3)
     damaged_state();
   IslandState s;
   s.generation = r.get<std::int32_t>();
@@ -509,9 +560,8 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   epoch_kept_.reset();
   if (r.get<std::uint8_t>())
     epoch_kept_ = r.get_setting();
-  if (!r.done() || epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill) ||
-      window_gens_ < 0 || window_gens_ >= window_ || window_repeats_ < 0 ||
-      window_repeats_ > window_children_)
+  if (epoch_ < 0 || restarts_ < 0 || (epoch_kept_ && !extras_.refill) || window_gens_ < 0 ||
+      window_gens_ >= window_ || window_repeats_ < 0 || window_repeats_ > window_children_)
     damaged_state();
   epoch_alpha_.reset();
   if (epoch_kept_)
@@ -529,6 +579,18 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
       damaged_state();
   }
   island_.emplace(alpha, torus_, ops_, s);
+  pipeline_ = Pipeline(pipeline_.max_broods());
+  late_ = 0;
+  if (tag == kIslandTag) {
+    try {
+      pipeline_.restore(r, *island_);
+    } catch (const std::invalid_argument&) {
+      damaged_state();
+    }
+    late_ = r.get<std::int32_t>();
+  }
+  if (!r.done() || late_ < 0)
+    damaged_state();
 }
 
 // ---- random and sampled-random ---------------------------------------------------------

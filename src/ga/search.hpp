@@ -40,6 +40,7 @@
 #include "ga/ga_settings.hpp"
 #include "ga/island.hpp"
 #include "ga/migrator.hpp"
+#include "ga/pipeline.hpp"
 #include "ga/records.hpp"
 #include "ga/reindex.hpp"
 #include "ga/selection.hpp"
@@ -58,6 +59,7 @@ struct SearchState {
   double elapsed_s = 0;                   // search clock when the state was taken
   StopReason stopped = StopReason::none;  // the decision that ended the search, if any
   std::vector<std::uint8_t> strategy;     // SearchStrategy::save()
+  std::vector<std::uint8_t> queue;        // Evaluator::save_queue() (replay's schedule)
 };
 
 // What one generation of a strategy did.
@@ -118,6 +120,9 @@ class SearchStrategy {
   // The strategy's state (engine, population, cache, counters) as bytes, and back.
   [[nodiscard]] virtual std::vector<std::uint8_t> save() const = 0;
   virtual void restore(const std::vector<std::uint8_t>& bytes) = 0;
+  // After restore(): the settings the strategy had queued are queued again (`kept`: the
+  // evaluator's queue was restored with their tickets; else they are submitted anew).
+  virtual void requeue(Evaluator& /*evaluator*/, bool /*kept*/) {}
 };
 
 // Callbacks from the world outside the pure core.
@@ -264,6 +269,7 @@ class IslandStrategy final : public SearchStrategy {
   }
   [[nodiscard]] std::vector<std::uint8_t> save() const override;
   void restore(const std::vector<std::uint8_t>& bytes) override;
+  void requeue(Evaluator& evaluator, bool kept) override { pipeline_.requeue(evaluator, kept); }
   [[nodiscard]] const Island& island() const { return *island_; }
   // Restarts so far (the current epoch when a refill source is set).
   [[nodiscard]] int restarts() const { return restarts_; }
@@ -276,6 +282,11 @@ class IslandStrategy final : public SearchStrategy {
   // Starts drawing refill(epoch_ + 1) on a thread when restarts may open it.
   void prefetch_next_epoch();
   GenerationOutcome restart(StepContext& ctx);
+  // Settles the pipeline's oldest proposal as generation g (proposing the next ones
+  // meanwhile); `early`: it may settle without its slowest settings.
+  int settle_next(StepContext& ctx, bool early);
+  // A measurement of a settled proposal, come back late.
+  void on_late(StepContext& ctx, const Setting& s, const Completion& c);
 
   Torus torus_;  // before island_, which refers to it
   const Reindex& alphabet_;
@@ -300,6 +311,8 @@ class IslandStrategy final : public SearchStrategy {
   // refill(prefetched_epoch_) in flight or done (after extras_: ends before the source does).
   int prefetched_epoch_ = -1;
   std::future<std::vector<Setting>> prefetch_;
+  Pipeline pipeline_;
+  int late_ = 0;  // late measurements since the last generation settled
 };
 
 // random and sampled-random: `population` proposals per generation, repeats answered

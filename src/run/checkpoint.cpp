@@ -12,7 +12,8 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-constexpr std::uint32_t kFormat = 3;           // 3: up to kMaxKeptStates generations (2: two)
+// 4: the evaluator's queue (SearchState::queue); 3: up to kMaxKeptStates generations (2: two).
+constexpr std::uint32_t kFormat = 4;
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {
@@ -32,6 +33,8 @@ void put_state(ByteWriter& w, const RankState& s) {
   w.put(static_cast<std::int32_t>(ss.stopped));
   w.put(static_cast<std::uint32_t>(ss.strategy.size()));
   w.bytes.insert(w.bytes.end(), ss.strategy.begin(), ss.strategy.end());
+  w.put(static_cast<std::uint32_t>(ss.queue.size()));
+  w.bytes.insert(w.bytes.end(), ss.queue.begin(), ss.queue.end());
   w.put(s.sends);
   w.put(static_cast<std::uint32_t>(s.last_sent.size()));
   for (const Migrant& m : s.last_sent) {
@@ -52,7 +55,7 @@ StopReason get_reason(ByteReader& r) {
   return static_cast<StopReason>(v);
 }
 
-RankState get_state(ByteReader& r) {
+RankState get_state(ByteReader& r, std::uint32_t format) {
   RankState s;
   SearchState& ss = s.search;
   ss.generation = r.get<std::int32_t>();
@@ -63,6 +66,11 @@ RankState get_state(ByteReader& r) {
   ss.strategy.resize(r.get<std::uint32_t>());
   for (std::uint8_t& byte : ss.strategy)
     byte = r.get<std::uint8_t>();
+  if (format >= 4) {
+    ss.queue.resize(r.get<std::uint32_t>());
+    for (std::uint8_t& byte : ss.queue)
+      byte = r.get<std::uint8_t>();
+  }
   s.sends = r.get<std::int64_t>();
   s.last_sent.resize(r.get<std::uint32_t>());
   for (Migrant& m : s.last_sent) {
@@ -118,15 +126,15 @@ RankCheckpoint decode_checkpoint(const std::vector<std::uint8_t>& bytes) {
     damaged();
   // Format 2 (one earlier state at most) reads as format 3 with a count of 0 or 1.
   const std::uint32_t format = r.get<std::uint32_t>();
-  if (format != kFormat && format != 2)
+  if (format != kFormat && format != 3 && format != 2)
     damaged();
   RankCheckpoint c;
-  c.current = get_state(r);
+  c.current = get_state(r, format);
   const int n = r.get<std::uint8_t>();
   if (n > kMaxKeptStates - 1 || (format == 2 && n > 1))
     damaged();
   for (int i = 0; i < n; ++i)
-    c.earlier.push_back(get_state(r));
+    c.earlier.push_back(get_state(r, format));
   if (!r.done())
     damaged();
   return c;

@@ -73,6 +73,16 @@ struct EvaluationRow {
   std::int8_t cached;
   std::int8_t migrant;
   char* message;
+  double submit_s;  // the timeline (EvaluationRecord::timeline)
+  double start_s;
+  double finish_s;
+};
+
+// The timeline columns of the evaluations table (absent from traces written before them).
+struct TimelineColumns {
+  double submit_s;
+  double start_s;
+  double finish_s;
 };
 
 // In-memory layout of one /ranks/NNNN/generations row.
@@ -112,8 +122,9 @@ constexpr hsize_t kCheckpointChunk = 8 * 1024;
   H5_CHECK(H5Tinsert((type), #field, HOFFSET(Row, field), (member_type)))
 
 // Compound type of EvaluationRow (without the values member: for files whose settings
-// columns differ from this build's, read apart by name).
-h5::Datatype evaluation_type(hid_t str, bool with_values = true) {
+// columns differ from this build's, read apart by name). The timeline members are written
+// and read apart (read_timeline_columns), so older traces read as they are.
+h5::Datatype evaluation_type(hid_t str, bool with_values = true, bool with_timeline = false) {
   h5::Datatype t(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(EvaluationRow))));
   h5::Datatype genes = h5::vlen_type(H5T_NATIVE_INT);
   h5::Datatype values = h5::array_type(H5T_NATIVE_INT, kParamCount);
@@ -141,6 +152,11 @@ h5::Datatype evaluation_type(hid_t str, bool with_values = true) {
   INSERT(id, EvaluationRow, cached, H5T_NATIVE_INT8);
   INSERT(id, EvaluationRow, migrant, H5T_NATIVE_INT8);
   INSERT(id, EvaluationRow, message, str);
+  if (with_timeline) {
+    INSERT(id, EvaluationRow, submit_s, H5T_NATIVE_DOUBLE);
+    INSERT(id, EvaluationRow, start_s, H5T_NATIVE_DOUBLE);
+    INSERT(id, EvaluationRow, finish_s, H5T_NATIVE_DOUBLE);
+  }
   return t;
 }
 
@@ -334,7 +350,7 @@ int evaluations_incomplete_from(hid_t loc) {
 
 RowTypes::RowTypes()
     : string(h5::string_type()),
-      evaluation(evaluation_type(string.get())),
+      evaluation(evaluation_type(string.get(), true, true)),
       generation(generation_type()),
       migration(migration_type(string.get())) {}
 
@@ -404,6 +420,26 @@ std::vector<int> read_values_column(hid_t loc, std::size_t width, hsize_t n) {
   return out;
 }
 
+// The timeline columns of the first n rows of the evaluations table; empty when the table
+// has none (written before them).
+std::vector<TimelineColumns> read_timeline_columns(hid_t loc, hsize_t n) {
+  h5::Dataset dataset(H5_CHECK(H5Dopen2(loc, "evaluations", H5P_DEFAULT)));
+  h5::Datatype file_type(H5_CHECK(H5Dget_type(dataset.get())));
+  if (H5Tget_member_index(file_type.get(), "submit_s") < 0 ||
+      H5Tget_member_index(file_type.get(), "finish_s") < 0 ||
+      H5Tget_member_index(file_type.get(), "start_s") < 0)
+    return {};
+  h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(TimelineColumns))));
+  H5_CHECK(H5Tinsert(row.get(), "submit_s", HOFFSET(TimelineColumns, submit_s), H5T_NATIVE_DOUBLE));
+  H5_CHECK(H5Tinsert(row.get(), "start_s", HOFFSET(TimelineColumns, start_s), H5T_NATIVE_DOUBLE));
+  H5_CHECK(H5Tinsert(row.get(), "finish_s", HOFFSET(TimelineColumns, finish_s), H5T_NATIVE_DOUBLE));
+  const h5::Table table = h5::Table::open(loc, "evaluations", row.get());
+  std::vector<TimelineColumns> out(n);
+  if (n > 0 && !table.try_read(0, n, out.data()))
+    return {};
+  return out;
+}
+
 }  // namespace
 
 std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
@@ -414,8 +450,10 @@ std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
   const ParamColumns columns = evaluation_columns(loc);
   const bool by_name = !columns.identity();
   const h5::Datatype without_values = evaluation_type(types.string.get(), false);
-  auto rows = read_rows<EvaluationRow>(
-      loc, "evaluations", by_name ? without_values.get() : types.evaluation.get(), &total);
+  const h5::Datatype with_values = evaluation_type(types.string.get());
+  auto rows = read_rows<EvaluationRow>(loc, "evaluations",
+                                       by_name ? without_values.get() : with_values.get(), &total);
+  const std::vector<TimelineColumns> timeline = read_timeline_columns(loc, rows.size());
   const std::vector<int> values =
       by_name ? read_values_column(loc, columns.param.size(), rows.size()) : std::vector<int>{};
   const int cut = incomplete_from(loc, "evaluations", rows.size(), total);
@@ -451,9 +489,13 @@ std::vector<EvaluationRecord> read_evaluations(hid_t loc) {
     r.wall_s = row.wall_s;
     r.cached = row.cached != 0;
     r.migrant = row.migrant != 0;
+    if (!timeline.empty()) {
+      const TimelineColumns& t = timeline[static_cast<std::size_t>(&row - rows.data())];
+      r.timeline = {t.submit_s, t.start_s, t.finish_s};
+    }
     records.push_back(std::move(r));
   }
-  h5::reclaim(by_name ? without_values.get() : types.evaluation.get(), rows.data(), rows.size());
+  h5::reclaim(by_name ? without_values.get() : with_values.get(), rows.data(), rows.size());
   return records;
 }
 
@@ -623,6 +665,9 @@ void RankTables::flush(const CheckpointView* checkpoint) {
     row.cached = r.cached ? 1 : 0;
     row.migrant = r.migrant ? 1 : 0;
     row.message = borrow(m.message);
+    row.submit_s = r.timeline.submit_s;
+    row.start_s = r.timeline.start_s;
+    row.finish_s = r.timeline.finish_s;
     eval_rows.push_back(row);
   }
   std::vector<std::string> keys;

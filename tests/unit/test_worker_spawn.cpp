@@ -318,3 +318,57 @@ TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
 }
 
 }  // namespace
+
+// The worker's queue: sources added while the pool runs compile on its threads as they come
+// (no more threads than asked for), wait_next hands each out once, reports `idle` with nothing
+// open, blocks for a new item or a wake() when asked to, and a wake() from another thread
+// ends a blocked wait at once.
+TEST(CompilePool, AddedSourcesCompileAsTheyComeAndAWakeEndsAWait) {
+  auto running = std::make_shared<std::atomic<int>>(0);
+  auto most = std::make_shared<std::atomic<int>>(0);
+  auto compile = [running, most](const std::string& src) {
+    const int now = ++*running;
+    for (int seen = most->load(); now > seen && !most->compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    --*running;
+    isletune::cuda::CompileResult r;
+    r.ok = true;
+    r.cubin = "cubin of " + src;
+    return r;
+  };
+  isletune::cuda::CompilePool pool(compile, 2, 30);
+  std::size_t i = 99;
+  double ms = 0;
+  std::optional<isletune::cuda::CompileResult> r;
+  EXPECT_EQ(pool.wait_next(i, r, ms), isletune::cuda::CompilePool::Next::idle);
+  for (const char* s : {"a", "b", "c", "d", "e"})
+    pool.add(s);
+  std::set<std::string> got;
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_EQ(pool.wait_next(i, r, ms), isletune::cuda::CompilePool::Next::compiled);
+    got.insert(r->cubin);
+    if (k == 1)
+      EXPECT_EQ(pool.add("f"), 5u);  // while the others compile
+  }
+  ASSERT_EQ(pool.wait_next(i, r, ms), isletune::cuda::CompilePool::Next::compiled);
+  got.insert(r->cubin);
+  EXPECT_EQ(got.size(), 6u);
+  EXPECT_LE(most->load(), 2);
+  EXPECT_EQ(pool.wait_next(i, r, ms), isletune::cuda::CompilePool::Next::idle);
+  std::thread waker([&pool] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pool.wake();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(pool.wait_next(i, r, ms, true), isletune::cuda::CompilePool::Next::woken);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  waker.join();
+  std::thread adder([&pool] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    pool.add("g");
+  });
+  EXPECT_EQ(pool.wait_next(i, r, ms, true), isletune::cuda::CompilePool::Next::compiled);
+  EXPECT_EQ(r->cubin, "cubin of g");
+  adder.join();
+}

@@ -175,6 +175,41 @@ void CudaEvaluator::start_worker() {
                      std::to_string(problem_.grid.ny) + "x" + std::to_string(problem_.grid.nz) +
                      ": " + ready.get("message"));
   }
+  // The queue: the inputs of this worker's seed and their references, then every kernel owed.
+  Message stream{"stream", {}};
+  stream.set("seed",
+             static_cast<long long>((options_.seed * 1000003ULL + ++streams_) & 0x7fffffffffffLL));
+  Message streaming;
+  if (!channel_->send(stream) ||
+      channel_->receive(streaming, options_.setup_timeout_s) != Channel::Read::ok ||
+      streaming.kind != "streaming") {
+    const std::string why =
+        streaming.kind == "error" ? streaming.get("message") : "the worker died";
+    stop_worker(true);
+    throw InputError("the CUDA worker could not prepare the reference run of " +
+                     problem_.stencil.name() + ": " + why);
+  }
+  running_.reset();
+  for (const auto& [ticket, owed] : owed_)
+    send_kernel(ticket, owed.kernel);
+}
+
+void CudaEvaluator::send_kernel(Ticket ticket, const KernelSource& k) {
+  Message m{"submit", {}};
+  m.set("ticket", static_cast<long long>(ticket));
+  m.set("source", k.source).set("entry", k.entry).set("launch", launch_text(k.launch));
+  if (!k.tail_entry.empty())
+    m.set("tail_entry", k.tail_entry).set("tail_launch", launch_text(k.tail_launch));
+  channel_->send(m);  // a dead worker is found (and restarted) by wait_one
+}
+
+void CudaEvaluator::enqueue_kernel(Ticket ticket, KernelSource kernel) {
+  if (!process_.running()) {
+    start_worker();
+    ++restarts_;
+  }
+  send_kernel(ticket, kernel);
+  owed_.emplace(ticket, Owed{std::move(kernel), clock_s()});
 }
 
 std::string CudaEvaluator::source(const Setting& s) const {
@@ -184,30 +219,92 @@ std::string CudaEvaluator::source(const Setting& s) const {
   return generate_kernel(problem_.stencil, problem_.grid, s, std::get<KernelPlan>(plan)).source;
 }
 
-std::vector<Measurement> CudaEvaluator::evaluate(std::span<const Setting> batch) {
-  std::vector<Measurement> out(batch.size());
-  std::vector<KernelSource> kernels;
-  std::vector<std::size_t> where;
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    // The plan is built once here and handed to codegen.
-    const auto plan = codegen_plan(problem_.stencil, problem_.grid, batch[i], limits_);
-    if (const auto* why = std::get_if<std::string>(&plan)) {
-      out[i] = failure(Status::invalid, *why);
+void CudaEvaluator::enqueue(Ticket ticket, const Setting& s) {
+  // The plan is built once here and handed to codegen.
+  const auto plan = codegen_plan(problem_.stencil, problem_.grid, s, limits_);
+  if (const auto* why = std::get_if<std::string>(&plan)) {
+    const double now = clock_s();
+    ready_.push_back({ticket, failure(Status::invalid, *why), {now, {}, now}});
+    return;
+  }
+  KernelSource kernel =
+      generate_kernel(problem_.stencil, problem_.grid, s, std::get<KernelPlan>(plan));
+  if (const auto fault = planted_fault(s))
+    kernel = planted_kernel(*fault, kernel);
+  enqueue_kernel(ticket, std::move(kernel));
+}
+
+Completion CudaEvaluator::wait_one() {
+  if (!ready_.empty()) {
+    Completion c = std::move(ready_.front());
+    ready_.pop_front();
+    return c;
+  }
+  for (;;) {
+    if (!process_.running()) {
+      start_worker();
+      ++restarts_;
+    }
+    // A kernel on the GPU has timeout_s; one compiling, its compile bound (enforced by the
+    // worker) besides.
+    const double wait_s =
+        running_ ? options_.timeout_s : options_.timeout_s + options_.compile_timeout_s;
+    Message r;
+    const auto got = channel_->receive(r, wait_s);
+    const auto owed = got == Channel::Read::ok
+                          ? owed_.find(static_cast<Ticket>(r.number("ticket", -1e18)))
+                          : owed_.end();
+    // The worker's times (the machine's monotonic clock) on this evaluator's clock.
+    const auto worker_time = [&](const char* key) {
+      const double started = std::chrono::duration<double>(started_.time_since_epoch()).count();
+      return r.has(key) ? r.number(key) - started : clock_s();
+    };
+    if (owed != owed_.end() && r.kind == "running") {
+      running_ = owed->first;
+      running_since_ = worker_time("start_s");
       continue;
     }
-    kernels.push_back(
-        generate_kernel(problem_.stencil, problem_.grid, batch[i], std::get<KernelPlan>(plan)));
-    where.push_back(i);
-    if (const auto fault = planted_fault(batch[i]))
-      kernels.back() = planted_kernel(*fault, kernels.back());
+    if (owed != owed_.end() && r.kind == "result") {
+      Completion c{
+          owed->first, decode_result(r), {owed->second.submit_s, {}, worker_time("finish_s")}};
+      if (running_ == owed->first)
+        c.timeline.start_s = running_since_;
+      if (owed->second.kernel.entry == "isl_planted")
+        c.measurement.message = "planted fault (ISLETUNE_PLANT_FAULTS): " + c.measurement.message;
+      owed_.erase(owed);
+      running_.reset();
+      silent_failures_ = 0;
+      if (c.measurement.status == Status::crashed)
+        stop_worker(true);  // it is exiting; the next call starts a fresh one
+      return c;
+    }
+    if (got == Channel::Read::ok && r.kind != "error")
+      continue;  // a message of a kernel no longer owed
+    // No result: the kernel the worker said it was running is to blame; with none running
+    // (it died or stalled between kernels), a fresh worker gets everything owed, and the
+    // oldest kernel is blamed only when that happens twice in a row.
+    stop_worker(true);
+    std::optional<Ticket> blamed = running_;
+    if (!blamed && ++silent_failures_ >= 2 && !owed_.empty()) {
+      blamed = owed_.begin()->first;
+      silent_failures_ = 0;
+    }
+    running_.reset();
+    if (!blamed || !owed_.count(*blamed))
+      continue;
+    const auto it = owed_.find(*blamed);
+    const std::string why = r.kind == "error" ? r.get("message") : "";
+    Completion c{
+        it->first,
+        got == Channel::Read::timeout
+            ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
+                                           " s: the watchdog ended the worker")
+            : failure(Status::crashed, why.empty() ? "the worker died while running this kernel"
+                                                   : "the worker failed: " + why),
+        {it->second.submit_s, running_since_, clock_s()}};
+    owed_.erase(it);
+    return c;
   }
-  std::vector<Measurement> measured = run_batch(kernels);
-  for (std::size_t j = 0; j < where.size(); ++j) {
-    if (kernels[j].entry == "isl_planted")
-      measured[j].message = "planted fault (ISLETUNE_PLANT_FAULTS): " + measured[j].message;
-    out[where[j]] = std::move(measured[j]);
-  }
-  return out;
 }
 
 std::map<long long, PlantedFault> parse_planted_faults(const std::string& text) {
@@ -295,122 +392,17 @@ std::optional<PlantedFault> CudaEvaluator::planted_fault(const Setting& s) {
 }
 
 std::vector<Measurement> CudaEvaluator::evaluate_raw(std::span<const KernelSource> kernels) {
-  return run_batch(kernels);
-}
-
-std::vector<Measurement> CudaEvaluator::run_batch(std::span<const KernelSource> kernels) {
-  const std::size_t n = kernels.size();
-  std::vector<Measurement> results(n);
-  // The kernels without a result yet; the worker's batch holds them in this order (its
-  // "index" is a place in this list) and answers them in the order their compiles end.
-  std::vector<std::size_t> pending(n);
-  std::iota(pending.begin(), pending.end(), std::size_t{0});
-  int failed_starts = 0;
-  while (!pending.empty()) {
-    if (!process_.running()) {
-      start_worker();
-      ++restarts_;
-    }
-    const std::size_t m = pending.size();
-    Message b{"batch", {}};
-    b.set("count", static_cast<long long>(m));
-    b.set("seed",
-          static_cast<long long>((options_.seed * 1000003ULL + ++batches_) & 0x7fffffffffffLL));
-    for (std::size_t k = 0; k < m; ++k) {
-      const std::string id = std::to_string(k);
-      const KernelSource& src = kernels[pending[k]];
-      b.set("source" + id, src.source).set("entry" + id, src.entry);
-      b.set("launch" + id, launch_text(src.launch));
-      if (!src.tail_entry.empty())
-        b.set("tail_entry" + id, src.tail_entry)
-            .set("tail_launch" + id, launch_text(src.tail_launch));
-    }
-    Message reply;
-    const bool sent = channel_->send(b);
-    const auto got =
-        sent ? channel_->receive(reply, options_.setup_timeout_s) : Channel::Read::closed;
-    if (got != Channel::Read::ok || reply.kind != "reference") {
-      // The batch never reached evaluation: blame nothing yet, retry once on a fresh worker.
-      const std::string why = got == Channel::Read::timeout
-                                  ? "timed out preparing the batch's reference run"
-                              : reply.kind == "error" ? reply.get("message")
-                                                      : "the worker died before evaluating";
-      stop_worker(true);
-      if (++failed_starts >= 2) {
-        for (const std::size_t i : pending) {
-          results[i] =
-              failure(got == Channel::Read::timeout ? Status::timeout : Status::crashed, why);
-        }
-        break;
-      }
-      continue;
-    }
-    std::vector<bool> answered(m, false);
-    // The place of a result's or "running" message's index, or nullopt when it names no
-    // unanswered kernel of this batch.
-    const auto place = [&](const Message& r) -> std::optional<std::size_t> {
-      const double index = r.number("index", -1);
-      if (index < 0 || index >= static_cast<double>(m) || answered[static_cast<std::size_t>(index)])
-        return std::nullopt;
-      return static_cast<std::size_t>(index);
-    };
-    bool broken = false;
-    for (std::size_t received = 0; received < m && !broken;) {
-      // A kernel may first wait for its compile (bounded by compile_timeout_s in the worker);
-      // once the worker says "running", that kernel has timeout_s on the GPU.
-      Message r;
-      double wait_s = options_.timeout_s + options_.compile_timeout_s;
-      std::optional<std::size_t> running;
-      auto status = channel_->receive(r, wait_s);
-      if (status == Channel::Read::ok && r.kind == "running") {
-        running = place(r);
-        wait_s = options_.timeout_s;
-        status = channel_->receive(r, wait_s);
-      }
-      if (status == Channel::Read::ok && r.kind == "result") {
-        if (const auto k = place(r)) {
-          results[pending[*k]] = decode_result(r);
-          answered[*k] = true;
-          ++received;
-          broken = results[pending[*k]].status == Status::crashed;  // the worker is exiting
-          continue;
-        }
-      }
-      // No result: the kernel the worker said it was running is to blame, else (it ended or
-      // went silent between kernels) the first unanswered one, as a worker answering in batch
-      // order would have been running it.
-      const std::size_t k = running.value_or(static_cast<std::size_t>(
-          std::find(answered.begin(), answered.end(), false) - answered.begin()));
-      results[pending[k]] =
-          status == Channel::Read::timeout
-              ? failure(Status::timeout, "no result within " + seconds_text(wait_s) +
-                                             " s: the watchdog ended the worker")
-          : status == Channel::Read::ok
-              ? failure(Status::crashed,
-                        "the worker answered with a message that names no "
-                        "kernel of the batch: " +
-                            r.kind)
-              : failure(Status::crashed, "the worker died while running this kernel");
-      answered[k] = true;
-      broken = true;
-    }
-    std::vector<std::size_t> rest;
-    for (std::size_t k = 0; k < m; ++k) {
-      if (!answered[k])
-        rest.push_back(pending[k]);
-    }
-    pending = std::move(rest);
-    if (broken) {
-      stop_worker(true);
-      continue;
-    }
-    // "done" closes the batch; restart = 1: a compile is stuck and the worker is exiting.
-    Message done;
-    if (channel_->receive(done, options_.timeout_s) != Channel::Read::ok || done.kind != "done" ||
-        done.number("restart") != 0)
-      stop_worker(true);
+  if (outstanding() > 0)
+    throw std::logic_error("CudaEvaluator::evaluate_raw with settings queued");
+  // Raw kernels under tickets of their own (negative), answered before any setting's.
+  std::vector<Measurement> out(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    enqueue_kernel(-1 - static_cast<Ticket>(i), kernels[i]);
+  for (std::size_t left = kernels.size(); left > 0; --left) {
+    Completion c = wait_one();
+    out[static_cast<std::size_t>(-1 - c.ticket)] = std::move(c.measurement);
   }
-  return results;
+  return out;
 }
 
 }  // namespace isletune::cuda

@@ -1,11 +1,15 @@
 // CudaEvaluator: the Evaluator that measures settings on a real GPU. It generates each
 // setting's kernel here (pure C++) and hands compiling, verifying and timing to the
 // isletune-worker process, so this side links no CUDA library and the main binary starts
-// on machines without a driver. A worker that crashes (sticky CUDA error) or hangs
-// (watchdog) costs only that setting: it is restarted and the batch goes on.
+// on machines without a driver. Its queue is the worker's (Evaluator::submit / next): each
+// submitted kernel goes to the worker at once, compiles on its pool while the GPU measures
+// others, and comes back when done. A worker that crashes (sticky CUDA error) or hangs
+// (watchdog) costs only the kernel it was running: it is restarted, and every kernel still
+// owed is submitted to the new one.
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,7 +74,7 @@ struct CudaOptions {
   NodeShare node_share;     // node-local rank and ranks: the worker's share of the node's CPUs
 };
 
-class CudaEvaluator : public Evaluator {
+class CudaEvaluator : public AsyncEvaluator {
  public:
   // Starts the worker. Throws InputError with one sentence when the worker cannot start,
   // no driver/GPU is present, or the problem does not fit on the device.
@@ -79,15 +83,15 @@ class CudaEvaluator : public Evaluator {
   CudaEvaluator(const CudaEvaluator&) = delete;
   CudaEvaluator& operator=(const CudaEvaluator&) = delete;
 
-  std::vector<Measurement> evaluate(std::span<const Setting> batch) override;
   [[nodiscard]] DeviceLimits limits() const override { return limits_; }
+  [[nodiscard]] int compile_threads() const override { return environment_.compile_threads; }
   [[nodiscard]] double clock_s() const override;
   [[nodiscard]] std::string name() const override { return "cuda"; }
   [[nodiscard]] std::string detail() const override;
   [[nodiscard]] std::string source(const Setting& s) const override;
 
   // Test and benchmark hook: measures raw kernels (planted faults, hand-written variants)
-  // exactly as generated ones are measured.
+  // exactly as generated ones are measured. Only while nothing is queued.
   std::vector<Measurement> evaluate_raw(std::span<const KernelSource> kernels);
 
   [[nodiscard]] const GpuEnvironment& environment() const { return environment_; }
@@ -95,10 +99,23 @@ class CudaEvaluator : public Evaluator {
   // How many times the worker was restarted after a crash or a timeout.
   [[nodiscard]] int worker_restarts() const { return restarts_; }
 
+ protected:
+  void enqueue(Ticket ticket, const Setting& s) override;
+  Completion wait_one() override;
+
  private:
+  // A kernel sent to the worker and not answered yet.
+  struct Owed {
+    KernelSource kernel;
+    double submit_s = 0;
+  };
+  // Starts the worker (its problem and its queue's references) and sends it every kernel
+  // still owed.
   void start_worker();
   void stop_worker(bool kill);
-  std::vector<Measurement> run_batch(std::span<const KernelSource> kernels);
+  void send_kernel(Ticket ticket, const KernelSource& kernel);
+  // Queues a kernel under `ticket` (raw kernels: negative tickets).
+  void enqueue_kernel(Ticket ticket, KernelSource kernel);
   // The planted fault of this setting (counting it when first seen), if any.
   std::optional<PlantedFault> planted_fault(const Setting& s);
 
@@ -110,7 +127,12 @@ class CudaEvaluator : public Evaluator {
   WorkerProcess process_;
   std::unique_ptr<Channel> channel_;
   int restarts_ = 0;
-  std::uint64_t batches_ = 0;
+  std::uint64_t streams_ = 0;  // workers started (each gets inputs of its own seed)
+  std::map<Ticket, Owed> owed_;
+  std::deque<Completion> ready_;   // answered here (settings without a kernel)
+  std::optional<Ticket> running_;  // on the GPU, per the worker
+  double running_since_ = 0;
+  int silent_failures_ = 0;                    // the worker ended with no kernel running, in a row
   std::map<long long, PlantedFault> planted_;  // ordinal of a distinct setting -> fault
   std::map<std::string, long long> seen_;      // canonical key -> ordinal (only when planting)
   std::chrono::steady_clock::time_point started_;

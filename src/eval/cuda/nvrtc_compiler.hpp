@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ struct CompileResult {
   std::string log;    // NVRTC's log (errors and warnings)
   double ms = 0;      // wall time of compiling or reading the cache
   bool cached = false;
+  // The cubin loaded on the device by the thread that compiled it (the worker's queue: the
+  // GPU's thread then only runs it), and the time that took; null: not loaded yet.
+  std::shared_ptr<void> module;
+  double load_ms = 0;
 };
 
 // Cache key of a cubin: 64-bit FNV-1a over source, options, NVRTC version and arch, in hex.

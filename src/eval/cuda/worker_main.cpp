@@ -1,10 +1,11 @@
 // isletune-worker: the process that owns the CUDA context. It answers the parent
 // (CudaEvaluator) over the socket on fds 0/1 (worker_protocol.hpp): "problem" sets up the
-// reference module and buffers (worker_verify), "batch" compiles the batch's kernels with
-// NVRTC on a pool of threads (each compile bounded by the problem's compile_timeout_s),
-// then verifies and times each one (worker_verify, worker_timing) and sends "running" when a
-// compiled kernel starts on the GPU, one "result" per kernel as it is done, then "done". A sticky
-// CUDA error (illegal address, trap, assert) ends this process after it reports the kernel as
+// reference module and buffers (worker_verify); "stream" prepares the inputs and references
+// and turns the worker into a queue: each "submit" compiles with NVRTC on a pool of threads as
+// it arrives (each compile bounded by the problem's compile_timeout_s), and each compiled
+// kernel is verified and timed (worker_verify, worker_timing) as soon as the GPU is free,
+// with "running" when it starts on the GPU and a "result" when it is done. A sticky CUDA
+// error (illegal address, trap, assert) ends this process after it reports the kernel as
 // crashed; a hang is ended by the parent.
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,6 +39,22 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Seconds on the machine's monotonic clock (steady_clock, shared with the parent process):
+// when a kernel started and ended on the GPU, for the parent's timeline.
+double monotonic_s() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+// One line of ISLETUNE_WORKER_LOG: ticket, ms the GPU's thread waited for a compile before
+// the kernel, ms it spent on the kernel in all, of which load, verify and timing.
+void log_kernel(std::FILE* f, const std::string& ticket, double waited_ms, double spent_ms,
+                const Message& r) {
+  std::fprintf(f, "%s %.3f %.3f %.3f %.3f %.3f %s\n", ticket.c_str(), waited_ms, spent_ms,
+               r.number("load_ms"), r.number("verify_ms"), r.number("run_ms"),
+               r.get("status").c_str());
+  std::fflush(f);
 }
 
 // The device's limits as the tuner sees them (memory_bandwidth_gbs is measured later and
@@ -100,6 +118,7 @@ class Worker {
           "message", "cannot open CUDA device " + std::to_string(device) + ": " + error_text(e)));
       return false;
     }
+    device_ = device;
     cudaDeviceProp p{};
     CUDA_CHECK(cudaGetDeviceProperties(&p, device));
     limits_ = limits_of(p);
@@ -127,8 +146,8 @@ class Worker {
         return;
       if (m.kind == "problem") {
         on_problem(m);
-      } else if (m.kind == "batch") {
-        on_batch(m);
+      } else if (m.kind == "stream") {
+        on_stream(m);  // ends the process
       } else if (m.kind == "bandwidth") {
         ch_.send(Message{"bandwidth", {}}.set("copy_bandwidth_gbs",
                                               measure_copy_bandwidth(stream_->get())));
@@ -205,72 +224,122 @@ class Worker {
     ch_.send(Message{"ready", {}}.set("ms", ms_since(t0)));
   }
 
-  // Measures a batch: fresh inputs and references, bounded parallel compiles, then each
-  // kernel in the order its compile ends, one "result" each (its "index" in the batch), then
-  // "done" (restart = 1 when a compile is stuck and this process ends).
-  void on_batch(const Message& m) {
-    const auto n = static_cast<std::size_t>(std::max(0.0, m.number("count", 0)));
+  // The queue (CudaEvaluator's submit / next, docs/kernels.md): after "stream" (the inputs'
+  // seed; answered by "streaming" once the references are ready) each "submit" (ticket,
+  // source, entry, launch, tail) compiles on the pool as soon as it arrives, and each compiled
+  // kernel is verified and timed as soon as the GPU is free, in the order compiles end:
+  // "running" then "result", with its ticket. A thread of its own reads the parent's messages,
+  // so compiles of new submits start while the GPU measures. Ends the process on "quit" or
+  // when the parent goes away.
+  [[noreturn]] void on_stream(const Message& m) {
     if (!verifier_) {
-      ch_.send(Message{"error", {}}.set("message", "a batch arrived before a problem"));
-      return;
+      ch_.send(Message{"error", {}}.set("message", "a stream began before a problem"));
+      std::_Exit(0);
     }
-    // Each kernel's main launch, parsed once; the long verification run's reference only for a
-    // batch with a kernel that needs it.
-    std::vector<std::optional<LaunchConfig>> main_launches(n);
-    bool long_run = false;
-    for (std::size_t i = 0; i < n; ++i) {
-      main_launches[i] = parse_launch(m.get("launch" + std::to_string(i)));
-      long_run =
-          long_run || (main_launches[i] && verifier_->needs_long_run(main_launches[i]->steps));
-    }
+    const auto seed = static_cast<unsigned long long>(m.number("seed", 1));
+    bool long_ready = false;  // the references of the long run computed
     const auto t_ref = Clock::now();
     try {
-      verifier_->prepare(static_cast<unsigned long long>(m.number("seed", 1)), long_run);
+      verifier_->prepare(seed, false);
     } catch (const CudaError& e) {
       ch_.send(Message{"error", {}}.set("message",
                                         std::string("the reference run failed: ") + e.what()));
-      if (e.sticky())
-        std::_Exit(3);
-      return;
+      std::_Exit(3);
     }
-    ch_.send(Message{"reference", {}}.set("reference_ms", ms_since(t_ref)));
+    ch_.send(Message{"streaming", {}}.set("reference_ms", ms_since(t_ref)));
 
-    std::vector<std::string> sources(n);
-    for (std::size_t i = 0; i < n; ++i)
-      sources[i] = m.get("source" + std::to_string(i));
     const int threads = compile_threads_ > 0 ? compile_threads_ : auto_compile_threads();
-    // A compile process per compile thread, started from this (the main) thread: the
-    // processes end with it. One that cannot start leaves its compiles to this process.
     if (processes_) {
       try {
-        processes_->reserve(std::min(threads, static_cast<int>(n)));
+        processes_->reserve(threads);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "isletune-worker: compiling in this process: %s\n", e.what());
       }
     }
-    // The compiler and the processes outlive every compile thread (they live as long as the
-    // process).
+    // Each compile thread also unloads the modules the GPU is done with and loads the cubin
+    // it compiled, so the GPU's thread only runs kernels.
     CompilePool pool(
-        [c = compiler_.get(), procs = processes_.get()](const std::string& src) {
-          return c->compile(src, [&](const std::string& s) {
-            std::optional<CompileResult> r = procs ? procs->compile(s) : std::nullopt;
-            return r ? std::move(*r) : c->compile_fresh(s);
+        [this, c = compiler_.get(), procs = processes_.get()](const std::string& src) {
+          {
+            std::vector<std::shared_ptr<Library>> done;
+            std::lock_guard lock(graveyard_m_);
+            done.swap(graveyard_);
+          }
+          CompileResult r = c->compile(src, [&](const std::string& s) {
+            std::optional<CompileResult> got = procs ? procs->compile(s) : std::nullopt;
+            return got ? std::move(*got) : c->compile_fresh(s);
           });
+          if (r.ok) {
+            const auto t0 = Clock::now();
+            try {
+              CUDA_CHECK(cudaSetDevice(device_));
+              r.module = std::make_shared<Library>(r.cubin);
+              r.load_ms = ms_since(t0);
+            } catch (const CudaError&) {
+              // Loaded again on the GPU's thread, which reports the error as the kernel's.
+            }
+          }
+          return r;
         },
-        std::move(sources), threads, compile_timeout_s_);
+        threads, compile_timeout_s_);
+    // The parent's messages, read on a thread of their own (the process ends with _Exit, so
+    // the thread never outlives what it refers to).
+    std::mutex inbox_m;
+    std::vector<Message> inbox;
+    bool gone = false;
+    std::thread([&] {
+      for (;;) {
+        Message in;
+        const auto got = ch_.receive(in, -1);
+        {
+          std::lock_guard lock(inbox_m);
+          if (got != Channel::Read::ok)
+            gone = true;
+          else
+            inbox.push_back(std::move(in));
+        }
+        pool.wake();
+        if (got != Channel::Read::ok)
+          return;
+      }
+    }).detach();
 
-    // Each kernel as soon as its compile ends (CompilePool::take_next): the GPU works while
-    // slower compiles of the batch are still running.
-    for (std::size_t taken = 0; taken < n; ++taken) {
+    std::vector<Message> submits;  // by pool index
+    // ISLETUNE_WORKER_LOG=FILE: a line per kernel of how the GPU's thread spent its time
+    // (bench/pipeline_busy.py reads it).
+    const char* log_path = std::getenv("ISLETUNE_WORKER_LOG");
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(
+        log_path && *log_path ? std::fopen(log_path, "a") : nullptr, &std::fclose);
+    double waited_ms = 0;  // the GPU's thread waiting for a compile since the last kernel
+    for (;;) {
+      std::vector<Message> arrived;
+      {
+        std::lock_guard lock(inbox_m);
+        arrived.swap(inbox);
+        if (gone && arrived.empty())
+          std::_Exit(0);
+      }
+      for (Message& a : arrived) {
+        if (a.kind == "quit")
+          std::_Exit(0);
+        if (a.kind != "submit")
+          continue;
+        pool.add(a.get("source"));
+        submits.push_back(std::move(a));
+      }
       std::size_t i = 0;
       double ms = 0;
-      std::optional<CompileResult> cr = pool.take_next(i, ms);
+      std::optional<CompileResult> cr;
+      const auto t_wait = Clock::now();
+      const CompilePool::Next next = pool.wait_next(i, cr, ms, true);
+      waited_ms += ms_since(t_wait);
+      if (next == CompilePool::Next::woken || next == CompilePool::Next::idle)
+        continue;
+      const auto t_taken = Clock::now();
+      const Message& sub = submits[i];
       Message r{"result", {}};
-      r.set("index", static_cast<long long>(i));
-      if (!cr) {
-        // A compile process past the limit is ended (its thread then returns); a compile in
-        // this process's own threads cannot be stopped. The process's clock starts a moment
-        // after the pool's: 10 ms of slack.
+      r.set("ticket", sub.get("ticket"));
+      if (next == CompilePool::Next::overdue) {
         if (processes_)
           processes_->kill_overdue(std::max(0.0, compile_timeout_s_ - 0.01));
         char limit[32];
@@ -279,29 +348,40 @@ class Worker {
             .set("status", "timeout")
             .set("message", std::string("compile exceeded ") + limit + " s (NVRTC)");
       } else {
-        const std::string id = std::to_string(i);
-        const auto& main_launch = main_launches[i];
-        const auto tail_launch = parse_launch(m.get("tail_launch" + id));
-        KernelRequest k{m.get("entry" + id), m.get("tail_entry" + id), {}, {}};
+        const auto main_launch = parse_launch(sub.get("launch"));
+        const auto tail_launch = parse_launch(sub.get("tail_launch"));
+        KernelRequest k{sub.get("entry"), sub.get("tail_entry"), {}, {}};
         if (!main_launch || (!k.tail_entry.empty() && !tail_launch)) {
           r.set("status", "launch_error").set("message", "the parent sent no valid launch");
         } else {
           k.launch = *main_launch;
           k.tail_launch = tail_launch.value_or(LaunchConfig{});
+          if (!long_ready && (problem_.full_verification ||
+                              verifier_->needs_long_run(std::max(1, k.launch.steps)))) {
+            try {
+              verifier_->prepare(seed, true);
+            } catch (const CudaError& e) {
+              r.set("status", "crashed")
+                  .set("message", std::string("the long reference run failed: ") + e.what());
+              ch_.send(r);
+              std::_Exit(3);
+            }
+            long_ready = true;
+          }
           // From here the parent's watchdog allows timeout_s (the compile is over).
-          ch_.send(Message{"running", {}}.set("index", static_cast<long long>(i)));
+          ch_.send(Message{"running", {}}
+                       .set("ticket", sub.get("ticket"))
+                       .set("start_s", monotonic_s()));
           r.set("status", measure(*cr, k, r));
         }
       }
+      r.set("finish_s", monotonic_s());
       ch_.send(r);
+      if (log)
+        log_kernel(log.get(), sub.get("ticket"), waited_ms, ms_since(t_taken), r);
+      submits[i].fields.clear();  // the source is no longer needed
+      waited_ms = 0;
     }
-    // A thread whose compile process was ended returns within moments.
-    for (int wait = 0; processes_ && wait < 100 && pool.stuck(); ++wait)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const bool stuck = pool.stuck();
-    ch_.send(Message{"done", {}}.set("restart", stuck ? 1 : 0));
-    if (stuck)
-      std::_Exit(0);  // an NVRTC thread cannot be stopped: the parent starts a fresh worker
   }
 
   // A CUDA error while measuring one kernel: a sticky one is reported as crashed and ends the
@@ -355,21 +435,33 @@ class Worker {
       return "launch_error";
     }
     const auto t_load = Clock::now();
-    std::unique_ptr<Library> lib;
+    std::shared_ptr<Library> lib = std::static_pointer_cast<Library>(cr.module);
+    // Unloaded by a compile thread once the kernel is done with.
+    struct Bury {
+      Worker& w;
+      std::shared_ptr<Library>& lib;
+      ~Bury() {
+        if (!lib)
+          return;
+        std::lock_guard lock(w.graveyard_m_);
+        w.graveyard_.push_back(std::move(lib));
+      }
+    } bury{*this, lib};
     Schedule s;
     try {
-      lib = std::make_unique<Library>(cr.cubin);
+      if (!lib)
+        lib = std::make_shared<Library>(cr.cubin);
       s.main.fn = lib->kernel(k.entry);
       if (!k.tail_entry.empty())
         s.tail.fn = lib->kernel(k.tail_entry);
     } catch (const CudaError& e) {
-      r.set("load_ms", ms_since(t_load));
+      r.set("load_ms", cr.load_ms + ms_since(t_load));
       if (e.sticky())
         return cuda_failure(r, e, "loading the module");
       r.set("message", std::string("loading the cubin failed: ") + e.what());
       return "compile_error";
     }
-    r.set("load_ms", ms_since(t_load));
+    r.set("load_ms", cr.load_ms + ms_since(t_load));
     try {
       EntryInfo info;
       if (auto why = prepare_entry(s.main, k.launch, limits_, info)) {
@@ -436,7 +528,11 @@ class Worker {
     return static_cast<int>(std::clamp<std::size_t>(n, 1, 32));
   }
   double compile_timeout_s_ = 60;
+  int device_ = 0;
   DeviceLimits limits_;  // from cudaGetDeviceProperties
+  // Modules the GPU is done with, unloaded by the next compile thread (off the GPU's thread).
+  std::mutex graveyard_m_;
+  std::vector<std::shared_ptr<Library>> graveyard_;
   std::unique_ptr<CubinCompiler> compiler_;
   std::unique_ptr<CompileProcesses> processes_;  // null: NVRTC in this process's threads
   std::unique_ptr<Stream> stream_;
@@ -462,6 +558,9 @@ int main(int argc, char** argv) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1)
     return 0;  // the parent is already gone
+  // Modules load whole when a compile thread loads them (not lazily at a kernel's first use
+  // on the GPU's thread), unless the user chose otherwise.
+  ::setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   // Compile mode: NVRTC for the worker that started this process (compile_process.hpp).
   if (argc == 3 && std::string(argv[1]) == "--compile-server") {
     const isletune::cuda::CubinCompiler compiler(std::atoi(argv[2]), "");

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "common/error.hpp"
 #include "config/config.hpp"
+#include "eval/byte_codec.hpp"
 #include "kernel/registry.hpp"
 #include "trace/reader.hpp"
 
@@ -76,26 +78,88 @@ double batch_span_s(std::span<const Measurement> batch, int threads) {
   return span;
 }
 
-std::vector<Measurement> ReplayEvaluator::evaluate(std::span<const Setting> batch) {
-  if (delay_s_ > 0)
-    std::this_thread::sleep_for(std::chrono::duration<double>(delay_s_));
-  std::vector<Measurement> out;
-  out.reserve(batch.size());
-  for (const Setting& s : batch) {
-    const auto it = table_.find(canonical(shape_, s));
-    if (it == table_.end()) {
-      Measurement m;
-      m.status = Status::invalid;
-      m.message = "no record of this setting in " + origin_;
-      out.push_back(std::move(m));
-      continue;
-    }
+void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
+  const auto it = table_.find(canonical(shape_, s));
+  Measurement m;
+  if (it == table_.end()) {
+    m.status = Status::invalid;
+    m.message = "no record of this setting in " + origin_;
+  } else {
     ++measured_;
-    out.push_back(it->second);
+    m = it->second;
   }
-  // The answers for unrecorded settings carry no costs and leave the span as it is.
-  clock_s_ += batch_span_s(out, compile_threads_);
-  return out;
+  // The answers for unrecorded settings carry no costs and are done at once.
+  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3);
+  answers_.emplace(ticket, std::move(m));
+}
+
+Completion ReplayEvaluator::wait_one() {
+  if (delay_s_ > 0 && ++since_delay_ >= kDelayEvery) {
+    since_delay_ = 0;
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay_s_));
+  }
+  const auto done = queue_.next();
+  if (!done)
+    throw std::logic_error("ReplayEvaluator: wait_one() with nothing queued");
+  const auto it = answers_.find(done->first);
+  Completion c{done->first, std::move(it->second), done->second};
+  answers_.erase(it);
+  clock_s_ = std::max(clock_s_, c.timeline.finish_s);
+  return c;
+}
+
+// The queue's schedule and the answers it owes, in ticket order.
+std::vector<std::uint8_t> ReplayEvaluator::save_queue() const {
+  ByteWriter w;
+  const std::vector<std::uint8_t> q = queue_.save();
+  w.put(static_cast<std::uint32_t>(q.size()));
+  w.bytes.insert(w.bytes.end(), q.begin(), q.end());
+  std::vector<std::pair<Ticket, const Measurement*>> owed;
+  for (const auto& [t, m] : answers_)
+    owed.emplace_back(t, &m);
+  std::sort(owed.begin(), owed.end());
+  w.put(static_cast<std::uint32_t>(owed.size()));
+  for (const auto& [t, m] : owed) {
+    w.put(t);
+    w.put_measurement(*m);
+  }
+  w.put(next_ticket());
+  w.put(clock_s_);
+  return std::move(w.bytes);
+}
+
+bool ReplayEvaluator::restore_queue(const std::vector<std::uint8_t>& bytes) {
+  if (bytes.empty())
+    return false;
+  const auto damaged = [] {
+    throw InputError("the replay queue to resume is damaged or of another isletune version.");
+  };
+  ByteReader r(bytes, damaged);
+  const std::uint32_t n = r.get<std::uint32_t>();
+  if (n > bytes.size())
+    damaged();
+  std::vector<std::uint8_t> q(n);
+  for (std::uint8_t& b : q)
+    b = r.get<std::uint8_t>();
+  try {
+    queue_.restore(q);
+  } catch (const std::invalid_argument&) {
+    damaged();
+  }
+  answers_.clear();
+  const std::uint32_t owed = r.get<std::uint32_t>();
+  if (owed > bytes.size())
+    damaged();
+  for (std::uint32_t i = 0; i < owed; ++i) {
+    const Ticket t = r.get<Ticket>();
+    answers_.emplace(t, r.get_measurement());
+  }
+  const Ticket next = r.get<Ticket>();
+  clock_s_ = r.get<double>();
+  if (!r.done() || next < 0)
+    damaged();
+  set_next_ticket(next, static_cast<int>(owed));
+  return true;
 }
 
 ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {

@@ -8,13 +8,14 @@
 //   settings existed may hold one kernel under several settings; cached and migrant rows are
 //   not measurements). Unrecorded kernels come back `invalid` with a message and cost
 //   nothing.
-// - clock_s() advances by each batch's recorded costs (the island's cache keeps repeats away
-//   from it). With the recording's compile threads known (T > 0, /environment's
-//   `compile_threads`), a batch is timed as the CUDA worker runs it: its kernels compile on T
-//   threads in batch order, and each is verified and timed on the GPU as soon as its compile
-//   is done and the GPU is free, in the order the compiles end (batch_span_s). Otherwise (older
-//   datasets) the costs add up one after another. The reference run a batch starts with is not
-//   recorded.
+// - Its queue (Evaluator::submit / next) runs on a simulated clock as the CUDA worker runs
+//   it (QueueModel, from the recorded costs): with the recording's compile threads known
+//   (T > 0, /environment's `compile_threads`), kernels compile on T threads in submission
+//   order and each is verified and timed on the GPU as soon as its compile is done and the
+//   GPU is free, in the order the compiles end; otherwise (older datasets) the costs add up
+//   one after another. clock_s() is the time of the last measurement returned. A batch
+//   (evaluate) is the same schedule submitted at once (batch_span_s). The reference run the
+//   worker starts with is not recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
 //   settings with an answer; limits() are the recording device's.
 #pragma once
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "eval/evaluator.hpp"
+#include "eval/queue_model.hpp"
 #include "ga/records.hpp"
 #include "kernel/family.hpp"
 
@@ -38,7 +40,7 @@ namespace isletune {
 // of every cost.
 [[nodiscard]] double batch_span_s(std::span<const Measurement> batch, int threads);
 
-class ReplayEvaluator final : public Evaluator {
+class ReplayEvaluator final : public AsyncEvaluator {
  public:
   // Answers from the given records of a problem of this shape (whose canonical settings key
   // them); `origin` names where they came from (for messages).
@@ -51,7 +53,6 @@ class ReplayEvaluator final : public Evaluator {
   // version, or has no usable records.
   static ReplayEvaluator from_file(const std::filesystem::path& path);
 
-  std::vector<Measurement> evaluate(std::span<const Setting> batch) override;
   [[nodiscard]] DeviceLimits limits() const override { return limits_; }
   [[nodiscard]] double clock_s() const override { return clock_s_; }
   [[nodiscard]] std::string name() const override { return "replay"; }
@@ -63,11 +64,14 @@ class ReplayEvaluator final : public Evaluator {
   [[nodiscard]] long long measured() const { return measured_; }
   // NVRTC threads of the simulated batch compile (0: every cost in series). from_file takes
   // the recording's.
-  void set_compile_threads(int threads) { compile_threads_ = std::max(0, threads); }
-  [[nodiscard]] int compile_threads() const { return compile_threads_; }
+  // Only while nothing is queued.
+  void set_compile_threads(int threads) { queue_ = QueueModel(threads); }
+  [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
+  [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
+  bool restore_queue(const std::vector<std::uint8_t>& bytes) override;
   // Restores the simulated clock (resume continues the clock of the interrupted run).
   void set_clock_s(double s) { clock_s_ = s; }
-  // Real seconds to sleep per evaluate() call: slows a replay run down to a GPU-like pace
+  // Real seconds to sleep per kDelayEvery measurements: slows a replay run down to a GPU-like pace
   // (the Slurm time-limit test uses it); 0 = as fast as possible.
   void set_delay_s(double s) { delay_s_ = s; }
   [[nodiscard]] const std::string& origin() const { return origin_; }
@@ -77,7 +81,12 @@ class ReplayEvaluator final : public Evaluator {
   // with (FNV-1a): a run records it, and resume refuses a dataset whose answers changed.
   [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
 
+ protected:
+  void enqueue(Ticket ticket, const Setting& s) override;
+  Completion wait_one() override;
+
  private:
+  static constexpr int kDelayEvery = 10;  // about a generation's new measurements
   ProblemShape shape_;
   std::unordered_map<Setting, Measurement, SettingHash> table_;
   std::vector<Setting> candidates_;
@@ -87,7 +96,9 @@ class ReplayEvaluator final : public Evaluator {
   double clock_s_ = 0;
   double delay_s_ = 0;
   long long measured_ = 0;
-  int compile_threads_ = 0;
+  int since_delay_ = 0;
+  QueueModel queue_;
+  std::unordered_map<Ticket, Measurement> answers_;  // queued, by ticket
 };
 
 }  // namespace isletune

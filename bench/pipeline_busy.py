@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""GPU busy and measurements of a user's config (stencil, grid, budget) run as a user runs it:
+`isletune run` with one rank on one GPU, the whole default space, a cold cubin cache. Prints
+one row per run from `isletune report --json`: new measurements, verified ones, the share of
+the clock the GPU measured (verify + timing), the share the NVRTC threads compiled, the mean
+queue depth, the clock at the last generation (the budget's overshoot) and the best kernel.
+
+    bench/pipeline_busy.py --bin build/bin --budget-s 60 --threads 16 --work runs/busy \\
+        --pipeline 0 --csv docs/bench/pipeline-busy.csv [--only NAME ...]
+
+The configs: three typical stencils (star2d1r 8192^2, box3d2r and star3d2r 512^3) and two of a
+user's own that no test uses (a 2-D asymmetric 7-point upwind stencil at 8192^2, the 3-D
+19-point isotropic Laplacian at 512^3).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+UPWIND_2D = [[0, 0, 0.55], [-1, 0, 0.2], [-2, 0, -0.05], [1, 0, 0.1], [0, -1, 0.1],
+             [0, 1, 0.05], [1, 1, 0.05]]
+
+
+def laplacian19() -> list[list[float]]:
+    pts = [[0, 0, 0, -4.0]]
+    for d in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)):
+        pts.append([*d, 1.0 / 3.0])
+    for a in (-1, 1):
+        for b in (-1, 1):
+            pts += [[a, b, 0, 1.0 / 6.0], [a, 0, b, 1.0 / 6.0], [0, a, b, 1.0 / 6.0]]
+    # Scaled so the update stays bounded: u + 0.1 * L(u).
+    return [[*p[:3], (1.0 if p[:3] == [0, 0, 0] else 0.0) + 0.1 * p[3]] for p in pts]
+
+
+def configs() -> dict[str, tuple[object, list[int]]]:
+    return {
+        "star2d1r": ("star2d1r", [8192, 8192]),
+        "box3d2r": ("box3d2r", [512, 512, 512]),
+        "star3d2r": ("star3d2r", [512, 512, 512]),
+        "upwind2d7": ({"name": "upwind2d7", "dims": 2, "points": UPWIND_2D}, [8192, 8192]),
+        "lap3d19": ({"name": "lap3d19", "dims": 3, "points": laplacian19()}, [512, 512, 512]),
+    }
+
+
+def config_text(stencil: object, grid: list[int], budget: float, threads: int,
+                pipeline: int) -> str:
+    return json.dumps({  # YAML is a superset of JSON
+        "stencil": stencil, "grid": grid,
+        "budget": {"time_budget_s": budget},
+        "ga": {"pipeline": pipeline},
+        "evaluator": {"backend": "cuda", "compile_threads": threads},
+    })
+
+
+def worker_shares(log: str, clock_s: float) -> tuple[float, float]:
+    """From the worker's ISLETUNE_WORKER_LOG: the shares of the clock its GPU thread waited for
+    a compile and spent on a kernel outside its verification and timing (loading, launch
+    checks, messages)."""
+    waited = host = 0.0
+    try:
+        with open(log) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 6:
+                    waited += float(w[1])
+                    host += float(w[2]) - float(w[4]) - float(w[5])
+    except OSError:
+        return float("nan"), float("nan")
+    return round(waited * 1e-3 / clock_s, 3), round(host * 1e-3 / clock_s, 3)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--budget-s", type=float, default=60)
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--pipeline", type=int, default=0)
+    ap.add_argument("--work", default="runs/busy")
+    ap.add_argument("--csv")
+    ap.add_argument("--only", nargs="*")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    cmd = ["mpirun", "-q", "-np", "1", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    header = ["stencil", "pipeline", "budget_s", "clock_s", "wall_s", "measured", "ok",
+              "gpu_busy", "threads_busy", "queue_depth", "worker_waits", "worker_host",
+              "best_ms", "best_gcells"]
+    print(" ".join(f"{h:>12}" for h in header), flush=True)
+    rows = []
+    failed = 0
+    for name, (stencil, grid) in configs().items():
+        if a.only and name not in a.only:
+            continue
+        tag = f"{name}-p{a.pipeline}"
+        cfg = os.path.join(a.work, tag + ".yaml")
+        with open(cfg, "w") as f:
+            f.write(config_text(stencil, grid, a.budget_s, a.threads, a.pipeline))
+        out = os.path.join(a.work, tag)
+        log = os.path.join(a.work, tag + ".worker.log")
+        if os.path.exists(log):
+            os.remove(log)
+        env = dict(os.environ, ISLETUNE_CACHE_DIR=tempfile.mkdtemp(prefix="cubins-"),
+                   ISLETUNE_WORKER_LOG=os.path.abspath(log))
+        t0 = time.time()
+        run = subprocess.run(cmd + [os.path.join(a.bin, "isletune"), "run", cfg, "--out", out,
+                                    "--overwrite"], env=env, capture_output=True, text=True)
+        wall = time.time() - t0
+        if run.returncode != 0:
+            print(f"{name}: isletune run exited {run.returncode}\n{run.stdout[-1500:]}\n"
+                  f"{run.stderr[-2500:]}", flush=True)
+            failed += 1
+            continue
+        rep = json.loads(subprocess.run([os.path.join(a.bin, "isletune"), "report", out, "--json"],
+                                        capture_output=True, text=True, check=True).stdout)
+        r = rep["ranks"][0]
+        waits, host = worker_shares(log, r["clock_s"])
+        best = (rep.get("result") or {}).get("best") or {}
+        row = [name, a.pipeline, a.budget_s, round(r["clock_s"], 2), round(wall, 1), r["measured"],
+               rep["evaluations"]["by_status"].get("ok", 0), round(r["gpu_busy"], 3),
+               round(r["compile_threads_busy"], 3), round(r["queue_depth"], 2), waits, host,
+               best.get("median_ms", ""), round(best.get("gcells_per_s", 0), 2)]
+        rows.append(row)
+        print(" ".join(f"{str(x):>12}" for x in row), flush=True)
+    if a.csv:
+        new = not os.path.exists(a.csv)
+        with open(a.csv, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(header)
+            w.writerows(rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

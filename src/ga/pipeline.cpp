@@ -1,0 +1,265 @@
+// The pipeline (pipeline.hpp).
+#include "ga/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace isletune {
+
+int QueuedBrood::open() const {
+  return static_cast<int>(
+      std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.has_value(); }));
+}
+
+void Pipeline::push(Brood b, Evaluator& evaluator) {
+  QueuedBrood q;
+  const std::size_t seq = first_seq_ + queue_.size();
+  q.results.resize(b.fresh.size());
+  q.timelines.resize(b.fresh.size());
+  for (std::size_t i = 0; i < b.fresh.size(); ++i) {
+    const Ticket t = evaluator.submit(b.fresh[i]);
+    q.tickets.push_back(t);
+    where_[t] = {seq, i};
+  }
+  q.brood = std::move(b);
+  queue_.push_back(std::move(q));
+}
+
+int Pipeline::outstanding() const {
+  int n = static_cast<int>(late_.size());
+  for (const QueuedBrood& q : queue_)
+    n += q.open();
+  return n;
+}
+
+int Pipeline::owed() const {
+  int n = static_cast<int>(late_.size());
+  for (const QueuedBrood& q : queue_)
+    n += static_cast<int>(q.brood.fresh.size());
+  return n;
+}
+
+int Pipeline::target(const Evaluator& evaluator) const {
+  const int threads = evaluator.compile_threads();
+  if (threads <= 0)
+    return 2;
+  if (paced_ == 0 || gpu_s_ <= 0)
+    return threads;
+  // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask for.
+  const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
+  return static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
+}
+
+void Pipeline::learn_pace(const Measurement& m) {
+  compile_s_ += m.compile_ms * 1e-3;
+  gpu_s_ += (m.verify_ms + m.run_ms) * 1e-3;
+  ++paced_;
+}
+
+void Pipeline::route(Completion c,
+                     const std::function<void(const Setting&, const Completion&)>& on_late) {
+  learn_pace(c.measurement);
+  if (const auto l = late_.find(c.ticket); l != late_.end()) {
+    const Setting s = l->second;
+    late_.erase(l);
+    on_late(s, c);
+    return;
+  }
+  const auto w = where_.find(c.ticket);
+  if (w == where_.end())
+    throw std::logic_error("Pipeline: a measurement of a ticket it did not queue");
+  const auto [seq, slot] = w->second;
+  where_.erase(w);
+  QueuedBrood& q = queue_.at(seq - first_seq_);
+  q.timelines[slot] = c.timeline;
+  q.results[slot] = std::move(c.measurement);
+}
+
+QueuedBrood Pipeline::take(Evaluator& evaluator,
+                           const std::function<std::optional<Brood>()>& propose,
+                           const std::function<void(const Setting&, const Completion&)>& on_late,
+                           bool early) {
+  if (queue_.empty())
+    throw std::logic_error("Pipeline::take with no proposal queued");
+  // Overlapping generations pays only where compiles overlap measurements.
+  const bool pipelined =
+      max_broods_ > 1 && evaluator.asynchronous() && evaluator.compile_threads() > 0;
+  bool more = pipelined && propose;  // propose() may still give a proposal
+  while (queue_.front().open() > 0) {
+    while (more && broods() < max_broods_ && outstanding() < target(evaluator)) {
+      std::optional<Brood> b = propose();
+      if (!b) {
+        more = false;
+        break;
+      }
+      push(std::move(*b), evaluator);
+    }
+    // Nothing but the oldest proposal's own settings queued, and nothing more to propose:
+    // it settles without them rather than hold every later proposal up.
+    if (pipelined && early && outstanding() == queue_.front().open() &&
+        (!more || broods() >= max_broods_))
+      break;
+    std::optional<Completion> c = evaluator.next();
+    if (!c)
+      throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
+    route(std::move(*c), on_late);
+  }
+  QueuedBrood out = std::move(queue_.front());
+  queue_.erase(queue_.begin());
+  ++first_seq_;
+  for (std::size_t i = 0; i < out.tickets.size(); ++i) {
+    if (!out.results[i]) {
+      where_.erase(out.tickets[i]);
+      late_.emplace(out.tickets[i], out.brood.fresh[i]);
+    }
+  }
+  return out;
+}
+
+void Pipeline::drain_late(Evaluator& evaluator,
+                          const std::function<void(const Setting&, const Completion&)>& on_late) {
+  while (!late_.empty()) {
+    std::optional<Completion> c = evaluator.next();
+    if (!c)
+      throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
+    route(std::move(*c), on_late);
+  }
+}
+
+namespace {
+
+void put_brood(ByteWriter& w, const Brood& b) {
+  w.put(static_cast<std::uint8_t>(b.kind));
+  w.put_ints(b.ids);
+  w.put_ints(b.cells);
+  w.put(static_cast<std::uint32_t>(b.bred.size()));
+  for (const bool x : b.bred)
+    w.put(static_cast<std::uint8_t>(x));
+  w.put_ints(b.first_of);
+  w.put(static_cast<std::uint32_t>(b.fresh.size()));
+  for (const Setting& s : b.fresh)
+    w.put_setting(s);
+}
+
+Brood get_brood(ByteReader& r) {
+  Brood b;
+  const auto kind = r.get<std::uint8_t>();
+  if (kind > static_cast<std::uint8_t>(Brood::Kind::offspring))
+    r.failed();
+  b.kind = static_cast<Brood::Kind>(kind);
+  b.ids = r.get_ints();
+  b.cells = r.get_ints();
+  b.bred.resize(r.get<std::uint32_t>());
+  if (!b.bred.empty() && b.bred.size() != b.ids.size())
+    r.failed();
+  for (std::size_t i = 0; i < b.bred.size(); ++i)
+    b.bred[i] = r.get<std::uint8_t>() != 0;
+  b.first_of = r.get_ints();
+  const std::uint32_t fresh = r.get<std::uint32_t>();
+  if (fresh > b.ids.size() || b.cells.size() != b.ids.size() || b.first_of.size() != b.ids.size())
+    r.failed();
+  for (std::uint32_t i = 0; i < fresh; ++i)
+    b.fresh.push_back(r.get_setting());
+  for (const int f : b.first_of) {
+    if (f < Brood::kDropped || f >= static_cast<int>(fresh))
+      r.failed();
+  }
+  return b;
+}
+
+}  // namespace
+
+void Pipeline::save(ByteWriter& w) const {
+  w.put(compile_s_);
+  w.put(gpu_s_);
+  w.put(paced_);
+  w.put(static_cast<std::uint32_t>(queue_.size()));
+  for (const QueuedBrood& q : queue_) {
+    put_brood(w, q.brood);
+    for (std::size_t i = 0; i < q.tickets.size(); ++i) {
+      w.put(q.tickets[i]);
+      w.put(static_cast<std::uint8_t>(q.results[i].has_value()));
+      if (q.results[i])
+        w.put_measurement(*q.results[i]);
+      w.put(q.timelines[i].submit_s);
+      w.put(q.timelines[i].start_s);
+      w.put(q.timelines[i].finish_s);
+    }
+  }
+  w.put(static_cast<std::uint32_t>(late_.size()));
+  for (const auto& [t, s] : late_) {
+    w.put(t);
+    w.put_setting(s);
+  }
+}
+
+void Pipeline::restore(ByteReader& r, Island& island) {
+  queue_.clear();
+  late_.clear();
+  where_.clear();
+  first_seq_ = 0;
+  compile_s_ = r.get<double>();
+  gpu_s_ = r.get<double>();
+  paced_ = r.get<std::int64_t>();
+  const std::uint32_t broods = r.get<std::uint32_t>();
+  if (broods > static_cast<std::uint32_t>(GaSettings::kMaxPipeline))
+    r.failed();
+  for (std::uint32_t k = 0; k < broods; ++k) {
+    QueuedBrood q;
+    q.brood = get_brood(r);
+    const std::size_t n = q.brood.fresh.size();
+    q.tickets.resize(n);
+    q.results.resize(n);
+    q.timelines.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      q.tickets[i] = r.get<Ticket>();
+      if (r.get<std::uint8_t>())
+        q.results[i] = r.get_measurement();
+      else
+        where_[q.tickets[i]] = {k, i};
+      q.timelines[i].submit_s = r.get<double>();
+      q.timelines[i].start_s = r.get<double>();
+      q.timelines[i].finish_s = r.get<double>();
+    }
+    island.adopt(q.brood);
+    queue_.push_back(std::move(q));
+  }
+  const std::uint32_t late = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < late; ++i) {
+    const Ticket t = r.get<Ticket>();
+    Setting s = r.get_setting();
+    Brood b;
+    b.kind = Brood::Kind::initial;
+    b.fresh.push_back(s);
+    island.adopt(b);
+    late_.emplace(t, std::move(s));
+  }
+}
+
+void Pipeline::requeue(Evaluator& evaluator, bool kept) {
+  if (kept)
+    return;
+  // Every setting still owed, in ticket order, under a new ticket.
+  std::map<Ticket, std::pair<bool, std::pair<std::size_t, std::size_t>>> owed;
+  for (const auto& [t, at] : where_)
+    owed[t] = {false, at};
+  for (const auto& [t, s] : late_)
+    owed[t] = {true, {0, 0}};
+  std::map<Ticket, Setting> late;
+  where_.clear();
+  for (const auto& [t, what] : owed) {
+    if (what.first) {
+      late.emplace(evaluator.submit(late_.at(t)), late_.at(t));
+      continue;
+    }
+    const auto [seq, slot] = what.second;
+    QueuedBrood& q = queue_.at(seq - first_seq_);
+    const Ticket fresh = evaluator.submit(q.brood.fresh[slot]);
+    q.tickets[slot] = fresh;
+    where_[fresh] = {seq, slot};
+  }
+  late_ = std::move(late);
+}
+
+}  // namespace isletune

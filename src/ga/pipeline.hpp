@@ -1,0 +1,100 @@
+// The pipeline between an island's proposals and the evaluator's queue (docs/architecture.md,
+// "The pipeline"). A generation is a proposal (Brood) whose new settings are queued at once;
+// while the oldest proposal's measurements come back, the pipeline proposes the next
+// generations from the population as it stands, so the evaluator always holds enough settings
+// to keep its compile threads and its GPU busy (target()). Proposals settle in order, each as
+// one generation: the GA's operators, rows, migration and stop vote stay per generation; only
+// the parents are up to `max_broods - 1` generations older than they would be one at a time.
+// With `max_broods` 1, a synchronous evaluator, or one whose compiles do not overlap its
+// measurements (compile_threads() 0: replay of a recording that does not name its threads)
+// it is the one-batch-per-generation loop.
+//
+// A proposal whose last settings are slow to compile would hold every later one up: once
+// nothing but its own settings is queued and no more proposals may be made, it settles
+// without them, and they come back later as late measurements (Island::late).
+//
+// Every decision depends only on which measurements have come back, so with replay's
+// simulated queue a run is reproducible; save()/restore() and requeue() carry the pipeline
+// across a resume. Pure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "eval/byte_codec.hpp"
+#include "eval/evaluator.hpp"
+#include "ga/ga_settings.hpp"
+#include "ga/island.hpp"
+
+namespace isletune {
+
+// A proposal with what has come back of it.
+struct QueuedBrood {
+  Brood brood;
+  std::vector<Ticket> tickets;                      // per fresh setting
+  std::vector<std::optional<Measurement>> results;  // per fresh setting
+  std::vector<Timeline> timelines;                  // per fresh setting
+  [[nodiscard]] int open() const;
+};
+
+class Pipeline {
+ public:
+  // `max_broods`: proposals at once (1: one at a time).
+  explicit Pipeline(int max_broods = 1) : max_broods_(std::max(1, max_broods)) {}
+
+  // Queues `b`'s fresh settings.
+  void push(Brood b, Evaluator& evaluator);
+  [[nodiscard]] int max_broods() const { return max_broods_; }
+  // Proposals queued and not yet taken.
+  [[nodiscard]] int broods() const { return static_cast<int>(queue_.size()); }
+  // Settings queued and not yet come back (stragglers included).
+  [[nodiscard]] int outstanding() const;
+  // Settings the pipeline will count as new measurements: every fresh setting of the queued
+  // proposals (come back or not) and the stragglers.
+  [[nodiscard]] int owed() const;
+  // Settings of settled proposals still queued.
+  [[nodiscard]] int stragglers() const { return static_cast<int>(late_.size()); }
+  // Settings to keep queued: enough compiles to feed the GPU at the measured pace (1.5 x the
+  // mean compile over the mean GPU time, for the compiles' spread), plus two compiled kernels
+  // ready, at most the evaluator's compile threads plus four.
+  [[nodiscard]] int target(const Evaluator& evaluator) const;
+
+  // Waits for the oldest proposal and returns it; meanwhile proposes more with `propose`
+  // (empty, or nullopt: no more now) while fewer than target() settings are queued and fewer
+  // than max_broods proposals, and hands stragglers' measurements to `on_late`. `early`: it
+  // may settle without its slowest settings (see the file comment). Requires a proposal
+  // queued.
+  QueuedBrood take(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose,
+                   const std::function<void(const Setting&, const Completion&)>& on_late,
+                   bool early = true);
+  // Waits for every straggler (to `on_late`).
+  void drain_late(Evaluator& evaluator,
+                  const std::function<void(const Setting&, const Completion&)>& on_late);
+
+  void save(ByteWriter& w) const;
+  // The proposals and stragglers of save(); their settings are adopted by `island`
+  // (std::invalid_argument: a proposal that does not fit it).
+  void restore(ByteReader& r, Island& island);
+  // After restore(): `kept` the evaluator's queue was restored with its tickets; else every
+  // setting still owed is queued anew.
+  void requeue(Evaluator& evaluator, bool kept);
+
+ private:
+  // Routes a completion to its proposal or straggler.
+  void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late);
+  void learn_pace(const Measurement& m);
+
+  int max_broods_;
+  std::vector<QueuedBrood> queue_;  // oldest first
+  std::map<Ticket, Setting> late_;  // settled proposals' settings still queued
+  std::map<Ticket, std::pair<std::size_t, std::size_t>> where_;  // ticket -> (brood seq, slot)
+  std::size_t first_seq_ = 0;  // sequence number of queue_.front()
+  // The measured pace: sums of compile and GPU seconds over the measurements seen.
+  double compile_s_ = 0, gpu_s_ = 0;
+  std::int64_t paced_ = 0;
+};
+
+}  // namespace isletune

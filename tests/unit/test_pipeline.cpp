@@ -1,0 +1,304 @@
+// The evaluators' queue and the pipeline over it: the simulated queue's schedule (the CUDA
+// worker's), replay's asynchronous answers, and island searches that keep several generations
+// queued: reproducible, resumable, and busier than one generation at a time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "eval/queue_model.hpp"
+#include "eval/replay/replay_evaluator.hpp"
+#include "ga/search.hpp"
+#include "stencil/typical.hpp"
+#include "test_ga_fakes.hpp"
+
+namespace isletune {
+namespace {
+
+Measurement cost(double compile_ms, double gpu_ms) {
+  Measurement m;
+  m.status = gpu_ms > 0 ? Status::ok : Status::compile_error;
+  m.median_ms = 1;
+  m.compile_ms = compile_ms;
+  m.verify_ms = gpu_ms / 2;
+  m.run_ms = gpu_ms / 2;
+  return m;
+}
+
+// Times of every measurement of `batch` submitted at once at `now` (in ticket order).
+std::vector<Timeline> schedule(QueueModel& q, const std::vector<Measurement>& batch, double now,
+                               Ticket first = 0) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    q.add(first + static_cast<Ticket>(i), now, batch[i].compile_ms * 1e-3,
+          (batch[i].verify_ms + batch[i].run_ms) * 1e-3);
+  }
+  std::vector<Timeline> out(batch.size());
+  while (const auto done = q.next())
+    out[static_cast<std::size_t>(done->first - first)] = done->second;
+  return out;
+}
+
+TEST(QueueModel, ABatchSubmittedAtOnceEndsWhenTheBatchSpanSays) {
+  Rng rng(3, 0);
+  for (const int threads : {0, 1, 4, 16}) {
+    std::vector<Measurement> batch;
+    for (int i = 0; i < 23; ++i)
+      batch.push_back(cost(50 + rng.uniform() * 900, (i % 5 == 0) ? 0 : 5 + rng.uniform() * 40));
+    QueueModel q(threads);
+    const std::vector<Timeline> t = schedule(q, batch, 2.0);
+    double last = 0;
+    for (const Timeline& x : t)
+      last = std::max(last, x.finish_s);
+    EXPECT_NEAR(last - 2.0, batch_span_s(batch, threads), 1e-9) << threads << " threads";
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      EXPECT_EQ(t[i].submit_s, 2.0);
+      EXPECT_EQ(std::isnan(t[i].start_s), batch[i].verify_ms + batch[i].run_ms == 0);
+    }
+  }
+}
+
+TEST(QueueModel, TheGpuTakesKernelsInTheOrderTheirCompilesEndAndNeverRunsTwoAtOnce) {
+  QueueModel q(2);
+  // Compiles of 0.3, 0.1, 0.05 s on two threads: ends at 0.3, 0.1 and 0.15.
+  q.add(0, 0, 0.3, 0.1);
+  q.add(1, 0, 0.1, 0.1);
+  q.add(2, 0, 0.05, 0.1);
+  std::vector<std::pair<Ticket, Timeline>> done;
+  while (const auto d = q.next())
+    done.push_back(*d);
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(done[0].first, 1);
+  EXPECT_NEAR(done[0].second.start_s, 0.1, 1e-12);
+  EXPECT_EQ(done[1].first, 2);
+  EXPECT_NEAR(done[1].second.start_s, 0.2, 1e-12);  // waits for the GPU
+  EXPECT_EQ(done[2].first, 0);
+  EXPECT_NEAR(done[2].second.start_s, 0.3, 1e-12);
+  EXPECT_NEAR(done[2].second.finish_s, 0.4, 1e-12);
+}
+
+TEST(QueueModel, ARestoredScheduleContinuesExactly) {
+  QueueModel a(3);
+  for (Ticket t = 0; t < 10; ++t)
+    a.add(t, 0.01 * static_cast<double>(t), 0.1 + 0.07 * static_cast<double>(t % 4), 0.02);
+  (void)a.next();
+  (void)a.next();
+  QueueModel b;
+  b.restore(a.save());
+  EXPECT_EQ(b.threads(), 3);
+  a.add(10, 0.5, 0.2, 0.03);
+  b.add(10, 0.5, 0.2, 0.03);
+  for (;;) {
+    const auto x = a.next();
+    const auto y = b.next();
+    ASSERT_EQ(x.has_value(), y.has_value());
+    if (!x)
+      break;
+    EXPECT_EQ(x->first, y->first);
+    EXPECT_EQ(x->second.finish_s, y->second.finish_s);
+  }
+  std::vector<std::uint8_t> bad = a.save();
+  bad.pop_back();
+  EXPECT_THROW(b.restore(bad), std::invalid_argument);
+}
+
+// ---- replay's queue ---------------------------------------------------------------------
+
+ProblemShape small_shape() {
+  return shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1});
+}
+
+Setting setting_with(int tbx) {
+  Setting s;
+  s[Param::tbx] = tbx;
+  s[Param::tby] = 4;
+  return s;
+}
+
+ReplayEvaluator three_kernels(int threads) {
+  std::vector<EvaluationRecord> rows;
+  for (const auto& [tbx, compile, gpu] :
+       {std::tuple{32, 300.0, 100.0}, {64, 100.0, 100.0}, {128, 50.0, 100.0}}) {
+    EvaluationRecord r;
+    r.setting = setting_with(tbx);
+    r.measurement = cost(compile, gpu);
+    rows.push_back(r);
+  }
+  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  replay.set_compile_threads(threads);
+  return replay;
+}
+
+TEST(ReplayQueue, MeasurementsComeBackAsTheyFinishAndTheClockFollows) {
+  ReplayEvaluator replay = three_kernels(2);
+  EXPECT_TRUE(replay.asynchronous());
+  const Ticket a = replay.submit(setting_with(32));
+  const Ticket b = replay.submit(setting_with(64));
+  const Ticket c = replay.submit(setting_with(999));  // unrecorded: at once, no cost
+  EXPECT_EQ(replay.outstanding(), 3);
+  auto first = replay.next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->ticket, c);
+  EXPECT_EQ(first->measurement.status, Status::invalid);
+  auto second = replay.next();
+  EXPECT_EQ(second->ticket, b);
+  EXPECT_NEAR(replay.clock_s(), 0.2, 1e-12);
+  // Submitted at 0.2: compiles until 0.25 on the free thread, then waits for the GPU.
+  const Ticket d = replay.submit(setting_with(128));
+  auto third = replay.next();
+  EXPECT_EQ(third->ticket, d);
+  EXPECT_NEAR(third->timeline.submit_s, 0.2, 1e-12);
+  EXPECT_NEAR(third->timeline.start_s, 0.25, 1e-12);
+  auto fourth = replay.next();
+  EXPECT_EQ(fourth->ticket, a);
+  EXPECT_NEAR(fourth->timeline.start_s, 0.35, 1e-12);
+  EXPECT_FALSE(replay.next());
+  EXPECT_EQ(replay.outstanding(), 0);
+}
+
+TEST(ReplayQueue, ABatchKeepsTheQueuesOtherMeasurementsForNext) {
+  ReplayEvaluator replay = three_kernels(4);
+  const Ticket slow = replay.submit(setting_with(32));
+  const std::vector<Setting> batch = {setting_with(64), setting_with(128)};
+  const std::vector<Measurement> out = replay.evaluate(batch);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].compile_ms, 100.0);
+  EXPECT_EQ(out[1].compile_ms, 50.0);
+  EXPECT_EQ(replay.outstanding(), 1);
+  const auto kept = replay.next();
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->ticket, slow);
+  EXPECT_EQ(kept->measurement.compile_ms, 300.0);
+}
+
+// ---- the pipeline -----------------------------------------------------------------------
+
+const std::filesystem::path kCold =
+    std::filesystem::path(ISLETUNE_TEST_DATA) / "h100-full-star3d2r-512.h5";
+
+struct Cold {
+  ReplayEvaluator replay;
+  std::vector<Setting> settings;
+};
+
+const Cold& cold() {
+  static const Cold c = [] {
+    Cold out{ReplayEvaluator::from_file(kCold), {}};
+    out.settings = out.replay.candidates();
+    return out;
+  }();
+  return c;
+}
+
+GaSettings timed_ga(int pipeline) {
+  GaSettings ga;
+  ga.max_generations = 0;
+  ga.time_budget_s = 60;
+  ga.pipeline = pipeline;
+  return ga;
+}
+
+struct Outcome {
+  testing::MemorySink sink;
+  SearchResult result;
+  double gpu_s = 0;  // verify + run of every new measurement
+};
+
+Outcome run_cold(int pipeline, std::uint64_t seed, const SearchHooks& hooks = {},
+                 const std::optional<SearchState>& resume = std::nullopt) {
+  Outcome o;
+  ReplayEvaluator eval = cold().replay;
+  SampledSet set;
+  set.settings = cold().settings;
+  NoMigrator alone;
+  LocalStopVote vote;
+  o.result = run_island(timed_ga(pipeline), set, eval, alone, vote, o.sink, seed, 0, hooks, resume);
+  for (const EvaluationRecord& r : o.sink.evaluations) {
+    if (!r.cached && !r.migrant)
+      o.gpu_s += (r.measurement.verify_ms + r.measurement.run_ms) * 1e-3;
+  }
+  return o;
+}
+
+TEST(Pipeline, RecordedWithCompileThreads) {
+  ASSERT_GT(cold().replay.compile_threads(), 1) << "the pipeline tests need a cold dataset";
+}
+
+TEST(Pipeline, KeepsTheGpuBusierAndMeasuresMoreInTheSameTime) {
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const Outcome one = run_cold(1, seed);
+    const Outcome deep = run_cold(0, seed);
+    const double one_busy = one.gpu_s / one.sink.generations.back().wall_s;
+    const double deep_busy = deep.gpu_s / deep.sink.generations.back().wall_s;
+    EXPECT_GT(deep.result.evaluations, 1.3 * static_cast<double>(one.result.evaluations))
+        << "seed " << seed;
+    EXPECT_GT(deep_busy, one_busy + 0.1) << "seed " << seed;
+    // Every new measurement carries its way through the queue.
+    for (const EvaluationRecord& r : deep.sink.evaluations) {
+      if (r.cached || r.migrant)
+        continue;
+      EXPECT_LE(r.timeline.submit_s, r.timeline.finish_s)
+          << "gen " << r.generation << " cell " << r.cell << " eval " << r.eval_id << " status "
+          << status_name(r.measurement.status);
+      EXPECT_LE(r.timeline.finish_s, r.wall_s + 1e-9);
+      if (!std::isnan(r.timeline.start_s))
+        EXPECT_LE(r.timeline.start_s, r.timeline.finish_s);
+    }
+  }
+}
+
+TEST(Pipeline, SameSeedSameTraceAndTheBudgetHolds) {
+  const Outcome a = run_cold(0, 7);
+  const Outcome b = run_cold(0, 7);
+  ASSERT_EQ(a.sink.evaluations.size(), b.sink.evaluations.size());
+  for (std::size_t i = 0; i < a.sink.evaluations.size(); ++i) {
+    EXPECT_EQ(a.sink.evaluations[i].setting, b.sink.evaluations[i].setting);
+    EXPECT_EQ(a.sink.evaluations[i].wall_s, b.sink.evaluations[i].wall_s);
+  }
+  EXPECT_EQ(a.result.reason, StopReason::time_budget);
+  // The budget is a budget: the last generation ends within 5 % of it.
+  EXPECT_LE(a.sink.generations.back().wall_s, 60 * 1.05);
+}
+
+TEST(Pipeline, ResumesFromAnySnapshotWithTheUninterruptedTrace) {
+  std::vector<SearchState> snapshots;
+  SearchHooks hooks;
+  hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
+  const Outcome whole = run_cold(0, 5, hooks);
+  ASSERT_GE(snapshots.size(), 10u);
+  for (const std::size_t i : {std::size_t{1}, snapshots.size() / 2, snapshots.size() - 3}) {
+    ASSERT_FALSE(snapshots[i].queue.empty());
+    const Outcome rest = run_cold(0, 5, {}, snapshots[i]);
+    const int next = snapshots[i].generation + 1;
+    std::vector<std::pair<Setting, double>> expected, got;
+    for (const EvaluationRecord& r : whole.sink.evaluations) {
+      if (r.generation >= next)
+        expected.emplace_back(r.setting, r.wall_s);
+    }
+    for (const EvaluationRecord& r : rest.sink.evaluations)
+      got.emplace_back(r.setting, r.wall_s);
+    EXPECT_EQ(got, expected) << "after snapshot " << i;
+    EXPECT_EQ(rest.result.evaluations, whole.result.evaluations);
+    EXPECT_EQ(rest.result.best, whole.result.best);
+  }
+}
+
+// A synchronous evaluator (a fake) gets one generation at a time whatever the setting.
+TEST(Pipeline, ASynchronousEvaluatorRunsOneGenerationAtATime) {
+  GaSettings ga;
+  ga.mcr_threshold = 0.8;
+  ga.max_generations = 12;
+  testing::MemorySink a, b;
+  for (auto [sink, pipeline] : {std::pair{&a, 0}, std::pair{&b, 1}}) {
+    ga.pipeline = pipeline;
+    testing::SyntheticEvaluator eval(testing::random_landscape(3));
+    NoMigrator alone;
+    LocalStopVote vote;
+    (void)run_island(ga, testing::landscape_set(), eval, alone, vote, *sink, 3, 0);
+  }
+  ASSERT_EQ(a.evaluations.size(), b.evaluations.size());
+  for (std::size_t i = 0; i < a.evaluations.size(); ++i)
+    EXPECT_EQ(a.evaluations[i].setting, b.evaluations[i].setting);
+}
+
+}  // namespace
+}  // namespace isletune
