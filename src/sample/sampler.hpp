@@ -81,7 +81,7 @@ using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
 // Returns the distinct end points, in the order of their starts. The sample holds about 4,000 of
 // a space of millions: for a compute-bound stencil the best predicted tile of the whole space,
 // measured on the H100, runs at 0.92-0.95 of the best tile measured, while the best predicted
-// of the sample left the 120-s tuner at 0.80-0.84 (docs/benchmarks.md).
+// of the sample left the 120-s tuner at 0.80-0.84 (docs/decisions.md#refine-compute-bound).
 [[nodiscard]] std::vector<Setting> refine_by_prediction(const Space& space,
                                                         const Predictor& predictor,
                                                         std::span<const Setting> starts,
@@ -93,7 +93,8 @@ using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
 // the kRefinedStarts predicted fastest of those not sampled yet, so the predicted seeds of
 // generation 0 are the best of the whole space as the roofline sees it (box3d2r 512^3: 0.03 s).
 // Memory-bound stencils keep their sample: there the roofline ranks settings less well than it
-// ranks register tiles (docs/benchmarks.md). 8: the predicted seeds of up to 8 islands.
+// ranks register tiles (docs/decisions.md#refine-compute-bound). 8: the predicted seeds of up to 8
+// islands.
 inline constexpr std::size_t kRefinedStarts = 8;
 inline constexpr std::size_t kRefineStartsPerOc = 16;
 void refine_sample(SampledSet& set, const Space& space, const Predictor& predictor,
