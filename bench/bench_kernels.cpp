@@ -394,8 +394,10 @@ std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
   };
 }
 
-// EBISU's published H100 figures (as cited in
-// docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): only at 8192^2 / 512^3.
+// EBISU (the public code of ICS'23, built for sm_90 with a driver of its own) as measured on an
+// H100 80GB HBM3 on 2026-11-21, before isletune's kernels (cited in
+// docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): 2-D at 8192^2; 3-D at
+// 512x256x1024, the cells of 512^3, which its 3-D code cannot tile. Only at 8192^2 / 512^3.
 double ebisu_figure(const std::string& stencil, const Grid& g) {
   static const std::map<std::string, double> k2 = {
       {"star2d1r", 610}, {"box2d1r", 428}, {"star2d2r", 400}};
