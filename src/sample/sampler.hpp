@@ -1,21 +1,22 @@
 // Quota-based reward sampling over OCs (docs/architecture.md, "The sampler", paper Alg. 2).
 //
 // Target n = min(ceil(sample_ratio * |space|), max_samples) (and at most |space| when all
-// counts are exact). Ratios start proportional to each OC's valid count, lifted to at
-// least the floor per OC. Units (the paper's): the per-OC ratios of a round sum to 1, so
-// the paper's TR = 1 %, AR = LR = 0.1 % of the space become round_ratio = 0.1 of n (with
-// n = 10 % of the space) and adjust = floor = AR / TR = 0.1 of a round. The floor per OC
-// is min(floor, 0.5 / active OCs): the paper's 0.1 cannot hold with more than 10 active
-// OCs, so with many OCs each keeps at least half an equal share. Each round draws min(round quota,
-// n - drawn) new settings, split over the active OCs by their ratios (every active OC gets at least
-// one while the quota allows; the rest by largest remainder). An OC that runs out (its exact count
-// reached, its source empty, or `max_redraws` duplicate draws in a row) gets ratio 0; its ratio
-// goes to the others in proportion and its unfilled quota is drawn from them. The OC whose draw
-// this round holds the best predicted setting wins: every other active OC loses `adjust` (never
-// below its floor) and the winner gets the rest. When every prediction of a round ties (`uniform`,
-// an uninformative model) no OC is rewarded; a best shared by several OCs goes to one of them at
-// random. Quotas carry each OC's unpaid fraction to the next round, so with no reward the sample is
-// stratified by the initial ratios.
+// counts are exact), |space| the sum of the source's counts per OC (SettingSource::count_per_oc:
+// distinct kernels for the whole space, recorded settings for replay). Ratios start
+// proportional to each OC's count, lifted to at least the floor per OC. Units (the paper's): the
+// per-OC ratios of a round sum to 1, so the paper's TR = 1 %, AR = LR = 0.1 % of the space become
+// round_ratio = 0.1 of n (with n = 10 % of the space) and adjust = floor = AR / TR = 0.1 of a
+// round. The floor per OC is min(floor, 0.5 / active OCs): the paper's 0.1 cannot hold with more
+// than 10 active OCs, so with many OCs each keeps at least half an equal share. Each round draws
+// min(round quota, n - drawn) new settings, split over the active OCs by their ratios (every active
+// OC gets at least one while the quota allows; the rest by largest remainder). An OC that runs out
+// (its exact count reached, its source empty, or `max_redraws` duplicate draws in a row) gets ratio
+// 0; its ratio goes to the others in proportion and its unfilled quota is drawn from them. The OC
+// whose draw this round holds the best predicted setting wins: every other active OC loses `adjust`
+// (never below its floor) and the winner gets the rest. When every prediction of a round ties
+// (`uniform`, an uninformative model) no OC is rewarded; a best shared by several OCs goes to one
+// of them at random. Quotas carry each OC's unpaid fraction to the next round, so with no reward
+// the sample is stratified by the initial ratios.
 #pragma once
 
 #include <array>
