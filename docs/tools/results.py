@@ -299,9 +299,9 @@ def islands(out: list[str]) -> None:
             f"{r['waiting_mean_per_rank'] or '–'} | {r['best_over_best_known']} | {r['t5_s']} |")
     out += [
         "",
-        "Again: `python3 bench/scaling.py --backend cuda --ranks 1,2,4 --seeds 1-2 --config "
-        "config/e2e/star3d2r-512.yaml --runs` on a host of four GPUs (the config with "
-        "`time_budget_s: 60`).",
+        "Again, on a host of four GPUs: `python3 bench/scaling.py --backend cuda --ranks 1,2,4 "
+        "--seeds 1-2 --config C --runs`, C a copy of `config/e2e/star3d2r-512.yaml` with "
+        "`time_budget_s: 60`.",
         "",
     ]
 
