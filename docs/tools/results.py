@@ -344,8 +344,8 @@ def limits(out: list[str]) -> None:
         "`docs/bench/forest-4xh100-2026-11-27.txt`) each rank waited "
         f"{lo:.1f}-{hi:.1f} s for its neighbours, {mean:.1f} s on average (issue 45).",
         "- **Boxes of radius ≥ 2 are at the FP64 vector roof** (H100, 120 s: "
-        f"{share(boxes, 'fp64_roof_gcells')} of it): no setting of the space goes much further; "
-        "FP64 tensor cores would (issue 47).",
+        f"{share(boxes, 'fp64_roof_gcells')} of it): the register-tiled family is near that roof; "
+        "past it needs the FP64 tensor cores (issue 47).",
         "- **3-D high-order stars and crosses stay at the copy roofline** (H100, 120 s: "
         f"{share(stars, 'copy_gcells')} of copy, all but star3d2r at tdeg 1): temporal "
         "blocking that pays at radius 1 does not pay at radius ≥ 2 (issue 48).",
