@@ -218,7 +218,7 @@ int run_kernels(const Options& o) {
 // --families: the short loop for kernel work. For each stencil a small fixed list of
 // hand-picked settings per family x tdeg (no search), each verified and timed by the
 // evaluator, printed as GCells/s per step next to naive, copy and the EBISU figure of
-// docs/benchmarks.md (H100, 8192^2 / 512^3 only), and written as CSV rows
+// ebisu_figure below (H100, 8192^2 / 512^3 only), and written as CSV rows
 // (docs/bench/families-<gpu>.csv) as each stencil finishes.
 struct FamilyCase {
   std::string family;
@@ -275,8 +275,9 @@ std::vector<FamilyCase> family_cases(int dims) {
         {"streaming", 12, st("sb=256 tbx=256")},
         {"streaming", 16, st("sb=256 tbx=256 retiming=1")},
         {"streaming", 16, st("sb=512 tbx=512 retiming=1")},
-        // The best settings of the 120-s tuning runs (docs/benchmarks.md): a longer stream
-        // block, the stream loop unrolled twice, coefficients in constant memory.
+        // The best settings of the 120-s tuning runs
+        // (docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): a longer stream block, the
+        // stream loop unrolled twice, coefficients in constant memory.
         {"streaming", 8, st("sb=1024 tbx=256 retiming=1 ufy=2 use_constant=1")},
         {"streaming", 12, st("sb=1024 tbx=256 retiming=1 ufy=2 use_constant=1")},
     };
@@ -297,9 +298,10 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 2, s3("sb=256 tbx=64 tby=8 merge=cyclic mfy=2 retiming=1")},
       {"streaming", 3, s3("sb=256 tbx=128 tby=4 merge=cyclic mfy=4 retiming=1")},
       {"streaming", 4, s3("sb=256 tbx=64 tby=4 merge=cyclic mfy=4 retiming=1")},
-      // The best settings of the 120-s tuning runs (docs/benchmarks.md): a 32x32-thread plane
-      // without merging along z (star3d1r t4: 324 GCells/s), streaming along y with a cyclic
-      // z tile (box3d1r t2), a 32-deep y-z plane unrolled twice (star3d2r t2).
+      // The best settings of the 120-s tuning runs
+      // (docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): a 32x32-thread plane without
+      // merging along z (star3d1r t4: 324 GCells/s), streaming along y with a cyclic z tile
+      // (box3d1r t2), a 32-deep y-z plane unrolled twice (star3d2r t2).
       {"streaming", 2, s3("sb=128 tbx=32 tby=32 retiming=1")},
       {"streaming", 3, s3("sb=128 tbx=32 tby=32 retiming=1")},
       {"streaming", 4, s3("sb=128 tbx=32 tby=32 retiming=1")},
@@ -324,15 +326,16 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 1, s3("sb=128 tbx=32 tby=8 merge=cyclic mfy=4 ufz=2")},
       {"streaming", 1, s3("sb=128 tbx=128 tby=4 merge=cyclic mfy=2 ufz=2")},
       // tdeg 1 with retiming and 2-8 points per thread along y: the fastest settings of narrowed
-      // spaces measured exhaustively or at random (docs/benchmarks.md, "Register pipeline
-      // rule"): star3d4r, star3d3r, star3d2r; a stencil's live queue beyond r = 2 does not fit.
+      // spaces measured exhaustively or at random
+      // (docs/studies/2026-11-24-register-pipeline-rule-retiming.md): star3d4r, star3d3r, star3d2r;
+      // a stencil's live queue beyond r = 2 does not fit.
       {"streaming", 1, s3("sb=512 tbx=128 tby=2 merge=block mfy=8 retiming=1")},
       {"streaming", 1, s3("sb=128 tbx=64 tby=8 merge=cyclic mfy=4 retiming=1")},
       {"streaming", 1, s3("sb=128 tbx=64 tby=2 merge=block mfy=4 ufz=8 retiming=1")},
       {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfy=4 ufz=8 retiming=1")},
       // tdeg 2 with the last level from the shared ring (use_shared=1): a 2x2 register tile
-      // per thread in a 64 x 32 covered plane (docs/benchmarks.md, "The last level from a
-      // shared ring").
+      // per thread in a 64 x 32 covered plane
+      // (docs/studies/2026-11-27-star3d2r-shared-ring-x-pairs.md).
       {"streaming", 2,
        "streaming=1 sd=1 sb=128 tbx=32 tby=1 tbz=16 merge=block mfx=2 mfz=2 retiming=1 "
        "prefetch=1 use_shared=1 use_constant=1"},
@@ -344,7 +347,7 @@ std::vector<FamilyCase> family_cases(int dims) {
 // (and z) so that each thread computes a column chunk of points and every loaded input feeds
 // the chunk's FMAs (Apply::block), x unmerged for coalesced rows, staged tile or not. The
 // last case of each list is the best setting found by random search before the register
-// tile (docs/benchmarks.md, "Kernel benchmark").
+// tile (docs/studies/2026-11-21-part1-kernels-vs-naive-and-copy.md).
 std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
   if (st.size() < 25)
     return {};
@@ -383,14 +386,18 @@ std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
       {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfx=4 ufx=4 mfy=8 ufy=8 mfz=2 use_shared=0"},
       {"tiled", 1, "tbx=32 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2 use_shared=1"},
       {"tiled", 1, "tbx=32 tby=4 tbz=4 merge=cyclic mfx=2 ufx=2 mfy=4 ufy=4 mfz=4 use_shared=0"},
-      // The fastest box3d2r chunks of an exhaustive narrow space (docs/benchmarks.md, "box3d2r
-      // at 70 % of the FP64 roof"): global loads, 32 x 2 x 4 threads.
+      // The fastest box3d2r chunks of an exhaustive narrow space
+      // (docs/studies/2026-11-25-box3d2r-fp64-roof-register-tiles.md): global loads, 32 x 2 x 4
+      // threads.
       {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=0"},
       {"tiled", 1, "tbx=32 tby=2 tbz=4 merge=block mfy=8 ufy=8 mfz=2 ufz=2 use_shared=0"},
   };
 }
 
-// EBISU on an H100 (docs/benchmarks.md, stencil-perf-anchors): only at 8192^2 / 512^3.
+// EBISU (the public code of ICS'23, built for sm_90 with a driver of its own) as measured on an
+// H100 80GB HBM3 on 2026-11-21, before isletune's kernels (cited in
+// docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): 2-D at 8192^2; 3-D at
+// 512x256x1024, the cells of 512^3, which its 3-D code cannot tile. Only at 8192^2 / 512^3.
 double ebisu_figure(const std::string& stencil, const Grid& g) {
   static const std::map<std::string, double> k2 = {
       {"star2d1r", 610}, {"box2d1r", 428}, {"star2d2r", 400}};

@@ -17,8 +17,9 @@ recorded time), in Kernel Tuner's evaluation order; `never` when it stopped firs
 
 Kernel Tuner (github:KernelTuner/kernel_tuner 1.4.0 with github:python-constraint/
 python-constraint 2.5.0) is set up as pure-Python source by a setup script of the
-development machine; see docs/benchmarks.md. bayes_opt's initial sample is not seeded
-by Kernel Tuner, so only medians over many runs compare.
+development machine; see docs/studies/2026-11-24-whole-space-search-kernel-tuner.md.
+bayes_opt's initial sample is not seeded by Kernel Tuner, so only medians over many runs
+compare.
 """
 import argparse
 import json

@@ -7,8 +7,8 @@ best-so-far is within --tolerance (5%) of the best setting any run of the study 
 the speed-up of that time against the fewest ranks, final best, measurements per GPU,
 GPU-busy fraction, time waiting on neighbours, migrants sent/received, and measurements
 that repeat a setting another island measured. The figures are computed by
-analysis/isletune_analysis/scaling.py; docs/benchmarks.md ("Scaling") says what each
-counts and how the replay clock is built.
+analysis/isletune_analysis/scaling.py; docs/studies/2026-11-23-scaling-1-2-4-islands.md says
+what each counts and how the replay clock is built.
 
   # replay (no GPU): the recorded H200 datasets tests/data/h200-{star2d1r,box2d2r}.h5
   bench/scaling.py --backend replay --problem star2d1r --problem box2d2r --seeds 5

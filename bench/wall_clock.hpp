@@ -16,7 +16,7 @@ namespace isletune {
 // ended g - 2 (the pipelined stop vote) and, for g = 1, every island has ended generation 0
 // (the gather of generation 0). On 4 H100s this model puts a 4-rank run's 48-50
 // generations at 60.7-60.9 s from the ranks' recorded busy times, against 62.0-62.3 s
-// measured (docs/benchmarks.md, "Islands on 4 H100s").
+// measured (docs/studies/2026-11-27-islands-4xh100-completion-order.md).
 inline std::vector<std::vector<double>> wall_ends(const std::vector<std::vector<double>>& busy,
                                                   int lag, bool gather_first) {
   const int n = static_cast<int>(busy.size());

@@ -5,7 +5,7 @@ measurements per GPU, GPU-busy fraction, time spent waiting on neighbours, migra
 and received, and measurements that repeat a setting another island measured. Per rank
 count: medians over seeds and the spread.
 
-Two clocks (docs/benchmarks.md, "Scaling"):
+Two clocks (docs/studies/2026-11-23-scaling-1-2-4-islands.md):
 
 - `recorded` (CUDA runs): the trace's clocks are wall clocks. A rank's evaluation rows
   carry the time its batch finished, its generation rows the time it left the stop vote,

@@ -2,9 +2,9 @@
 // blocking? The product's streaming kernel at tdeg >= 2 uses overlapped tiles: every block
 // recomputes a halo of r per fused step, so at r = 2, tdeg 2 a 32x32 covered plane yields 24x24
 // outputs (1.78x the work) and the kernel is bound by its shared-memory reads
-// (docs/benchmarks.md). Here the blocks of a CX x CY cluster cover adjacent 32x32 tiles and
-// pass the edge rows and columns of every level to their neighbours' shared memory
-// (distributed shared memory stores), so only the cluster's outer ring is recomputed:
+// (docs/studies/2026-11-25-star3d2r-tdeg2-clusters.md). Here the blocks of a CX x CY cluster cover
+// adjacent 32x32 tiles and pass the edge rows and columns of every level to their neighbours'
+// shared memory (distributed shared memory stores), so only the cluster's outer ring is recomputed:
 // 2x4 blocks of 32x32 cover 64x128 points for 56x120 outputs (1.22x). One cluster barrier per
 // input plane replaces the block barrier. CX = CY = 1 is the product's overlapped tile.
 //

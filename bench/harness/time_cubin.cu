@@ -1,8 +1,9 @@
-// Standalone timing of one generated kernel outside the worker (docs/benchmarks.md, "The 3-D
-// boxes are power-bound"): loads KERNEL (a cubin, or a .cu source compiled with NVRTC with the
-// worker's options) and times REPS back-to-back launches of its isl_kernel on a ping-pong pair
-// of NX*NY*NZ doubles (random inputs with `random`, else zeros), CUDA events around them.
-// Geometry and shared bytes as `isletune-bench-kernels --source KEY` prints them.
+// Standalone timing of one generated kernel outside the worker
+// (docs/studies/2026-11-24-register-pipeline-rule-retiming.md, "The 3-D boxes are power-bound"):
+// loads KERNEL (a cubin, or a .cu source compiled with NVRTC with the worker's options) and times
+// REPS back-to-back launches of its isl_kernel on a ping-pong pair of NX*NY*NZ doubles (random
+// inputs with `random`, else zeros), CUDA events around them. Geometry and shared bytes as
+// `isletune-bench-kernels --source KEY` prints them.
 //   nvcc -O2 -o time_cubin bench/harness/time_cubin.cu -lcuda -lnvrtc
 //   time_cubin KERNEL NX NY NZ BX BY BZ GX GY GZ SHARED REPS [random]
 #include <cuda.h>

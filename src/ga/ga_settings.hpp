@@ -15,8 +15,7 @@
 namespace isletune {
 
 // How the online model chooses the settings it measures (its picks and a restart's
-// cells), a named policy (config `ga.model_policy`; replay sweep in docs/benchmarks.md,
-// "Exploration in the surrogate's choice, islands"):
+// cells), a named policy (config `ga.model_policy`; docs/decisions.md#model-policy):
 // - greedy (default): the unmeasured settings it predicts fastest;
 // - thompson: each pick the fastest under its own draw from the model's posterior
 //   (OnlineModel::draw): where the measurements leave the fit unsure, a setting it ranks
@@ -36,10 +35,10 @@ struct GaSettings {
   int cols = 4;
   // Population, rows and cols not configured: 16 individuals per run, split over the
   // islands by for_islands (4x4 alone, 2x4 for 2 islands, 2x2 for 3 or more), so islands
-  // buy time without costing measurements (docs/benchmarks.md).
+  // buy time without costing measurements (docs/decisions.md#population-split).
   bool auto_population = true;
   double crossover_rate = 0.8;
-  double mutation_rate = 0.05;  // defaults chosen by bench/sweep (docs/benchmarks.md)
+  double mutation_rate = 0.05;  // docs/decisions.md#encoding
   Encoding encoding = Encoding::parameters;
   bool gray = false;
   int migration_interval = 1;  // generations between migrations (0: never)
@@ -48,7 +47,7 @@ struct GaSettings {
   // lag, ring/ring_migrator.hpp): 0, each island waits for its neighbours' current
   // generation before its next, so every model is fit on the neighbours' latest
   // measurements; 1, an island goes on with their previous generation's (islands wait
-  // less, their models lag; more measurements to the optimum, docs/benchmarks.md).
+  // less, their models lag; more measurements to the optimum, docs/decisions.md#migration-lag).
   int migration_lag = 0;
   // Islands that wait for each other only when drift generations apart (-1: off, the
   // deterministic ring above). With drift D >= 0 an island hands out whatever its neighbours
@@ -56,8 +55,9 @@ struct GaSettings {
   // vote is pipelined D + 1 generations deep. Faster islands run ahead instead of waiting, so
   // a run depends on timing. kDriftAuto (not configured): 1 where the measurements come from
   // GPUs, whose times vary from run to run anyway (the ring's determinism buys nothing there,
-  // and waiting costs wall time: docs/benchmarks.md), off in replay, where determinism is what
-  // reproducible runs and identical resumes rest on (resolve_drift, src/config).
+  // and waiting costs wall time: docs/decisions.md#migration-drift), off in replay, where
+  // determinism is what reproducible runs and identical resumes rest on (resolve_drift,
+  // src/config).
   static constexpr int kDriftAuto = -2;
   static constexpr int kMaxDrift = 3;
   int migration_drift = kDriftAuto;
@@ -74,7 +74,7 @@ struct GaSettings {
   // on timing. Off by default: on four H100s fill 4 took the waiting from about 16 to 1.5 s
   // per rank and measured more, yet ended with a slower best kernel than waiting in 10 of
   // 10 paired runs (fewer generations; the fills' greedy picks rarely were among the best;
-  // docs/benchmarks.md, "Fills on four H100s: more measurements, slower kernels").
+  // docs/decisions.md#migration-fill).
   static constexpr int kMaxFillPicks = 64;
   int fill_picks = 0;
   [[nodiscard]] bool fills_waits() const { return fill_picks > 0 && migration_drift >= 0; }
@@ -87,8 +87,7 @@ struct GaSettings {
   // model_picks not configured: half of one island's population; with several islands five
   // eighths of each island's, rounded up (5 of 8 cells at 2 islands, 3 of 4 at 3 or more).
   // Two islands then reach a kernel within 5 % of the optimum in fewer measurements than one
-  // island on all eight replay datasets, four on seven (docs/benchmarks.md, "More model picks
-  // on islands").
+  // island on all eight replay datasets, four on seven (docs/decisions.md#model-picks).
   [[nodiscard]] static int default_model_picks(int population, int islands);
   ModelPolicy model_policy = ModelPolicy::greedy;
   // Trees of the random forest the online model fits on its ridge's residuals (0: the ridge

@@ -50,7 +50,7 @@ struct IslandState {
 
 // The parameters whose indicators interact with every other one in the island's online
 // model (OnlineModel's `interact`): the merge kind and the streaming family's switches,
-// which change what the other parameters do (replay sweep, docs/benchmarks.md).
+// which change what the other parameters do (replay sweep, docs/decisions.md#model-features).
 inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
                                                Param::prefetch};
 
@@ -72,8 +72,7 @@ struct ModelKnobs {
   // measurements better than their mean (leave-one-out error below the targets' standard
   // deviation); otherwise those cells keep their bred children (random share cells at a
   // restart). Off by default since failures no longer bend the fit (FailedAs::median): the
-  // gate was there for the synthetic landscape, where they did (docs/benchmarks.md, "The
-  // skill gate after the failure fix").
+  // gate was there for the synthetic landscape, where they did (docs/decisions.md#skill-gate).
   bool skill_gate = false;
   // A failed measurement's target in the fit (OnlineModel::set_failed_as).
   FailedAs failed_as = FailedAs::median;
@@ -83,8 +82,7 @@ struct ModelKnobs {
   // The forest correction (OnlineModel::set_forest; trees 0: off): 30 trees, leaves of 3
   // points at least, a third of the features tried per split. On the replay datasets it
   // finds the optimum within the budget more often (star3d1r 87 -> 93 of 100 runs,
-  // star3d2r 65 -> 72) at the same measurements to 5 % (docs/benchmarks.md, "A forest on the
-  // online model's residuals").
+  // star3d2r 65 -> 72) at the same measurements to 5 % (docs/decisions.md#forest).
   RegressionForest::Options forest{.trees = 30};
   // Greedy picks rank by the forest's lower confidence bound, the prediction lowered by
   // this many of its trees' standard deviations (OnlineModel::optimistic_ms; 0: the mean).

@@ -69,7 +69,7 @@ inline constexpr double kMaxChunkLoads = 1024;
 // in the code instead of all planes', the coefficients read by plane from `__constant__` memory,
 // a chunk in x and y only. Its NVRTC cost is one plane's: chunk_cost(chunk points, plane points).
 // It takes the chunks without z points, and every chunk of a stencil whose tile unrolled over all
-// planes cannot hold kPlaneLoopChunk points. H100, 512^3 (docs/benchmarks.md, "The plane loop"):
+// planes cannot hold kPlaneLoopChunk points. H100, 512^3 (docs/decisions.md#plane-loop):
 // box3d2r's and box3d3r's best tiles keep z points unrolled (87.5 / 37.5 GCells/s against 80.3 /
 // 34.4 looped), their chunks without z points run faster looped (80.3 / 34.4 against 75.9 /
 // 31.1), box3d4r's looped 2x8 chunk 18.8 against 14.7 for its best (4-point) unrolled tile;

@@ -8,7 +8,7 @@
 // ahead),
 // and the stream loop unrolled uf_sd ways (bounded by the body size). The in-plane axes are x
 // and the remaining non-streamed axis (z of extent 1 in 2-D). Builds every setting with
-// streaming = 1. Design and figures: docs/kernels.md, docs/benchmarks.md.
+// streaming = 1. Design: docs/kernels.md; evidence: docs/decisions.md#register-pipeline-rule.
 #include <algorithm>
 #include <array>
 #include <sstream>
@@ -29,10 +29,10 @@ constexpr long long kPipelineFixedRegisters = 8;
 // into their own shared buffers: async + 2 buffers of level 0's plane, no registers). One
 // plane ahead in registers left the tdeg-1 kernels at 64 % of DRAM bandwidth on the H100 (too
 // few bytes in flight per SM). Measured on the H100 with 1, 2 and 3 planes ahead (families
-// benchmark, docs/benchmarks.md): the best tdeg-1 setting of every 3-D star/box/cross r1-r2
-// is fastest with 3 (a 3-D plane of a block carries ~10 KB), of the 2-D stencils with 2 (a
-// row of ~4 KB, several blocks per SM). Beyond tdeg 1 a plane carries tdeg steps of work,
-// and the register prefetch one plane ahead measured faster (the extra planes cost shared
+// benchmark, docs/studies/2026-11-24-async-input-planes-tdeg1.md): the best tdeg-1 setting of every
+// 3-D star/box/cross r1-r2 is fastest with 3 (a 3-D plane of a block carries ~10 KB), of the 2-D
+// stencils with 2 (a row of ~4 KB, several blocks per SM). Beyond tdeg 1 a plane carries tdeg steps
+// of work, and the register prefetch one plane ahead measured faster (the extra planes cost shared
 // memory per block). Fewer planes ahead where the buffers would not fit a block's shared
 // memory; none (the register prefetch) where not even one would, so no setting of the space
 // is lost to the copies.
@@ -158,7 +158,8 @@ void balance_stream_blocks(KernelPlan& p, const std::array<long long, 3>& extent
 // covered extent is what the block reads and each fused level loses one reach (overlapped
 // tiles): the ring there cost 10-25 % on most 2-D and 3-D settings measured (its scattered
 // side loads in the barrier-bound pipeline, register pressure that made ptxas sink the
-// shared loads; docs/benchmarks.md), while at tdeg 1 it gained up to 20 %.
+// shared loads; docs/studies/2026-11-24-input-ring-tdeg1-3d-stencils.md), while at tdeg 1 it gained
+// up to 20 %.
 struct AxisTile {
   int loaded, offset, width;  // extent read, output start within the covered extent, output
 };
@@ -639,7 +640,8 @@ bool tile_after_halo(const ProblemShape& shape, const Setting& s, std::string* w
 // in a 1024-thread block ran at 23 GCells/s against 135 for the naive kernel. Checked with
 // ptxas (sm_90, one block per SM) on 600 streaming settings of six stencils: this bound
 // rejects 180, of which 4 compile without spills, and admits 420, of which 12 spill, none
-// more than 100 bytes (docs/benchmarks.md). Such settings are rejected with this sentence.
+// more than 100 bytes (docs/decisions.md#register-pipeline-rule). Such settings are rejected with
+// this sentence.
 bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string* why) {
   const int sd = axis_of(s);
   if (sd < 0)

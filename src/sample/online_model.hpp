@@ -51,7 +51,7 @@ namespace isletune {
 // is not preferred yet does not bend the main effects; `twice_slowest`: far above every success,
 // so the fit avoids failures most, but a compile error of one kernel among fast settings pulls
 // their indicators toward slow, and a few such outliers in log time outweigh the rest of a
-// least-squares fit (docs/benchmarks.md, "Failures in the online model's fit").
+// least-squares fit (docs/decisions.md#failed-as-median).
 enum class FailedAs { median, twice_slowest };
 
 class OnlineModel final : public Predictor {

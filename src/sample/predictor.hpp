@@ -100,12 +100,12 @@ class UniformPredictor final : public Predictor {
 // of the device's ridge point, fp64_gflops / memory_bandwidth_gbs (H100 33,500 / 2,990 = 11.2
 // flop/B, H200 33,500 / 4,210 = 8.0). Below it a stencil is memory bound at tdeg 1; there the
 // term acts only on deep temporal settings (their redundant flops and point-by-point loads)
-// and made the replay searches on box2d2r, star2d2r and star3d1r worse (docs/benchmarks.md,
-// "Tried and not kept: an issue term"). Half the ridge: in are box3d2r (15.6 flop/B, 1.39 /
-// 1.96 of the ridge on H100 / H200), box3d3r, box3d4r, box2d4r (0.90 / 1.26), box2d3r (0.54 /
-// 0.76: its measured H100 register tiles rank 0.28 without the term, 0.81 with it) and
-// cross3d4r on the H200 (0.51); out box3d1r (0.30 / 0.42), box2d2r and star3d4r (0.27 /
-// 0.38) and every smaller stencil, i.e. every stencil of the replay datasets.
+// and made the replay searches on box2d2r, star2d2r and star3d1r worse
+// (docs/decisions.md#roofline-issue-term). Half the ridge: in are box3d2r (15.6 flop/B, 1.39 / 1.96
+// of the ridge on H100 / H200), box3d3r, box3d4r, box2d4r (0.90 / 1.26), box2d3r (0.54 / 0.76: its
+// measured H100 register tiles rank 0.28 without the term, 0.81 with it) and cross3d4r on the H200
+// (0.51); out box3d1r (0.30 / 0.42), box2d2r and star3d4r (0.27 / 0.38) and every smaller stencil,
+// i.e. every stencil of the replay datasets.
 inline constexpr double kIssueTermRidgeFraction = 0.5;
 
 // The register-tile terms of a compute-bound stencil (where the issue term applies and the plan
@@ -114,8 +114,8 @@ inline constexpr double kIssueTermRidgeFraction = 0.5;
 // L1 and shared memory share 256 KiB per SM; L2 serves about twice the DRAM copy bandwidth. A
 // compute-bound tile saturates at a lower occupancy than a memory-bound kernel (its 16-32
 // accumulators are its parallelism): box3d2r's fastest tiles run 3 blocks of 256 threads at
-// 74 registers (37.5 %). Fitted on the 3-D boxes' measured tiles (docs/benchmarks.md, "The
-// roofline for register tiles").
+// 74 registers (37.5 %). Fitted on the 3-D boxes' measured tiles
+// (docs/decisions.md#roofline-register-tiles).
 inline constexpr double kL1BytesPerFp64Flop = 1.0;
 inline constexpr double kL1BytesPerSm = 256.0 * 1024;
 inline constexpr double kL2OverDram = 2.0;

@@ -1,21 +1,22 @@
 // Quota-based reward sampling over OCs (docs/architecture.md, "The sampler", paper Alg. 2).
 //
 // Target n = min(ceil(sample_ratio * |space|), max_samples) (and at most |space| when all
-// counts are exact). Ratios start proportional to each OC's valid count, lifted to at
-// least the floor per OC. Units (the paper's): the per-OC ratios of a round sum to 1, so
-// the paper's TR = 1 %, AR = LR = 0.1 % of the space become round_ratio = 0.1 of n (with
-// n = 10 % of the space) and adjust = floor = AR / TR = 0.1 of a round. The floor per OC
-// is min(floor, 0.5 / active OCs): the paper's 0.1 cannot hold with more than 10 active
-// OCs, so with many OCs each keeps at least half an equal share. Each round draws min(round quota,
-// n - drawn) new settings, split over the active OCs by their ratios (every active OC gets at least
-// one while the quota allows; the rest by largest remainder). An OC that runs out (its exact count
-// reached, its source empty, or `max_redraws` duplicate draws in a row) gets ratio 0; its ratio
-// goes to the others in proportion and its unfilled quota is drawn from them. The OC whose draw
-// this round holds the best predicted setting wins: every other active OC loses `adjust` (never
-// below its floor) and the winner gets the rest. When every prediction of a round ties (`uniform`,
-// an uninformative model) no OC is rewarded; a best shared by several OCs goes to one of them at
-// random. Quotas carry each OC's unpaid fraction to the next round, so with no reward the sample is
-// stratified by the initial ratios.
+// counts are exact), |space| the sum of the source's counts per OC (SettingSource::count_per_oc:
+// distinct kernels for the whole space, recorded settings for replay). Ratios start
+// proportional to each OC's count, lifted to at least the floor per OC. Units (the paper's): the
+// per-OC ratios of a round sum to 1, so the paper's TR = 1 %, AR = LR = 0.1 % of the space become
+// round_ratio = 0.1 of n (with n = 10 % of the space) and adjust = floor = AR / TR = 0.1 of a
+// round. The floor per OC is min(floor, 0.5 / active OCs): the paper's 0.1 cannot hold with more
+// than 10 active OCs, so with many OCs each keeps at least half an equal share. Each round draws
+// min(round quota, n - drawn) new settings, split over the active OCs by their ratios (every active
+// OC gets at least one while the quota allows; the rest by largest remainder). An OC that runs out
+// (its exact count reached, its source empty, or `max_redraws` duplicate draws in a row) gets ratio
+// 0; its ratio goes to the others in proportion and its unfilled quota is drawn from them. The OC
+// whose draw this round holds the best predicted setting wins: every other active OC loses `adjust`
+// (never below its floor) and the winner gets the rest. When every prediction of a round ties
+// (`uniform`, an uninformative model) no OC is rewarded; a best shared by several OCs goes to one
+// of them at random. Quotas carry each OC's unpaid fraction to the next round, so with no reward
+// the sample is stratified by the initial ratios.
 #pragma once
 
 #include <array>
@@ -81,7 +82,7 @@ using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
 // Returns the distinct end points, in the order of their starts. The sample holds about 4,000 of
 // a space of millions: for a compute-bound stencil the best predicted tile of the whole space,
 // measured on the H100, runs at 0.92-0.95 of the best tile measured, while the best predicted
-// of the sample left the 120-s tuner at 0.80-0.84 (docs/benchmarks.md).
+// of the sample left the 120-s tuner at 0.80-0.84 (docs/decisions.md#refine-compute-bound).
 [[nodiscard]] std::vector<Setting> refine_by_prediction(const Space& space,
                                                         const Predictor& predictor,
                                                         std::span<const Setting> starts,
@@ -93,7 +94,8 @@ using EpochSampler = std::function<std::vector<Setting>(int epoch)>;
 // the kRefinedStarts predicted fastest of those not sampled yet, so the predicted seeds of
 // generation 0 are the best of the whole space as the roofline sees it (box3d2r 512^3: 0.03 s).
 // Memory-bound stencils keep their sample: there the roofline ranks settings less well than it
-// ranks register tiles (docs/benchmarks.md). 8: the predicted seeds of up to 8 islands.
+// ranks register tiles (docs/decisions.md#refine-compute-bound). 8: the predicted seeds of up to 8
+// islands.
 inline constexpr std::size_t kRefinedStarts = 8;
 inline constexpr std::size_t kRefineStartsPerOc = 16;
 void refine_sample(SampledSet& set, const Space& space, const Predictor& predictor,

@@ -136,7 +136,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.ga.population, 16);
   EXPECT_EQ(c.ga.model_trees, -1);  // the online model's own forest
   EXPECT_EQ(c.ga.crossover_rate, 0.8);
-  EXPECT_EQ(c.ga.mcr_threshold, 0.9);  // the replay sweep's choice (docs/benchmarks.md)
+  EXPECT_EQ(c.ga.mcr_threshold, 0.9);  // the replay sweep's choice (docs/decisions.md#unique-cells)
   EXPECT_EQ(c.ga.mutation_rate, 0.05);
   EXPECT_EQ(c.ga.encoding, Encoding::parameters);
   EXPECT_EQ(c.sampler.sample_ratio, 1.0);

@@ -150,11 +150,12 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
       EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
     }
   }
-  // The census figures (docs/benchmarks.md, isletune-kernel-count star2d1r 8192 8192): since
-  // a tdeg-1 tiled tile may be as thin as the halo, 3,680 more (2-wide blocks along x or y);
-  // since use_shared selects the shared ring of the last level at tdeg >= 2 (streaming),
-  // 19,888 more settings fit the registers (390,910 before) and the streaming settings with
-  // use_shared = 1 at tdeg >= 2 build kernels of their own (105,158 before).
+  // The census figures (docs/studies/2026-11-24-distinct-kernels-canonical-settings.md,
+  // isletune-kernel-count star2d1r 8192 8192): since a tdeg-1 tiled tile may be as thin as the
+  // halo, 3,680 more (2-wide blocks along x or y); since use_shared selects the shared ring of the
+  // last level at tdeg >= 2 (streaming), 19,888 more settings fit the registers (390,910 before)
+  // and the streaming settings with use_shared = 1 at tdeg >= 2 build kernels of their own (105,158
+  // before).
   EXPECT_EQ(valid, 410798);
   EXPECT_EQ(kernels, 157254);
   Rng rng(3, 0);

@@ -254,7 +254,8 @@ TEST(KernelPlan, SharedRingPlanesAndRegistersOfTheLastLevel) {
 // level's 13 terms, bank-conflict repeats of block-merged x points (x pairs: a pair's union,
 // 0.8 a point), tdeg shared stores, the load and the store; times redundancy / tdeg. The ring
 // of one point per thread reads 5 more per point and predicts slower, as measured (128.9
-// against 166.3 GCells/s, docs/benchmarks.md).
+// against 166.3 GCells/s,
+// docs/studies/2026-11-27-star3d2r-shared-ring-x-pairs.md).
 TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
   const Stencil st = typical_stencil("star3d2r");
   const Grid g{512, 512, 512};

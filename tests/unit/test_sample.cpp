@@ -395,7 +395,8 @@ TEST(Predictor, RooflinePrefersBigTilesAndTemporalBlocking) {
 // the multiply-adds (249 flops at one L1 byte per flop), and 3 blocks of 256 threads (37.5 %
 // occupancy) saturate it: it predicts the flops / peak floor. One point per thread (the naive
 // tile, 32 x 4 x 2) is bound by its 125 loads through L1 (1,000 bytes per point): 4.0x the
-// floor (measured on the H100: 29.0 against 95.2 GCells/s, 3.3x; docs/benchmarks.md).
+// floor (measured on the H100: 29.0 against 95.2 GCells/s, 3.3x;
+// docs/studies/2026-11-25-box3d2r-fp64-roof-register-tiles.md).
 TEST(Predictor, RooflineCountsTheIssueOfLoadsAndCoefficientMovesOfARegisterTile) {
   const Grid grid{512, 512, 512};
   const DeviceLimits limits;

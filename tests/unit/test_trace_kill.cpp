@@ -4,7 +4,8 @@
 // Every generation whose commit returned must read back whole, the checkpoint must be
 // one of the last committed generations with its exact bytes, and the file must take
 // a resume (reopen, more generations) afterwards. ISLETUNE_KILL_ROUNDS sets the number
-// of kills (default 12; the 600-kill check of docs/benchmarks.md sets 600).
+// of kills (default 12; the 600-kill check of
+// docs/studies/2026-11-21-host-overhead-per-generation.md sets 600).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 // NVRTC compiles in child processes. NVRTC serialises much of a compile inside one process: on
 // the 16-core host of an H100, 16 threads of one process compile 8-11 of star3d2r's kernels a
 // second and a compile takes 2.5x its time alone, while the same 16 threads spread over 4 to 16
-// processes compile 31-36 a second (docs/benchmarks.md, "NVRTC in processes"). The worker
+// processes compile 31-36 a second (docs/decisions.md#compile-processes). The worker
 // therefore compiles each source in a process of a pool of its own: the worker binary in its
 // compile mode (`isletune-worker --compile-server ARCH`), which answers compile requests on its
 // stdin/stdout. Pure POSIX and C++ (the compile itself is a given function), so the exchange is

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Writes docs/results.md from the committed measurements: the CSVs and text files under
+docs/bench/ and the tables of the study files under docs/studies/ (each read by the header
+row of its table, so a figure on the page is the figure in that file).
+
+    python3 docs/tools/results.py           # rewrite docs/results.md
+    python3 docs/tools/results.py --check   # exit 1 when docs/results.md is not what this writes
+
+Python 3 standard library only. The page states, per table, the GPU, the date and the tree
+the figures were measured on, and one command that measures them again.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "docs" / "bench"
+STUDIES = ROOT / "docs" / "studies"
+PAGE = ROOT / "docs" / "results.md"
+
+# The studies the tables come from (file names under docs/studies/).
+S_TUNE = "2026-11-27-typical-stencils-one-tree-forest-4xh100.md"
+S_EBISU = "2026-11-24-typical-stencils-tuner-120s-h100.md"
+S_KT_ALL = "2026-11-24-whole-space-search-kernel-tuner.md"
+S_KT = "2026-11-27-l1-term-and-bayes-opt-again.md"
+S_ISLANDS = "2026-11-27-islands-vs-one-every-dataset.md"
+S_GPUS = "2026-11-27-islands-4xh100-completion-order.md"
+S_H200 = "2026-11-21-multi-gpu-search-export-datasets-2xh200.md"
+
+
+def rows(name: str) -> list[dict[str, str]]:
+    """The rows of a CSV under docs/bench/."""
+    with open(BENCH / name, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def study_table(study: str, header: str) -> list[list[str]]:
+    """The body rows (cells stripped) of the markdown table whose header row starts with
+    `header` in docs/studies/`study`; fails when there is not exactly one such table."""
+    lines = (STUDIES / study).read_text().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(header)]
+    if len(starts) != 1:
+        sys.exit(f"results.py: {study}: {len(starts)} tables start with {header!r}, expected 1")
+    body = []
+    for line in lines[starts[0] + 2:]:
+        if not line.startswith("|"):
+            break
+        body.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return body
+
+
+def study_says(study: str, pattern: str) -> str:
+    """The text of `study` that matches `pattern` (whitespace folded); fails when absent."""
+    text = " ".join((STUDIES / study).read_text().split())
+    m = re.search(pattern, text)
+    if not m:
+        sys.exit(f"results.py: {study} no longer says {pattern!r}")
+    return m.group(0)
+
+
+def link(study: str) -> str:
+    return f"[{study[:-3]}](studies/{study})"
+
+
+def setting_text(setting: str, dims: int) -> str:
+    """A setting of the CSV in a few words: family, tdeg, block shape, merging, streaming axis."""
+    s = dict(kv.split("=") for kv in setting.split(","))
+    axes = "xyz"[:dims]
+    family = "streaming" if s["streaming"] == "1" else "tiled"
+    words = [family, f"tdeg {s['tdeg']}", "×".join(s[f"tb{a}"] for a in axes)]
+    if s["merge"] != "none":
+        words.append(f"{s['merge']} " + "×".join(s[f"mf{a}"] for a in axes))
+    if family == "streaming" and dims == 3:
+        words.append("along " + ("y" if s["sd"] == "1" else "z"))
+    return ", ".join(words)
+
+
+def f1(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def pct(x: float) -> str:
+    return f"{x:.0f} %"
+
+
+def typical_stencils(out: list[str]) -> dict[str, float]:
+    tune = rows("tune-all-one-tree-nvidia-h100-80gb-hbm3.csv")
+    out += [
+        "## The 24 typical stencils at 120 s on one H100",
+        "",
+        "NVIDIA H100 80GB HBM3, 2026-11-27, tree `5662bfe`; "
+        f"study {link(S_TUNE)}. What a user runs: one rank, a config of only the stencil, the grid "
+        "(8192², 512³, doubles) and `time_budget_s: 120`, the whole default space; naive and "
+        "copy measured on the same GPU in the same job. GCells/s per time step. *copy*: the "
+        "device-to-device copy's bandwidth over 16 bytes per cell, the bound of one step "
+        "that reads and writes the grid once (temporal blocking passes it); *FP64 roof*: the "
+        "FP64 vector peak (33.5 TFLOP/s) over the stencil's flops per cell.",
+        "",
+        "| stencil | naive | tuned | × naive | % of copy | % of FP64 roof | setting |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    speedups, tuned = [], {}
+    measured = verified = 0
+    for r in tune:
+        dims = r["grid"].count("x") + 1
+        t, n = float(r["tuned_gcells"]), float(r["naive_gcells"])
+        speedups.append(float(r["speedup_vs_naive"]))
+        tuned[r["stencil"]] = t
+        measured += int(r["measured"])
+        verified += int(r["verified"])
+        out.append(
+            f"| {r['stencil']} | {f1(n)} | **{f1(t)}** | {speedups[-1]:.2f} | "
+            f"{pct(100 * t / float(r['copy_gcells']))} | "
+            f"{pct(100 * t / float(r['fp64_roof_gcells']))} | {setting_text(r['setting'], dims)} |")
+    lo = min(range(len(tune)), key=lambda i: speedups[i])
+    hi = max(range(len(tune)), key=lambda i: speedups[i])
+    geo = math.exp(statistics.fmean(math.log(x) for x in speedups))
+    out += [
+        "",
+        f"Every stencil above naive: {speedups[lo]:.2f}× ({tune[lo]['stencil']}) to "
+        f"{speedups[hi]:.2f}× ({tune[hi]['stencil']}), geometric mean {geo:.2f}×; "
+        f"{verified:,} of {measured:,} measurements verified (the rest failed and were not "
+        "counted). One run per stencil: the spread over seeds at 120 s is not measured. "
+        "Rows and full settings: `docs/bench/tune-all-one-tree-nvidia-h100-80gb-hbm3.csv`. "
+        "Again, on one GPU with 16 CPUs (the study ran four stencils at a time on four H100s, "
+        "16 CPUs each):",
+        "",
+        "```sh",
+        "python3 bench/tune_all.py --bin build/bin --budget-s 120 \\",
+        '  --evaluator "compile_threads: 16" \\',
+        "  --csv tune.csv   # all 24; --stencils S ... for some",
+        "```",
+        "",
+    ]
+    return tuned
+
+
+def h200(out: list[str]) -> None:
+    user = [r for r in rows("h200-user-configs-482d225.csv") if r["tuned_gcells"]]
+    out += [
+        "### On an H200",
+        "",
+        "NVIDIA H200, main `482d225` (2026-11-28), 60 s instead of 120, the figures recorded in "
+        "issues 47 and 48 (`docs/bench/h200-user-configs-482d225.csv`; the traces are not "
+        "committed):",
+        "",
+        "| stencil | naive | tuned (60 s) | × naive | % of copy | % of FP64 roof |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in user:
+        t, n = float(r["tuned_gcells"]), float(r["naive_gcells"])
+        copy = pct(100 * t / float(r["copy_gcells"])) if r["copy_gcells"] else "–"
+        roof = pct(100 * t / float(r["fp64_roof_gcells"])) if r["fp64_roof_gcells"] else "–"
+        out.append(f"| {r['stencil']} | {f1(n)} | **{f1(t)}** | {t / n:.2f} | {copy} | {roof} |")
+    datasets = study_table(S_H200, "| dataset | settings | ok | wall | best ms/step |")
+    out += [
+        "",
+        "The replay datasets shipped in `tests/data/` were recorded on an H200 (2026-11-21, "
+        f"{link(S_H200)}): random settings of the 2-D part-1 space (no streaming, no temporal "
+        "blocking) at 4096²; their fastest: "
+        + "; ".join(f"{d[0]} {d[5]} GCells/s ({d[2]} of {d[1]} verified)" for d in datasets)
+        + ". Again: `python3 bench/tune_all.py --bin build/bin --budget-s 60 --stencils "
+        "star3d1r star3d2r box3d2r` on an H200.",
+        "",
+    ]
+
+
+def ebisu(out: list[str], tuned: dict[str, float]) -> None:
+    fam = rows("families-all-nvidia-h100-80gb-hbm3.csv")
+    figures: dict[str, tuple[str, float]] = {}
+    for r in fam:
+        if float(r["ebisu_gcells"] or 0) > 0:
+            grid = r["grid"].replace("x1", "")
+            figures.setdefault(r["stencil"], (grid, float(r["ebisu_gcells"])))
+    out += [
+        "## Against EBISU",
+        "",
+        "EBISU (ICS'23, public code), measured on an H100 80GB HBM3 "
+        "on 2026-11-21 with its own driver (2-D at 8192²; 3-D at 512×256×1024, the cells of "
+        "512³, which its 3-D code cannot tile), for the five stencils it covers; the figures "
+        "`isletune-bench-kernels` records beside its rows (`ebisu_gcells` in "
+        "`docs/bench/families-all-nvidia-h100-80gb-hbm3.csv`, from `ebisu_figure` in "
+        f"`bench/bench_kernels.cpp`; {link(S_EBISU)}), against the tuned kernels of the "
+        "table above (H100, 120 s):",
+        "",
+        "| stencil | grid (isletune) | EBISU | isletune, 120 s | isletune / EBISU |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted(figures, key=lambda s: list(tuned).index(s)):
+        grid, e = figures[name]
+        out.append(f"| {name} | {grid.replace('x', '×')} | {e:.0f} | {f1(tuned[name])} | "
+                   f"{tuned[name] / e:.2f} |")
+    more = study_says(S_EBISU, r"its \d+ at \d+²")
+    out += ["", f"At a grid whose tiles fill the GPU EBISU reaches more (star2d1r: {more}); "
+            "isletune was not run there. "
+            "Again: the command of the 24 stencils, `--stencils " +
+            " ".join(sorted(figures, key=lambda s: list(tuned).index(s))) + "`.", ""]
+
+
+def kernel_tuner(out: list[str]) -> None:
+    now = study_table(S_KT, "| dataset | `bayes_opt` | ours before the L1 term")
+    out += [
+        "## The search against Kernel Tuner",
+        "",
+        "Replay of datasets recorded on an NVIDIA H100 80GB HBM3 (3,200 random settings of the "
+        "whole default space each, `tests/data/h100-full-*.h5`), so both searches see the same "
+        "measurements; figure: median measurements until the best so far is within 5 % of the "
+        "dataset's optimum (in brackets: runs that got there). Kernel Tuner 1.4.0 in simulation "
+        "mode, `bayes_opt`, 100 runs per dataset; isletune 200 seeds, budget 300; 2026-11-27, "
+        f"tree with the roofline's L1 term (`f20b44a`), {link(S_KT)}:",
+        "",
+        "| dataset | `bayes_opt` | isletune, 1 / 2 / 4 islands | isletune / `bayes_opt` |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| {r[0]} | {r[1]} | {r[3]} | {r[4]} |" for r in now]
+    strategies = study_table(S_KT_ALL, "| dataset | ours, 1 island | 2 islands | 4 islands | KT")
+    out += [
+        "",
+        "Against three of Kernel Tuner's strategies (the same datasets as recorded on "
+        f"2026-11-24, 20 runs each, `max_fevals` 400, isletune at commit `d2bddcb` with a "
+        f"budget of 300; `inf`: fewer than half the runs got within 5 %; {link(S_KT_ALL)}, "
+        "\"Re-measured on the re-recorded H100 datasets\"):",
+        "",
+        "| dataset | isletune, 1 island | 2 islands | 4 islands | `bayes_opt` | GA | random |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    out += ["| " + " | ".join(r) + " |" for r in strategies]
+    out += [
+        "",
+        "Again (Kernel Tuner 1.4.0 on `PYTHONPATH`, no GPU):",
+        "",
+        "```sh",
+        "python3 bench/kt_compare.py --isletune build/bin/isletune --seeds 100 \\",
+        "  --strategies bayes_opt --max-fevals 300 --json kt.jsonl tests/data/h100-full-*.h5",
+        "SWEEP_RUNS=1 build/bin/isletune-sweep tests/data/h100-full-$D.h5 --seeds 200 \\",
+        '  "1:evaluations=300,islands=1" "2:evaluations=300,islands=2" '
+        '"4:evaluations=300,islands=4" > sw-$D.txt',
+        "python3 bench/paired_sweep.py sw-$D.txt --kt kt.jsonl",
+        "```",
+        "",
+    ]
+
+
+def islands(out: list[str]) -> None:
+    replay = study_table(S_ISLANDS, "| dataset (seeds) | 1 island |")
+    out += [
+        "## 1, 2 and 4 GPUs",
+        "",
+        "**In replay** (measurements counted, not time: a replayed GPU costs nothing to wait "
+        "for) islands buy time, not measurements: with the population split over the islands "
+        "they reach 5 % of the optimum in about as many measurements as one island. Median "
+        "measurements to 5 %; for 2 and 4 islands the paired difference from one island with "
+        "its 95 % interval, and the seeds that needed fewer / more; 2026-11-27, tree "
+        f"`f383534`, {link(S_ISLANDS)}:",
+        "",
+        "| dataset (seeds) | 1 island | 2 islands | 4 islands |",
+        "|---|---|---|---|",
+    ]
+    out += ["| " + " | ".join(r) + " |" for r in replay]
+    gpus = study_table(S_GPUS, "| ranks, layout | seed | T5% s |")
+    keep = ("1, 4 × 4", "2, 2 × 4 each", "4, 2 × 2 each (default)")
+    out += [
+        "",
+        "Again: `SWEEP_RUNS=1 build/bin/isletune-sweep tests/data/$D.h5 --seeds 200 "
+        '"1:evaluations=$E,islands=1" "2:evaluations=$E,islands=2" "4:evaluations=$E,islands=4"` '
+        "(E = 300 for `h100-full-*`, 400 for the others), then `python3 bench/paired_sweep.py "
+        "OUT --base 1`.",
+        "",
+        "**On GPUs** the islands do not reliably buy time yet. star3d2r 512³, a 60-s user "
+        "config, one "
+        "rank per NVIDIA H100 80GB HBM3 of one host, cold cubin cache, two seeds; T5%: seconds "
+        "until within 5 % of the best any run found; *busy*: the least busy rank's share of "
+        f"the run measuring; 2026-11-27, {link(S_GPUS)}, before the worker ran kernels "
+        "as their compiles end:",
+        "",
+        "| ranks, population | seed | T5% s | best ms | generations | new measurements per GPU "
+        "| busy | waiting / wall |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    out += ["| " + " | ".join(r) + " |" for r in gpus if r[0] in keep]
+    h200 = rows("islands-4xh200-482d225.csv")
+    out += [
+        "",
+        "On H200s, main `482d225` (2026-11-28), two stencils no test uses, 60 s, issue 45's "
+        "figures (`docs/bench/islands-4xh200-482d225.csv`; T5% against the best kernel of "
+        "the seven runs):",
+        "",
+        "| stencil | GPUs | runs | measurements | per GPU-minute | GPU busy, each | "
+        "waiting per rank | best / best known | T5% s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in h200:
+        out.append(
+            f"| {r['stencil']}, {r['grid'].replace('x', '×')} | {r['gpus']} | {r['runs']} | "
+            f"{r['measurements']} | {r['per_gpu_minute']} | {r['gpu_busy_each_pct']} % | "
+            f"{r['waiting_mean_per_rank'] or '–'} | {r['best_over_best_known']} | {r['t5_s']} |")
+    out += [
+        "",
+        "Again, on a host of four GPUs: `python3 bench/scaling.py --backend cuda --ranks 1,2,4 "
+        "--seeds 1-2 --config C --runs`, C a copy of `config/e2e/star3d2r-512.yaml` with "
+        "`time_budget_s: 60`.",
+        "",
+    ]
+
+
+def wait_share(name: str, variant: str) -> tuple[float, float, float]:
+    """Seconds each rank waited in the `variant` runs of a 4-GPU text file: min, max, mean."""
+    waits = []
+    for line in (BENCH / name).read_text().splitlines():
+        m = re.match(r"\S+ (\S+) seed \d+ \|.*\| wait \[([^\]]*)\]", line)
+        if m and m.group(1) == variant:
+            waits += [float(x) for x in m.group(2).split(",")]
+    return min(waits), max(waits), statistics.fmean(waits)
+
+
+def limits(out: list[str]) -> None:
+    tune = {r["stencil"]: r for r in rows("tune-all-one-tree-nvidia-h100-80gb-hbm3.csv")}
+    busy = [r for r in rows("h200-user-configs-482d225.csv") if r["gpu_busy_pct"]]
+    b = sorted(int(r["gpu_busy_pct"]) for r in busy)
+    lo, hi, mean = wait_share("forest-4xh100-2026-11-27.txt", "default")
+
+    def share(names: list[str], column: str) -> str:
+        return ", ".join(
+            f"{n} {100 * float(tune[n]['tuned_gcells']) / float(tune[n][column]):.0f} %"
+            for n in names)
+
+    boxes = ["box2d4r", "box3d2r", "box3d3r", "box3d4r"]
+    stars = ["star3d2r", "star3d3r", "star3d4r", "cross3d2r", "cross3d3r"]
+    out += [
+        "## Known limits",
+        "",
+        f"- **The GPU idles most of the time.** One rank on one H200, 60 s: the GPU verifies "
+        f"and times kernels {b[0]}-{b[-1]} % of the clock over six typical stencils "
+        "(`docs/bench/h200-user-configs-482d225.csv`); the rest waits for each generation's "
+        "slowest compile and for the host (issue 44).",
+        "- **Islands do not scale on GPUs.** Above, four GPUs measure less than twice what one "
+        "does and reach 5 % not reliably sooner; on four H100s (45 s, star3d2r and box2d2r, "
+        "`docs/bench/forest-4xh100-2026-11-27.txt`) each rank waited "
+        f"{lo:.1f}-{hi:.1f} s for its neighbours, {mean:.1f} s on average (issue 45).",
+        "- **Boxes of radius ≥ 2 are at the FP64 vector roof** (H100, 120 s: "
+        f"{share(boxes, 'fp64_roof_gcells')} of it): the register-tiled family is near that roof; "
+        "past it needs the FP64 tensor cores (issue 47).",
+        "- **3-D high-order stars and crosses stay at the copy roofline** (H100, 120 s: "
+        f"{share(stars, 'copy_gcells')} of copy, all but star3d2r at tdeg 1): temporal "
+        "blocking that pays at radius 1 does not pay at radius ≥ 2 (issue 48).",
+        "- One run per stencil and configuration in most GPU tables: the spread over seeds on "
+        "the GPU is measured only where a table shows several seeds.",
+        "",
+        "How each default was chosen: `docs/decisions.md`. Every study, kept or not: "
+        "`docs/studies/README.md`.",
+    ]
+
+
+def summary(out: list[str]) -> None:
+    tune = rows("tune-all-one-tree-nvidia-h100-80gb-hbm3.csv")
+    x = [float(r["speedup_vs_naive"]) for r in tune]
+    geo = math.exp(statistics.fmean(math.log(v) for v in x))
+    tuned = {r["stencil"]: float(r["tuned_gcells"]) for r in tune}
+    ebisu = {r["stencil"]: float(r["ebisu_gcells"])
+             for r in rows("families-all-nvidia-h100-80gb-hbm3.csv")
+             if float(r["ebisu_gcells"] or 0) > 0}
+    vs_ebisu = [tuned[s] / e for s, e in ebisu.items()]
+    kt = study_table(S_KT, "| dataset | `bayes_opt` | ours before the L1 term")
+    ratios = [float(v) for r in kt for v in r[4].split(" / ")]
+    out += [
+        "In short:",
+        "",
+        f"- **Kernels** (one H100, 120 s, a config of only stencil, grid and budget): each of the "
+        f"24 typical stencils {min(x):.2f}× to {max(x):.2f}× faster than the naive kernel, "
+        f"{geo:.2f}× in geometric mean; {min(vs_ebisu):.2f}× to {max(vs_ebisu):.2f}× EBISU's "
+        f"figures on the {len(ebisu)} stencils EBISU covers.",
+        f"- **Search** (replay of H100 recordings): {min(ratios):.2f} to {max(ratios):.2f} of the "
+        "measurements Kernel Tuner's `bayes_opt` needs to get within 5 % of the optimum.",
+        "- **Islands**: in replay 2 and 4 islands need about as many measurements as one; on "
+        "GPUs the ranks wait for each other, four GPUs measure less than twice what one does "
+        "and do not reliably find the kernel sooner (known limits, below).",
+        "",
+    ]
+
+
+def page() -> str:
+    out = [
+        "<!-- Generated by docs/tools/results.py from docs/bench/ and docs/studies/: edit "
+        "those, then run `python3 docs/tools/results.py`. -->",
+        "",
+        "# Results: how fast, against what, on which GPU",
+        "",
+        "What isletune's kernels and search achieve, as measured. Every figure on this page "
+        "is read from a committed file named beside it (`docs/bench/` or a study under "
+        "`docs/studies/`) by `docs/tools/results.py`, which writes the page; "
+        "`ctest --preset default -R docs.results` fails when the page and the files disagree.",
+        "",
+    ]
+    summary(out)
+    tuned = typical_stencils(out)
+    h200(out)
+    ebisu(out, tuned)
+    kernel_tuner(out)
+    islands(out)
+    limits(out)
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when docs/results.md differs from what this writes")
+    args = ap.parse_args()
+    text = page()
+    if args.check:
+        if not PAGE.exists() or PAGE.read_text() != text:
+            print("docs/results.md is not what docs/tools/results.py writes from docs/bench/ "
+                  "and docs/studies/; run: python3 docs/tools/results.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
