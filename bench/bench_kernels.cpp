@@ -46,11 +46,12 @@ struct Options {
   int n3d = 512;
   std::uint64_t seed = 2026;
   bool throughput = false;
-  bool families = false;   // --families: hand-picked settings per family x tdeg
-  int family_case = -1;    // --case I: only hand-picked case I (and naive)
-  std::string family;      // --family NAME: only the cases of that family (and naive)
-  std::string source_key;  // --source KEY: print the generated kernel (no GPU)
-  bool dry_run = false;    // sample settings only (no GPU)
+  bool families = false;               // --families: hand-picked settings per family x tdeg
+  int family_case = -1;                // --case I: only hand-picked case I (and naive)
+  std::vector<int> family_cases_only;  // --cases I,J,...: naive and only these cases
+  std::string family;                  // --family NAME: only the cases of that family (and naive)
+  std::string source_key;              // --source KEY: print the generated kernel (no GPU)
+  bool dry_run = false;                // sample settings only (no GPU)
   std::string throughput_stencil = "star3d2r";
   int throughput_batches = 4;
   int throughput_batch = 16;
@@ -339,6 +340,22 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 2,
        "streaming=1 sd=1 sb=128 tbx=32 tby=1 tbz=16 merge=block mfx=2 mfz=2 retiming=1 "
        "prefetch=1 use_shared=1 use_constant=1"},
+      // tdeg 1 with x pairs (block mfx even: 16-byte shared reads, an even row start): the best
+      // tdeg-1 settings of star3d2r and star3d4r among 200 random ones on the H100
+      // (docs/benchmarks.md, "Streaming at tdeg 1 against naive"), then 4-8 points per thread on
+      // 128-512 threads.
+      {"streaming", 1, s3("sb=128 tbx=64 tby=4 merge=block mfx=2 mfy=2 ufz=2")},
+      {"streaming", 1,
+       s3("sb=128 tbx=16 tby=16 merge=block mfx=2 mfy=2 ufz=2 retiming=1 use_constant=1")},
+      {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfx=2 mfy=2 ufz=8 retiming=1")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=8 merge=block mfx=2 mfy=4 ufz=2 retiming=1")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=4 merge=block mfx=4 mfy=2 ufz=2 retiming=1")},
+      {"streaming", 1,
+       s3("sb=256 tbx=64 tby=4 merge=block mfx=2 mfy=2 ufz=4 retiming=1 use_constant=1")},
+      // x pairs on larger covered planes (less of the input ring per point), 512-1024 threads.
+      {"streaming", 1, s3("sb=256 tbx=32 tby=16 merge=block mfx=2 ufz=2 retiming=1")},
+      {"streaming", 1, s3("sb=256 tbx=64 tby=8 merge=block mfx=2 ufz=2 retiming=1")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=32 merge=block mfx=2 ufz=2 retiming=1")},
   };
 }
 
@@ -445,6 +462,10 @@ int run_families(const Options& o) {
       all.push_back(c);
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (o.family_case >= 0 && static_cast<int>(i) != o.family_case)
+        continue;
+      if (!o.family_cases_only.empty() &&
+          std::find(o.family_cases_only.begin(), o.family_cases_only.end(), static_cast<int>(i)) ==
+              o.family_cases_only.end())
         continue;
       if (!o.family.empty() && all[i].family != o.family)
         continue;
@@ -568,6 +589,7 @@ constexpr const char* kUsage =
     "star2d1r box2d1r star2d2r star3d1r box3d1r), verified and timed, next to naive, copy and\n"
     "EBISU; rows go to docs/bench/families-<gpu>.csv (--csv).\n"
     "--case I: only the I-th hand-picked setting (from 0), without naive.\n"
+    "--cases I,J,...: naive and only these hand-picked settings.\n"
     "--family NAME: only the hand-picked settings of that family (tiled, streaming).\n"
     "--source FIELDS: print the generated kernel of one setting for the first stencil.\n";
 int main(int argc, char** argv) {
@@ -614,7 +636,10 @@ int main(int argc, char** argv) {
         o.families = true;
       else if (a == "--case")
         o.family_case = std::stoi(next());
-      else if (a == "--family")
+      else if (a == "--cases") {
+        for (const std::string& c : split(next()))
+          o.family_cases_only.push_back(std::stoi(c));
+      } else if (a == "--family")
         o.family = next();
       else if (a == "--source")
         o.source_key = next();

@@ -24,9 +24,13 @@
 // stream loop has a compile-time trip count, every register index is a compile-time
 // constant after unrolling, and shifts of the queues are register renaming.
 //
-// VEC (tdeg >= 2, block merge with an even MFA): a thread's points come in x-adjacent pairs
-// that read and write shared memory as 16-byte double2 (a padded row starts at an even index,
-// PADA >= ALO, and PITCH is even), so a warp's accesses have no 2-way bank conflict.
+// VEC (block merge with an even MFA): a thread's points come in x-adjacent pairs that read and
+// write shared memory as 16-byte double2 (a padded row starts at an even index, PADA >= ALO,
+// and PITCH is even), so a warp's accesses have no 2-way bank conflict and a pair's
+// neighbours take half the loads. At tdeg 1 the input ring then starts PADA - ALO points into
+// its row (the one column before it, for an odd reach, is never written and reads 0); the
+// asynchronous copies stay 8 bytes a point (16-byte copies of a pair measured slower on
+// star3d2r and star3d3r, docs/studies/2026-11-28-3d-high-order-stars.md).
 //
 // SHQ (tdeg >= 2): the last level keeps no register pipeline. Level T-1 writes its planes into
 // a ring of Q + 1 shared planes (Q readable, one being written) and level T reads all of its
@@ -99,12 +103,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   constexpr int US = C::VEC ? 2 : 1;  // points per shared access along x
   static_assert(C::VEC == 0 || (C::MFA % 2 == 0 && !C::CYC && PITCH % 2 == 0 && C::PADA % 2 == 0),
                 "paired points: block merge, an even MFA and an even row start");
-  static_assert(C::RING == 0 || (C::PADA == C::ALO && PITCH == C::LA + C::ALO + C::AHI),
-                "the input ring assumes a row padded by the reach exactly");
-  // RING (tdeg 1): the ring around the covered region of the input plane (padded plane minus
-  // the covered part: the BLO + BHI rows above and below, then the ALO + AHI side points of
-  // each covered row), ring point k taken by thread k % THREADS; RSLOT per thread at most.
-  constexpr int RING = C::RING ? PLANE - C::LA * C::LB : 0;
+  static_assert(C::RING == 0 || (C::PADA >= C::ALO && PITCH >= C::PADA + C::LA + C::AHI),
+                "the input ring fits the padded row");
+  // RING (tdeg 1): the ring around the covered region of the input plane (the BLO + BHI rows
+  // of ROW = ALO + LA + AHI points above and below, then the ALO + AHI side points of each
+  // covered row), ring point k taken by thread k % THREADS; RSLOT per thread at most. A ring
+  // row starts RX = PADA - ALO points into its padded row (1 for paired points of an odd
+  // reach, else 0).
+  constexpr int ROW = C::ALO + C::LA + C::AHI, RX = C::PADA - C::ALO;
+  constexpr int RING = C::RING ? (C::BLO + C::BHI) * ROW + C::LB * (C::ALO + C::AHI) : 0;
   constexpr int RSLOT = RING > 0 ? (RING + THREADS - 1) / THREADS : 1;
 
   const int tx = threadIdx.x;
@@ -144,19 +151,19 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   for (int r = 0; r < RSLOT; ++r) {
     const int k = tid + r * THREADS;
     int pa = 0, pb = 0;
-    if (k < C::BLO * PITCH) {
-      pb = k / PITCH;
-      pa = k % PITCH;
-    } else if (k < (C::BLO + C::BHI) * PITCH) {
-      pb = C::LB + k / PITCH;
-      pa = k % PITCH;
+    if (k < C::BLO * ROW) {
+      pb = k / ROW;
+      pa = k % ROW;
+    } else if (k < (C::BLO + C::BHI) * ROW) {
+      pb = C::LB + k / ROW;
+      pa = k % ROW;
     } else if constexpr (C::ALO + C::AHI > 0) {
-      const int side = k - (C::BLO + C::BHI) * PITCH, c = side % (C::ALO + C::AHI);
+      const int side = k - (C::BLO + C::BHI) * ROW, c = side % (C::ALO + C::AHI);
       pb = C::BLO + side / (C::ALO + C::AHI);
       pa = c < C::ALO ? c : C::LA + c;
     }
     const int a = a0 - C::ALO + pa, b = b0 - C::BLO + pb;
-    ring_sm[r] = k < RING ? pb * PITCH + pa : -1;
+    ring_sm[r] = k < RING ? pb * PITCH + RX + pa : -1;
     ring_g[r] = k < RING && a >= 0 && a < C::NA && b >= 0 && b < C::NB ? 1LL * b * C::GSB + a : -1;
   }
   // Global offset of point 0 within a plane (the others: + u*DA + v*DB*GSB); may be negative.
@@ -308,8 +315,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
       const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
       each_group<C, US>([&](int p, int u, int v) {
         const double* at = src + u * DA + v * DB * PITCH;
-        if (PF > 0 && l == 0)
-          cur[0][p] = *at;
+        if (PF > 0 && l == 0) {
+          if constexpr (C::VEC) {
+            const double2 o = *reinterpret_cast<const double2*>(at);
+            cur[0][p] = o.x;
+            cur[0][p + 1] = o.y;
+          } else {
+            cur[0][p] = *at;
+          }
+        }
         if constexpr (C::VEC && !C::RETIME)
           Apply::template push2<PITCH>(w[l], p, cur[l][p], cur[l][p + 1], at);
         else if constexpr (C::VEC)

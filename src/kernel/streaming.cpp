@@ -59,12 +59,11 @@ int register_levels(const Setting& s, int tdeg) {
   return tdeg - (shared_ring(s, tdeg) ? 1 : 0);
 }
 
-// Paired points (kernels/streaming.cuh, VEC): at tdeg >= 2 a block-merged thread with an even
-// number of x points accesses shared memory in 16-byte x-adjacent pairs. (At tdeg 1 the input
-// ring fills the padding of an unaligned row.)
-bool paired_points(const Setting& s, int tdeg) {
-  return tdeg >= 2 && s[Param::merge] == static_cast<int>(MergeKind::block) &&
-         s[Param::mfx] % 2 == 0;
+// Paired points (kernels/streaming.cuh, VEC): a block-merged thread with an even number of x
+// points accesses shared memory in 16-byte x-adjacent pairs, at every tdeg (at tdeg 1 the input
+// ring starts one column into a row padded to an even start for an odd reach).
+bool paired_points(const Setting& s) {
+  return s[Param::merge] == static_cast<int>(MergeKind::block) && s[Param::mfx] % 2 == 0;
 }
 
 // A shared plane's padded x row: `pad` points before the covered ones (the reach lo; rounded
@@ -99,7 +98,7 @@ double shared_reads_per_point(const ProblemShape& shape, const Setting& s, std::
 // 0..tdeg-1 to shared memory, the input load and the output store.
 double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, std::size_t axis,
                             int tdeg) {
-  const bool paired = paired_points(s, tdeg);
+  const bool paired = paired_points(s);
   const bool block = s[Param::merge] == static_cast<int>(MergeKind::block);
   const double conflict = !block ? 1.0 : std::max(1.0, s[Param::mfx] / (paired ? 2.0 : 1.0));
   const double share = paired ? kPairReadShare : 1.0;
@@ -178,8 +177,7 @@ AxisTile axis_tile(int covered, int lo, int hi, int tdeg) {
 bool global_pairs(const ProblemShape& shape, const Setting& s, const KernelPlan& p) {
   const int offset =
       axis_tile(s[kTb[0]] * s[kMf[0]], shape.reach.lo[0], shape.reach.hi[0], p.tdeg).offset;
-  return paired_points(s, p.tdeg) && shape.grid.nx % 2 == 0 && p.tile[0] % 2 == 0 &&
-         offset % 2 == 0;
+  return paired_points(s) && shape.grid.nx % 2 == 0 && p.tile[0] % 2 == 0 && offset % 2 == 0;
 }
 
 std::optional<std::string> streaming_unsupported(const Setting& s) {
@@ -254,10 +252,9 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0)
     << constant("SHQ", shared_ring(s, plan.tdeg) ? 1 : 0)
-    << constant("VEC", paired_points(s, plan.tdeg) ? 1 : 0)
-    << constant("GVEC", plan.x_vector == 2 ? 1 : 0);
-  const PlaneRow row = plane_row(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0],
-                                 paired_points(s, plan.tdeg));
+    << constant("VEC", paired_points(s) ? 1 : 0) << constant("GVEC", plan.x_vector == 2 ? 1 : 0);
+  const PlaneRow row =
+      plane_row(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0], paired_points(s));
   c << constant("PADA", row.pad) << constant("PITCH", row.pitch);
   // Two blocks per SM (one block's barrier wait covered by the other) when the register
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
@@ -735,10 +732,9 @@ class Streaming final : public KernelFamily {
       if (d == a)
         continue;
       const int covered = static_cast<int>(d) < shape.dims ? s[kTb[d]] * s[kMf[d]] : 1;
-      plane *= d == 0 ? plane_row(covered, shape.reach.lo[d], shape.reach.hi[d],
-                                  paired_points(s, p.tdeg))
-                            .pitch
-                      : covered + shape.reach.lo[d] + shape.reach.hi[d];
+      plane *=
+          d == 0 ? plane_row(covered, shape.reach.lo[d], shape.reach.hi[d], paired_points(s)).pitch
+                 : covered + shape.reach.lo[d] + shape.reach.hi[d];
       loaded_plane *= p.loaded[d];
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);

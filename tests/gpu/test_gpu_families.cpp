@@ -232,9 +232,10 @@ TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
             s[Param::tbx] = st.dims() == 2 ? 128 : 64;
             if (merge != 0)
               s[st.dims() == 2 ? Param::mfx : Param::mfy] = 2;
-            // Block-merged x pairs in 3-D too (double2 shared accesses at tdeg >= 2), for
-            // half of the block-merged settings.
-            if (merge == 1 && st.dims() == 3 && retiming == ring) {
+            // Block-merged x pairs in 3-D too (double2 shared accesses; at tdeg 1 the input
+            // ring in a row padded to an even start), for half of the block-merged settings
+            // beyond tdeg 1 and all of them at tdeg 1.
+            if (merge == 1 && st.dims() == 3 && (retiming == ring || tdeg == 1)) {
               s[Param::mfx] = 2;
               s[Param::tbx] = 32;
             }

@@ -277,10 +277,13 @@ TEST(KernelPlan, StreamingL1DoublesCountSharedReadsConflictsAndTheRing) {
   pairs[Param::mfz] = 2;
   pairs[Param::use_shared] = 1;
   EXPECT_DOUBLE_EQ(per_point(pairs), (8 + 13) * 0.8 + 4);
-  // At tdeg 1 block-merged x points 2 apart conflict 2-way: 8 x 2 + 1 + 2.
+  // At tdeg 1 too (the input ring in a row padded to an even start): 8 x 0.8 + 1 + 2; cyclic
+  // points read one double each without conflicts: 8 + 1 + 2.
   pairs[Param::tdeg] = 1;
   pairs[Param::use_shared] = 0;
-  EXPECT_DOUBLE_EQ(per_point(pairs), 8 * 2 + 1 + 2);
+  EXPECT_DOUBLE_EQ(per_point(pairs), 8 * 0.8 + 1 + 2);
+  pairs[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  EXPECT_DOUBLE_EQ(per_point(pairs), 8 + 1 + 2);
 }
 
 // Global x pairs (KernelPlan::x_vector, the kernel's GVEC): 2 where block-merged x pairs start at
@@ -303,10 +306,10 @@ TEST(KernelPlan, GlobalXPairsNeedEvenRowsTilesAndOffsets) {
   Setting cyclic = s;  // no pairs
   cyclic[Param::merge] = static_cast<int>(MergeKind::cyclic);
   EXPECT_EQ(make_plan(st, even, cyclic, DeviceLimits{}).x_vector, 1);
-  Setting one = s;  // tdeg 1: the input ring, no pairs
+  Setting one = s;  // tdeg 1: the input ring, its row padded to an even start: pairs too
   one[Param::tdeg] = 1;
   one[Param::use_shared] = 0;
-  EXPECT_EQ(make_plan(st, even, one, DeviceLimits{}).x_vector, 1);
+  EXPECT_EQ(make_plan(st, even, one, DeviceLimits{}).x_vector, 2);
   const Stencil st1 = typical_stencil("star3d1r");
   Setting t3 = retimed_stream(16, 32, 1, 2, 128, 3);
   t3[Param::merge] = static_cast<int>(MergeKind::block);
