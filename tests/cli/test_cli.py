@@ -179,7 +179,7 @@ def summary_csv(trace: str) -> tuple[dict, list[dict]]:
 
 def _mpirun() -> list[str]:
     exe = os.environ.get("MPIEXEC") or shutil.which("mpirun") or "mpirun"
-    cmd = [exe, "--oversubscribe", "-np", "2"]
+    cmd = [exe, "-q", "--oversubscribe", "-np", "2"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd
