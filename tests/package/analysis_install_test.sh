@@ -24,9 +24,10 @@ grep -q 'NVIDIA H200' venv-summary.txt || { cat venv-summary.txt >&2; exit 1; }
 # 2. The system-wide line, with --prefix added.
 "$python" -m pip install --break-system-packages --no-build-isolation --no-deps \
   --prefix "$work/system" ./analysis >system.log 2>&1 || { cat system.log >&2; exit 1; }
+# (Debian's pip puts a --prefix install under PREFIX/local, others under PREFIX)
 site=$(find "$work/system" -type d -name isletune_analysis -path '*-packages/*' | head -1)
-[[ -n $site ]] || { echo "no isletune_analysis under $work/system" >&2; exit 1; }
-PYTHONPATH=$(dirname "$site") "$work/system/bin/isletune-analyze" summary "$dataset" \
-  >system-summary.txt
+script=$(find "$work/system" -type f -path '*/bin/isletune-analyze' | head -1)
+[[ -n $site && -n $script ]] || { echo "no isletune_analysis under $work/system" >&2; exit 1; }
+PYTHONPATH=$(dirname "$site") "$script" summary "$dataset" >system-summary.txt
 cmp -s venv-summary.txt system-summary.txt || { diff venv-summary.txt system-summary.txt >&2; exit 1; }
 echo "isletune-analyze installed both ways; summary of $(basename "$dataset") agrees"

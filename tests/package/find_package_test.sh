@@ -37,11 +37,16 @@ read -r version size key valid < <("$work/consumer/consumer")
 [[ "isletune $version" == "$built" ]] || { echo "core version $version, program $built" >&2; exit 1; }
 [[ $size -gt 0 && $valid == valid && -n $key ]] || { echo "consumer: $version $size $key $valid" >&2; exit 1; }
 
-# The installed program reads the installed stencil library: a copy under another name is
-# found there and nowhere else.
-cp "$prefix/share/isletune/stencils/star2d1r.yaml" "$prefix/share/isletune/stencils/pkgtest2d.yaml"
-sed -i 's/^name: .*/name: pkgtest2d/' "$prefix/share/isletune/stencils/pkgtest2d.yaml"
-printf 'stencil: pkgtest2d\ngrid: [256, 256]\n' >"$work/lib.yaml"
-"$prefix/bin/isletune" space "$work/lib.yaml" >"$work/space.txt"
-grep -q '^stencil pkgtest2d ' "$work/space.txt" || { cat "$work/space.txt" >&2; exit 1; }
+# The installed program reads the installed stencil library (share/isletune/stencils), not
+# the source tree's: a damaged installed star2d1r.yaml is the one it reports.
+printf 'stencil: star2d1r\ngrid: [256, 256]\n' >"$work/lib.yaml"
+"$prefix/bin/isletune" space "$work/lib.yaml" | grep -q '^stencil star2d1r ' ||
+  { echo "installed isletune space failed" >&2; exit 1; }
+echo 'name: [' >"$prefix/share/isletune/stencils/star2d1r.yaml"
+if "$prefix/bin/isletune" space "$work/lib.yaml" >"$work/space.txt" 2>&1 ||
+   ! grep -q "$prefix/share/isletune/stencils/star2d1r.yaml" "$work/space.txt"; then
+  echo "the installed isletune did not read share/isletune/stencils:" >&2
+  cat "$work/space.txt" >&2
+  exit 1
+fi
 echo "find_package(isletune): $built, space of star2d1r $size settings, naive $key"

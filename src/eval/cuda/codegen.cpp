@@ -175,6 +175,7 @@ KernelSource generate_export_kernel(const Stencil& stencil, const Grid& grid,
   for (int depth = 2; depth < plan.steps_per_launch; ++depth) {
     Setting at = family.one_step(s);
     at[Param::tdeg] = depth;
+    at = family.canonical(shape, at);
     // Only a depth this family builds within the device's limits (else the tail runs it).
     const auto check = codegen_plan(stencil, grid, at, limits);
     if (!std::holds_alternative<KernelPlan>(check) || std::get<KernelPlan>(check).family != &family)

@@ -227,10 +227,12 @@ std::string write_standalone_cu(const Stencil& stencil, const Grid& grid,
   }
   s << "// Build: nvcc -arch=sm_90 -O3 -o best best.cu   Run: ./best [timed steps]\n"
     << "// Timed steps: " << steps << " by default, a multiple of the kernel's "
-    << std::max(1, kernel.launch.steps) << " steps per launch; leftover steps of another count\n"
-    << "// run as one launch of the same kernel at their depth (isl_rest<r>).\n"
-    << "// It verifies the kernel against a naive reference (48 and 7 steps, random inputs)\n"
-    << "// and prints the time per step and GCells/s; exit code 1 if verification fails.\n"
+    << std::max(1, kernel.launch.steps) << " steps per launch;\n"
+    << "// the leftover steps of another count run as one launch of the same kernel at their\n"
+    << "// depth (isl_rest<r>; one-step tail launches where there is none).\n"
+    << "// It verifies the kernel against a naive reference (48 and 7 steps and each leftover\n"
+    << "// depth, random inputs) and prints the time per step and GCells/s; exit code 1 if\n"
+    << "// verification fails.\n"
     << "#include <cuda_runtime.h>\n\n"
     << "#define ISL_BX " << kernel.launch.block[0] << "\n#define ISL_BY " << kernel.launch.block[1]
     << "\n#define ISL_BZ " << kernel.launch.block[2] << "\n#define ISL_GX " << kernel.launch.grid[0]
