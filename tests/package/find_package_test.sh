@@ -40,11 +40,11 @@ read -r version size key valid < <("$work/consumer/consumer")
 # The installed program reads the installed stencil library (share/isletune/stencils), not
 # the source tree's: a damaged installed star2d1r.yaml is the one it reports.
 printf 'stencil: star2d1r\ngrid: [256, 256]\n' >"$work/lib.yaml"
-"$prefix/bin/isletune" space "$work/lib.yaml" | grep -q '^stencil star2d1r ' ||
-  { echo "installed isletune space failed" >&2; exit 1; }
+"$prefix/bin/isletune" space "$work/lib.yaml" >"$work/space.txt"
+grep -q '^stencil star2d1r ' "$work/space.txt" || { echo "installed isletune space failed" >&2; exit 1; }
 echo 'name: [' >"$prefix/share/isletune/stencils/star2d1r.yaml"
 if "$prefix/bin/isletune" space "$work/lib.yaml" >"$work/space.txt" 2>&1 ||
-   ! grep -q "$prefix/share/isletune/stencils/star2d1r.yaml" "$work/space.txt"; then
+   ! grep -q "share/isletune/stencils/star2d1r.yaml" "$work/space.txt"; then
   echo "the installed isletune did not read share/isletune/stencils:" >&2
   cat "$work/space.txt" >&2
   exit 1
