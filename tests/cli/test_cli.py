@@ -376,3 +376,14 @@ def test_version_is_git_describe_in_every_output(replay_run):
         stored = f.attrs["isletune_version"]
     stored = stored.decode() if isinstance(stored, bytes) else str(stored)
     assert stored == version.split(" ", 1)[1]
+
+
+def test_an_input_error_under_mpirun_is_one_sentence(tmp_path):
+    """`mpirun -q` (as every launch of the project): the rank's sentence, no Open MPI footer."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stencil: star2d1r\ngrid: [4096, 4096]\nbogus: 1\n")
+    proc = subprocess.run([*_mpirun(), BIN, "run", str(bad), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("isletune run: ") and "bogus (line 3)" in proc.stderr
