@@ -123,8 +123,12 @@ class CheckpointingSink final : public TraceSink {
     }
     writer_.evaluation(r);
   }
-  // Watches for the measurement of `naive` (the progress line's speed-up over it).
-  void watch_naive(const Setting& naive) { naive_ = naive; }
+  // Watches for the measurement of `naive` (the progress line's speed-up over it);
+  // `known_ms`: its time from before a resume (NaN: none).
+  void watch_naive(const Setting& naive, double known_ms) {
+    naive_ = naive;
+    naive_ms_ = known_ms;
+  }
   // Why the search will never measure the naive setting (e.g. "naive not in the dataset").
   void naive_unreachable(std::string why) { naive_missing_ = std::move(why); }
   // The naive-equivalent setting's time on this rank (NaN until measured or received) and,
@@ -191,6 +195,8 @@ struct Session {
   std::optional<RankCheckpoint> resume_kept;
   std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
   std::string write_error;               // the first trace write error of this rank
+  // Resume: the naive setting's time in this rank's committed rows (NaN: none).
+  double resumed_naive_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Seconds on a monotonic clock (wait times, run wall time).
@@ -399,7 +405,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   const std::optional<Setting> naive =
       naive_seed(*s.space, s.candidates ? &*s.candidates : nullptr);
   if (naive) {
-    sink.watch_naive(*naive);
+    sink.watch_naive(*naive, s.resumed_naive_ms);
   } else {
     sink.naive_unreachable(s.space->valid(naive_setting(s.space->dims()))
                                ? "naive not in the replay dataset"
@@ -877,6 +883,12 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     // A rank without a checkpoint completed no generation: the run then starts over. A
     // damaged rank file is an error that changes nothing.
     checkpoint = load_resume_state(reader, s.dir, world.rank());
+    // Generation 0 measured the naive setting before the interruption (progress line).
+    const Setting naive = naive_setting(reader.stencil().dims);
+    for (const EvaluationRecord& e : reader.evaluations(world.rank())) {
+      if (e.setting == naive && e.measurement.ok())
+        s.resumed_naive_ms = e.measurement.median_ms;
+    }
     if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
       const auto sample = reader.sample();
       if (!sample)

@@ -390,3 +390,40 @@ def test_an_input_error_under_mpirun_is_one_sentence(tmp_path):
     assert proc.returncode == 2
     assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("isletune run: ") and "bogus (line 3)" in proc.stderr
+
+
+def test_progress_line_keeps_the_speedup_over_naive_after_a_resume(tmp_path):
+    """The naive setting is measured in generation 0: after a stop by signal and a resume,
+    the progress line still prints the speed-up over it (not "naive not measured yet")."""
+    import signal
+    import time
+    config = tmp_path / "synthetic.yaml"
+    config.write_text(
+        "stencil: star2d1r\ngrid: [4096, 4096]\n"
+        "space:\n  streaming: {values: [0]}\n  tdeg: {values: [1]}\n"
+        "  tbx: {values: [8, 32, 64, 128, 256]}\n  tby: {values: [1, 2, 4, 8, 16, 32]}\n"
+        "  mfx: {values: [1, 2, 4]}\n  mfy: {values: [1, 2, 4]}\n"
+        "  ufx: {values: [1, 2]}\n  ufy: {values: [1, 2]}\n"
+        f"evaluator: {{backend: replay, dataset: {DATA / 'synthetic-star2d1r.h5'}}}\n"
+        "ga: {mcr_threshold: 1.0}\nbudget: {max_generations: 30}\nseed: 3\n")
+    out = tmp_path / "run"
+    env = dict(os.environ, ISLETUNE_REPLAY_DELAY_S="0.2")
+    mpirun = subprocess.Popen([*_mpirun(), BIN, "run", str(config), "--out", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = []
+    deadline = time.monotonic() + 120
+    for line in mpirun.stdout:
+        first.append(line)
+        if line.startswith("gen    2 ") or time.monotonic() > deadline:
+            break
+    mpirun.send_signal(signal.SIGUSR1)
+    rest, err = mpirun.communicate(timeout=120)
+    assert mpirun.returncode == 0, err
+    gens = [l for l in first + rest.splitlines(True) if l.startswith("gen ")]
+    assert re.search(r"GCells/s \(\d+\.\d\dx naive, \d+% copy\)", gens[0]), gens[0]
+    resumed = subprocess.run([*_mpirun(), BIN, "resume", str(out)], capture_output=True,
+                             text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    after = [l for l in resumed.stdout.splitlines() if l.startswith("gen ")]
+    assert after, resumed.stdout
+    assert all(re.search(r"GCells/s \(\d+\.\d\dx naive, \d+% copy\)", l) for l in after), after
