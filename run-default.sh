@@ -77,7 +77,7 @@ if [[ -e $root/build/runs/default && ! -L $root/build/runs/default ]]; then
 fi
 
 # 4. Run: 2 islands (one per GPU when there are two; they share one otherwise).
-mpi=(mpirun -np 2 --oversubscribe)
+mpi=(mpirun -q -np 2 --oversubscribe)  # -q: errors without Open MPI's footer
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 echo "isletune: 2 ranks, backend $backend ($gpus GPU(s) found), config $config"
 "${mpi[@]}" build/bin/isletune run "$config" --out "$out" "$@"

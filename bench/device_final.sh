@@ -32,8 +32,8 @@ cmake --build $B -j"$(nproc)" --target isletune isletune-worker isletune-bench-k
 echo "built in $(elapsed) s"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 export PATH=$B/bin:$PATH
-MPI="mpirun --allow-run-as-root --oversubscribe -np 1"
-MPIX="mpirun --allow-run-as-root --oversubscribe"
+MPI="mpirun -q --allow-run-as-root --oversubscribe -np 1"
+MPIX="mpirun -q --allow-run-as-root --oversubscribe"
 
 # A user's run: default space, then the best kernel exported, built with nvcc alone and run;
 # its time per step next to the recorded one.

@@ -15,7 +15,7 @@ seeds=${2:-10}
 bin=$build/bin/isletune
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mpi=(mpirun -np 2 --oversubscribe)
+mpi=(mpirun -q -np 2 --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 printf '%-10s %-14s %12s %9s %8s %10s\n' dataset variant "median ms" "gap %" "optimum" "median ev"
 for stencil in star2d1r box2d2r; do

@@ -35,7 +35,7 @@ budget: {max_generations: $generations}
 evaluator: {backend: replay, dataset: $root/tests/data/synthetic-star2d1r.h5}
 seed: 5
 YAML
-mpi=(mpirun --oversubscribe)
+mpi=(mpirun -q --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 echo "host overhead per generation, population 16, $(nproc) cores, $(date -u +%F)"
 for np in ${RANKS:-1 2 4}; do

@@ -125,7 +125,7 @@ def variant_config(config: Path, ranks: int, args: argparse.Namespace, work: Pat
 def mpirun(ranks: int) -> list[str]:
     """mpirun -np R --oversubscribe, plus --allow-run-as-root when running as root."""
     cmd = [os.environ.get("MPIEXEC") or shutil.which("mpirun") or "mpirun", "-np", str(ranks),
-           "--oversubscribe"]
+           "-q", "--oversubscribe"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd

@@ -56,7 +56,7 @@ def key_of(e: dict, params: list[str]) -> str:
 
 
 def mpirun() -> list[str]:
-    cmd = ["mpirun", "-np", "1", "--oversubscribe"]
+    cmd = ["mpirun", "-q", "-np", "1", "--oversubscribe"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd

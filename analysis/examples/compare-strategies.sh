@@ -24,7 +24,7 @@ ranks=4
 seeds="1 2 3 4 5"
 strategies="island-ga random sampled-random global-ga"
 
-mpirun=(mpirun --oversubscribe)
+mpirun=(mpirun -q --oversubscribe)
 if [ "$(id -u)" = 0 ]; then mpirun+=(--allow-run-as-root); fi
 
 mkdir -p "$runs"

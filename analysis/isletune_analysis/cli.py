@@ -108,12 +108,13 @@ def cmd_summary(args: argparse.Namespace) -> int:
                "evaluations": s["evaluations"], "wall_s": s["wall_s"]}
         row.update(s["status_counts"])
         row["best_key"] = s["best"]["key"]
+        row["replayed"] = s["replayed"]
         runs.append(row)
         for isl in s["islands"]:
             islands.append({"trace": s["path"], **isl})
     run_cols = ["trace", "stencil", "strategy", "seed", "ranks", "best_ms", "gcells_per_s",
                 "stop_reason", "evaluations", "wall_s", "ok", "invalid", "compile_error",
-                "launch_error", "wrong_result", "crashed", "timeout", "best_key"]
+                "launch_error", "wrong_result", "crashed", "timeout", "best_key", "replayed"]
     isl_cols = ["trace", "rank", "measured", "fills", "ok", "failed", "cached", "migrants", "best_ms",
                 "generations", "wall_s", "wait_s", "final_mcr", "gpu"]
     if args.csv:
@@ -129,6 +130,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
               f"{_fmt(run['gcells_per_s'])} GCells/s")
         print(f"best setting {run['best_key']}")
         print(f"stop reason  {run['stop_reason']}   evaluator clock {_fmt(run['wall_s'])} s")
+        if run["replayed"]:
+            print(f"replayed     {run['replayed']}")
         print(f"evaluations  {run['evaluations']} measured: " + ", ".join(
             f"{k} {run[k]}" for k in run_cols[10:17] if run[k]))
         print()

@@ -131,6 +131,9 @@ def summary(trace: Trace) -> dict[str, Any]:
         "status_counts": status_counts,
         "wall_s": float(np.nanmax(evals["wall_s"])) if len(evals) else math.nan,
         "islands": islands,
+        # as `isletune report` says it (src/trace/trace_types.hpp, replayed_label)
+        "replayed": (f"replayed from {trace.replayed_from}, clock simulated"
+                     if trace.replayed_from is not None else ""),
     }
 
 

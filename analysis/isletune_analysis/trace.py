@@ -221,6 +221,15 @@ class Trace:
         return str(value) if value is not None else "island-ga"
 
     @property
+    def replayed_from(self) -> str | None:
+        """The dataset a replayed run's (or dataset's) times come from, else None: with
+        evaluator.backend replay its times are the dataset's and its clock simulated."""
+        evaluator = self.config.get("evaluator") if isinstance(self.config, dict) else None
+        if isinstance(evaluator, dict) and evaluator.get("backend") == "replay":
+            return str(evaluator.get("dataset", ""))
+        return None
+
+    @property
     def grid(self) -> tuple[int, ...] | None:
         """The tuning grid extents from the configuration, if present."""
         value = find_key(self.config, ("grid", "grid_size", "problem_size"))

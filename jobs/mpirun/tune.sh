@@ -69,7 +69,7 @@ if [[ $backend == cuda ]] && ((gpus > 0 && ranks > gpus)); then
   echo "tune.sh: warning: $ranks ranks share $gpus GPUs; timings will interfere" >&2
 fi
 
-ISLETUNE_LAUNCH=(mpirun -np "$ranks")
+ISLETUNE_LAUNCH=(mpirun -q -np "$ranks")  # -q: an error is one sentence, no Open MPI footer
 # shellcheck disable=SC2206  # the binding spec is a list of mpirun words
 ISLETUNE_LAUNCH+=($bind)
 [[ $(id -u) -eq 0 ]] && ISLETUNE_LAUNCH+=(--allow-run-as-root)

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/exit_codes.hpp"
 #include "common/text.hpp"
+#include "common/version.hpp"
 #include "run/signals.hpp"
 
 namespace {
@@ -68,6 +69,17 @@ Command find_command(std::string_view name) {
   return nullptr;
 }
 
+// A message without the "isletune NAME: ", "isletune: " or "isletune NAME " it may start
+// with (main prints the prefix "isletune NAME: " once).
+std::string without_prefix(const std::string& name, std::string message) {
+  for (const std::string& prefix :
+       {"isletune " + name + ": ", std::string("isletune: "), "isletune " + name + " "}) {
+    if (message.rfind(prefix, 0) == 0)
+      return message.substr(prefix.size());
+  }
+  return message;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +90,7 @@ int main(int argc, char** argv) {
   }
   const std::string name = argv[1];
   if (name == "--version") {
-    std::printf("isletune %s\n", ISLETUNE_VERSION);
+    std::printf("isletune %s\n", isletune::version());
     return isletune::kExitOk;
   }
   const Command command = find_command(name);
@@ -97,7 +109,7 @@ int main(int argc, char** argv) {
     return command(isletune::cli::Args(argv + 2, argv + argc));
   } catch (const isletune::InputError& e) {
     std::fprintf(stderr, "isletune %s: %s\n", name.c_str(),
-                 isletune::printable(e.what(), kMessageChars).c_str());
+                 isletune::printable(without_prefix(name, e.what()), kMessageChars).c_str());
     return isletune::kExitInput;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the system refuses (too long, not a directory, no permission).

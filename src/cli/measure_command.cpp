@@ -190,7 +190,7 @@ int measure_command(const Args& args) {
   const std::vector<Setting> settings = choose_settings(m, parsed, config.seed);
 
   RunTraceWriter dataset = RunTraceWriter::create_dataset(
-      *out_file, RunInfo{command_line(args), config.seed, "", ISLETUNE_VERSION});
+      *out_file, RunInfo{command_line(args), config.seed, "", version()});
   dataset.write_config(to_yaml(config));
   dataset.write_stencil(stencil);
   dataset.write_space(values_taken(stencil, space));

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,21 +102,66 @@ struct Report {
   std::map<std::string, Fast> fastest;  // by key
   int last_generation = -1;
   double naive_ms = std::nan("");  // the naive-equivalent setting's time, when measured
+  std::string naive_missing;       // why naive_ms is NaN (a sentence part), else empty
   double bandwidth_gbs = 0;        // the recorded copy bandwidth (0: unknown)
+  std::string gpu;                 // the recording GPU (a replayed run: the dataset's)
+  std::string replayed;            // "replayed from DATASET, clock simulated", or empty
 };
+
+// Why a trace holds no verified time of the naive setting: its failed measurement, or no
+// row of it (for a replayed run: whether its dataset holds one; `dataset`: the trace is one).
+std::string naive_missing_reason(const Setting& naive, const std::optional<Measurement>& failed,
+                                 const RecordedProblem& recorded, bool dataset) {
+  const std::string name = "naive setting (" + short_setting(naive) + ")";
+  if (failed) {
+    return name + " failed: " + std::string(status_name(failed->status)) +
+           (failed->message.empty() ? "" : " (" + printable(failed->message, 120) + ")");
+  }
+  if (recorded.replayed_from && !recorded.replayed_from->empty()) {
+    const std::string& dataset = *recorded.replayed_from;
+    std::error_code ec;
+    if (std::filesystem::exists(dataset, ec)) {
+      try {
+        const TraceReader data(dataset);
+        bool recorded_there = false;
+        for (int rank : data.ranks()) {
+          for (const EvaluationRecord& e : data.evaluations(rank))
+            recorded_there = recorded_there || e.setting == naive;
+        }
+        if (!recorded_there)
+          return name + " not measured: its replay dataset " + dataset + " has no row of it";
+      } catch (const InputError&) {
+        // an unreadable dataset: say only what this trace lacks
+      }
+    }
+  }
+  if (dataset)
+    return name + " not measured: this dataset has no row of it";
+  return name + " not measured: no row of it in this trace (outside the searched space or " +
+         "sample, or the search ended first)";
+}
 
 Report gather(const TraceReader& reader) {
   Report rep;
   const Setting naive = naive_setting(reader.stencil().dims);
-  for (const auto& env : reader.environment()) {
+  const auto environment = reader.environment();
+  for (const auto& env : environment) {
     if (env.limits)
       rep.bandwidth_gbs = env.limits->memory_bandwidth_gbs;
     rep.ranks[env.rank].threads = env.compile_threads;
   }
+  if (!environment.empty())
+    rep.gpu = recorded_limits(environment).name;
+  const RecordedProblem recorded = recorded_problem(reader.config_yaml());
+  if (recorded.replayed_from)
+    rep.replayed = replayed_label(*recorded.replayed_from);
+  std::optional<Measurement> naive_failed;
   for (int rank : reader.ranks()) {
     for (const EvaluationRecord& e : reader.evaluations(rank)) {
       if (e.setting == naive && e.measurement.ok())
         rep.naive_ms = e.measurement.median_ms;
+      else if (e.setting == naive && !e.migrant && !e.cached)
+        naive_failed = e.measurement;
       // A migrant is a migrant whether or not its setting was known (`cached`); traces of
       // older writers recorded cache hits as rows too (newer ones count them per generation).
       if (e.migrant) {
@@ -164,7 +211,26 @@ Report gather(const TraceReader& reader) {
       rep.last_generation = std::max(rep.last_generation, g.generation);
     }
   }
+  if (std::isnan(rep.naive_ms))
+    rep.naive_missing = naive_missing_reason(naive, naive_failed, recorded, reader.is_dataset());
   return rep;
+}
+
+// The best time against the naive kernel and the copy roofline (cells x 16 B at the recorded
+// copy bandwidth): what both the text and the JSON print.
+struct Versus {
+  double speedup = std::nan("");     // naive ms / best ms
+  double roof_ms = std::nan("");     // the copy roofline's time per step
+  double copy_share = std::nan("");  // roof ms / best ms (above 1 with temporal blocking)
+};
+
+Versus versus(const Report& rep, double best_ms, double cells) {
+  Versus v;
+  v.speedup = rep.naive_ms / best_ms;
+  if (rep.bandwidth_gbs > 0 && !std::isnan(cells))
+    v.roof_ms = cells * 16.0 / (rep.bandwidth_gbs * 1e9) * 1e3;
+  v.copy_share = v.roof_ms / best_ms;
+  return v;
 }
 
 // The K fastest distinct settings, fastest first (ties by key).
@@ -220,10 +286,22 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                     {"dims", stencil.dims},
                     {"order", stencil.order},
                     {"points", stencil.offsets.size()}};
+  doc["gpu"] = rep.gpu;
+  // Replayed: the dataset the times are from (else null); the clock is then simulated.
+  if (const RecordedProblem recorded = recorded_problem(reader.config_yaml());
+      recorded.replayed_from) {
+    doc["replayed"] = {
+        {"dataset", *recorded.replayed_from}, {"clock", "simulated"}, {"label", rep.replayed}};
+  } else {
+    doc["replayed"] = nullptr;
+  }
   Json env = Json::array();
   for (const auto& e : reader.environment())
     env.push_back({{"rank", e.rank}, {"gpu_name", e.gpu_name}, {"host", e.host}});
   doc["environment"] = env;
+  doc["copy_bandwidth_gbs"] = rep.bandwidth_gbs > 0 ? Json(rep.bandwidth_gbs) : Json(nullptr);
+  doc["naive"] = {{"median_ms", number(rep.naive_ms)},
+                  {"missing", rep.naive_missing.empty() ? Json(nullptr) : Json(rep.naive_missing)}};
   Json gens = Json::array();
   for (const auto& [g, r] : rep.rows) {
     gens.push_back({{"generation", g},
@@ -286,11 +364,15 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
               {"evaluations", result->evaluations},
               {"clock_s", result->wall_s}};
     if (!result->best_key.empty()) {
+      const Versus v = versus(rep, result->median_ms, cells);
       r["best"] = {{"key", result->best_key},
                    {"median_ms", number(result->median_ms)},
                    {"gcells_per_s", number(result->gcells_per_s)},
                    {"rank", result->best_rank},
-                   {"setting", setting_json(result->best)}};
+                   {"setting", setting_json(result->best)},
+                   {"vs_naive", number(v.speedup)},
+                   {"copy_roofline_ms", number(v.roof_ms)},
+                   {"copy_share", number(v.copy_share)}};
     }
     doc["result"] = r;
   } else {
@@ -309,6 +391,8 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
              stencil.offsets.size());
   for (const auto& env : reader.environment())
     fmt::print("rank {}: {} on {}\n", env.rank, env.gpu_name, env.host);
+  if (!rep.replayed.empty())
+    fmt::print("{} (times measured on {})\n", rep.replayed, rep.gpu);
 
   if (!rep.rows.empty()) {
     fmt::print("\n gen ranks  evals cached   best ms    GCells/s  mean MCR  max wait s  clock s\n");
@@ -363,19 +447,16 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
       fmt::print("best: {:.5f} ms/step ({:.2f} GCells/s) on rank {}\n  {}\n  key: {}\n",
                  result->median_ms, result->gcells_per_s, result->best_rank,
                  short_setting(result->best), result->best_key);
-      // Against the naive kernel (its setting's time in this trace) and the copy roofline
-      // (cells x 16 B at the recorded copy bandwidth).
+      // Against the naive kernel (its setting's time in this trace) and the copy roofline.
+      const Versus v = versus(rep, result->median_ms, cells);
       const std::string vs_naive =
-          std::isnan(rep.naive_ms) ? std::string("naive setting not measured")
-                                   : fmt::format("{:.2f}x (naive {:.5f} ms)",
-                                                 rep.naive_ms / result->median_ms, rep.naive_ms);
-      const double roof = rep.bandwidth_gbs > 0 && !std::isnan(cells)
-                              ? cells * 16.0 / (rep.bandwidth_gbs * 1e9) * 1e3
-                              : std::nan("");
+          std::isnan(rep.naive_ms)
+              ? rep.naive_missing
+              : fmt::format("{:.2f}x (naive {:.5f} ms)", v.speedup, rep.naive_ms);
       const std::string vs_copy =
-          std::isnan(roof) ? std::string("unknown")
-                           : fmt::format("{:.0f}% (copy {:.0f} GB/s)",
-                                         100 * roof / result->median_ms, rep.bandwidth_gbs);
+          std::isnan(v.roof_ms)
+              ? std::string("unknown (no copy bandwidth recorded)")
+              : fmt::format("{:.0f}% (copy {:.0f} GB/s)", 100 * v.copy_share, rep.bandwidth_gbs);
       fmt::print("  vs naive: {}; copy roofline: {}\n", vs_naive, vs_copy);
     }
   } else if (!rep.fastest.empty()) {

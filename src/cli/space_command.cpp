@@ -9,6 +9,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
+#include "run/setup.hpp"
 #include "space/space.hpp"
 #include "space/values_taken.hpp"
 
@@ -23,8 +24,9 @@ constexpr const char* kHelp =
     "(OC) with its number of valid settings and of distinct kernels (settings that differ\n"
     "only in parameters their kernel family does not read build one kernel; the search\n"
     "samples and measures each kernel once), exact by enumeration or a seeded Monte-Carlo\n"
-    "estimate marked ~, and the size of the space. Device limits are those of an H100\n"
-    "(the evaluator's own limits apply during a run).\n"
+    "estimate marked ~, and the size of the space. Device limits are those of the replay\n"
+    "dataset's GPU with backend replay (a dataset of another problem is refused, as `run`\n"
+    "refuses it), else of an H100 (the CUDA evaluator's own limits apply during a run).\n"
     "\n"
     "  --json   print the same as one JSON document on stdout\n";
 
@@ -90,7 +92,8 @@ int space_command(const Args& args) {
   expect_positional(parsed, 1, "isletune space CONFIG [--json]");
   const Config config = load_config(parsed.positional[0]);
   const Stencil stencil = resolve_stencil(config);
-  const Space space(stencil, config.grid, DeviceLimits{}, space_values(config));
+  const Space space(stencil, config.grid, run::configured_limits(config, stencil),
+                    space_values(config));
   const Space::Values taken = values_taken(stencil, space);
   const auto counts = space.count_per_oc(config.seed);
   if (parsed.has("--json")) {

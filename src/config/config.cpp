@@ -823,6 +823,11 @@ RecordedProblem recorded_problem(std::string_view yaml) {
       out.grid = g;
       out.steps = root["steps"] ? root["steps"].as<int>() : Config{}.steps;
     }
+    const YAML::Node evaluator = root["evaluator"];
+    if (evaluator && evaluator.IsMap() && evaluator["backend"] &&
+        evaluator["backend"].as<std::string>() == backend_name(Backend::replay)) {
+      out.replayed_from = evaluator["dataset"] ? evaluator["dataset"].as<std::string>() : "";
+    }
   } catch (const YAML::Exception&) {
     return RecordedProblem{};
   }

@@ -130,6 +130,13 @@ std::vector<std::string> stencil_library_dirs() {
   if (const char* data = std::getenv("ISLETUNE_DATA_DIR"); data != nullptr && *data != '\0') {
     dirs.push_back(std::string(data) + "/stencils");
   }
+  // An installed isletune (cmake --install): PREFIX/share/isletune/stencils beside PREFIX/bin.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && std::filesystem::is_directory(
+                 exe.parent_path().parent_path() / "share" / "isletune" / "stencils", ec)) {
+    dirs.push_back((exe.parent_path().parent_path() / "share" / "isletune" / "stencils").string());
+  }
   dirs.push_back(std::string(ISLETUNE_SOURCE_DIR) + "/config/stencils");
   return dirs;
 }

@@ -100,6 +100,12 @@ class Phases {
   std::string error_;
 };
 
+// The naive-equivalent setting's time (NaN: not measured) and, then, why not.
+struct NaiveTime {
+  double ms = std::numeric_limits<double>::quiet_NaN();
+  std::string missing;
+};
+
 // The rank's TraceSink: forwards to its rank file and stores each generation's
 // checkpoint in the same commit as its rows (one commit per generation; the trace's
 // markers never let a checkpoint refer to rows that were lost).
@@ -110,14 +116,26 @@ class CheckpointingSink final : public TraceSink {
   void evaluation(const EvaluationRecord& r) override {
     if (!r.migrant)
       compile_ms_ += r.measurement.compile_ms;
-    if (naive_ && r.setting == *naive_ && r.measurement.ok())
+    if (naive_ && r.setting == *naive_ && r.measurement.ok()) {
       naive_ms_ = r.measurement.median_ms;
+    } else if (naive_ && r.setting == *naive_ && !r.migrant && !r.cached) {
+      naive_missing_ = "naive " + std::string(status_name(r.measurement.status));
+    }
     writer_.evaluation(r);
   }
-  // Watches for the measurement of `naive` (the progress line's speed-up over it).
-  void watch_naive(const Setting& naive) { naive_ = naive; }
-  // The naive-equivalent setting's time on this rank (NaN until measured or received).
-  [[nodiscard]] double naive_ms() const { return naive_ms_; }
+  // Watches for the measurement of `naive` (the progress line's speed-up over it);
+  // `known_ms`: its time from before a resume (NaN: none).
+  void watch_naive(const Setting& naive, double known_ms) {
+    naive_ = naive;
+    naive_ms_ = known_ms;
+  }
+  // Why the search will never measure the naive setting (e.g. "naive not in the dataset").
+  void naive_unreachable(std::string why) { naive_missing_ = std::move(why); }
+  // The naive-equivalent setting's time on this rank (NaN until measured or received) and,
+  // while NaN, why (the progress line prints it in the field's place).
+  [[nodiscard]] NaiveTime naive() const {
+    return {naive_ms_, std::isnan(naive_ms_) ? naive_missing_ : std::string()};
+  }
   // Compile time (s) of the measurements recorded since the last call, for the progress line.
   [[nodiscard]] double take_compile_s() {
     const double s = compile_ms_ * 1e-3;
@@ -154,6 +172,7 @@ class CheckpointingSink final : public TraceSink {
   double compile_ms_ = 0;     // of the rows recorded since take_compile_s
   std::optional<Setting> naive_;
   double naive_ms_ = std::numeric_limits<double>::quiet_NaN();
+  std::string naive_missing_ = "naive not measured yet";
 };
 
 // Everything one rank builds before the search.
@@ -176,6 +195,8 @@ struct Session {
   std::optional<RankCheckpoint> resume_kept;
   std::optional<RunDirectoryLock> lock;  // rank 0: DIR/.lock for the run's life
   std::string write_error;               // the first trace write error of this rank
+  // Resume: the naive setting's time in this rank's committed rows (NaN: none).
+  double resumed_naive_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Seconds on a monotonic clock (wait times, run wall time).
@@ -269,33 +290,33 @@ class Progress {
   // Every strategy records one GenerationRecord per generation on every rank, so the
   // gathers are matched on all ranks. `evaluations` counts measurements so far.
   // `compile_s`: this rank's compile time for the generation's new measurements.
-  // `naive_ms`: rank 0's time of the naive-equivalent setting (NaN: not measured).
-  void generation(const GenerationRecord& g, double compile_s, double naive_ms) {
+  // `naive`: rank 0's time of the naive-equivalent setting (NaN: not measured, and why).
+  void generation(const GenerationRecord& g, double compile_s, const NaiveTime& naive) {
     evaluations_ += g.evaluations;
     gather_.start({static_cast<double>(g.generation), static_cast<double>(evaluations_), g.best_ms,
                    g.mcr, g.wall_s, compile_s});
-    poll(naive_ms);
+    poll(naive);
   }
 
   // Rank 0: the lines of the generations whose gathers have completed since (e.g. after the
   // gather of generation 0, which every rank entered after starting its generation-0 gather,
   // so its line comes before generation 1 is measured, not after).
-  void poll(double naive_ms) {
+  void poll(const NaiveTime& naive) {
     for (const std::vector<double>& all : gather_.ready())
-      print(all, naive_ms);
+      print(all, naive);
   }
 
   // After the search, on every rank: the lines of the generations still in flight.
-  void finish(double naive_ms) {
+  void finish(const NaiveTime& naive) {
     for (const std::vector<double>& all : gather_.drain())
-      print(all, naive_ms);
+      print(all, naive);
   }
 
  private:
   static constexpr int kFields = 6;
 
   // Rank 0's line of one gathered generation (every rank's fields in rank order).
-  void print(const std::vector<double>& all, double naive_ms) {
+  void print(const std::vector<double>& all, const NaiveTime& naive) {
     const int generation = static_cast<int>(all[0]);
     double best_all = std::numeric_limits<double>::infinity();
     double compile_all = 0;  // summed over the ranks
@@ -338,12 +359,12 @@ class Progress {
           "compile %.1f s | left:%s",
           generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all, left.c_str()));
     } else {
-      // Speed-up over the naive kernel and share of the copy roofline, when known.
-      std::string versus;
-      if (!std::isnan(naive_ms))
-        versus += format(" %.2fx naive", naive_ms / best_all);
-      if (roof_ms_ > 0)
-        versus += format("%s %.0f%% copy", versus.empty() ? "" : ",", 100 * roof_ms_ / best_all);
+      // Speed-up over the naive kernel and share of the copy roofline; a field that
+      // cannot be computed says why instead of disappearing.
+      std::string versus =
+          std::isnan(naive.ms) ? " " + naive.missing : format(" %.2fx naive", naive.ms / best_all);
+      versus += roof_ms_ > 0 ? format(", %.0f%% copy", 100 * roof_ms_ / best_all)
+                             : std::string(", copy bandwidth unknown");
       line = (format(
           "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s%s | MCR %s | %.1f s (wall %.3f s) | "
           "compile %.1f s | left:%s",
@@ -383,8 +404,13 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   CheckpointingSink sink(*s.rank_writer, s.write_error);
   const std::optional<Setting> naive =
       naive_seed(*s.space, s.candidates ? &*s.candidates : nullptr);
-  if (naive)
-    sink.watch_naive(*naive);
+  if (naive) {
+    sink.watch_naive(*naive, s.resumed_naive_ms);
+  } else {
+    sink.naive_unreachable(s.space->valid(naive_setting(s.space->dims()))
+                               ? "naive not in the replay dataset"
+                               : "naive outside the space");
+  }
   std::optional<SearchState> resume_search;
   std::optional<RankCheckpoint> kept;  // the states the next checkpoint keeps
   if (s.resume) {
@@ -407,9 +433,9 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   hooks.wall_clock = now_s;
   hooks.on_generation = [&](const GenerationRecord& g) {
     elapsed_s = g.wall_s;
-    progress.generation(g, sink.take_compile_s(), sink.naive_ms());
+    progress.generation(g, sink.take_compile_s(), sink.naive());
   };
-  hooks.on_prepared = [&] { progress.poll(sink.naive_ms()); };
+  hooks.on_prepared = [&] { progress.poll(sink.naive()); };
   hooks.on_snapshot = [&](const SearchState& st) {
     RankState current{st, migrator.sends(), migrator.last_sent(), vote.votes(), vote.last_wish()};
     kept = kept ? kept->then(std::move(current), kept_states(depth))
@@ -483,7 +509,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     std::fflush(stderr);
     world.abort(kExitInternal);
   }
-  progress.finish(sink.naive_ms());
+  progress.finish(sink.naive());
   ring_vote.drain();
   ring_migrator.drain();
   return result;
@@ -857,6 +883,12 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     // A rank without a checkpoint completed no generation: the run then starts over. A
     // damaged rank file is an error that changes nothing.
     checkpoint = load_resume_state(reader, s.dir, world.rank());
+    // Generation 0 measured the naive setting before the interruption (progress line).
+    const Setting naive = naive_setting(reader.stencil().dims);
+    for (const EvaluationRecord& e : reader.evaluations(world.rank())) {
+      if (e.setting == naive && e.measurement.ok())
+        s.resumed_naive_ms = e.measurement.median_ms;
+    }
     if (s.config.strategy == Strategy::island_ga || s.config.strategy == Strategy::sampled_random) {
       const auto sample = reader.sample();
       if (!sample)

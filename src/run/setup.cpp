@@ -74,16 +74,39 @@ void check_replay_problem(const Config& config, const Stencil& stencil,
   }
 }
 
+namespace {
+
+// Backend replay: the checks of the dataset every command makes before using it (named, and
+// holding this config's problem when it exists; ReplayEvaluator::from_file and TraceReader
+// say what is wrong with a missing or unreadable file).
+void check_replay_dataset(const Config& config, const Stencil& stencil) {
+  if (config.evaluator.dataset.empty()) {
+    throw InputError(config.origin +
+                     ": evaluator.dataset is required with backend replay (a dataset or "
+                     "trace file to replay).");
+  }
+  if (fs_exists(config.evaluator.dataset))
+    check_replay_problem(config, stencil, TraceReader(config.evaluator.dataset));
+}
+
+}  // namespace
+
+DeviceLimits configured_limits(const Config& config, const Stencil& stencil) {
+  if (config.evaluator.backend != Backend::replay)
+    return DeviceLimits{};
+  check_replay_dataset(config, stencil);
+  if (!fs_exists(config.evaluator.dataset)) {
+    throw InputError(display_path(config.evaluator.dataset) +
+                     ": replay dataset not found (expected an isletune dataset or a trace "
+                     "written by `isletune measure` or `isletune run`).");
+  }
+  return recorded_limits(TraceReader(config.evaluator.dataset).environment());
+}
+
 std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env,
                                           int node_rank, int node_ranks) {
   if (config.evaluator.backend == Backend::replay) {
-    if (config.evaluator.dataset.empty()) {
-      throw InputError(config.origin +
-                       ": evaluator.dataset is required with backend replay (a dataset or "
-                       "trace file to replay).");
-    }
-    if (fs_exists(config.evaluator.dataset))
-      check_replay_problem(config, resolve_stencil(config), TraceReader(config.evaluator.dataset));
+    check_replay_dataset(config, resolve_stencil(config));
     auto replay =
         std::make_unique<ReplayEvaluator>(ReplayEvaluator::from_file(config.evaluator.dataset));
     // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests).

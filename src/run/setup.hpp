@@ -38,6 +38,12 @@ void check_replay_problem(const Config& config, const Stencil& stencil, const Tr
                                                                  const Stencil& stencil,
                                                                  const TraceReader& dataset);
 
+// The device whose limits bound the config's space before any evaluator starts (`isletune
+// space`): with backend replay the dataset's recording GPU, after the checks `run` makes
+// (a dataset is named, exists, is readable and holds this config's problem; InputError
+// otherwise); the H100 defaults of DeviceLimits with cuda.
+[[nodiscard]] DeviceLimits configured_limits(const Config& config, const Stencil& stencil);
+
 // The search space of the config on the evaluator's device.
 [[nodiscard]] Space make_space(const Config& config, const Stencil& stencil,
                                const DeviceLimits& limits);

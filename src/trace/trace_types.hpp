@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.hpp"
 #include "setting/device_limits.hpp"
 #include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
@@ -28,7 +29,7 @@ struct RunInfo {
   std::string command;  // the command line
   std::uint64_t seed = 0;
   std::string created;  // ISO 8601 UTC (microseconds); empty: filled with "now"
-  std::string isletune_version = ISLETUNE_VERSION;
+  std::string isletune_version = version();
 };
 
 // One entry of /environment: what a rank ran on. Filled by the evaluator and the ring.
@@ -59,6 +60,29 @@ inline std::string recorded_gpu_name(std::string name) {
   while (name.rfind(kMark, 0) == 0)
     name.erase(0, 8);
   return name;
+}
+
+// The recording GPU's limits from a trace's /environment: rank 0's device_limits group when
+// recorded (bandwidth, L2, shared memory, ...), else the H100 defaults of DeviceLimits with
+// the recorded name and SM count (traces written before device_limits was recorded).
+inline DeviceLimits recorded_limits(const std::vector<EnvironmentInfo>& environment) {
+  DeviceLimits limits;
+  if (environment.empty())
+    return limits;
+  const EnvironmentInfo& first = environment.front();
+  if (first.limits)
+    limits = *first.limits;
+  if (!first.gpu_name.empty())
+    limits.name = recorded_gpu_name(first.gpu_name);
+  if (first.sm_count > 0)
+    limits.sm_count = first.sm_count;
+  return limits;
+}
+
+// What every report, JSON document and export of a replayed run says about its times: they
+// are the dataset's measurements, and its clock (time budgets, compile seconds) simulated.
+inline std::string replayed_label(const std::string& dataset) {
+  return "replayed from " + dataset + ", clock simulated";
 }
 
 // One stencil feature (paper Table 2) by name.

@@ -61,7 +61,7 @@ def synthetic_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _mpirun() -> list[str]:
     """mpirun with --oversubscribe, and --allow-run-as-root only when running as root."""
     exe = os.environ.get("MPIEXEC") or shutil.which("mpirun") or "mpirun"
-    cmd = [exe, "--oversubscribe"]
+    cmd = [exe, "-q", "--oversubscribe"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd

@@ -179,7 +179,7 @@ def summary_csv(trace: str) -> tuple[dict, list[dict]]:
 
 def _mpirun() -> list[str]:
     exe = os.environ.get("MPIEXEC") or shutil.which("mpirun") or "mpirun"
-    cmd = [exe, "--oversubscribe", "-np", "2"]
+    cmd = [exe, "-q", "--oversubscribe", "-np", "2"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd
@@ -250,3 +250,182 @@ def test_progress_line_shows_budget_share_and_eta(replay_run):
     shares = [int(re.search(r"\((\d+)% of budget", l)[1]) for l in lines]
     assert shares == sorted(shares) and shares[-1] == 100
     assert all(re.search(r"% of budget, ETA (\d+m\d\ds|\d+s)\)$", l) for l in lines[1:-1]), lines
+
+
+# --- replay: the recording GPU, and saying it was replayed ----------------------------
+
+
+def test_replayed_run_reports_the_recording_gpus_copy_share(replay_run):
+    """Replay answers with the H200's limits as the dataset records them (4214 GB/s, not the
+    H100 default of 3000): the run's one-step kernels reach about 93 % of the H200's copy
+    roofline, as `report` of the dataset itself says, not 131 %."""
+    dataset = json.loads(isletune("report", str(DATA / "h200-star2d1r.h5"), "--json").stdout)
+    doc = json.loads(isletune("report", str(replay_run), "--json").stdout)
+    assert doc["gpu"] == dataset["gpu"] == "NVIDIA H200"
+    bandwidth = dataset["copy_bandwidth_gbs"]
+    assert bandwidth == pytest.approx(4214, abs=1) and doc["copy_bandwidth_gbs"] == bandwidth
+    best = doc["result"]["best"]
+    roof_ms = 4096 * 4096 * 16 / (bandwidth * 1e9) * 1e3
+    assert best["copy_roofline_ms"] == pytest.approx(roof_ms, rel=1e-9)
+    assert best["copy_share"] == pytest.approx(roof_ms / best["median_ms"], rel=1e-9)
+    assert 0.88 <= best["copy_share"] <= 0.94  # tdeg 1: below the roofline
+    assert dataset["result"]["best"]["copy_share"] == pytest.approx(0.933, abs=0.001)
+    text = isletune("report", str(replay_run)).stdout
+    assert f"copy roofline: {100 * best['copy_share']:.0f}% (copy {bandwidth:.0f} GB/s)" in text
+    lines = [l for l in (replay_run.parent / "stdout.txt").read_text().splitlines()
+             if l.startswith("gen ")]
+    assert f"{100 * best['copy_share']:.0f}% copy)" in lines[-1], lines[-1]
+    first = (replay_run.parent / "stdout.txt").read_text().splitlines()[0]
+    assert "recorded on NVIDIA H200 (4214 GB/s copy, 60 MiB L2)" in first, first
+
+
+def test_every_output_of_a_replayed_run_says_it_was_replayed(replay_run, tmp_path):
+    label = f"replayed from {DATA / 'h200-star2d1r.h5'}, clock simulated"
+    doc = json.loads(isletune("report", str(replay_run), "--json").stdout)
+    assert doc["replayed"] == {"dataset": str(DATA / "h200-star2d1r.h5"),
+                               "clock": "simulated", "label": label}
+    assert label in isletune("report", str(replay_run)).stdout
+    run, _ = summary_csv(str(replay_run))
+    assert run["replayed"] == label
+    assert f"replayed     {label}" in analyze("summary", str(replay_run)).stdout
+    cu = tmp_path / "best.cu"
+    isletune("export", str(replay_run), "--best", "-o", str(cu))
+    header = cu.read_text().split("#include", 1)[0]
+    assert f"on NVIDIA H200 ({label})." in header, header
+    # A trace measured on the GPU says nothing of the kind.
+    real = json.loads(isletune("report", str(REAL_RUN), "--json").stdout)
+    assert real["replayed"] is None
+    assert "replayed" not in isletune("report", str(REAL_RUN)).stdout
+    assert analyze("summary", "--csv", str(REAL_RUN)).stdout.split("\n")[1].endswith(",")
+
+
+def test_a_missing_naive_baseline_names_the_setting_and_why(replay_run):
+    """The H200 dataset holds no row of the naive setting: every output says so, and the
+    progress line prints the reason where the speed-up would be."""
+    naive = ("naive setting (streaming=0 merge=none tdeg=1 tbx=32 tby=8 mfx=1 mfy=1 ufx=1 "
+             "ufy=1 use_shared=0 use_constant=0) not measured: ")
+    why = f"{naive}its replay dataset {DATA / 'h200-star2d1r.h5'} has no row of it"
+    doc = json.loads(isletune("report", str(replay_run), "--json").stdout)
+    assert doc["naive"] == {"median_ms": None, "missing": why}
+    assert doc["result"]["best"]["vs_naive"] is None
+    assert f"vs naive: {why};" in isletune("report", str(replay_run)).stdout
+    dataset = json.loads(isletune("report", str(DATA / "h200-star2d1r.h5"), "--json").stdout)
+    assert dataset["naive"]["missing"] == f"{naive}this dataset has no row of it"
+    lines = [l for l in (replay_run.parent / "stdout.txt").read_text().splitlines()
+             if l.startswith("gen ")]
+    assert all("GCells/s (naive not in the replay dataset, " in l for l in lines), lines[0]
+
+
+def test_report_json_carries_the_speedup_over_naive():
+    """A trace with the naive setting measured: JSON and text print the same speed-up."""
+    doc = json.loads(isletune("report", str(REAL_RUN), "--json").stdout)
+    text = isletune("report", str(REAL_RUN)).stdout
+    best = doc["result"]["best"]
+    if doc["naive"]["median_ms"] is None:
+        pytest.fail(f"{REAL_RUN}: naive not measured: {doc['naive']['missing']}")
+    assert best["vs_naive"] == pytest.approx(doc["naive"]["median_ms"] / best["median_ms"])
+    assert f"vs naive: {best['vs_naive']:.2f}x (naive {doc['naive']['median_ms']:.5f} ms)" in text
+
+
+# --- messages ------------------------------------------------------------------------
+
+
+def test_space_refuses_a_replay_dataset_of_another_problem(tmp_path):
+    """`space` checks a replay config's dataset as `run` does, and shows its GPU's space."""
+    dataset = DATA / "h200-star2d1r.h5"
+    other = tmp_path / "other.yaml"
+    other.write_text(f"stencil: star2d2r\ngrid: [4096, 4096]\n"
+                     f"evaluator: {{backend: replay, dataset: {dataset}}}\n")
+    proc = isletune("space", str(other), check=False)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "holds times of star2d1r on 4096x4096" in proc.stderr
+    same = tmp_path / "same.yaml"
+    same.write_text(f"stencil: star2d1r\ngrid: [4096, 4096]\n"
+                    f"evaluator: {{backend: replay, dataset: {dataset}}}\n")
+    assert "limits: NVIDIA H200\n" in isletune("space", str(same)).stdout.split("\n", 1)[0] + "\n"
+    assert json.loads(isletune("space", str(same), "--json").stdout)["limits"] == "NVIDIA H200"
+    missing = tmp_path / "missing.yaml"
+    missing.write_text("stencil: star2d1r\ngrid: [4096, 4096]\n"
+                       f"evaluator: {{backend: replay, dataset: {tmp_path / 'none.h5'}}}\n")
+    proc = isletune("space", str(missing), check=False)
+    assert proc.returncode == 2 and "none.h5, which is not a file" in proc.stderr
+
+
+def test_messages_say_why_a_write_failed_and_name_their_command_once(tmp_path):
+    dataset = str(DATA / "h200-star2d1r.h5")
+    proc = isletune("export", dataset, "--best", "-o", str(tmp_path / "missing" / "x.cu"),
+                    check=False)
+    assert proc.returncode == 2 and "(No such file or directory)" in proc.stderr, proc.stderr
+    for args in (["export", dataset, "--best"], ["export", dataset],
+                 ["measure", str(SOURCE / "config" / "examples" / "replay-star2d1r.yaml")]):
+        proc = isletune(*args, check=False)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"isletune {args[0]}: "), proc.stderr
+        assert proc.stderr.count("isletune") == 1 + proc.stderr.count("usage: isletune"), \
+            proc.stderr
+
+
+def test_version_is_git_describe_in_every_output(replay_run):
+    version = isletune("--version").stdout.strip()
+    assert re.fullmatch(r"isletune \d+\.\d+\.\d+(-\S+)?", version), version
+    inside = subprocess.run(["git", "-C", str(SOURCE), "rev-parse", "--git-dir"],
+                            capture_output=True, text=True)
+    if inside.returncode == 0:  # a git checkout: the version names a commit of it
+        built = re.search(r"-g([0-9a-f]{7,40})(-dirty)?$", version)
+        assert built, version
+        known = subprocess.run(["git", "-C", str(SOURCE), "cat-file", "-e",
+                                built[1] + "^{commit}"], capture_output=True)
+        assert known.returncode == 0, f"{version}: no commit {built[1]} in {SOURCE}"
+    import h5py
+    with h5py.File(replay_run / "trace.h5") as f:
+        stored = f.attrs["isletune_version"]
+    stored = stored.decode() if isinstance(stored, bytes) else str(stored)
+    assert stored == version.split(" ", 1)[1]
+
+
+def test_an_input_error_under_mpirun_is_one_sentence(tmp_path):
+    """`mpirun -q` (as every launch of the project): the rank's sentence, no Open MPI footer."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stencil: star2d1r\ngrid: [4096, 4096]\nbogus: 1\n")
+    proc = subprocess.run([*_mpirun(), BIN, "run", str(bad), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("isletune run: ") and "bogus (line 3)" in proc.stderr
+
+
+def test_progress_line_keeps_the_speedup_over_naive_after_a_resume(tmp_path):
+    """The naive setting is measured in generation 0: after a stop by signal and a resume,
+    the progress line still prints the speed-up over it (not "naive not measured yet")."""
+    import signal
+    import time
+    config = tmp_path / "synthetic.yaml"
+    config.write_text(
+        "stencil: star2d1r\ngrid: [4096, 4096]\n"
+        "space:\n  streaming: {values: [0]}\n  tdeg: {values: [1]}\n"
+        "  tbx: {values: [8, 32, 64, 128, 256]}\n  tby: {values: [1, 2, 4, 8, 16, 32]}\n"
+        "  mfx: {values: [1, 2, 4]}\n  mfy: {values: [1, 2, 4]}\n"
+        "  ufx: {values: [1, 2]}\n  ufy: {values: [1, 2]}\n"
+        f"evaluator: {{backend: replay, dataset: {DATA / 'synthetic-star2d1r.h5'}}}\n"
+        "ga: {mcr_threshold: 1.0}\nbudget: {max_generations: 30}\nseed: 3\n")
+    out = tmp_path / "run"
+    env = dict(os.environ, ISLETUNE_REPLAY_DELAY_S="0.2")
+    mpirun = subprocess.Popen([*_mpirun(), BIN, "run", str(config), "--out", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = []
+    deadline = time.monotonic() + 120
+    for line in mpirun.stdout:
+        first.append(line)
+        if line.startswith("gen    2 ") or time.monotonic() > deadline:
+            break
+    mpirun.send_signal(signal.SIGUSR1)
+    rest, err = mpirun.communicate(timeout=120)
+    assert mpirun.returncode == 0, err
+    gens = [l for l in first + rest.splitlines(True) if l.startswith("gen ")]
+    assert re.search(r"GCells/s \(\d+\.\d\dx naive, \d+% copy\)", gens[0]), gens[0]
+    resumed = subprocess.run([*_mpirun(), BIN, "resume", str(out)], capture_output=True,
+                             text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    after = [l for l in resumed.stdout.splitlines() if l.startswith("gen ")]
+    assert after, resumed.stdout
+    assert all(re.search(r"GCells/s \(\d+\.\d\dx naive, \d+% copy\)", l) for l in after), after

@@ -28,7 +28,7 @@ while (($#)); do
 done
 export ISLETUNE_BIN=$build/bin/isletune ISLETUNE_TEST_DIR=$root/tests/mpi ISLETUNE_WORK=$work
 [[ -x $ISLETUNE_BIN ]] || { echo "run_faults.sh: no $ISLETUNE_BIN (build isletune first)" >&2; exit 2; }
-mpi=(mpirun --oversubscribe)
+mpi=(mpirun -q --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 export ISLETUNE_MPIEXEC="${mpi[*]}" ISLETUNE_KILLS=$kills ISLETUNE_FILL_POINTS=$points
 export ISLETUNE_FROZEN_REPEATS=$frozen

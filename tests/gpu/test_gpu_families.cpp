@@ -48,6 +48,7 @@ std::vector<Setting> every_oc(const Stencil& st, const Grid& g, int per_oc, std:
 // Every measurement verifies; failures are listed with their setting and OC.
 void expect_all_verify(const std::vector<Setting>& batch, const std::vector<Measurement>& got,
                        const std::string& what) {
+  ASSERT_FALSE(batch.empty()) << what << ": an empty batch verifies nothing";
   ASSERT_EQ(got.size(), batch.size());
   std::map<std::string, int> by_status;
   for (std::size_t i = 0; i < got.size(); ++i) {

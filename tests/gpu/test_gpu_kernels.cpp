@@ -68,6 +68,7 @@ std::vector<Setting> part1_settings(int dims) {
 
 void expect_all_ok(const std::vector<Setting>& batch, const std::vector<Measurement>& got,
                    const std::string& what) {
+  ASSERT_FALSE(batch.empty()) << what << ": an empty batch verifies nothing";
   ASSERT_EQ(got.size(), batch.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].status, Status::ok) << what << " " << canonical_key(batch[i]) << ": "
@@ -256,8 +257,7 @@ TEST(CudaEvaluatorGpu, TheLongRunChecksLongLaunchesAndEveryKernelWithFullVerific
   for (const bool full : {false, true}) {
     o.full_verification = full;
     auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
-    if (!started.evaluator)
-      GTEST_SKIP() << started.why;
+    SKIP_WITHOUT_GPU_ELSE_FAIL(started)
     const auto got = started.evaluator->evaluate_raw(batch);
     ASSERT_EQ(got.size(), batch.size());
     const Status flawed_short = full ? Status::wrong_result : Status::ok;
@@ -300,8 +300,7 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
   o.min_rep_ms = 0.2;
   {
     auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 3}, o);
-    if (!started.evaluator)
-      GTEST_SKIP() << started.why;
+    SKIP_WITHOUT_GPU_ELSE_FAIL(started)
     const auto got = started.evaluator->evaluate_raw(batch);
     ASSERT_EQ(got.size(), batch.size());
     for (const std::size_t i : {0, 2, 3})

@@ -31,5 +31,5 @@ grep -q 'submit with --array=0-23' <<<"$out" || fail "array: $out"
 [[ ! -e $scratch/root ]] || fail "array --dry-run created $scratch/root"
 
 out=$(bash "$src/jobs/mpirun/tune.sh" --dry-run -n 2 "$config" "$scratch/m")
-grep -q "mpirun -np 2 .* run $config --out $scratch/m --backend" <<<"$out" || fail "mpirun: $out"
+grep -q "mpirun -q -np 2 .* run $config --out $scratch/m --backend" <<<"$out" || fail "mpirun: $out"
 echo "ok: --help and --dry-run of every launch script"

@@ -417,6 +417,42 @@ TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
   EXPECT_NE(k.source.find("isl::stream_step<IslTail, IslApply>"), std::string::npos);
 }
 
+// The exported program's kernel: besides the main (tdeg steps) and one-step tail entries, an
+// entry of the same family at every depth 2 .. tdeg-1 (each launch advancing that many steps,
+// the same block as the main entry, its own halo), so leftover steps of any count run as one
+// launch of the tuned kernel; all of it compiles. The worker's kernel has none of them.
+TEST(Codegen, ExportKernelHasTheSameKernelAtEverySmallerDepth) {
+  const Stencil st3 = typical_stencil("star3d1r");
+  Setting streaming = streaming_setting(3, 2, 8, 16);
+  streaming[Param::tdeg] = 4;
+  const Stencil st2 = typical_stencil("box2d1r");
+  Setting tiled = naive_setting(2);
+  tiled[Param::tdeg] = 3;
+  tiled[Param::use_shared] = 1;
+  std::vector<Job> jobs;
+  for (const auto& [st, s] : {std::pair{st3, streaming}, std::pair{st2, tiled}}) {
+    const Grid g = grid_for(st.dims());
+    ASSERT_FALSE(unsupported_reason(st, g, s).has_value()) << canonical_key(s);
+    const KernelSource k = generate_export_kernel(st, g, s);
+    EXPECT_TRUE(generate_kernel(st, g, s).rest_entries.empty());
+    const int depth = s[Param::tdeg];
+    ASSERT_EQ(k.launch.steps, depth);
+    ASSERT_EQ(k.rest_entries.size(), static_cast<std::size_t>(depth - 2)) << canonical_key(s);
+    for (int d = 2; d < depth; ++d) {
+      const RestEntry& r = k.rest_entries[static_cast<std::size_t>(d - 2)];
+      EXPECT_EQ(r.entry, "isl_rest" + std::to_string(d));
+      EXPECT_EQ(r.launch.steps, d);
+      EXPECT_EQ(r.launch.block, k.launch.block);
+      EXPECT_GT(r.launch.shared_bytes, k.tail_launch.shared_bytes);
+      EXPECT_LT(r.launch.shared_bytes, k.launch.shared_bytes);
+      EXPECT_TRUE(has(k, "extern \"C\" __global__ void")) << r.entry;
+      EXPECT_TRUE(has(k, r.entry + "(const double*")) << r.entry;
+    }
+    jobs.push_back({st.name() + " export " + canonical_key(s), k});
+  }
+  expect_all_compile(jobs);
+}
+
 // The register queue keeps an in-plane neighbour only from the slot where it arrives down to
 // the oldest slot that reads it: for star2d1r streaming along y the x-neighbours are read at
 // the centre slot 1 only, so they live in slots 1 and 2 (mask 6), the centre in all three.

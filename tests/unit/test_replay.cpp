@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <type_traits>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -12,6 +13,7 @@
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
 #include "stencil/typical.hpp"
+#include "trace/reader.hpp"
 
 namespace isletune {
 namespace {
@@ -154,6 +156,46 @@ TEST(Replay, LoadsTheShippedSyntheticDataset) {
   EXPECT_LT(best, 0.2);
   EXPECT_GT(replay.clock_s(), 0.0);
   EXPECT_EQ(replay.limits().sm_count, 132);
+}
+
+// Replay answers on the recording GPU: every limit the dataset records (the H200's copy
+// bandwidth and 60 MiB L2, not the H100 defaults of DeviceLimits), and it says so.
+TEST(Replay, AnswersWithTheRecordingGpusLimits) {
+  const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "h200-star2d1r.h5";
+  const ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  const DeviceLimits h100;
+  const DeviceLimits recorded = *TraceReader(path).environment().front().limits;
+  const DeviceLimits answered = replay.limits();
+  EXPECT_EQ(replay.limits().name, "NVIDIA H200");
+  EXPECT_NEAR(replay.limits().memory_bandwidth_gbs, 4214.06, 0.01);
+  EXPECT_NE(replay.limits().memory_bandwidth_gbs, h100.memory_bandwidth_gbs);
+  EXPECT_EQ(replay.limits().l2_bytes, 60 * 1024 * 1024);
+  for_each_field(recorded, [&](const char* name, const auto& value) {
+    bool same = false;
+    for_each_field(answered, [&](const char* other, const auto& mine) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::decay_t<decltype(mine)>>) {
+        if (std::string(name) == other)
+          same = value == mine;
+      }
+    });
+    EXPECT_TRUE(same) << name;
+  });
+  EXPECT_EQ(replay.detail(), "replayed from " + path.string() +
+                                 ", clock simulated; recorded on NVIDIA H200 (4214 GB/s copy, 60 "
+                                 "MiB L2)");
+}
+
+// A trace that records only the GPU's name and SM count (written before device_limits was):
+// the H100 defaults for the rest, its name and SM count (without older replay marks).
+TEST(Replay, RecordedLimitsOfAnOlderTraceKeepItsNameAndSmCount) {
+  EnvironmentInfo old;
+  old.gpu_name = "replay: NVIDIA A100-SXM4-80GB";
+  old.sm_count = 108;
+  const DeviceLimits limits = recorded_limits({old});
+  EXPECT_EQ(limits.name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(limits.sm_count, 108);
+  EXPECT_EQ(limits.memory_bandwidth_gbs, DeviceLimits{}.memory_bandwidth_gbs);
+  EXPECT_EQ(recorded_limits({}).name, DeviceLimits{}.name);
 }
 
 TEST(Replay, SamplerDrawsOnlyRecordedSettingsAndAllOfThemAnswer) {

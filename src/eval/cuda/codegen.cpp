@@ -161,6 +161,36 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
   return generate_kernel(stencil, grid, s, std::get<KernelPlan>(plan));
 }
 
+KernelSource generate_export_kernel(const Stencil& stencil, const Grid& grid,
+                                    const Setting& setting, const DeviceLimits& limits) {
+  auto planned = codegen_plan(stencil, grid, setting, limits);
+  if (auto* why = std::get_if<std::string>(&planned))
+    throw std::logic_error("generate_export_kernel: " + *why);
+  const KernelPlan& plan = std::get<KernelPlan>(planned);
+  KernelSource k = generate_kernel(stencil, grid, setting, plan);
+  const KernelFamily& family = *plan.family;
+  const ProblemShape shape = shape_of(stencil, grid);
+  const Setting s = family.canonical(shape, setting);
+  std::ostringstream src;
+  for (int depth = 2; depth < plan.steps_per_launch; ++depth) {
+    Setting at = family.one_step(s);
+    at[Param::tdeg] = depth;
+    at = family.canonical(shape, at);
+    // Only a depth this family builds within the device's limits (else the tail runs it).
+    const auto check = codegen_plan(stencil, grid, at, limits);
+    if (!std::holds_alternative<KernelPlan>(check) || std::get<KernelPlan>(check).family != &family)
+      continue;
+    const KernelPlan rest_plan = make_plan(family, shape, at);
+    const std::string config = "IslRest" + std::to_string(depth);
+    const FamilyCode code = family.code(rest_plan, at, grid, config);
+    RestEntry rest{"isl_rest" + std::to_string(depth), launch_of(rest_plan)};
+    src << "\n" << code.config << "\n" << entry(rest.entry, rest_plan, code, config);
+    k.rest_entries.push_back(std::move(rest));
+  }
+  k.source += src.str();
+  return k;
+}
+
 std::string generate_reference(const Stencil& stencil, const Grid& grid) {
   const StencilReach h = reach_of(stencil);
   std::ostringstream s;

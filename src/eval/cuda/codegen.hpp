@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "kernel/kernel_plan.hpp"
 #include "setting/device_limits.hpp"
@@ -35,12 +36,22 @@ struct LaunchConfig {
 // T steps run as T / launch.steps launches of `entry`, then T % launch.steps launches of
 // `tail_entry` (a one-step kernel in the same source; empty when launch.steps == 1).
 // Tests plant raw kernels (wrong, crashing, hanging) through the same type.
+// An entry of the same kernel at a smaller depth (generate_export_kernel): one launch runs
+// the T % launch.steps leftover steps (launch.steps, 2 or more) at the tuned kernel's speed.
+struct RestEntry {
+  std::string entry;  // "isl_rest<steps>"
+  LaunchConfig launch;
+};
+
 struct KernelSource {
   std::string source;
   std::string entry = "isl_kernel";  // advances launch.steps time steps
   LaunchConfig launch;
   std::string tail_entry;    // empty when launch.steps == 1
   LaunchConfig tail_launch;  // steps == 1
+  // generate_export_kernel only: entries of depths 2 .. launch.steps - 1 (a depth the
+  // family cannot build is missing: its leftover steps run on the tail entry).
+  std::vector<RestEntry> rest_entries;
 };
 
 // Whether verifying a kernel of `launch_steps` steps per main launch needs the long (T-step)
@@ -77,6 +88,14 @@ struct KernelSource {
 // Same, from the plan codegen_plan built (its family may be one outside the registry).
 [[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
                                            const Setting& setting, const KernelPlan& plan);
+
+// generate_kernel plus, for a kernel of S > 2 steps per launch, an entry of the same family
+// at each depth 2 .. S-1 (KernelSource::rest_entries), so a program running T steps (the
+// exported .cu) runs its T % S leftover steps as one launch of the tuned kernel rather than
+// as one-step tail launches at about the naive kernel's speed. Same precondition.
+[[nodiscard]] KernelSource generate_export_kernel(const Stencil& stencil, const Grid& grid,
+                                                  const Setting& setting,
+                                                  const DeviceLimits& limits = {});
 
 // The reference module (isl_reference_step, isl_fill_random, isl_fill_nan, isl_compare).
 [[nodiscard]] std::string generate_reference(const Stencil& stencil, const Grid& grid);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/version.hpp"
+
 namespace isletune::cuda {
 namespace {
 
@@ -39,32 +41,41 @@ constexpr const char* kMain = R"MAIN(
 
 static double *g_in0, *g_a, *g_b, *g_partial;
 
-// One launch of the tuned kernel: the main entry (ISL_S steps) or the one-step tail entry.
-static void launch_tuned(bool tail, const double* src, double* dst) {
-#if ISL_HAS_TAIL
-  if (tail) {
-    isl_tail<<<dim3(ISL_TGX, ISL_TGY, ISL_TGZ), dim3(ISL_TBX, ISL_TBY, ISL_TBZ), ISL_TSMEM>>>(src, dst);
+// The tuned kernel's launches for `steps` steps: isl_launch_schedule's main launches (ISL_S
+// steps each), then the leftover steps as one launch of the entry of their depth
+// (isl_rest<r>) or, where the export has none (r = 1), one-step tail launches.
+static long long tuned_launches(long long steps) {
+  const IslLaunchSchedule plan = isl_launch_schedule(steps, ISL_S);
+  return plan.main_launches + (isl_has_rest(plan.tail_launches) ? 1 : plan.tail_launches);
+}
+
+// Launch t of tuned_launches(steps).
+static void launch_tuned(long long t, long long steps, const double* src, double* dst) {
+  const IslLaunchSchedule plan = isl_launch_schedule(steps, ISL_S);
+  if (t < plan.main_launches) {
+    isl_kernel<<<dim3(ISL_GX, ISL_GY, ISL_GZ), dim3(ISL_BX, ISL_BY, ISL_BZ), ISL_SMEM>>>(src, dst);
     return;
   }
+  if (isl_launch_rest(plan.tail_launches, src, dst))
+    return;
+#if ISL_HAS_TAIL
+  isl_tail<<<dim3(ISL_TGX, ISL_TGY, ISL_TGZ), dim3(ISL_TBX, ISL_TBY, ISL_TBZ), ISL_TSMEM>>>(src, dst);
 #endif
-  (void)tail;
-  isl_kernel<<<dim3(ISL_GX, ISL_GY, ISL_GZ), dim3(ISL_BX, ISL_BY, ISL_BZ), ISL_SMEM>>>(src, dst);
 }
 
 // Runs `steps` steps from the input into the NaN-poisoned ping-pong buffers; the tuned
-// kernel follows isl_launch_schedule (main launches, then one-step tail launches).
+// kernel follows tuned_launches.
 static double* run(bool reference, int steps) {
   isl_fill_nan<<<2048, 256>>>(g_a);
   isl_fill_nan<<<2048, 256>>>(g_b);
   const double* src = g_in0;
   double* dst = g_a;
-  const IslLaunchSchedule plan = isl_launch_schedule(steps, ISL_S);
-  const long long launches = reference ? steps : plan.main_launches + plan.tail_launches;
+  const long long launches = reference ? steps : tuned_launches(steps);
   for (long long t = 0; t < launches; ++t) {
     if (reference) {
       isl_reference_step<<<(unsigned)((isl::kCells + 255) / 256), 256>>>(src, dst);
     } else {
-      launch_tuned(t >= plan.main_launches, src, dst);
+      launch_tuned(t, steps, src, dst);
     }
     CHECK(cudaGetLastError());
     src = dst;
@@ -106,15 +117,27 @@ int main(int argc, char** argv) {
   if (ISL_SMEM > 48 * 1024) {
     CHECK(cudaFuncSetAttribute(isl_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ISL_SMEM));
   }
+  CHECK(isl_rest_attributes());
   isl_fill_random<<<2048, 256>>>(g_in0, 20261121ULL);
   CHECK(cudaMemcpy(ref_long, run(true, 48), bytes, cudaMemcpyDeviceToDevice));
   CHECK(cudaMemcpy(ref_short, run(true, 7), bytes, cudaMemcpyDeviceToDevice));
   double l2 = 0, mx = 0, bad = 0, l2s = 0, mxs = 0, bads = 0;
   compare(run(false, 48), ref_long, l2, mx, bad);
   compare(run(false, 7), ref_short, l2s, mxs, bads);
+  // Every leftover entry: ISL_S + r steps (one main launch, then the entry of depth r).
+  for (int r = 2; r < ISL_S; ++r) {
+    if (!isl_has_rest(r))
+      continue;
+    double l2r = 0, mxr = 0, badr = 0;
+    CHECK(cudaMemcpy(ref_short, run(true, ISL_S + r), bytes, cudaMemcpyDeviceToDevice));
+    compare(run(false, ISL_S + r), ref_short, l2r, mxr, badr);
+    l2s = std::fmax(l2s, l2r);
+    mxs = std::fmax(mxs, mxr);
+    bads += badr;
+  }
   const bool ok = bad + bads == 0 && std::fmax(l2, l2s) <= 1e-12 && std::fmax(mx, mxs) <= 1e-10;
-  std::printf("verification (48 and 7 steps vs the naive reference): %s, rel L2 %.3g, "
-              "max rel %.3g, non-finite %.0f\n",
+  std::printf("verification (48 and 7 steps, and each leftover depth, vs the naive reference): "
+              "%s, rel L2 %.3g, max rel %.3g, non-finite %.0f\n",
               ok ? "passed" : "FAILED", std::fmax(l2, l2s), std::fmax(mx, mxs), bad + bads);
 
   cudaEvent_t e0, e1;
@@ -126,9 +149,8 @@ int main(int argc, char** argv) {
   for (int t = 0; t < 2; ++t) isl_kernel<<<grid, block, ISL_SMEM>>>(src, dst);
   CHECK(cudaEventRecord(e0));
   // Per-step time over the whole schedule.
-  const IslLaunchSchedule timed = isl_launch_schedule(steps, ISL_S);
-  for (long long t = 0; t < timed.main_launches + timed.tail_launches; ++t) {
-    launch_tuned(t >= timed.main_launches, src, dst);
+  for (long long t = 0; t < tuned_launches(steps); ++t) {
+    launch_tuned(t, steps, src, dst);
     double* tmp = src;
     src = dst;
     dst = tmp;
@@ -139,28 +161,78 @@ int main(int argc, char** argv) {
   float ms = 0;
   CHECK(cudaEventElapsedTime(&ms, e0, e1));
   const double per_step = ms / steps;
-  std::printf("%d steps: %.4f ms per step, %.1f GCells/s\n", steps, per_step,
-              (double)isl::kCells / (per_step * 1e-3) / 1e9);
+  const IslLaunchSchedule plan = isl_launch_schedule(steps, ISL_S);
+  std::printf("%d steps (%lld launches of %d steps, %lld leftover steps%s): %.4f ms per step, "
+              "%.1f GCells/s\n",
+              steps, plan.main_launches, ISL_S, plan.tail_launches,
+              plan.tail_launches == 0        ? ""
+              : isl_has_rest(plan.tail_launches) ? " in one launch at their depth"
+                                                 : " on the one-step tail",
+              per_step, (double)isl::kCells / (per_step * 1e-3) / 1e9);
   return ok ? 0 : 1;
 }
 )MAIN";
 
+// isl_has_rest, isl_launch_rest and isl_rest_attributes over the kernel's rest entries (the
+// leftover steps of a run at their depth; codegen.hpp, generate_export_kernel).
+std::string rest_launchers(const KernelSource& kernel) {
+  std::ostringstream has, launch, attributes;
+  for (const RestEntry& r : kernel.rest_entries) {
+    const LaunchConfig& l = r.launch;
+    has << "    case " << l.steps << ":\n";
+    launch << "    case " << l.steps << ":\n      " << r.entry << "<<<dim3(" << l.grid[0] << ", "
+           << l.grid[1] << ", " << l.grid[2] << "), dim3(" << l.block[0] << ", " << l.block[1]
+           << ", " << l.block[2] << "), " << l.shared_bytes
+           << ">>>(src, dst);\n      return true;\n";
+    if (l.shared_bytes > 48 * 1024) {
+      attributes << "  if (cudaError_t e = cudaFuncSetAttribute(" << r.entry
+                 << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << l.shared_bytes
+                 << "); e != cudaSuccess)\n    return e;\n";
+    }
+  }
+  std::ostringstream s;
+  s << "\n// ---- the leftover steps of a run: one launch at their depth ----\n"
+    << "static bool isl_has_rest(long long depth) {\n  switch (depth) {\n"
+    << has.str() << (kernel.rest_entries.empty() ? "" : "      return true;\n")
+    << "    default:\n      return false;\n  }\n}\n\n"
+    << "static bool isl_launch_rest(long long depth, const double* src, double* dst) {\n"
+    << "  switch (depth) {\n"
+    << launch.str()
+    << "    default:\n      (void)src;\n      (void)dst;\n      return false;\n  }\n}\n\n"
+    << "static cudaError_t isl_rest_attributes() {\n"
+    << attributes.str() << "  return cudaSuccess;\n}\n";
+  return s.str();
+}
+
 }  // namespace
+
+int standalone_default_steps(int steps_per_launch) {
+  const int per = std::max(1, steps_per_launch);
+  return (kStandaloneSteps + per - 1) / per * per;
+}
 
 std::string write_standalone_cu(const Stencil& stencil, const Grid& grid,
                                 const KernelSource& kernel, const StandaloneInfo& info, int steps) {
+  if (steps <= 0)
+    steps = standalone_default_steps(kernel.launch.steps);
   std::ostringstream s;
-  s << "// Standalone kernel exported by isletune " << ISLETUNE_VERSION << ".\n"
+  s << "// Standalone kernel exported by isletune " << version() << ".\n"
     << "// Stencil " << stencil.name() << ", grid " << grid.nx << "x" << grid.ny << "x" << grid.nz
     << ", double precision.\n"
     << "// Setting: " << info.setting_key << "\n";
   if (info.recorded_ms > 0) {
     s << "// Recorded by the tuner: " << info.recorded_ms << " ms per step"
-      << (info.recorded_on.empty() ? "" : " on " + info.recorded_on) << ".\n";
+      << (info.recorded_on.empty() ? "" : " on " + info.recorded_on)
+      << (info.replayed.empty() ? "" : " (" + info.replayed + ")") << ".\n";
   }
   s << "// Build: nvcc -arch=sm_90 -O3 -o best best.cu   Run: ./best [timed steps]\n"
-    << "// It verifies the kernel against a naive reference (48 and 7 steps, random inputs)\n"
-    << "// and prints the time per step and GCells/s; exit code 1 if verification fails.\n"
+    << "// Timed steps: " << steps << " by default, a multiple of the kernel's "
+    << std::max(1, kernel.launch.steps) << " steps per launch;\n"
+    << "// the leftover steps of another count run as one launch of the same kernel at their\n"
+    << "// depth (isl_rest<r>; one-step tail launches where there is none).\n"
+    << "// It verifies the kernel against a naive reference (48 and 7 steps and each leftover\n"
+    << "// depth, random inputs) and prints the time per step and GCells/s; exit code 1 if\n"
+    << "// verification fails.\n"
     << "#include <cuda_runtime.h>\n\n"
     << "#define ISL_BX " << kernel.launch.block[0] << "\n#define ISL_BY " << kernel.launch.block[1]
     << "\n#define ISL_BZ " << kernel.launch.block[2] << "\n#define ISL_GX " << kernel.launch.grid[0]
@@ -176,7 +248,7 @@ std::string write_standalone_cu(const Stencil& stencil, const Grid& grid,
     << without_pragma_once(std::string(kernel_template("launch_schedule.hpp")))
     << "\n// ---- the tuned kernel ----\n"
     << without_pragma_once(kernel.source) << "\n// ---- the naive reference ----\n"
-    << without_pragma_once(generate_reference(stencil, grid)) << kMain;
+    << without_pragma_once(generate_reference(stencil, grid)) << rest_launchers(kernel) << kMain;
   return s.str();
 }
 

@@ -174,16 +174,10 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
     auto rows = reader.evaluations(rank);
     std::move(rows.begin(), rows.end(), std::back_inserter(records));
   }
-  // The schema records the device's name and SM count; the other limits are those of
-  // the H100 defaults of DeviceLimits (the only GPU datasets are recorded on).
-  DeviceLimits limits;
+  // The recording GPU's limits (bandwidth and L2 feed the space, the roofline predictor and
+  // the copy share; a replayed run's trace records them again).
   const auto environment = reader.environment();
-  if (!environment.empty()) {
-    if (!environment.front().gpu_name.empty())
-      limits.name = recorded_gpu_name(environment.front().gpu_name);
-    if (environment.front().sm_count > 0)
-      limits.sm_count = environment.front().sm_count;
-  }
+  const DeviceLimits limits = recorded_limits(environment);
   // The recorded problem: its stencil (/stencil) and grid (/config, when recorded).
   const StencilInfo info = reader.stencil();
   const Stencil stencil = Stencil::make(info.name, info.dims, info.offsets, info.coefficients);
@@ -193,6 +187,14 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
   if (!environment.empty())
     replay.set_compile_threads(environment.front().compile_threads);
   return replay;
+}
+
+std::string ReplayEvaluator::detail() const {
+  char gpu[160];
+  std::snprintf(gpu, sizeof gpu, "; recorded on %s (%.0f GB/s copy, %.0f MiB L2)",
+                limits_.name.c_str(), limits_.memory_bandwidth_gbs,
+                limits_.l2_bytes / (1024.0 * 1024.0));
+  return replayed_label(origin_) + gpu;
 }
 
 // Replay records no kernel sources: the result carries none (export regenerates it).

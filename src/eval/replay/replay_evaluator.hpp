@@ -56,6 +56,8 @@ class ReplayEvaluator final : public AsyncEvaluator {
   [[nodiscard]] DeviceLimits limits() const override { return limits_; }
   [[nodiscard]] double clock_s() const override { return clock_s_; }
   [[nodiscard]] std::string name() const override { return "replay"; }
+  // "replayed from DATASET, clock simulated; recorded on GPU (copy GB/s, L2 MiB)".
+  [[nodiscard]] std::string detail() const override;
   [[nodiscard]] std::string source(const Setting& s) const override;
 
   // The recorded settings (invalid records excluded), in recording order.
