@@ -278,16 +278,20 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   return doc;
 }
 
+// The text report. Every string the trace holds is printed through printable() (escaped,
+// bounded): a trace may come from anyone (issue 50).
 void print_text(const TraceReader& reader, const Report& rep, const std::vector<Fast>& best_k,
                 double cells) {
   const RunInfo info = reader.run_info();
   const StencilInfo stencil = reader.stencil();
   fmt::print("{} {} (schema {}), created {} by `{}`, seed {}\n", reader.format(),
-             reader.path().string(), reader.version(), info.created, info.command, info.seed);
+             display_path(reader.path()), reader.version(), printable(info.created, 40),
+             printable(info.command, 300), info.seed);
   fmt::print("stencil {} ({}-D, order {}, {} points)\n", stencil.name, stencil.dims, stencil.order,
              stencil.offsets.size());
   for (const auto& env : reader.environment())
-    fmt::print("rank {}: {} on {}\n", env.rank, env.gpu_name, env.host);
+    fmt::print("rank {}: {} on {}\n", env.rank, printable(env.gpu_name, 80),
+               printable(env.host, 80));
 
   if (!rep.rows.empty()) {
     fmt::print("\n gen ranks  evals cached   best ms    GCells/s  mean MCR  max wait s  clock s\n");
@@ -332,11 +336,12 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
     fmt::print(
         "\nresult: stop {} after {} generations (plus the initial population, generation 0), "
         "{} evaluations, {:.1f} s\n",
-        result->stop_reason, result->generations, result->evaluations, result->wall_s);
+        printable(result->stop_reason, 40), result->generations, result->evaluations,
+        result->wall_s);
     if (!result->best_key.empty()) {
       fmt::print("best: {:.5f} ms/step ({:.2f} GCells/s) on rank {}\n  {}\n  key: {}\n",
                  result->median_ms, result->gcells_per_s, result->best_rank,
-                 short_setting(result->best), result->best_key);
+                 short_setting(result->best), printable(result->best_key, 200));
       // Against the naive kernel (its setting's time in this trace) and the copy roofline
       // (cells x 16 B at the recorded copy bandwidth).
       const std::string vs_naive =

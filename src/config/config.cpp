@@ -251,9 +251,9 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
   p.check_keys(node, "stencil", {"name", "dims", "points", "file"});
   s.source = StencilSource::points;
   s.name = node["name"] ? p.text(node["name"], "stencil.name") : "custom";
-  if (s.name.size() > 64 || printable(s.name, 64) != s.name) {
+  if (!is_plain_name(s.name)) {
     p.fail(node["name"], "stencil.name",
-           "must be a name of at most 64 printable characters, got " + quote_value(s.name));
+           std::string("must be ") + kPlainNameRule + ", got " + quote_value(s.name));
   }
   if (!node["dims"])
     p.fail(node, "stencil", "must give dims (2 or 3) with its points");

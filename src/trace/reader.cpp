@@ -33,6 +33,10 @@ struct TraceReader::Impl {
   void check_evaluations(int rank, const std::vector<EvaluationRecord>& evals) const;
   // "FILE: rank file rank-NNNN.h5" for messages.
   [[nodiscard]] std::string rank_where(int rank) const;
+  // `value` when it is a plain name (common/text.hpp: the rule the config applies), else
+  // InputError naming the file and `what` (e.g. "the name attribute of /stencil"): names
+  // read back from a trace or dataset reach generated code and terminals (issue 50).
+  [[nodiscard]] std::string plain_name(std::string value, const std::string& what) const;
   mutable std::set<int> checked_ranks;
   // Runs f, turning HDF5 failures into one sentence about `what`.
   template <typename F>
@@ -97,6 +101,14 @@ h5::Object TraceReader::Impl::rank_group(int rank) const {
     checked_ranks.insert(rank);
   }
   return group;
+}
+
+std::string TraceReader::Impl::plain_name(std::string value, const std::string& what) const {
+  if (!is_plain_name(value)) {
+    throw InputError(display_path(path) + ": " + what + " is not " + kPlainNameRule +
+                     " (the file is damaged or was not written by isletune).");
+  }
+  return value;
 }
 
 std::string TraceReader::Impl::rank_where(int rank) const {
@@ -305,10 +317,11 @@ StencilInfo TraceReader::stencil() const {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "stencil", H5P_DEFAULT)));
     const hid_t g = group.get();
     StencilInfo s;
-    s.name = h5::read_attr_string(g, "name");
+    s.name = impl_->plain_name(h5::read_attr_string(g, "name"), "the name attribute of /stencil");
     s.dims = static_cast<int>(h5::read_attr_int(g, "dims"));
     s.order = static_cast<int>(h5::read_attr_int(g, "order"));
-    s.shape = h5::read_attr_string(g, "shape");
+    s.shape =
+        impl_->plain_name(h5::read_attr_string(g, "shape"), "the shape attribute of /stencil");
     const auto offsets = read_flat<int>(g, "offsets", H5T_NATIVE_INT);
     for (std::size_t i = 0; i + 2 < offsets.size(); i += 3) {
       s.offsets.push_back({offsets[i], offsets[i + 1], offsets[i + 2]});
@@ -319,6 +332,8 @@ StencilInfo TraceReader::stencil() const {
     for (const auto& r : rows)
       s.features.push_back({r.name != nullptr ? r.name : "", r.value});
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const StencilFeature& f : s.features)
+      (void)impl_->plain_name(f.name, "a feature name in /stencil/features");
     return s;
   });
 }
@@ -335,6 +350,10 @@ std::vector<ParameterInfo> TraceReader::space_parameters() const {
                         v == nullptr ? std::vector<int>{} : std::vector<int>(v, v + r.values.len)});
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const ParameterInfo& p : params) {
+      (void)impl_->plain_name(p.name, "a parameter name in /space/parameters");
+      (void)impl_->plain_name(p.kind, "a parameter kind in /space/parameters");
+    }
     return params;
   });
 }
@@ -363,6 +382,8 @@ std::vector<OcInfo> TraceReader::space_ocs() const {
                      r.prefetch, r.temporal});
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const OcInfo& oc : ocs)
+      (void)impl_->plain_name(oc.name, "an OC name in /space/ocs");
     return ocs;
   });
 }
@@ -373,7 +394,8 @@ Space::Values TraceReader::space_values() const {
     const auto param = param_from_name(p.name);
     if (!param) {
       throw InputError(display_path(impl_->path) +
-                       ": /space/parameters names an unknown parameter '" + p.name + "'.");
+                       ": /space/parameters names an unknown parameter " + quote_value(p.name) +
+                       ".");
     }
     values[index_of(*param)] = p.values;
   }

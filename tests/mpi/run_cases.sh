@@ -795,6 +795,52 @@ g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 40
     done
     echo "RESULT frozen=$trials bounded=$bounded identical=$identical"
     ;;
+  frozen_rank_fill)
+    # The rank timeout holds with ga.migration.fill: the ranks that would wait for a frozen
+    # one measure meanwhile (drift 1, fill 2), asking between batches whether it answered;
+    # the wait counts from the first "not yet", so the job still ends within
+    # ISLETUNE_RANK_TIMEOUT_S (3 s) + 5 s with one clear line (it used to go on filling
+    # until the sample ran out: 20-150 s). Fills make the run timing-dependent, so resume
+    # must complete, not reproduce an uninterrupted run.
+    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 1, fill: 2}}/" "$config" >fill.yaml
+    sed -i "s|\.\./data/|$here/../data/|" fill.yaml
+    trials=0 bounded=0
+    for trial in $(seq 1 "${ISLETUNE_FROZEN_REPEATS:-1}"); do
+      for victim_rank in 0 $((np - 1)); do
+        d=frozen-fill-$victim_rank-$trial
+        ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+          fill.yaml --out $d >$d.log 2>&1 &
+        launcher=$!
+        wait_for_generation $d.log 2
+        victim=""
+        for p in $(children "$launcher"); do
+          grep -qz "^OMPI_COMM_WORLD_RANK=$victim_rank\$" /proc/$p/environ 2>/dev/null && victim=$p
+        done
+        [[ -n $victim ]] || fail "no process of rank $victim_rank"
+        kill -STOP "$victim"
+        frozen_at=$(date +%s.%N)
+        for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $launcher 2>/dev/null; then
+          kill -9 "$victim" $launcher 2>/dev/null
+          fail "fill, rank $victim_rank frozen: the job still runs 30 s later"
+        fi
+        wait $launcher && fail "fill: a job with a frozen rank exited 0"
+        took=$(echo "$(date +%s.%N) - $frozen_at" | bc)
+        kill -9 "$victim" 2>/dev/null
+        trials=$((trials + 1))
+        grep -q "no answer from the other ranks for 3 s" $d.log ||
+          fail "fill, rank $victim_rank frozen: no message: $(grep isletune $d.log)"
+        (($(echo "$took <= 8" | bc))) ||
+          fail "fill, rank $victim_rank frozen: the job ended ${took} s after the freeze (limit 3 s + 5 s)"
+        bounded=$((bounded + 1))
+        launch resume $d >$d.resume.log 2>&1 ||
+          fail "fill, rank $victim_rank frozen: resume: $(grep isletune $d.resume.log)"
+        $py "$here/check_trace.py" $d/trace.h5 >/dev/null || fail "fill: resumed trace incomplete"
+        echo "fill: rank $victim_rank frozen: ended after ${took} s ($(grep -o 'in [a-z ]* (a rank' $d.log | head -n 1 | sed 's/ (a rank//')), resume complete"
+      done
+    done
+    echo "RESULT frozen=$trials bounded=$bounded"
+    ;;
   random_kills)
     # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random
     # moment of a slowed run, then run the same jobs/mpirun/tune.sh command a user would
