@@ -193,11 +193,12 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   const RunInfo info = reader.run_info();
   const StencilInfo stencil = reader.stencil();
   Json doc;
-  doc["path"] = reader.path().string();
+  doc["path"] = display_path(reader.path());
   doc["format"] = reader.format();
   doc["schema_version"] = reader.version();
-  doc["created"] = info.created;
-  doc["command"] = info.command;
+  // Strings the trace holds: escaped and bounded as in the text report.
+  doc["created"] = printable(info.created, 40);
+  doc["command"] = printable(info.command, 300);
   doc["seed"] = info.seed;
   doc["stencil"] = {{"name", stencil.name},
                     {"dims", stencil.dims},
@@ -205,7 +206,9 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                     {"points", stencil.offsets.size()}};
   Json env = Json::array();
   for (const auto& e : reader.environment())
-    env.push_back({{"rank", e.rank}, {"gpu_name", e.gpu_name}, {"host", e.host}});
+    env.push_back({{"rank", e.rank},
+                   {"gpu_name", printable(e.gpu_name, 80)},
+                   {"host", printable(e.host, 80)}});
   doc["environment"] = env;
   Json gens = Json::array();
   for (const auto& [g, r] : rep.rows) {
@@ -240,7 +243,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
       continue;
     Json msgs = Json::array();
     for (const auto& [text, n] : frequent(rep.messages[static_cast<std::size_t>(s)]))
-      msgs.push_back({{"message", text}, {"count", n}});
+      msgs.push_back({{"message", printable(text, 160)}, {"count", n}});
     failures.push_back({{"status", name},
                         {"count", rep.by_status[static_cast<std::size_t>(s)]},
                         {"messages", msgs}});
@@ -260,12 +263,12 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   }
   doc["top"] = topj;
   if (const auto result = reader.result()) {
-    Json r = {{"stop_reason", result->stop_reason},
+    Json r = {{"stop_reason", printable(result->stop_reason, 40)},
               {"generations", result->generations},
               {"evaluations", result->evaluations},
               {"clock_s", result->wall_s}};
     if (!result->best_key.empty()) {
-      r["best"] = {{"key", result->best_key},
+      r["best"] = {{"key", printable(result->best_key, 200)},
                    {"median_ms", number(result->median_ms)},
                    {"gcells_per_s", number(result->gcells_per_s)},
                    {"rank", result->best_rank},

@@ -995,10 +995,22 @@ void apply_overrides(Config& c, const ConfigOverrides& o) {
 }
 
 void resolve_drift(Config& c) {
-  if (c.ga.migration_drift != GaSettings::kDriftAuto)
-    return;
-  const bool measured = c.evaluator.backend == Backend::cuda;
-  c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+  const bool automatic = c.ga.migration_drift == GaSettings::kDriftAuto;
+  if (automatic) {
+    const bool measured = c.evaluator.backend == Backend::cuda;
+    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+  }
+  // fill measures only while an island waits for a neighbour drift generations behind: a
+  // fill without drift would silently do nothing.
+  if (c.ga.fill_picks > 0 && c.ga.migration_drift < 0) {
+    const std::string why = c.ga.migration_lag != 0 ? "ga.migration.lag 1 (the deterministic ring)"
+                            : automatic             ? "the replay backend's default (no drift)"
+                                                    : "ga.migration.drift -1 (off)";
+    throw InputError(c.origin + ": ga.migration.fill " + std::to_string(c.ga.fill_picks) +
+                     " measures only while an island waits with ga.migration.drift, which " + why +
+                     " turns off, so it would do nothing; set ga.migration.drift (e.g. 1) or "
+                     "remove fill.");
+  }
 }
 
 Stencil resolve_stencil(const Config& c) {

@@ -25,8 +25,8 @@ T scalar(const YAML::Node& node, const std::string& where, const std::string& ex
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(where + " (line " + std::to_string(node.Mark().line + 1) + ") must be " +
-                     expected + ".");
+    throw InputError(where + " must be " + expected + " (line " +
+                     std::to_string(node.Mark().line + 1) + ").");
   }
 }
 

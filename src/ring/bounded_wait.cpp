@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/text.hpp"
@@ -49,15 +50,32 @@ double rank_timeout_s() {
   return value;
 }
 
+// set_wait_advice's function (the process's one; empty until the run directory is known).
+static std::function<std::string()>& wait_advice() {
+  static std::function<std::string()> advice;
+  return advice;
+}
+
+void set_wait_advice(std::function<std::string()> advice) {
+  wait_advice() = std::move(advice);
+}
+
 // The one sentence of a wait past its bound, then MPI_Abort (exit code 4).
 [[noreturn]] static void abort_no_answer(double limit, const char* what) {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string advice = "the trace keeps every committed generation for `isletune resume`";
+  if (wait_advice()) {
+    try {
+      advice = wait_advice()();
+    } catch (...) {
+      // Keep the default: the job ends either way.
+    }
+  }
   std::fprintf(stderr,
                "isletune: rank %d: no answer from the other ranks for %.0f s in %s (a rank "
-               "stopped responding; the limit is ISLETUNE_RANK_TIMEOUT_S); ending the job, the "
-               "trace keeps every committed generation for `isletune resume`.\n",
-               rank, limit, what);
+               "stopped responding; the limit is ISLETUNE_RANK_TIMEOUT_S); ending the job: %s.\n",
+               rank, limit, what, printable(advice, 200).c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 4);
   std::abort();  // MPI_Abort does not return

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <string>
 
 namespace isletune::ring {
 
@@ -15,6 +16,11 @@ namespace isletune::ring {
 // generation). Throws InputError (one sentence) for anything else: empty text aside,
 // "abc", "nan", "inf", 0 and negative values are refused, not read as "no bound".
 [[nodiscard]] double rank_timeout_s();
+
+// What the message of a wait past its bound tells the user to do next (set once the run
+// directory is known; read only when the job ends). Without it the message points to
+// `isletune resume`.
+void set_wait_advice(std::function<std::string()> advice);
 
 // Calls `done` (which polls MPI, e.g. MPI_Test or MPI_Iprobe) until it returns true;
 // after rank_timeout_s() without success prints "isletune: rank R: no answer from the

@@ -327,6 +327,18 @@ StencilInfo TraceReader::stencil() const {
       s.offsets.push_back({offsets[i], offsets[i + 1], offsets[i + 2]});
     }
     s.coefficients = read_flat<double>(g, "coefficients", H5T_NATIVE_DOUBLE);
+    // Impossible shapes are damage, not a stencil to report or export (issue 50).
+    if (s.dims != 2 && s.dims != 3) {
+      throw InputError(display_path(impl_->path) + ": /stencil has dims " + std::to_string(s.dims) +
+                       "; expected 2 or 3 (the file is damaged).");
+    }
+    if (offsets.size() % 3 != 0 || offsets.size() / 3 != s.coefficients.size()) {
+      throw InputError(display_path(impl_->path) + ": /stencil/offsets holds " +
+                       std::to_string(offsets.size()) + " integers and /stencil/coefficients " +
+                       std::to_string(s.coefficients.size()) +
+                       " numbers; expected 3 integers and one coefficient per point (the file "
+                       "is damaged).");
+    }
     const h5::Datatype row = trace_detail::feature_row_type();
     auto rows = read_flat<FeatureRow>(g, "features", row.get());
     for (const auto& r : rows)
@@ -416,6 +428,11 @@ std::optional<SampleData> TraceReader::sample() const {
                                         : trace_detail::parameter_names(),
                                     display_path(impl_->path) + ": /sample/settings");
     const std::size_t width = columns.param.size();
+    if (width == 0 || flat.size() % width != 0) {
+      throw InputError(display_path(impl_->path) + ": /sample/settings holds " +
+                       std::to_string(flat.size()) + " integers, not rows of " +
+                       std::to_string(width) + " (one per parameter; the file is damaged).");
+    }
     for (std::size_t i = 0; i + width <= flat.size(); i += width)
       s.settings.push_back(columns.setting(flat.data() + i));
     s.oc = read_flat<int>(group.get(), "oc", H5T_NATIVE_INT);

@@ -82,8 +82,29 @@ const char* run_dir_state_name(RunDirState state) {
   return "unknown";
 }
 
+std::string next_step_advice(const fs::path& dir) {
+  RunDirState state = RunDirState::empty;
+  try {
+    state = run_directory_state(dir);
+  } catch (const std::exception&) {
+    // An unreadable directory: resume says what is wrong with it.
+    state = RunDirState::resumable;
+  }
+  if (state == RunDirState::empty || state == RunDirState::creating) {
+    return "the run was not created yet: start it again with `isletune run CONFIG --out " +
+           display_path(dir) + "`";
+  }
+  return "the trace keeps every committed generation: `isletune resume " + display_path(dir) +
+         "` continues it";
+}
+
 RunDirectoryLock RunDirectoryLock::acquire(const fs::path& dir) {
   std::error_code ec;
+  if (fs::is_symlink(dir, ec) && !fs::exists(dir, ec)) {
+    throw InputError("output " + dir.string() +
+                     " is a symbolic link to a directory that does not exist; create the "
+                     "directory it points to, or remove the link.");
+  }
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError("output " + dir.string() + " exists and is not a directory.");
   fs::create_directories(dir, ec);

@@ -24,6 +24,12 @@ enum class RunDirState {
 // "empty", "creating", ... (for messages and `jobs/`).
 [[nodiscard]] const char* run_dir_state_name(RunDirState state);
 
+// What a user does next with a run directory that a failure left behind, by its state:
+// "`isletune resume DIR` continues it ..." once the run was created, "nothing was
+// created: start it again with `isletune run CONFIG --out DIR`" before (issue 50: the
+// advice matches the state). Never throws.
+[[nodiscard]] std::string next_step_advice(const std::filesystem::path& dir);
+
 // An exclusive lock on DIR/.lock (flock), held while the object lives: two processes
 // never run or resume into the same directory at once. The descriptor is close-on-exec,
 // so no child (the CUDA worker) keeps the lock alive.
