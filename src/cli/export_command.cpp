@@ -137,7 +137,7 @@ std::filesystem::path recorded_dataset(const TraceReader& reader) {
 // clear_output, write_new_file: never through a link); InputError when it cannot.
 void write_file(const std::string& option, const std::string& path, const std::string& text,
                 bool overwrite) {
-  clear_output("export", option, path, overwrite);
+  clear_output(option, path, overwrite);
   if (const int error = write_new_file(path, text); error != 0) {
     throw InputError("cannot write " + display_path(path) + " (" + std::strerror(error) +
                      "); nothing was written.");
@@ -428,9 +428,9 @@ int export_command(const Args& args) {
   // An existing output needs --overwrite; a link is never written through.
   const bool overwrite = parsed.has("--overwrite");
   if (out)
-    refuse_unsafe_output("export", "-o", *out, overwrite);
+    refuse_unsafe_output("-o", *out, overwrite);
   if (kt)
-    refuse_unsafe_output("export", "--kernel-tuner-cache", *kt, overwrite);
+    refuse_unsafe_output("--kernel-tuner-cache", *kt, overwrite);
   if (kt)
     export_kernel_tuner_cache(reader, in, *kt, overwrite);
   if (best)

@@ -184,7 +184,7 @@ int measure_command(const Args& args) {
   }
   // An existing -o needs --overwrite; a link is never written through.
   const bool overwrite = parsed.has("--overwrite");
-  refuse_unsafe_output("measure", "-o", *out_file, overwrite);
+  refuse_unsafe_output("-o", *out_file, overwrite);
 
   const Stencil stencil = resolve_stencil(config);
   EnvironmentInfo env;
@@ -195,7 +195,7 @@ int measure_command(const Args& args) {
   const Space& space = m.space;
   const std::vector<Setting> settings = choose_settings(m, parsed, config.seed);
 
-  clear_output("measure", "-o", *out_file, overwrite);  // then created exclusively
+  clear_output("-o", *out_file, overwrite);  // then created exclusively
   RunTraceWriter dataset = RunTraceWriter::create_dataset(
       *out_file, RunInfo{command_line(args), config.seed, "", ISLETUNE_VERSION});
   dataset.write_config(to_yaml(config));

@@ -114,6 +114,11 @@ RunDirectoryLock RunDirectoryLock::acquire(const fs::path& dir) {
   const fs::path path = dir / kLockFile;
   // O_NOFOLLOW: a link planted as DIR/.lock must not make the run open another file.
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    throw InputError(path.string() + " is a symbolic link; isletune never opens its lock " +
+                     "through a link (someone else may write into " + dir.string() +
+                     "): remove it or use another --out.");
+  }
   if (fd < 0) {
     throw InputError("output directory " + dir.string() + " is not writable (cannot create " +
                      path.string() + ": " + std::strerror(errno) + ").");
@@ -308,12 +313,11 @@ int write_new_file(const fs::path& path, std::string_view text) {
   return error;
 }
 
-void refuse_unsafe_output(const std::string& command, const std::string& option,
-                          const fs::path& output, bool overwrite) {
+void refuse_unsafe_output(const std::string& option, const fs::path& output, bool overwrite) {
   struct stat st {};
   if (::lstat(output.c_str(), &st) != 0)
     return;  // nothing there: the exclusive create makes it
-  const std::string what = "`isletune " + command + "` " + option + " " + display_path(output);
+  const std::string what = option + " " + display_path(output);
   if (S_ISLNK(st.st_mode)) {
     throw InputError(what +
                      " is a symbolic link; isletune never writes through a link (it could "
@@ -331,12 +335,11 @@ void refuse_unsafe_output(const std::string& command, const std::string& option,
   }
 }
 
-void clear_output(const std::string& command, const std::string& option, const fs::path& output,
-                  bool overwrite) {
-  refuse_unsafe_output(command, option, output, overwrite);
+void clear_output(const std::string& option, const fs::path& output, bool overwrite) {
+  refuse_unsafe_output(option, output, overwrite);
   if (overwrite && ::unlink(output.c_str()) != 0 && errno != ENOENT) {
-    throw InputError("`isletune " + command + "` " + option + " " + display_path(output) +
-                     ": cannot replace it (" + std::strerror(errno) + "); nothing was written.");
+    throw InputError(option + " " + display_path(output) + ": cannot replace it (" +
+                     std::strerror(errno) + "); nothing was written.");
   }
 }
 

@@ -92,14 +92,13 @@ struct CommandInput {
 // `--kernel-tuner-cache`): refuses a symbolic link (dangling or not; isletune writes
 // through none), anything but a regular file, and, without `overwrite`, any existing
 // file. Throws InputError naming `option`; nothing has been written when it throws.
-void refuse_unsafe_output(const std::string& command, const std::string& option,
-                          const std::filesystem::path& output, bool overwrite);
+void refuse_unsafe_output(const std::string& option, const std::filesystem::path& output,
+                          bool overwrite);
 
 // Right before the write: checks `output` again (refuse_unsafe_output) and removes the
 // regular file there when `overwrite`, so the caller's exclusive create (write_new_file,
 // an HDF5 create with H5F_ACC_EXCL) makes a new file.
-void clear_output(const std::string& command, const std::string& option,
-                  const std::filesystem::path& output, bool overwrite);
+void clear_output(const std::string& option, const std::filesystem::path& output, bool overwrite);
 
 // The one check every writing command makes before it writes `output`: throws InputError
 // ("OUTPUT is ROLE (PATH): `isletune COMMAND` never writes onto what it reads; ...") when

@@ -45,6 +45,7 @@ cases=(
   "rank_killed:one rank SIGKILLed mid-run, then resume"
   "frozen_rank:rank 0 / rank 1 SIGSTOPped mid-run under every strategy, $frozen times each (ISLETUNE_RANK_TIMEOUT_S=3), then resume; bad timeouts refused"
   "frozen_rank_fill:rank 0 / rank 1 SIGSTOPped mid-run with drift 1 and fill 2, $frozen times each: ended within 3 s + 5 s, then resume"
+  "planted_links:links planted as .created.tmp, status.txt.tmp, the write probe, .lock, rank-NNNN.h5.resume and as measure/export outputs: nothing written through"
   "own_inputs:measure -o / export -o / --kernel-tuner-cache onto their own inputs (any spelling)"
   "replay_mismatch:replay of another stencil, grid or step count; a changed dataset at resume; export --best of such a run"
   "half_written:resume of a half-written trace.h5; rows of an unfinished commit (status 100)"
