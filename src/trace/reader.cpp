@@ -44,8 +44,10 @@ struct TraceReader::Impl {
     try {
       return f();
     } catch (const h5::Error& e) {
-      throw InputError(display_path(path) + ": cannot read " + what + " (" +
-                       printable(e.what(), 120) + "); the trace is damaged or incomplete.");
+      // HDF5's reason, not the call and source line of e.what(): the message is the user's.
+      throw InputError(display_path(path) + ": cannot read " + what +
+                       (e.reason().empty() ? "" : " (" + printable(e.reason(), 120) + ")") +
+                       "; the trace is damaged or incomplete.");
     }
   }
 };
