@@ -1,6 +1,7 @@
 // YAML -> Config with validation, Config -> YAML, command-line overrides.
 #include "config/config.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -692,6 +693,11 @@ YAML::Node load_one_document(std::string_view yaml, const std::string& origin) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's message for its depth limit is "bad file": say what it means.
+    throw InputError(origin + ": at line " + std::to_string(e.mark.line + 1) +
+                     " the YAML is nested deeper than yaml-cpp reads; a configuration nests a "
+                     "few levels.");
   } catch (const YAML::ParserException& e) {
     if (control_bytes)
       throw not_text();

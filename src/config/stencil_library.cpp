@@ -2,6 +2,7 @@
 // stencil side; run configs are parsed elsewhere and call stencil_from_points).
 #include "config/stencil_library.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
@@ -126,6 +127,10 @@ Stencil load_stencil_file(const std::string& file) {
     root = YAML::LoadFile(file);
   } catch (const YAML::BadFile&) {
     throw InputError(path + ": cannot open the stencil file.");
+  } catch (const YAML::DeepRecursion& e) {
+    throw InputError(path + ": at line " + std::to_string(e.mark.line + 1) +
+                     " the YAML is nested deeper than yaml-cpp reads; a stencil file nests "
+                     "two levels.");
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                      printable(e.msg, 80) + ".");
