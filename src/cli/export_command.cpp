@@ -45,10 +45,12 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr const char* kUsage =
-    "isletune export DIR|FILE [--best -o best.cu] [--kernel-tuner-cache cache.json]";
+    "isletune export DIR|FILE [--best -o best.cu] [--kernel-tuner-cache cache.json] "
+    "[--overwrite]";
 
 constexpr const char* kHelp =
     "usage: isletune export DIR|FILE [--best -o best.cu] [--kernel-tuner-cache cache.json]\n"
+    "                       [--overwrite]\n"
     "\n"
     "  --best -o FILE   writes the fastest verified kernel of a run directory (its /result,\n"
     "                   else its fastest ok evaluation) or of a dataset as a standalone CUDA\n"
@@ -61,6 +63,8 @@ constexpr const char* kHelp =
     "                   as a Kernel Tuner cache file (JSON), one entry per distinct setting,\n"
     "                   named after the recorded GPU, as Kernel Tuner expects (the file\n"
     "                   `isletune-analyze export-kt` writes: it runs this exporter).\n"
+    "  --overwrite      replaces an existing output file (without it an existing file is\n"
+    "                   refused); a symbolic link is refused either way.\n"
     "At least one of the two; both may be given.\n";
 
 struct Best {
@@ -130,21 +134,20 @@ std::filesystem::path recorded_dataset(const TraceReader& reader) {
   }
 }
 
-// Writes text to a file; InputError when it cannot.
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  const int open_errno = f ? 0 : errno;  // why it cannot be created (no such directory, ...)
-  f << text;
-  f.close();
-  if (!f) {
-    throw InputError("cannot write " + path + " (" +
-                     std::strerror(open_errno ? open_errno : errno) + ").");
+// Writes text to the output `path` of `option` as a new file (run_directory.hpp:
+// clear_output, write_new_file: never through a link); InputError when it cannot.
+void write_file(const std::string& option, const std::string& path, const std::string& text,
+                bool overwrite) {
+  clear_output(option, path, overwrite);
+  if (const int error = write_new_file(path, text); error != 0) {
+    throw InputError("cannot write " + display_path(path) + " (" + std::strerror(error) +
+                     "); nothing was written.");
   }
 }
 
 // --best -o FILE: the standalone .cu of the fastest verified kernel.
-void export_best(const TraceReader& reader, const std::filesystem::path& in,
-                 const std::string& out) {
+void export_best(const TraceReader& reader, const std::filesystem::path& in, const std::string& out,
+                 bool overwrite) {
   const StencilInfo si = reader.stencil();
   const Stencil stencil = [&] {
     try {
@@ -174,10 +177,10 @@ void export_best(const TraceReader& reader, const std::filesystem::path& in,
   info.recorded_ms = best.median_ms;
   const auto env = reader.environment();
   if (!env.empty())
-    info.recorded_on = env.front().gpu_name;
+    info.recorded_on = printable(env.front().gpu_name, 80);  // into a comment: escaped
   if (const std::filesystem::path dataset = recorded_dataset(reader); !dataset.empty())
-    info.replayed = replayed_label(dataset.string());
-  write_file(out, cuda::write_standalone_cu(stencil, config.grid, kernel, info));
+    info.replayed = printable(replayed_label(dataset.string()), 300);
+  write_file("-o", out, cuda::write_standalone_cu(stencil, config.grid, kernel, info), overwrite);
   std::printf(
       "wrote %s: %s %dx%dx%d, %s, recorded %.4g ms per step (%.1f GCells/s)\n"
       "build: nvcc -arch=sm_90 -O3 -o best %s\n",
@@ -374,21 +377,22 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
 
 // --kernel-tuner-cache FILE.
 void export_kernel_tuner_cache(const TraceReader& reader, const std::filesystem::path& in,
-                               const std::string& out) {
+                               const std::string& out, bool overwrite) {
   const Json doc = kt_document(reader, in);
-  write_file(out, doc.dump(1) + "\n");
+  write_file("--kernel-tuner-cache", out, doc.dump(1) + "\n", overwrite);
   std::size_t ok = 0;
   for (const auto& [key, entry] : doc["cache"].items())
     ok += entry["time"].is_number() ? 1 : 0;
   fmt::print("wrote {}: Kernel Tuner cache, {} entries ({} ok, {} failed), device {}\n", out,
              doc["cache"].size(), ok, doc["cache"].size() - ok,
-             doc["device_name"].get<std::string>());
+             printable(doc["device_name"].get<std::string>(), 80));
 }
 
 }  // namespace
 
 int export_command(const Args& args) {
-  const ParsedArgs parsed = parse_args("export", args, {"-o", "--kernel-tuner-cache"}, {"--best"});
+  const ParsedArgs parsed =
+      parse_args("export", args, {"-o", "--kernel-tuner-cache"}, {"--best", "--overwrite"});
   if (parsed.help) {
     return print_help(kHelp);
   }
@@ -425,10 +429,16 @@ int export_command(const Args& args) {
     if (out)
       refuse_overwriting_inputs("export", *kt, {{*out, "also the --best output"}});
   }
+  // An existing output needs --overwrite; a link is never written through.
+  const bool overwrite = parsed.has("--overwrite");
+  if (out)
+    refuse_unsafe_output("-o", *out, overwrite);
   if (kt)
-    export_kernel_tuner_cache(reader, in, *kt);
+    refuse_unsafe_output("--kernel-tuner-cache", *kt, overwrite);
+  if (kt)
+    export_kernel_tuner_cache(reader, in, *kt, overwrite);
   if (best)
-    export_best(reader, in, *out);
+    export_best(reader, in, *out, overwrite);
   return 0;
 }
 

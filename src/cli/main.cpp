@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "isletune: unknown command '%s' (expected run, resume, space, report, export "
                  "or measure; see isletune --help).\n",
-                 name.c_str());
+                 isletune::printable(name, 40).c_str());
     return isletune::kExitInput;
   }
   // Before MPI starts (Open MPI keeps handlers already installed).

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/rng.hpp"
+#include "common/text.hpp"
 #include "config/config.hpp"
 #include "ga/records.hpp"
 #include "run/setup.hpp"
@@ -35,11 +36,11 @@ using run::short_setting;
 
 constexpr const char* kUsage =
     "isletune measure CONFIG (--random N | --exhaustive) -o FILE [--backend cuda|replay] "
-    "[--batch B] [--seed S]";
+    "[--batch B] [--seed S] [--overwrite]";
 
 constexpr const char* kHelp =
     "usage: isletune measure CONFIG (--random N | --exhaustive) -o FILE [--backend cuda|replay]\n"
-    "                        [--batch B] [--seed S]\n"
+    "                        [--batch B] [--seed S] [--overwrite]\n"
     "\n"
     "Measures settings of CONFIG's space on this machine's GPU (or replays them) and writes\n"
     "every measurement to FILE, a dataset that `evaluator.backend: replay` can answer from.\n"
@@ -49,7 +50,8 @@ constexpr const char* kHelp =
     "  --random N     N distinct uniformly random measurable settings (seeded; with cuda the\n"
     "                 naive-equivalent setting first)\n"
     "  --exhaustive   every measurable setting (refused above 1,000,000)\n"
-    "  -o FILE        the dataset to write (replaced if it exists)\n"
+    "  -o FILE        the dataset to write, a new file (a symbolic link is refused)\n"
+    "  --overwrite    replaces an existing -o FILE\n"
     "  --batch B      settings per evaluator batch (default 64); the file is flushed after each;\n"
     "                 SIGTERM or SIGINT ends the command after the current batch, file complete\n"
     "  --seed S       overrides the config's seed\n";
@@ -130,8 +132,9 @@ std::string command_line(const Args& args) {
 }  // namespace
 
 int measure_command(const Args& args) {
-  const ParsedArgs parsed = parse_args(
-      "measure", args, {"--random", "-o", "--backend", "--batch", "--seed"}, {"--exhaustive"});
+  const ParsedArgs parsed =
+      parse_args("measure", args, {"--random", "-o", "--backend", "--batch", "--seed"},
+                 {"--exhaustive", "--overwrite"});
   if (parsed.help) {
     return print_help(kHelp);
   }
@@ -179,6 +182,9 @@ int measure_command(const Args& args) {
         *out_file + " is a run's " + (format == kTraceFormat ? "trace" : "rank file") +
         "; measure writes a dataset and never replaces a run: choose another -o FILE.");
   }
+  // An existing -o needs --overwrite; a link is never written through.
+  const bool overwrite = parsed.has("--overwrite");
+  refuse_unsafe_output("-o", *out_file, overwrite);
 
   const Stencil stencil = resolve_stencil(config);
   EnvironmentInfo env;
@@ -189,6 +195,7 @@ int measure_command(const Args& args) {
   const Space& space = m.space;
   const std::vector<Setting> settings = choose_settings(m, parsed, config.seed);
 
+  clear_output("-o", *out_file, overwrite);  // then created exclusively
   RunTraceWriter dataset = RunTraceWriter::create_dataset(
       *out_file, RunInfo{command_line(args), config.seed, "", version()});
   dataset.write_config(to_yaml(config));
@@ -199,7 +206,8 @@ int measure_command(const Args& args) {
 
   std::printf("isletune measure: %s %dx%dx%d on %s (%s backend), %zu settings in batches of %d\n",
               stencil.name().c_str(), config.grid.nx, config.grid.ny, config.grid.nz,
-              env.gpu_name.c_str(), evaluator->name().c_str(), settings.size(), batch);
+              printable(env.gpu_name, 80).c_str(), evaluator->name().c_str(), settings.size(),
+              batch);
   ResultInfo best;
   std::array<int, kStatusCount> by_status{};
   std::int64_t id = 0;

@@ -276,11 +276,12 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   const RunInfo info = reader.run_info();
   const StencilInfo stencil = reader.stencil();
   Json doc;
-  doc["path"] = reader.path().string();
+  doc["path"] = display_path(reader.path());
   doc["format"] = reader.format();
   doc["schema_version"] = reader.version();
-  doc["created"] = info.created;
-  doc["command"] = info.command;
+  // Strings the trace holds: escaped and bounded as in the text report.
+  doc["created"] = printable(info.created, 40);
+  doc["command"] = printable(info.command, 300);
   doc["seed"] = info.seed;
   doc["stencil"] = {{"name", stencil.name},
                     {"dims", stencil.dims},
@@ -297,7 +298,9 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   }
   Json env = Json::array();
   for (const auto& e : reader.environment())
-    env.push_back({{"rank", e.rank}, {"gpu_name", e.gpu_name}, {"host", e.host}});
+    env.push_back({{"rank", e.rank},
+                   {"gpu_name", printable(e.gpu_name, 80)},
+                   {"host", printable(e.host, 80)}});
   doc["environment"] = env;
   doc["copy_bandwidth_gbs"] = rep.bandwidth_gbs > 0 ? Json(rep.bandwidth_gbs) : Json(nullptr);
   doc["naive"] = {{"median_ms", number(rep.naive_ms)},
@@ -339,7 +342,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
       continue;
     Json msgs = Json::array();
     for (const auto& [text, n] : frequent(rep.messages[static_cast<std::size_t>(s)]))
-      msgs.push_back({{"message", text}, {"count", n}});
+      msgs.push_back({{"message", printable(text, 160)}, {"count", n}});
     failures.push_back({{"status", name},
                         {"count", rep.by_status[static_cast<std::size_t>(s)]},
                         {"messages", msgs}});
@@ -359,13 +362,13 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   }
   doc["top"] = topj;
   if (const auto result = reader.result()) {
-    Json r = {{"stop_reason", result->stop_reason},
+    Json r = {{"stop_reason", printable(result->stop_reason, 40)},
               {"generations", result->generations},
               {"evaluations", result->evaluations},
               {"clock_s", result->wall_s}};
     if (!result->best_key.empty()) {
       const Versus v = versus(rep, result->median_ms, cells);
-      r["best"] = {{"key", result->best_key},
+      r["best"] = {{"key", printable(result->best_key, 200)},
                    {"median_ms", number(result->median_ms)},
                    {"gcells_per_s", number(result->gcells_per_s)},
                    {"rank", result->best_rank},
@@ -381,18 +384,22 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
   return doc;
 }
 
+// The text report. Every string the trace holds is printed through printable() (escaped,
+// bounded): a trace may come from anyone (issue 50).
 void print_text(const TraceReader& reader, const Report& rep, const std::vector<Fast>& best_k,
                 double cells) {
   const RunInfo info = reader.run_info();
   const StencilInfo stencil = reader.stencil();
   fmt::print("{} {} (schema {}), created {} by `{}`, seed {}\n", reader.format(),
-             reader.path().string(), reader.version(), info.created, info.command, info.seed);
+             display_path(reader.path()), reader.version(), printable(info.created, 40),
+             printable(info.command, 300), info.seed);
   fmt::print("stencil {} ({}-D, order {}, {} points)\n", stencil.name, stencil.dims, stencil.order,
              stencil.offsets.size());
   for (const auto& env : reader.environment())
-    fmt::print("rank {}: {} on {}\n", env.rank, env.gpu_name, env.host);
+    fmt::print("rank {}: {} on {}\n", env.rank, printable(env.gpu_name, 80),
+               printable(env.host, 80));
   if (!rep.replayed.empty())
-    fmt::print("{} (times measured on {})\n", rep.replayed, rep.gpu);
+    fmt::print("{} (times measured on {})\n", rep.replayed, printable(rep.gpu, 80));
 
   if (!rep.rows.empty()) {
     fmt::print("\n gen ranks  evals cached   best ms    GCells/s  mean MCR  max wait s  clock s\n");
@@ -442,11 +449,12 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
     fmt::print(
         "\nresult: stop {} after {} generations (plus the initial population, generation 0), "
         "{} evaluations, {:.1f} s\n",
-        result->stop_reason, result->generations, result->evaluations, result->wall_s);
+        printable(result->stop_reason, 40), result->generations, result->evaluations,
+        result->wall_s);
     if (!result->best_key.empty()) {
       fmt::print("best: {:.5f} ms/step ({:.2f} GCells/s) on rank {}\n  {}\n  key: {}\n",
                  result->median_ms, result->gcells_per_s, result->best_rank,
-                 short_setting(result->best), result->best_key);
+                 short_setting(result->best), printable(result->best_key, 200));
       // Against the naive kernel (its setting's time in this trace) and the copy roofline.
       const Versus v = versus(rep, result->median_ms, cells);
       const std::string vs_naive =

@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "run/rank_run.hpp"
 #include "run/setup.hpp"
 #include "trace/run_writer.hpp"
@@ -39,14 +40,17 @@ constexpr const char* kResumeHelp =
     "same number of ranks as the original run. With replay it ends with the same answer as\n"
     "a run that was never interrupted. A finished run is left alone (exit 0).\n";
 
-// Rank 0's text: progress lines to stdout (flushed per line), errors to stderr.
+// Rank 0's text: progress lines to stdout (flushed per line), errors to stderr; escaped
+// and bounded, since they quote datasets and traces (a replayed GPU's name).
 run::RunPrinter console() {
   run::RunPrinter p;
   p.line = [](const std::string& line) {
-    std::printf("%s\n", line.c_str());
+    std::printf("%s\n", printable(line, 4096).c_str());
     std::fflush(stdout);
   };
-  p.error = [](const std::string& sentence) { std::fprintf(stderr, "%s\n", sentence.c_str()); };
+  p.error = [](const std::string& sentence) {
+    std::fprintf(stderr, "%s\n", printable(sentence, 1000).c_str());
+  };
   return p;
 }
 

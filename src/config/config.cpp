@@ -1,6 +1,7 @@
 // YAML -> Config with validation, Config -> YAML, command-line overrides.
 #include "config/config.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -251,9 +252,9 @@ StencilSpec parse_stencil(const Parser& p, const YAML::Node& node) {
   p.check_keys(node, "stencil", {"name", "dims", "points", "file"});
   s.source = StencilSource::points;
   s.name = node["name"] ? p.text(node["name"], "stencil.name") : "custom";
-  if (s.name.size() > 64 || printable(s.name, 64) != s.name) {
+  if (!is_plain_name(s.name)) {
     p.fail(node["name"], "stencil.name",
-           "must be a name of at most 64 printable characters, got " + quote_value(s.name));
+           std::string("must be ") + kPlainNameRule + ", got " + quote_value(s.name));
   }
   if (!node["dims"])
     p.fail(node, "stencil", "must give dims (2 or 3) with its points");
@@ -698,6 +699,11 @@ YAML::Node load_one_document(std::string_view yaml, const std::string& origin) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's message for its depth limit is "bad file": say what it means.
+    throw InputError(origin + ": at line " + std::to_string(e.mark.line + 1) +
+                     " the YAML is nested deeper than yaml-cpp reads; a configuration nests a "
+                     "few levels.");
   } catch (const YAML::ParserException& e) {
     if (control_bytes)
       throw not_text();
@@ -1007,10 +1013,22 @@ void apply_overrides(Config& c, const ConfigOverrides& o) {
 }
 
 void resolve_drift(Config& c) {
-  if (c.ga.migration_drift != GaSettings::kDriftAuto)
-    return;
-  const bool measured = c.evaluator.backend == Backend::cuda;
-  c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+  const bool automatic = c.ga.migration_drift == GaSettings::kDriftAuto;
+  if (automatic) {
+    const bool measured = c.evaluator.backend == Backend::cuda;
+    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+  }
+  // fill measures only while an island waits for a neighbour drift generations behind: a
+  // fill without drift would silently do nothing.
+  if (c.ga.fill_picks > 0 && c.ga.migration_drift < 0) {
+    const std::string why = c.ga.migration_lag != 0 ? "ga.migration.lag 1 (the deterministic ring)"
+                            : automatic             ? "the replay backend's default (no drift)"
+                                                    : "ga.migration.drift -1 (off)";
+    throw InputError(c.origin + ": ga.migration.fill " + std::to_string(c.ga.fill_picks) +
+                     " measures only while an island waits with ga.migration.drift, which " + why +
+                     " turns off, so it would do nothing; set ga.migration.drift (e.g. 1) or "
+                     "remove fill.");
+  }
 }
 
 Stencil resolve_stencil(const Config& c) {

@@ -2,6 +2,7 @@
 // stencil side; run configs are parsed elsewhere and call stencil_from_points).
 #include "config/stencil_library.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
@@ -15,7 +16,9 @@
 namespace isletune {
 namespace {
 
-// Reads a scalar of type T at `node`, or throws naming file and key.
+// Reads a scalar of type T at `node`, or throws naming file and key. A stencil file may be
+// any file the user can read (`stencil: {file: ...}`), so its messages name the file, the
+// key and the line, never what the file holds.
 template <typename T>
 T scalar(const YAML::Node& node, const std::string& where, const std::string& expected) {
   if (!node.IsScalar())
@@ -23,7 +26,8 @@ T scalar(const YAML::Node& node, const std::string& where, const std::string& ex
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(where + " must be " + expected + ", got " + quote_value(node.Scalar()) + ".");
+    throw InputError(where + " must be " + expected + " (line " +
+                     std::to_string(node.Mark().line + 1) + ").");
   }
 }
 
@@ -40,8 +44,9 @@ Stencil stencil_from_node(const YAML::Node& root, const std::string& path) {
     }
     const std::string key = entry.first.Scalar();
     if (key != "name" && key != "dims" && key != "points") {
-      throw InputError(path + ": unknown key " + quote_value(key) +
-                       "; expected name, dims and points.");
+      throw InputError(path + ": line " + std::to_string(entry.first.Mark().line + 1) +
+                       " holds a key other than name, dims and points; expected a stencil file "
+                       "with only those keys.");
     }
   }
   for (const char* key : {"name", "dims", "points"}) {
@@ -49,6 +54,10 @@ Stencil stencil_from_node(const YAML::Node& root, const std::string& path) {
       throw InputError(path + ": missing key '" + key + "'.");
   }
   const auto name = scalar<std::string>(root["name"], path + ": key 'name'", "a string");
+  if (!is_plain_name(name)) {
+    throw InputError(path + ": key 'name' (line " + std::to_string(root["name"].Mark().line + 1) +
+                     ") must be " + kPlainNameRule + ".");
+  }
   const int dims = scalar<int>(root["dims"], path + ": key 'dims'", "2 or 3");
   const YAML::Node points = root["points"];
   if (!points.IsSequence()) {
@@ -118,6 +127,10 @@ Stencil load_stencil_file(const std::string& file) {
     root = YAML::LoadFile(file);
   } catch (const YAML::BadFile&) {
     throw InputError(path + ": cannot open the stencil file.");
+  } catch (const YAML::DeepRecursion& e) {
+    throw InputError(path + ": at line " + std::to_string(e.mark.line + 1) +
+                     " the YAML is nested deeper than yaml-cpp reads; a stencil file nests "
+                     "two levels.");
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                      printable(e.msg, 80) + ".");

@@ -140,7 +140,8 @@ std::vector<Migrant> RingMigrator::receive() {
       auto it = held_[i].find(next_seq_[i]);
       if (it == held_[i].end()) {
         const double start = MPI_Wtime();
-        // Bounded like every wait for another rank: a frozen neighbour ends the job.
+        // Bounded like every wait for another rank: a frozen neighbour ends the job. The
+        // bound counts from the first ready() that found this batch missing (fills).
         poll_or_abort(
             [&] {
               int flag = 0;
@@ -150,7 +151,7 @@ std::vector<Migrant> RingMigrator::receive() {
                 receive_one(status);
               return (it = held_[i].find(next_seq_[i])) != held_[i].end();
             },
-            "the migration from a neighbour");
+            kMigrationWait, waiting_.since());
         last_wait_s_ += MPI_Wtime() - start;
       }
       deliver(i, it, out);
@@ -161,6 +162,7 @@ std::vector<Migrant> RingMigrator::receive() {
       deliver(i, it, out);
     }
   }
+  waiting_.answered();
   total_wait_s_ += last_wait_s_;
   return out;
 }
@@ -172,8 +174,10 @@ bool RingMigrator::ready() {
   const std::int64_t upto = sends_ - lag_;
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     for (std::int64_t seq = next_seq_[i]; seq < upto; ++seq) {
-      if (!held_[i].count(seq))
+      if (!held_[i].count(seq)) {
+        waiting_.not_yet(kMigrationWait);  // ends the job once the wait is past its bound
         return false;
+      }
     }
   }
   return true;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ga/migrator.hpp"
+#include "ring/bounded_wait.hpp"
 
 namespace isletune::ring {
 
@@ -63,7 +64,8 @@ class RingMigrator final : public Migrator {
   void send(const std::vector<Migrant>& migrants) override;
   std::vector<Migrant> receive() override;
   // Whether every batch receive() must wait for (older than `lag` sends) has arrived;
-  // probes, never blocks.
+  // probes, never blocks. The wait it reports counts towards ISLETUNE_RANK_TIMEOUT_S
+  // (bounded_wait.hpp, WaitClock): past it, it ends the job.
   [[nodiscard]] bool ready() override;
   // Every other rank's first batch (MPI_Allgatherv over the whole communicator, bounded
   // like every wait for another rank), in rank order; collective.
@@ -112,6 +114,8 @@ class RingMigrator final : public Migrator {
   double last_wait_s_ = 0;
   double total_wait_s_ = 0;
   bool drained_ = false;
+  static constexpr const char* kMigrationWait = "the migration from a neighbour";
+  WaitClock waiting_;  // since the first ready() that found a batch missing
 };
 
 }  // namespace isletune::ring

@@ -51,7 +51,8 @@ RingStopVote::~RingStopVote() {
 StopReason RingStopVote::complete(int index) {
   const auto slot = static_cast<std::size_t>(index % (depth_ + 1));
   const double start = MPI_Wtime();
-  wait_or_abort(&request_[slot], "the stop vote");
+  wait_or_abort(&request_[slot], "the stop vote", waiting_.since());
+  waiting_.answered();
   const double waited = MPI_Wtime() - start;
   last_wait_s_ += waited;
   total_wait_s_ += waited;
@@ -79,6 +80,8 @@ bool RingStopVote::ready() {
     return true;
   int done = 0;
   MPI_Test(&request, &done, MPI_STATUS_IGNORE);  // a completed request becomes NULL
+  if (done == 0)
+    waiting_.not_yet("the stop vote");  // ends the job once the wait is past its bound
   return done != 0;
 }
 

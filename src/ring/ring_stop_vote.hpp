@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ga/migrator.hpp"
+#include "ring/bounded_wait.hpp"
 
 namespace isletune::ring {
 
@@ -27,7 +28,8 @@ class RingStopVote final : public StopVote {
 
   StopReason vote(int generation, StopReason local) override;
   // Whether the reduction the next vote() completes (the one `depth` votes back) has ended;
-  // tests it, never blocks.
+  // tests it, never blocks. The wait it reports counts towards ISLETUNE_RANK_TIMEOUT_S
+  // (bounded_wait.hpp, WaitClock): past it, it ends the job.
   [[nodiscard]] bool ready() override;
 
   // Completes the votes still in flight (every rank has started them). Call once, on every
@@ -55,6 +57,7 @@ class RingStopVote final : public StopVote {
   int votes_ = 0;
   double last_wait_s_ = 0;
   double total_wait_s_ = 0;
+  WaitClock waiting_;  // since the first ready() that found the vote unfinished
 };
 
 }  // namespace isletune::ring

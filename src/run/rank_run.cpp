@@ -807,6 +807,7 @@ RunOutcome run_rank(const RunRequest& request, const RunPrinter& printer) {
     o.seed = request.seed;
     apply_overrides(s.config, o);
     s.dir = s.config.output;
+    ring::set_wait_advice([dir = s.dir] { return next_step_advice(dir); });  // issue 50
     if (world.rank() == 0) {
       s.lock.emplace(RunDirectoryLock::acquire(s.dir));
       std::vector<fs::path> inputs{request.config_path};
@@ -840,6 +841,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     const fs::path file = fs::is_directory(s.dir) ? s.dir / RunTraceWriter::kTraceFile : s.dir;
     if (!fs::is_directory(s.dir))
       s.dir = s.dir.parent_path();
+    ring::set_wait_advice([dir = s.dir] { return next_step_advice(dir); });  // issue 50
     // A trace.h5 that a full disk or a kill left half-written, in a directory that never
     // finished its creation, holds nothing to continue: `run` starts it again.
     const auto half_created = [&](const std::string& why) {

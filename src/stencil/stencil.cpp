@@ -7,11 +7,17 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace isletune {
 
 Stencil Stencil::make(std::string name, int dims, std::vector<Offset> offsets,
                       std::vector<double> coefficients) {
+  // Every stencil, whatever file it came from, carries a plain name: it is written into
+  // comments of generated code and into messages (issue 50).
+  if (!is_plain_name(name)) {
+    throw InputError("stencil name " + quote_value(name) + " is not " + kPlainNameRule + ".");
+  }
   const std::string who = "stencil '" + name + "'";
   if (dims != 2 && dims != 3) {
     throw InputError(who + ": dims must be 2 or 3, got " + std::to_string(dims) + ".");

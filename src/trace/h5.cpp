@@ -77,7 +77,8 @@ void fail(const char* call, const char* file, int line) {
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, last_description, &detail);
   H5Eclear2(H5E_DEFAULT);
   throw Error(std::string("HDF5 call ") + call + " failed at " + file + ":" + std::to_string(line) +
-              (detail.empty() ? "" : ": " + detail));
+                  (detail.empty() ? "" : ": " + detail),
+              detail);
 }
 
 void quiet_errors() {

@@ -18,7 +18,14 @@ namespace isletune::h5 {
 // An HDF5 call failed: names the call, the source location and HDF5's own message.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what, std::string reason = {})
+      : std::runtime_error(what), reason_(std::move(reason)) {}
+  // HDF5's own description of the failure ("wrong B-tree signature"), without the call and
+  // source line of what(): what a message to a user may quote.
+  [[nodiscard]] const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // Throws Error when an HDF5 call returned a negative id or status; returns the value.

@@ -153,7 +153,11 @@ RankTraceWriter RankTraceWriter::reopen(const std::filesystem::path& dir, int ra
   };
   std::optional<RankTraceWriter> copy;
   try {
-    copy.emplace(create(dir, rank, fresh, false, run_created));
+    // Created exclusively (H5F_ACC_EXCL: no file, no link followed); a stale copy of an
+    // earlier resume, or a link someone planted, is removed first, not written through.
+    std::error_code ec;
+    std::filesystem::remove(fresh, ec);
+    copy.emplace(create(dir, rank, fresh, true, run_created));
     for (const auto& r : evaluations)
       if (r.generation <= keep_through)
         copy->evaluation(r);

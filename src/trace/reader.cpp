@@ -33,6 +33,10 @@ struct TraceReader::Impl {
   void check_evaluations(int rank, const std::vector<EvaluationRecord>& evals) const;
   // "FILE: rank file rank-NNNN.h5" for messages.
   [[nodiscard]] std::string rank_where(int rank) const;
+  // `value` when it is a plain name (common/text.hpp: the rule the config applies), else
+  // InputError naming the file and `what` (e.g. "the name attribute of /stencil"): names
+  // read back from a trace or dataset reach generated code and terminals (issue 50).
+  [[nodiscard]] std::string plain_name(std::string value, const std::string& what) const;
   mutable std::set<int> checked_ranks;
   // Runs f, turning HDF5 failures into one sentence about `what`.
   template <typename F>
@@ -40,8 +44,10 @@ struct TraceReader::Impl {
     try {
       return f();
     } catch (const h5::Error& e) {
-      throw InputError(display_path(path) + ": cannot read " + what + " (" +
-                       printable(e.what(), 120) + "); the trace is damaged or incomplete.");
+      // HDF5's reason, not the call and source line of e.what(): the message is the user's.
+      throw InputError(display_path(path) + ": cannot read " + what +
+                       (e.reason().empty() ? "" : " (" + printable(e.reason(), 120) + ")") +
+                       "; the trace is damaged or incomplete.");
     }
   }
 };
@@ -97,6 +103,14 @@ h5::Object TraceReader::Impl::rank_group(int rank) const {
     checked_ranks.insert(rank);
   }
   return group;
+}
+
+std::string TraceReader::Impl::plain_name(std::string value, const std::string& what) const {
+  if (!is_plain_name(value)) {
+    throw InputError(display_path(path) + ": " + what + " is not " + kPlainNameRule +
+                     " (the file is damaged or was not written by isletune).");
+  }
+  return value;
 }
 
 std::string TraceReader::Impl::rank_where(int rank) const {
@@ -305,20 +319,35 @@ StencilInfo TraceReader::stencil() const {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "stencil", H5P_DEFAULT)));
     const hid_t g = group.get();
     StencilInfo s;
-    s.name = h5::read_attr_string(g, "name");
+    s.name = impl_->plain_name(h5::read_attr_string(g, "name"), "the name attribute of /stencil");
     s.dims = static_cast<int>(h5::read_attr_int(g, "dims"));
     s.order = static_cast<int>(h5::read_attr_int(g, "order"));
-    s.shape = h5::read_attr_string(g, "shape");
+    s.shape =
+        impl_->plain_name(h5::read_attr_string(g, "shape"), "the shape attribute of /stencil");
     const auto offsets = read_flat<int>(g, "offsets", H5T_NATIVE_INT);
     for (std::size_t i = 0; i + 2 < offsets.size(); i += 3) {
       s.offsets.push_back({offsets[i], offsets[i + 1], offsets[i + 2]});
     }
     s.coefficients = read_flat<double>(g, "coefficients", H5T_NATIVE_DOUBLE);
+    // Impossible shapes are damage, not a stencil to report or export (issue 50).
+    if (s.dims != 2 && s.dims != 3) {
+      throw InputError(display_path(impl_->path) + ": /stencil has dims " + std::to_string(s.dims) +
+                       "; expected 2 or 3 (the file is damaged).");
+    }
+    if (offsets.size() % 3 != 0 || offsets.size() / 3 != s.coefficients.size()) {
+      throw InputError(display_path(impl_->path) + ": /stencil/offsets holds " +
+                       std::to_string(offsets.size()) + " integers and /stencil/coefficients " +
+                       std::to_string(s.coefficients.size()) +
+                       " numbers; expected 3 integers and one coefficient per point (the file "
+                       "is damaged).");
+    }
     const h5::Datatype row = trace_detail::feature_row_type();
     auto rows = read_flat<FeatureRow>(g, "features", row.get());
     for (const auto& r : rows)
       s.features.push_back({r.name != nullptr ? r.name : "", r.value});
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const StencilFeature& f : s.features)
+      (void)impl_->plain_name(f.name, "a feature name in /stencil/features");
     return s;
   });
 }
@@ -335,6 +364,10 @@ std::vector<ParameterInfo> TraceReader::space_parameters() const {
                         v == nullptr ? std::vector<int>{} : std::vector<int>(v, v + r.values.len)});
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const ParameterInfo& p : params) {
+      (void)impl_->plain_name(p.name, "a parameter name in /space/parameters");
+      (void)impl_->plain_name(p.kind, "a parameter kind in /space/parameters");
+    }
     return params;
   });
 }
@@ -363,6 +396,8 @@ std::vector<OcInfo> TraceReader::space_ocs() const {
                      r.prefetch, r.temporal});
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
+    for (const OcInfo& oc : ocs)
+      (void)impl_->plain_name(oc.name, "an OC name in /space/ocs");
     return ocs;
   });
 }
@@ -373,7 +408,8 @@ Space::Values TraceReader::space_values() const {
     const auto param = param_from_name(p.name);
     if (!param) {
       throw InputError(display_path(impl_->path) +
-                       ": /space/parameters names an unknown parameter '" + p.name + "'.");
+                       ": /space/parameters names an unknown parameter " + quote_value(p.name) +
+                       ".");
     }
     values[index_of(*param)] = p.values;
   }
@@ -394,6 +430,11 @@ std::optional<SampleData> TraceReader::sample() const {
                                         : trace_detail::parameter_names(),
                                     display_path(impl_->path) + ": /sample/settings");
     const std::size_t width = columns.param.size();
+    if (width == 0 || flat.size() % width != 0) {
+      throw InputError(display_path(impl_->path) + ": /sample/settings holds " +
+                       std::to_string(flat.size()) + " integers, not rows of " +
+                       std::to_string(width) + " (one per parameter; the file is damaged).");
+    }
     for (std::size_t i = 0; i + width <= flat.size(); i += width)
       s.settings.push_back(columns.setting(flat.data() + i));
     s.oc = read_flat<int>(group.get(), "oc", H5T_NATIVE_INT);

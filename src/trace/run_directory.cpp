@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <utility>
 
 #include "common/error.hpp"
@@ -83,8 +82,29 @@ const char* run_dir_state_name(RunDirState state) {
   return "unknown";
 }
 
+std::string next_step_advice(const fs::path& dir) {
+  RunDirState state = RunDirState::empty;
+  try {
+    state = run_directory_state(dir);
+  } catch (const std::exception&) {
+    // An unreadable directory: resume says what is wrong with it.
+    state = RunDirState::resumable;
+  }
+  if (state == RunDirState::empty || state == RunDirState::creating) {
+    return "the run was not created yet: start it again with `isletune run CONFIG --out " +
+           display_path(dir) + "`";
+  }
+  return "the trace keeps every committed generation: `isletune resume " + display_path(dir) +
+         "` continues it";
+}
+
 RunDirectoryLock RunDirectoryLock::acquire(const fs::path& dir) {
   std::error_code ec;
+  if (fs::is_symlink(dir, ec) && !fs::exists(dir, ec)) {
+    throw InputError("output " + dir.string() +
+                     " is a symbolic link to a directory that does not exist; create the "
+                     "directory it points to, or remove the link.");
+  }
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError("output " + dir.string() + " exists and is not a directory.");
   fs::create_directories(dir, ec);
@@ -92,7 +112,13 @@ RunDirectoryLock RunDirectoryLock::acquire(const fs::path& dir) {
     throw InputError("cannot create output directory " + dir.string() + ": " + ec.message() + ".");
   }
   const fs::path path = dir / kLockFile;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a link planted as DIR/.lock must not make the run open another file.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    throw InputError(path.string() + " is a symbolic link; isletune never opens its lock " +
+                     "through a link (someone else may write into " + dir.string() +
+                     "): remove it or use another --out.");
+  }
   if (fd < 0) {
     throw InputError("output directory " + dir.string() + " is not writable (cannot create " +
                      path.string() + ": " + std::strerror(errno) + ").");
@@ -173,15 +199,17 @@ RunDirState run_directory_state(const fs::path& dir) {
 }
 
 void mark_run_created(const fs::path& dir) {
+  // Written beside the marker, then renamed onto it: the marker appears whole or not at
+  // all. The temporary is created exclusively without following links (a link planted in
+  // a shared directory must not redirect the write): a stale one is removed first.
   const fs::path tmp = dir / (std::string(kCreatedMarker) + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "isletune run directory: trace.h5 and every rank file were created\n";
-    out.flush();
-    if (!out)
-      throw TraceWriteError("cannot write " + tmp.string() + ": " + std::strerror(errno));
-  }
   std::error_code ec;
+  fs::remove(tmp, ec);
+  if (const int error = write_new_file(
+          tmp, "isletune run directory: trace.h5 and every rank file were created\n");
+      error != 0) {
+    throw TraceWriteError("cannot write " + tmp.string() + ": " + std::strerror(error));
+  }
   fs::rename(tmp, dir / kCreatedMarker, ec);
   if (ec)
     throw TraceWriteError("cannot write " + (dir / kCreatedMarker).string() + ": " + ec.message());
@@ -266,6 +294,55 @@ std::string file_format(const fs::path& path) {
   }
 }
 
+int write_new_file(const fs::path& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno;
+  int error = 0;
+  for (std::size_t at = 0; at < text.size() && error == 0;) {
+    const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno != EINTR)
+      error = errno;
+    else if (n > 0)
+      at += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && error == 0)
+    error = errno;
+  if (error != 0)
+    ::unlink(path.c_str());  // the file this call created: half a file helps nobody
+  return error;
+}
+
+void refuse_unsafe_output(const std::string& option, const fs::path& output, bool overwrite) {
+  struct stat st {};
+  if (::lstat(output.c_str(), &st) != 0)
+    return;  // nothing there: the exclusive create makes it
+  const std::string what = option + " " + display_path(output);
+  if (S_ISLNK(st.st_mode)) {
+    throw InputError(what +
+                     " is a symbolic link; isletune never writes through a link (it could "
+                     "point anywhere): remove it or write elsewhere (nothing was written).");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw InputError(what +
+                     " exists and is not a regular file; expected a new file name "
+                     "(nothing was written).");
+  }
+  if (!overwrite) {
+    throw InputError(what +
+                     " already exists; add --overwrite to replace it, or write "
+                     "elsewhere (nothing was written).");
+  }
+}
+
+void clear_output(const std::string& option, const fs::path& output, bool overwrite) {
+  refuse_unsafe_output(option, output, overwrite);
+  if (overwrite && ::unlink(output.c_str()) != 0 && errno != ENOENT) {
+    throw InputError(option + " " + display_path(output) + ": cannot replace it (" +
+                     std::strerror(errno) + "); nothing was written.");
+  }
+}
+
 void refuse_overwriting_inputs(const std::string& command, const fs::path& output,
                                const std::vector<CommandInput>& inputs) {
   for (const CommandInput& input : inputs) {
@@ -299,12 +376,10 @@ void prepare_new_run(const fs::path& dir, bool overwrite, const std::vector<fs::
   }
   remove_run_files(dir);
   const fs::path probe = dir / ".isletune-write-test";
-  if (std::FILE* f = std::fopen(probe.c_str(), "w")) {
-    std::fclose(f);
-    fs::remove(probe, ec);
-  } else {
+  fs::remove(probe, ec);  // never written through: a planted link is removed, not followed
+  if (write_new_file(probe, "") != 0)
     throw InputError("output directory " + dir.string() + " is not writable.");
-  }
+  fs::remove(probe, ec);
 }
 
 void check_rank_file(const fs::path& dir, int rank) {
@@ -344,17 +419,13 @@ void check_rank_file(const fs::path& dir, int rank) {
 }
 
 void write_status_file(const fs::path& dir, const std::string& text) {
+  // As mark_run_created: an exclusive, link-refusing temporary renamed onto the file; a
+  // failure (a full disk) keeps the previous status.
   const fs::path tmp = dir / (std::string(kStatusFile) + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-  }
   std::error_code ec;
-  if (fs::file_size(tmp, ec) != text.size()) {
-    fs::remove(tmp, ec);  // a full disk: keep the previous status
+  fs::remove(tmp, ec);
+  if (write_new_file(tmp, text) != 0)
     return;
-  }
   fs::rename(tmp, dir / kStatusFile, ec);
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace isletune {
@@ -22,6 +23,12 @@ enum class RunDirState {
 
 // "empty", "creating", ... (for messages and `jobs/`).
 [[nodiscard]] const char* run_dir_state_name(RunDirState state);
+
+// What a user does next with a run directory that a failure left behind, by its state:
+// "`isletune resume DIR` continues it ..." once the run was created, "nothing was
+// created: start it again with `isletune run CONFIG --out DIR`" before (issue 50: the
+// advice matches the state). Never throws.
+[[nodiscard]] std::string next_step_advice(const std::filesystem::path& dir);
 
 // An exclusive lock on DIR/.lock (flock), held while the object lives: two processes
 // never run or resume into the same directory at once. The descriptor is close-on-exec,
@@ -73,6 +80,25 @@ struct CommandInput {
 // The root `format` attribute of an HDF5 file (kTraceFormat, kDatasetFormat, kRankFormat),
 // or "" when it is not a readable HDF5 file with one. Never throws.
 [[nodiscard]] std::string file_format(const std::filesystem::path& path);
+
+// Writes `text` into a new file `path`, created exclusively and without following a
+// link (O_CREAT|O_EXCL|O_NOFOLLOW): a file or link someone planted there makes it fail,
+// never redirects the write. Returns 0, or the errno of the failure (the partial file
+// removed). Every file isletune writes by itself goes through here or through an
+// exclusive HDF5 create (issue 50).
+[[nodiscard]] int write_new_file(const std::filesystem::path& path, std::string_view text);
+
+// The one rule for a file a command writes where the user says (`measure -o`, `export -o`,
+// `--kernel-tuner-cache`): refuses a symbolic link (dangling or not; isletune writes
+// through none), anything but a regular file, and, without `overwrite`, any existing
+// file. Throws InputError naming `option`; nothing has been written when it throws.
+void refuse_unsafe_output(const std::string& option, const std::filesystem::path& output,
+                          bool overwrite);
+
+// Right before the write: checks `output` again (refuse_unsafe_output) and removes the
+// regular file there when `overwrite`, so the caller's exclusive create (write_new_file,
+// an HDF5 create with H5F_ACC_EXCL) makes a new file.
+void clear_output(const std::string& option, const std::filesystem::path& output, bool overwrite);
 
 // The one check every writing command makes before it writes `output`: throws InputError
 // ("OUTPUT is ROLE (PATH): `isletune COMMAND` never writes onto what it reads; ...") when

@@ -148,7 +148,9 @@ RunTraceWriter RunTraceWriter::create_trace(const std::filesystem::path& dir, co
 RunTraceWriter RunTraceWriter::create_dataset(const std::filesystem::path& file,
                                               const RunInfo& info) {
   auto impl = std::make_unique<Impl>();
-  *impl->file = create_file(file, kDatasetFormat, info, false);
+  // Exclusive like a trace: no file or link there is written through (the CLI removed a
+  // file it was told to --overwrite).
+  *impl->file = create_file(file, kDatasetFormat, info, true);
   impl->path = file;
   impl->dataset = true;
   return RunTraceWriter(std::move(impl));

@@ -44,6 +44,8 @@ cases=(
   "half_created:killed after trace.h5, before the rank files (resume, run, tune.sh)"
   "rank_killed:one rank SIGKILLed mid-run, then resume"
   "frozen_rank:rank 0 / rank 1 SIGSTOPped mid-run under every strategy, $frozen times each (ISLETUNE_RANK_TIMEOUT_S=3), then resume; bad timeouts refused"
+  "frozen_rank_fill:rank 0 / rank 1 SIGSTOPped mid-run with drift 1 and fill 2, $frozen times each: ended within 3 s + 5 s, then resume"
+  "planted_links:links planted as .created.tmp, status.txt.tmp, the write probe, .lock, rank-NNNN.h5.resume and as measure/export outputs: nothing written through"
   "own_inputs:measure -o / export -o / --kernel-tuner-cache onto their own inputs (any spelling)"
   "replay_mismatch:replay of another stencil, grid or step count; a changed dataset at resume; export --best of such a run"
   "half_written:resume of a half-written trace.h5; rows of an unfinished commit (status 100)"
@@ -55,7 +57,7 @@ cases=(
 )
 crash_pattern='Segmentation\|core dumped\|terminate called\|double free\|signal 11\|signal 6'
 printf '| case | what | result | crashes | s |\n|---|---|---|---|---|\n'
-total=0 passed=0 skipped=0 hangs=0 crashes=0 kill_line="" disk_line="" frozen_line=""
+total=0 passed=0 skipped=0 hangs=0 crashes=0 kill_line="" disk_line="" frozen_line="" fill_line=""
 for entry in "${cases[@]}"; do
   name=${entry%%:*} what=${entry#*:}
   np=2
@@ -76,6 +78,7 @@ for entry in "${cases[@]}"; do
   [[ $name == random_kills ]] && kill_line=$(grep '^RESULT' "$work-$name.out")
   [[ $name == full_disk_points ]] && disk_line=$(grep '^RESULT' "$work-$name.out")
   [[ $name == frozen_rank ]] && frozen_line=$(grep '^RESULT' "$work-$name.out")
+  [[ $name == frozen_rank_fill ]] && fill_line=$(grep '^RESULT' "$work-$name.out")
   printf '| %s | %s | %s | %d | %d |\n' "$name" "$what" "$result" "$n" "$secs"
 done
 echo
@@ -83,5 +86,6 @@ echo "cases $total, passed $passed, skipped $skipped, hangs $hangs, crash lines 
 echo "random kills: ${kill_line#RESULT }"
 echo "full disk: ${disk_line#RESULT }"
 echo "frozen ranks: ${frozen_line#RESULT }"
+echo "frozen ranks with fills: ${fill_line#RESULT }"
 grep '^trial' "$work-random_kills.out" 2>/dev/null | sed 's/^/  /'
 ((passed + skipped == total && crashes == 0))

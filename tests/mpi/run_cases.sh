@@ -474,6 +474,56 @@ b = s[()]; b[8:64] = 0xAB; s[...] = b"
     expect_error "blob/rank-0001.h5: the checkpoint of rank 1 is damaged" launch resume blob
     [[ $(run_files_sum blob) == "$before" ]] || fail "a refused resume changed files"
     ;;
+  planted_links)
+    # A directory others may write (issue 50): links planted as the files a run, a resume
+    # or an output writer creates never redirect a write. victim.txt stands for any file
+    # the user can write; it must be byte-identical after every command.
+    echo "the user's own file" >victim.txt
+    victim=$work/victim.txt
+    check_victim() { [[ $(cat victim.txt) == "the user's own file" ]] || fail "$1 wrote through a link"; }
+    mkdir -p shared
+    for name in .created.tmp status.txt.tmp .isletune-write-test; do ln -s "$victim" "shared/$name"; done
+    launch run "$config" --out shared >shared.log 2>&1 || fail "run with planted links: $(cat shared.log)"
+    check_victim run
+    [[ -f shared/.created && ! -L shared/.created ]] || fail "no creation marker"
+    # resume: a killed run, with rank-NNNN.h5.resume planted as links.
+    run_and_kill killed 3
+    for r in $(seq 0 $((np - 1))); do ln -s "$victim" "killed/$(printf 'rank-%04d.h5.resume' "$r")"; done
+    ln -sf "$victim" killed/status.txt.tmp
+    launch resume killed >resume.log 2>&1 || fail "resume with planted links: $(cat resume.log)"
+    check_victim resume
+    $py "$here/check_trace.py" killed/trace.h5 || fail "the resumed trace is incomplete"
+    # .lock planted as a link: refused, not opened through.
+    mkdir -p locked && ln -s "$victim" locked/.lock
+    expect_error ".lock" launch run "$config" --out locked
+    check_victim "run into a directory with a .lock link"
+    # A dangling --out link: named as such, not "File exists".
+    ln -s "$work/nowhere/out" dangling
+    expect_error "symbolic link to a directory that does not exist" launch run "$config" --out dangling
+    # Output files: a link (to the victim or dangling) is refused with or without
+    # --overwrite; an existing file needs --overwrite.
+    cp "$here/../data/synthetic-star2d1r.h5" ds.h5
+    sed "s|dataset: .*|dataset: $work/ds.h5}|" "$config" >ds.yaml
+    ln -s "$victim" out.link
+    ln -s "$work/nowhere/x" out.dangling
+    m=("$bin" measure ds.yaml --random 8 --backend replay -o)
+    for target in out.link out.dangling; do
+      expect_error "is a symbolic link" "${m[@]}" $target
+      expect_error "is a symbolic link" "${m[@]}" $target --overwrite
+      expect_error "is a symbolic link" "$bin" export ds.h5 --best -o $target --overwrite
+      expect_error "is a symbolic link" "$bin" export ds.h5 --kernel-tuner-cache $target --overwrite
+    done
+    check_victim "measure / export onto a link"
+    [[ -e nowhere ]] && fail "a write created the dangling link's target"
+    "${m[@]}" new.h5 >m.log 2>&1 || fail "measure: $(cat m.log)"
+    expect_error "already exists; add --overwrite" "${m[@]}" new.h5
+    "${m[@]}" new.h5 --overwrite >m2.log 2>&1 || fail "measure --overwrite: $(cat m2.log)"
+    "$bin" export new.h5 --best -o best.cu --kernel-tuner-cache kt.json >e.log 2>&1 || fail "export: $(cat e.log)"
+    expect_error "already exists; add --overwrite" "$bin" export new.h5 --best -o best.cu
+    expect_error "already exists; add --overwrite" "$bin" export new.h5 --kernel-tuner-cache kt.json
+    "$bin" export new.h5 --best -o best.cu --kernel-tuner-cache kt.json --overwrite >e2.log 2>&1 ||
+      fail "export --overwrite: $(cat e2.log)"
+    ;;
   own_inputs)
     # Every writing command refuses to write onto its own inputs, recognised by file
     # identity (device and inode; the resolved path for a file that does not exist yet),
@@ -794,6 +844,52 @@ g.attrs['yaml'] = g.attrs['yaml'].replace('grid: [4096, 4096]', 'grid: [8192, 40
       done
     done
     echo "RESULT frozen=$trials bounded=$bounded identical=$identical"
+    ;;
+  frozen_rank_fill)
+    # The rank timeout holds with ga.migration.fill: the ranks that would wait for a frozen
+    # one measure meanwhile (drift 1, fill 2), asking between batches whether it answered;
+    # the wait counts from the first "not yet", so the job still ends within
+    # ISLETUNE_RANK_TIMEOUT_S (3 s) + 5 s with one clear line (it used to go on filling
+    # until the sample ran out: 20-150 s). Fills make the run timing-dependent, so resume
+    # must complete, not reproduce an uninterrupted run.
+    sed "s/mcr_threshold: 1.0}/mcr_threshold: 1.0, migration: {drift: 1, fill: 2}}/" "$config" >fill.yaml
+    sed -i "s|\.\./data/|$here/../data/|" fill.yaml
+    trials=0 bounded=0
+    for trial in $(seq 1 "${ISLETUNE_FROZEN_REPEATS:-1}"); do
+      for victim_rank in 0 $((np - 1)); do
+        d=frozen-fill-$victim_rank-$trial
+        ISLETUNE_RANK_TIMEOUT_S=3 ISLETUNE_REPLAY_DELAY_S=0.25 "${mpi[@]}" -np "$np" "$bin" run \
+          fill.yaml --out $d >$d.log 2>&1 &
+        launcher=$!
+        wait_for_generation $d.log 2
+        victim=""
+        for p in $(children "$launcher"); do
+          grep -qz "^OMPI_COMM_WORLD_RANK=$victim_rank\$" /proc/$p/environ 2>/dev/null && victim=$p
+        done
+        [[ -n $victim ]] || fail "no process of rank $victim_rank"
+        kill -STOP "$victim"
+        frozen_at=$(date +%s.%N)
+        for ((i = 0; i < 300; ++i)); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $launcher 2>/dev/null; then
+          kill -9 "$victim" $launcher 2>/dev/null
+          fail "fill, rank $victim_rank frozen: the job still runs 30 s later"
+        fi
+        wait $launcher && fail "fill: a job with a frozen rank exited 0"
+        took=$(echo "$(date +%s.%N) - $frozen_at" | bc)
+        kill -9 "$victim" 2>/dev/null
+        trials=$((trials + 1))
+        grep -q "no answer from the other ranks for 3 s" $d.log ||
+          fail "fill, rank $victim_rank frozen: no message: $(grep isletune $d.log)"
+        (($(echo "$took <= 8" | bc))) ||
+          fail "fill, rank $victim_rank frozen: the job ended ${took} s after the freeze (limit 3 s + 5 s)"
+        bounded=$((bounded + 1))
+        launch resume $d >$d.resume.log 2>&1 ||
+          fail "fill, rank $victim_rank frozen: resume: $(grep isletune $d.resume.log)"
+        $py "$here/check_trace.py" $d/trace.h5 >/dev/null || fail "fill: resumed trace incomplete"
+        echo "fill: rank $victim_rank frozen: ended after ${took} s ($(grep -o 'in [a-z ]* (a rank' $d.log | head -n 1 | sed 's/ (a rank//')), resume complete"
+      done
+    done
+    echo "RESULT frozen=$trials bounded=$bounded"
     ;;
   random_kills)
     # ISLETUNE_KILLS (default 2) trials: SIGKILL a random rank or mpirun at a random

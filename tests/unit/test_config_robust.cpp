@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "config/config.hpp"
 
 namespace isletune {
@@ -177,3 +178,26 @@ TEST(ConfigRobust, RecordedProblemReadsGridAndStepsLeniently) {
 
 }  // namespace
 }  // namespace isletune
+
+// The one escape (issue 50): what a terminal or a compiler would obey is written \xNN --
+// C0 controls, DEL, C1 controls (8-bit CSI), bidirectional overrides, line separators and
+// bytes that are not UTF-8 -- while readable UTF-8 stays as it is; long text is cut.
+TEST(Text, PrintableEscapesWhatATerminalOrACompilerWouldObey) {
+  using isletune::printable;
+  EXPECT_EQ(printable("a\nb\x1b[2J\x7f"), "a\\x0ab\\x1b[2J\\x7f");
+  EXPECT_EQ(printable("\xc2\x9b"
+                      "31m"),
+            "\\xc2\\x9b31m");                                                    // U+009B (CSI)
+  EXPECT_EQ(printable("x\xe2\x80\xaey"), "x\\xe2\\x80\\xaey");                   // U+202E
+  EXPECT_EQ(printable("\xe2\x80\xa8"), "\\xe2\\x80\\xa8");                       // U+2028
+  EXPECT_EQ(printable("\xff\xc3"), "\\xff\\xc3");                                // not UTF-8
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                                // overlong '/'
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");  // é ✓ kept
+  EXPECT_EQ(printable(std::string(1 << 20, 'N'), 60).size(),
+            60u + std::string("... (1048576 bytes)").size());
+  EXPECT_TRUE(isletune::is_plain_name("star2d1r"));
+  EXPECT_TRUE(isletune::is_plain_name("my stencil */ x"));
+  for (const char* bad : {"", "a\nb", "caf\xc3\xa9", "back\\slash", "\x1b"})
+    EXPECT_FALSE(isletune::is_plain_name(bad)) << bad;
+  EXPECT_FALSE(isletune::is_plain_name(std::string(65, 'x')));
+}

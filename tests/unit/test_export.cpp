@@ -133,6 +133,8 @@ TEST_F(Export, BinaryLinksNoCudaLibrary) {
 TEST_F(Export, KernelTunerCacheHasOneWriter) {
   for (const std::string& trace : {kSynthetic, kH200}) {
     const fs::path cpp = dir_ / "cpp.json", py = dir_ / "py.json";
+    fs::remove(cpp);  // outputs are new files (an existing one needs --overwrite)
+    fs::remove(py);
     const Ran c = run(kBinary + " export " + trace + " --kernel-tuner-cache " + cpp.string());
     ASSERT_EQ(c.code, 0) << c.err;
     EXPECT_NE(c.out.find("Kernel Tuner cache"), std::string::npos) << c.out;

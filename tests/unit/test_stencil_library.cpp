@@ -165,7 +165,14 @@ TEST(StencilLibrary, EveryMalformedFileThrowsOneSentenceNamingFileAndProblem) {
       {"order9", "name: s\ndims: 2\npoints:\n  - [9, 0, 1.0]\n", "maximum order is 8"},
       {"nan", "name: s\ndims: 2\npoints:\n  - [0, 0, .nan]\n", "non-finite coefficient"},
       {"inf", "name: s\ndims: 3\npoints:\n  - [0, 0, 0, .inf]\n", "non-finite coefficient"},
-      {"bad_key", "name: s\ndims: 2\ncoefs: 1\npoints:\n  - [0, 0, 1.0]\n", "unknown key 'coefs'"},
+      {"bad_key", "name: s\ndims: 2\ncoefs: 1\npoints:\n  - [0, 0, 1.0]\n",
+       "line 3 holds a key other than name, dims and points"},
+      {"name_newline", "name: \"s\\nstatic int pwn = 1;\"\ndims: 2\npoints:\n  - [0, 0, 1.0]\n",
+       "key 'name' (line 1) must be a name of 1 to 64 printable ASCII"},
+      {"name_long",
+       "name: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\ndims: "
+       "2\npoints:\n  - [0, 0, 1.0]\n",
+       "key 'name' (line 1) must be"},
       {"missing_key", "name: s\npoints:\n  - [0, 0, 1.0]\n", "missing key 'dims'"},
       {"dims4", "name: s\ndims: 4\npoints:\n  - [0, 0, 1.0]\n", "expected 2 or 3"},
       {"dims_text", "name: s\ndims: two\npoints:\n  - [0, 0, 1.0]\n", "key 'dims' must be 2 or 3"},
@@ -185,6 +192,34 @@ TEST(StencilLibrary, EveryMalformedFileThrowsOneSentenceNamingFileAndProblem) {
   }
   EXPECT_NE(error_of([] { (void)load_stencil_file("/nonexistent/x.yaml"); }).find("cannot open"),
             std::string::npos);
+}
+
+// `stencil: {file: F}` may name any file the user can read: its messages name the file, the
+// key and the line, never what the file holds (issue 50: /etc/shadow's first line was quoted
+// as an "unknown key").
+TEST(StencilLibrary, MessagesNeverQuoteTheFilesContents) {
+  const std::string secret = "root:$6$SECRETHASH:19000:0:99999:7:::";
+  for (const std::string& text :
+       {secret + "\nbin:*:19000:0:99999:7:::\n", "name: s\ndims: " + secret + "\npoints: []\n",
+        "name: s\ndims: 2\npoints:\n  - [0, " + secret + ", 1.0]\n", "{" + secret + ": 1}\n"}) {
+    const auto path = write_temp("secret.yaml", text);
+    const auto msg = error_of([&] { (void)load_stencil_file(path); });
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("SECRET"), std::string::npos) << msg;
+  }
+}
+
+// The name rule holds for every stencil, not only those of configs: Stencil::make refuses a
+// name that could leave a comment of generated code.
+TEST(StencilLibrary, EveryStencilHasAPlainName) {
+  for (const std::string& bad : {std::string("s\nstatic int pwn = 1;"), std::string(65, 'x'),
+                                 std::string("a\\"), std::string("\xe2\x80\xae"), std::string()}) {
+    const auto msg = error_of([&] { (void)Stencil::make(bad, 2, {{0, 0, 0}}, {1.0}); });
+    EXPECT_NE(msg.find("is not a name of 1 to 64 printable ASCII"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_EQ(Stencil::make("my stencil-2.v1 */ x", 2, {{0, 0, 0}}, {1.0}).name(),
+            "my stencil-2.v1 */ x");
 }
 
 TEST(StencilLibrary, InlinePointsNameTheirPlace) {
