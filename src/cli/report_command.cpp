@@ -75,6 +75,7 @@ struct RankTime {
   double gpu_s = 0;      // its new measurements' verify and timing seconds, summed
   double queued_s = 0;   // seconds its measurements spent queued (submit to finish), summed
   int threads = 0;       // its NVRTC threads (0: not recorded)
+  std::string cpus;      // the CPUs they ran on ("" : not recorded)
   // Shares of its clock: the GPU measuring, the compile threads compiling; and the mean
   // number of settings in the evaluator's queue (Little's law; 0 without timelines).
   [[nodiscard]] double gpu_busy() const { return clock_s > 0 ? gpu_s / clock_s : 0.0; }
@@ -149,12 +150,13 @@ Report gather(const TraceReader& reader) {
     if (env.limits)
       rep.bandwidth_gbs = env.limits->memory_bandwidth_gbs;
     rep.ranks[env.rank].threads = env.compile_threads;
+    rep.ranks[env.rank].cpus = printable(env.compile_cpus, 40);
   }
   if (!environment.empty())
-    rep.gpu = recorded_limits(environment).name;
+    rep.gpu = printable(recorded_limits(environment).name, 80);
   const RecordedProblem recorded = recorded_problem(reader.config_yaml());
   if (recorded.replayed_from)
-    rep.replayed = replayed_label(*recorded.replayed_from);
+    rep.replayed = printable(replayed_label(*recorded.replayed_from), 300);
   std::optional<Measurement> naive_failed;
   for (int rank : reader.ranks()) {
     for (const EvaluationRecord& e : reader.evaluations(rank)) {
@@ -328,6 +330,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"wait_s", t.wait_s},
                      {"clock_s", t.clock_s},
                      {"compile_threads", t.threads},
+                     {"compile_cpus", t.cpus},
                      {"gpu_busy", t.gpu_busy()},
                      {"compile_threads_busy", t.threads_busy()},
                      {"queue_depth", t.queue_depth()}});
@@ -368,14 +371,11 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
               {"clock_s", result->wall_s}};
     if (!result->best_key.empty()) {
       const Versus v = versus(rep, result->median_ms, cells);
-      r["best"] = {{"key", printable(result->best_key, 200)},
-                   {"median_ms", number(result->median_ms)},
-                   {"gcells_per_s", number(result->gcells_per_s)},
-                   {"rank", result->best_rank},
-                   {"setting", setting_json(result->best)},
-                   {"vs_naive", number(v.speedup)},
-                   {"copy_roofline_ms", number(v.roof_ms)},
-                   {"copy_share", number(v.copy_share)}};
+      r["best"] = {
+          {"key", printable(result->best_key, 200)},      {"median_ms", number(result->median_ms)},
+          {"gcells_per_s", number(result->gcells_per_s)}, {"rank", result->best_rank},
+          {"setting", setting_json(result->best)},        {"vs_naive", number(v.speedup)},
+          {"copy_roofline_ms", number(v.roof_ms)},        {"copy_share", number(v.copy_share)}};
     }
     doc["result"] = r;
   } else {
@@ -395,11 +395,15 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
              printable(info.command, 300), info.seed);
   fmt::print("stencil {} ({}-D, order {}, {} points)\n", stencil.name, stencil.dims, stencil.order,
              stencil.offsets.size());
-  for (const auto& env : reader.environment())
-    fmt::print("rank {}: {} on {}\n", env.rank, printable(env.gpu_name, 80),
-               printable(env.host, 80));
+  for (const auto& env : reader.environment()) {
+    fmt::print("rank {}: {} on {}", env.rank, printable(env.gpu_name, 80), printable(env.host, 80));
+    if (!env.compile_cpus.empty())
+      fmt::print(", NVRTC {} threads on CPUs {}", env.compile_threads,
+                 printable(env.compile_cpus, 40));
+    fmt::print("\n");
+  }
   if (!rep.replayed.empty())
-    fmt::print("{} (times measured on {})\n", rep.replayed, printable(rep.gpu, 80));
+    fmt::print("{} (times measured on {})\n", rep.replayed, rep.gpu);
 
   if (!rep.rows.empty()) {
     fmt::print("\n gen ranks  evals cached   best ms    GCells/s  mean MCR  max wait s  clock s\n");

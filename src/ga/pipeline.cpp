@@ -34,7 +34,7 @@ int Pipeline::outstanding() const {
 }
 
 int Pipeline::owed() const {
-  int n = static_cast<int>(late_.size());
+  int n = static_cast<int>(late_.size() + deferred_.size());
   for (const QueuedBrood& q : queue_)
     n += static_cast<int>(q.brood.fresh.size());
   return n;
@@ -74,6 +74,18 @@ void Pipeline::route(Completion c,
   QueuedBrood& q = queue_.at(seq - first_seq_);
   q.timelines[slot] = c.timeline;
   q.results[slot] = std::move(c.measurement);
+  if (on_result_)
+    on_result_(q.brood.fresh[slot], *q.results[slot]);
+}
+
+bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
+  while (broods() < max_broods_ && outstanding() < target(evaluator)) {
+    std::optional<Brood> b = propose();
+    if (!b)
+      return false;
+    push(std::move(*b), evaluator);
+  }
+  return true;
 }
 
 QueuedBrood Pipeline::take(Evaluator& evaluator,
@@ -82,22 +94,15 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
                            bool early) {
   if (queue_.empty())
     throw std::logic_error("Pipeline::take with no proposal queued");
-  // Overlapping generations pays only where compiles overlap measurements.
-  const bool pipelined =
-      max_broods_ > 1 && evaluator.asynchronous() && evaluator.compile_threads() > 0;
-  bool more = pipelined && propose;  // propose() may still give a proposal
+  deliver(on_late);
+  const bool overlap = pipelined(evaluator);
+  bool more = overlap && propose;  // propose() may still give a proposal
   while (queue_.front().open() > 0) {
-    while (more && broods() < max_broods_ && outstanding() < target(evaluator)) {
-      std::optional<Brood> b = propose();
-      if (!b) {
-        more = false;
-        break;
-      }
-      push(std::move(*b), evaluator);
-    }
+    if (more)
+      more = top_up(evaluator, propose);
     // Nothing but the oldest proposal's own settings queued, and nothing more to propose:
     // it settles without them rather than hold every later proposal up.
-    if (pipelined && early && outstanding() == queue_.front().open() &&
+    if (overlap && early && outstanding() == queue_.front().open() &&
         (!more || broods() >= max_broods_))
       break;
     std::optional<Completion> c = evaluator.next();
@@ -117,8 +122,32 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
   return out;
 }
 
+bool Pipeline::pump(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
+  if (!pipelined(evaluator))
+    return false;
+  if (propose)
+    top_up(evaluator, propose);
+  if (outstanding() == 0)
+    return false;
+  std::optional<Completion> c = evaluator.next();
+  if (!c)
+    throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
+  // A straggler's measurement waits for the next take().
+  route(std::move(*c),
+        [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); });
+  return true;
+}
+
+void Pipeline::deliver(const std::function<void(const Setting&, const Completion&)>& on_late) {
+  std::vector<std::pair<Setting, Completion>> ready;
+  ready.swap(deferred_);
+  for (const auto& [s, c] : ready)
+    on_late(s, c);
+}
+
 void Pipeline::drain_late(Evaluator& evaluator,
                           const std::function<void(const Setting&, const Completion&)>& on_late) {
+  deliver(on_late);
   while (!late_.empty()) {
     std::optional<Completion> c = evaluator.next();
     if (!c)
@@ -192,6 +221,15 @@ void Pipeline::save(ByteWriter& w) const {
     w.put(t);
     w.put_setting(s);
   }
+  w.put(static_cast<std::uint32_t>(deferred_.size()));
+  for (const auto& [s, c] : deferred_) {
+    w.put_setting(s);
+    w.put(c.ticket);
+    w.put_measurement(c.measurement);
+    w.put(c.timeline.submit_s);
+    w.put(c.timeline.start_s);
+    w.put(c.timeline.finish_s);
+  }
 }
 
 void Pipeline::restore(ByteReader& r, Island& island) {
@@ -234,6 +272,22 @@ void Pipeline::restore(ByteReader& r, Island& island) {
     b.fresh.push_back(s);
     island.adopt(b);
     late_.emplace(t, std::move(s));
+  }
+  deferred_.clear();
+  const std::uint32_t deferred = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < deferred; ++i) {
+    Setting s = r.get_setting();
+    Completion c;
+    c.ticket = r.get<Ticket>();
+    c.measurement = r.get_measurement();
+    c.timeline.submit_s = r.get<double>();
+    c.timeline.start_s = r.get<double>();
+    c.timeline.finish_s = r.get<double>();
+    Brood b;
+    b.kind = Brood::Kind::initial;
+    b.fresh.push_back(s);
+    island.adopt(b);
+    deferred_.emplace_back(std::move(s), std::move(c));
   }
 }
 

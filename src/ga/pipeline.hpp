@@ -31,6 +31,12 @@
 
 namespace isletune {
 
+// Whether generations overlap on `evaluator` with up to `max_broods` queued at once: it must
+// measure its queue on its own (asynchronous) and compile while it measures (threads known).
+[[nodiscard]] inline bool overlaps_generations(const Evaluator& evaluator, int max_broods) {
+  return max_broods > 1 && evaluator.asynchronous() && evaluator.compile_threads() > 0;
+}
+
 // A proposal with what has come back of it.
 struct QueuedBrood {
   Brood brood;
@@ -53,7 +59,7 @@ class Pipeline {
   // Settings queued and not yet come back (stragglers included).
   [[nodiscard]] int outstanding() const;
   // Settings the pipeline will count as new measurements: every fresh setting of the queued
-  // proposals (come back or not) and the stragglers.
+  // proposals (come back or not) and the stragglers (come back or not).
   [[nodiscard]] int owed() const;
   // Settings of settled proposals still queued.
   [[nodiscard]] int stragglers() const { return static_cast<int>(late_.size()); }
@@ -70,6 +76,16 @@ class Pipeline {
   QueuedBrood take(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose,
                    const std::function<void(const Setting&, const Completion&)>& on_late,
                    bool early = true);
+  // While the island would wait for its neighbours or the stop vote: proposes more as take()
+  // does and takes in one measurement that comes back (blocking until one does; a
+  // straggler's waits for the next take()). False when the evaluator does not overlap
+  // generations or nothing is queued or may be proposed.
+  bool pump(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose);
+  // Called with every measurement of a queued proposal as it comes back, before the proposal
+  // settles (the island's model learns it at once: later proposals are bred on it).
+  void set_on_result(std::function<void(const Setting&, const Measurement&)> f) {
+    on_result_ = std::move(f);
+  }
   // Waits for every straggler (to `on_late`).
   void drain_late(Evaluator& evaluator,
                   const std::function<void(const Setting&, const Completion&)>& on_late);
@@ -83,15 +99,27 @@ class Pipeline {
   void requeue(Evaluator& evaluator, bool kept);
 
  private:
+  // Hands the deferred stragglers' measurements to `on_late`.
+  void deliver(const std::function<void(const Setting&, const Completion&)>& on_late);
   // Routes a completion to its proposal or straggler.
   void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late);
   void learn_pace(const Measurement& m);
+  [[nodiscard]] bool pipelined(const Evaluator& evaluator) const {
+    return overlaps_generations(evaluator, max_broods_);
+  }
+  // Proposes while fewer than target() settings and fewer than max_broods proposals are
+  // queued; false once `propose` has no more.
+  bool top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose);
 
   int max_broods_;
   std::vector<QueuedBrood> queue_;  // oldest first
   std::map<Ticket, Setting> late_;  // settled proposals' settings still queued
+  // Stragglers' measurements that came back during pump(), handed on by the next take() (a
+  // generation's rows are written while it settles, never between its record and the next).
+  std::vector<std::pair<Setting, Completion>> deferred_;
   std::map<Ticket, std::pair<std::size_t, std::size_t>> where_;  // ticket -> (brood seq, slot)
   std::size_t first_seq_ = 0;  // sequence number of queue_.front()
+  std::function<void(const Setting&, const Measurement&)> on_result_;
   // The measured pace: sums of compile and GPU seconds over the measurements seen.
   double compile_s_ = 0, gpu_s_ = 0;
   std::int64_t paced_ = 0;

@@ -131,7 +131,9 @@ bool SearchLoop::step() {
     return false;
   const int g = generation_ + 1;
   StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_, {}};
-  if (settings_.fills_waits())
+  // Waits (with drift) keep the evaluator's queue full, or measure fills.
+  if (settings_.fills_waits() || (settings_.migration_drift >= 0 &&
+                                  overlaps_generations(evaluator_, settings_.pipeline_broods())))
     ctx.fill = [this] { return fill(); };
   double wait_s = 0;
   if (migrator_.neighbours() > 0)
@@ -188,11 +190,14 @@ bool SearchLoop::step() {
 }
 
 bool SearchLoop::fill() {
-  if (finished() || generation_ < 0)
+  if (finished() || generation_ < 0 ||
+      (settings_.time_budget_s > 0 && elapsed() >= settings_.time_budget_s))
     return false;
   const std::int64_t room = settings_.evaluations_left(evaluations_);
-  if (room == 0 || settings_.fill_picks <= 0 ||
-      (settings_.time_budget_s > 0 && elapsed() >= settings_.time_budget_s))
+  StepContext pumped{evaluator_, *sink_, room, clock_offset_, {}};
+  if (strategy_.pump(pumped))
+    return true;
+  if (room == 0 || settings_.fill_picks <= 0)
     return false;
   const std::int64_t batch = settings_.fill_picks;
   StepContext ctx{evaluator_, *sink_, room < 0 ? batch : std::min(room, batch), clock_offset_, {}};
@@ -272,6 +277,8 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       restart_mcr_(settings.mcr_threshold),
       extras_(std::move(extras)),
       pipeline_(settings.pipeline_broods()) {
+  pipeline_.set_on_result(
+      [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
   window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }
@@ -348,20 +355,22 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   return out;
 }
 
-int IslandStrategy::settle_next(StepContext& ctx, bool early) {
-  // More generations while the oldest one's measurements come back, within the cap on new
-  // measurements (what is queued counts), and none once a restart is due.
-  const auto propose = [&]() -> std::optional<Brood> {
-    if (restart_due_ || exhausted_)
+// More generations while earlier ones' measurements come back, within the cap on new
+// measurements (what is queued counts), and none once a restart is due.
+std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
+  if (restart_due_ || exhausted_)
+    return std::nullopt;
+  std::int64_t room = -1;
+  if (ctx.room >= 0) {
+    room = ctx.room - late_ - pipeline_.owed();
+    if (room <= 0)
       return std::nullopt;
-    std::int64_t room = -1;
-    if (ctx.room >= 0) {
-      room = ctx.room - late_ - pipeline_.owed();
-      if (room <= 0)
-        return std::nullopt;
-    }
-    return island_->propose_offspring(room);
-  };
+  }
+  return island_->propose_offspring(room);
+}
+
+int IslandStrategy::settle_next(StepContext& ctx, bool early) {
+  const auto propose = [&] { return propose_next(ctx); };
   const QueuedBrood q = pipeline_.take(
       ctx.evaluator, early ? std::function<std::optional<Brood>()>(propose) : nullptr,
       [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early);
@@ -480,6 +489,13 @@ double IslandStrategy::exchange(int g, Migrator& migrator, StepContext& ctx,
   return wait_s;
 }
 
+bool IslandStrategy::pump(StepContext& ctx) {
+  if (exhausted_ || pipeline_.broods() == 0)
+    return false;  // between generation 0 and 1 (the gather), or nothing to continue
+  island_->set_clock_offset(ctx.clock_offset);
+  return pipeline_.pump(ctx.evaluator, [&] { return propose_next(ctx); });
+}
+
 int IslandStrategy::extra(StepContext& ctx) {
   if (exhausted_ || ctx.room == 0)
     return 0;
@@ -580,6 +596,8 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   }
   island_.emplace(alpha, torus_, ops_, s);
   pipeline_ = Pipeline(pipeline_.max_broods());
+  pipeline_.set_on_result(
+      [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
   late_ = 0;
   if (tag == kIslandTag) {
     try {

@@ -114,6 +114,10 @@ class SearchStrategy {
   // returns the new measurements it made (0: nothing to measure; the default), at most
   // ctx.room of them, as one batch.
   virtual int extra(StepContext& /*ctx*/) { return 0; }
+  // While the island would wait for the others: keeps its evaluator's queue full (the
+  // pipeline's next generations) and takes in a measurement that comes back, without
+  // settling anything; false when there is nothing to do (the default).
+  virtual bool pump(StepContext& /*ctx*/) { return false; }
   [[nodiscard]] virtual PopulationView population() const = 0;
   // Best successful measurement seen (none if all failed).
   [[nodiscard]] virtual std::optional<std::pair<Setting, Measurement>> best() const = 0;
@@ -162,11 +166,12 @@ class SearchLoop {
   // Runs one generation; false once the search has ended (then does nothing).
   bool step();
   [[nodiscard]] bool finished() const { return stopped_ != StopReason::none; }
-  // GaSettings::fill_picks more measurements of the strategy's (SearchStrategy::extra)
-  // between generations, within the budgets: the loop calls it while the migrator or the
-  // vote would wait (GaSettings::fills_waits), the replay sweep's wall model while an island
-  // would. Its rows belong to the last generation, its count to the next generation record.
-  // False when nothing was measured.
+  // While the migrator or the vote would wait (with drift): first the strategy's pump (its
+  // evaluator's queue kept full, SearchStrategy::pump), else GaSettings::fill_picks more
+  // measurements of the strategy's (SearchStrategy::extra) between generations, within the
+  // budgets (the replay sweep's wall model calls it while an island would wait). The fills'
+  // rows belong to the last generation, their count to the next generation record. False
+  // when nothing was done.
   bool fill();
   [[nodiscard]] SearchResult result() const;
   [[nodiscard]] SearchState snapshot() const;
@@ -263,6 +268,7 @@ class IslandStrategy final : public SearchStrategy {
   double exchange(int g, Migrator& migrator, StepContext& ctx,
                   const std::function<double()>& wall) override;
   int extra(StepContext& ctx) override;
+  bool pump(StepContext& ctx) override;
   [[nodiscard]] PopulationView population() const override;
   [[nodiscard]] std::optional<std::pair<Setting, Measurement>> best() const override {
     return island_->best();
@@ -285,6 +291,8 @@ class IslandStrategy final : public SearchStrategy {
   // Settles the pipeline's oldest proposal as generation g (proposing the next ones
   // meanwhile); `early`: it may settle without its slowest settings.
   int settle_next(StepContext& ctx, bool early);
+  // The next generation's proposal within the cap (nullopt: none now).
+  std::optional<Brood> propose_next(const StepContext& ctx);
   // A measurement of a settled proposal, come back late.
   void on_late(StepContext& ctx, const Setting& s, const Completion& c);
 

@@ -211,7 +211,7 @@ std::string pack(const EnvironmentInfo& e) {
   return std::to_string(e.rank) + sep + e.host + sep + e.gpu_name + sep + e.gpu_uuid + sep +
          std::to_string(e.sm_count) + sep + std::to_string(e.sm_clock_mhz) + sep +
          std::to_string(e.memory_clock_mhz) + sep + e.driver_version + sep + e.cuda_version + sep +
-         e.mpi_library + sep + std::to_string(e.compile_threads);
+         e.mpi_library + sep + std::to_string(e.compile_threads) + sep + e.compile_cpus;
 }
 
 EnvironmentInfo unpack(const std::string& s) {
@@ -224,7 +224,7 @@ EnvironmentInfo unpack(const std::string& s) {
       break;
     start = end + 1;
   }
-  f.resize(11);
+  f.resize(12);
   EnvironmentInfo e;
   e.rank = std::atoi(f[0].c_str());
   e.host = f[1];
@@ -237,6 +237,7 @@ EnvironmentInfo unpack(const std::string& s) {
   e.cuda_version = f[8];
   e.mpi_library = f[9];
   e.compile_threads = std::atoi(f[10].c_str());
+  e.compile_cpus = f[11];
   return e;
 }
 

@@ -144,6 +144,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   env.driver_version = std::to_string(g.driver_version);
   env.cuda_version = std::to_string(g.runtime_version) + " (NVRTC " + g.nvrtc_version + ")";
   env.compile_threads = g.compile_threads;
+  env.compile_cpus = g.compile_cpus;
   return evaluator;
 #else
   (void)gpu;

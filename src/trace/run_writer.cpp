@@ -297,6 +297,7 @@ void RunTraceWriter::write_environment_now(const EnvironmentInfo& env) {
   h5::write_attr(g, "cuda_version", std::string_view(env.cuda_version));
   h5::write_attr(g, "mpi_library", std::string_view(env.mpi_library));
   h5::write_attr(g, "compile_threads", static_cast<std::int32_t>(env.compile_threads));
+  h5::write_attr(g, "compile_cpus", std::string_view(env.compile_cpus));
   if (env.limits) {
     const DeviceLimits& d = *env.limits;
     h5::Group limits = h5::open_or_create_group(g, "device_limits");

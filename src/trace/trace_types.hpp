@@ -47,6 +47,8 @@ struct EnvironmentInfo {
   // NVRTC threads that compiled each batch (the CUDA worker's pool); 0 when not known (older
   // traces, replayed runs that knew none). Replay simulates a batch's parallel compile with it.
   int compile_threads = 0;
+  // The CPUs those threads ran on ("0-15"; empty when not known).
+  std::string compile_cpus;
   // The device's limits (stored as /environment/rank_NNNN/device_limits), so replay and
   // the space of a resumed run see the recording GPU; nullopt when not known.
   std::optional<DeviceLimits> limits;

@@ -302,3 +302,52 @@ TEST(Pipeline, ASynchronousEvaluatorRunsOneGenerationAtATime) {
 
 }  // namespace
 }  // namespace isletune
+
+namespace isletune {
+namespace {
+
+// While an island waits for the others, pump() keeps its evaluator's queue full: it proposes
+// the next generations up to the target, takes in what comes back and settles nothing; on an
+// evaluator whose compiles do not overlap its measurements it does nothing.
+TEST(Pipeline, APumpKeepsTheQueueFullAndSettlesNothing) {
+  const Reindex alphabet(cold().settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  Island island(alphabet, torus, GaOperators{}, 3, 0);
+  ReplayEvaluator eval = cold().replay;
+  testing::MemorySink sink;
+  const auto late = [&](const Setting& s, const Completion& c) {
+    island.late(s, c.measurement, sink, eval.clock_s(), c.timeline);
+  };
+  Pipeline p(GaSettings::kMaxPipeline);
+  p.push(island.propose_initial(), eval);
+  QueuedBrood first = p.take(eval, nullptr, late, false);
+  island.settle(first.brood, first.results, sink, eval.clock_s(), first.timelines);
+  p.push(island.propose_offspring(), eval);
+  const std::size_t rows = sink.evaluations.size();
+  int proposed = 0;
+  const auto propose = [&]() -> std::optional<Brood> {
+    ++proposed;
+    return island.propose_offspring();
+  };
+  for (int k = 0; k < 30; ++k)
+    ASSERT_TRUE(p.pump(eval, propose)) << k;
+  EXPECT_GT(proposed, 0);
+  EXPECT_GT(p.broods(), 1);
+  EXPECT_LE(p.broods(), GaSettings::kMaxPipeline);
+  EXPECT_EQ(island.generation(), 0);         // nothing settled
+  EXPECT_EQ(sink.evaluations.size(), rows);  // no rows between generations
+  EXPECT_GE(p.owed(), p.outstanding());
+  // The next take() settles the oldest proposal as generation 1.
+  const QueuedBrood next = p.take(eval, propose, late, true);
+  island.settle(next.brood, next.results, sink, eval.clock_s(), next.timelines);
+  EXPECT_EQ(island.generation(), 1);
+
+  ReplayEvaluator serial = cold().replay;
+  serial.set_compile_threads(0);
+  Pipeline q(GaSettings::kMaxPipeline);
+  q.push(island.propose_offspring(), serial);
+  EXPECT_FALSE(q.pump(serial, propose));
+}
+
+}  // namespace
+}  // namespace isletune

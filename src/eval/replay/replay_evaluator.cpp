@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "config/config.hpp"
 #include "eval/byte_codec.hpp"
 #include "kernel/registry.hpp"
@@ -52,29 +53,16 @@ ReplayEvaluator::ReplayEvaluator(const ProblemShape& shape,
   fingerprint_ = text;
 }
 
+// The queue's schedule (QueueModel) of a batch submitted at once.
 double batch_span_s(std::span<const Measurement> batch, int threads) {
-  double span = 0;
-  if (threads <= 0) {
-    for (const Measurement& m : batch)
-      span += m.cost_s();
-    return span;
-  }
-  // Each compile starts on the first free thread, in batch order, and ends ...
-  std::vector<double> free_at(static_cast<std::size_t>(threads), 0.0);
-  std::vector<double> compiled(batch.size());
+  QueueModel queue(threads);
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    const auto first = std::min_element(free_at.begin(), free_at.end());
-    *first += batch[i].compile_ms * 1e-3;
-    compiled[i] = *first;
+    queue.add(static_cast<Ticket>(i), 0, batch[i].compile_ms * 1e-3,
+              (batch[i].verify_ms + batch[i].run_ms) * 1e-3);
   }
-  // ... and its kernel runs on the GPU as soon as it is compiled and the GPU is free (the
-  // worker's CompilePool::take_next; equal ends in batch order).
-  std::vector<std::size_t> order(batch.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return compiled[a] < compiled[b]; });
-  for (const std::size_t i : order)
-    span = std::max(span, compiled[i]) + (batch[i].verify_ms + batch[i].run_ms) * 1e-3;
+  double span = 0;
+  while (const auto done = queue.next())
+    span = std::max(span, done->second.finish_s);
   return span;
 }
 
@@ -190,11 +178,11 @@ ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
 }
 
 std::string ReplayEvaluator::detail() const {
-  char gpu[160];
-  std::snprintf(gpu, sizeof gpu, "; recorded on %s (%.0f GB/s copy, %.0f MiB L2)",
-                limits_.name.c_str(), limits_.memory_bandwidth_gbs,
+  char gpu[96];
+  std::snprintf(gpu, sizeof gpu, " (%.0f GB/s copy, %.0f MiB L2)", limits_.memory_bandwidth_gbs,
                 limits_.l2_bytes / (1024.0 * 1024.0));
-  return replayed_label(origin_) + gpu;
+  // The GPU's name comes from the dataset: escaped and bounded for the terminal.
+  return replayed_label(origin_) + "; recorded on " + printable(limits_.name, 80) + gpu;
 }
 
 // Replay records no kernel sources: the result carries none (export regenerates it).
