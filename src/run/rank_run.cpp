@@ -919,6 +919,7 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     phases.attempt([&] {
       if (world.rank() != 0)
         return;
+      check_room_to_start(s.dir);  // a full disk: the run stays as it was
       const fs::path kept = set_aside_run_files(s.dir);
       if (printer.line) {
         printer.line(

@@ -313,6 +313,19 @@ int write_new_file(const fs::path& path, std::string_view text) {
   return error;
 }
 
+void check_room_to_start(const fs::path& dir) {
+  const fs::path probe = dir / ".isletune-room-test";
+  std::error_code ec;
+  fs::remove(probe, ec);  // never written through: a planted link is removed, not followed
+  const int error = write_new_file(probe, std::string(kStartRoomBytes, '\0'));
+  fs::remove(probe, ec);
+  if (error != 0) {
+    throw InputError("no room to start the run in " + dir.string() + " over (" +
+                     std::strerror(error) +
+                     "); nothing was changed: free some space and resume again.");
+  }
+}
+
 void refuse_unsafe_output(const std::string& option, const fs::path& output, bool overwrite) {
   struct stat st {};
   if (::lstat(output.c_str(), &st) != 0)

@@ -88,6 +88,12 @@ struct CommandInput {
 // exclusive HDF5 create (issue 50).
 [[nodiscard]] int write_new_file(const std::filesystem::path& path, std::string_view text);
 
+// Whether `dir` has room for a run to start over in it: a probe file of kStartRoomBytes is
+// written there and removed. Throws InputError (one sentence, "nothing was changed") when it
+// cannot be, so a resume on a full disk leaves the run as it was instead of setting it aside.
+inline constexpr std::size_t kStartRoomBytes = 8u << 20;
+void check_room_to_start(const std::filesystem::path& dir);
+
 // The one rule for a file a command writes where the user says (`measure -o`, `export -o`,
 // `--kernel-tuner-cache`): refuses a symbolic link (dangling or not; isletune writes
 // through none), anything but a regular file, and, without `overwrite`, any existing
