@@ -113,6 +113,10 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     if (const char* delay = std::getenv("ISLETUNE_REPLAY_DELAY_S")) {
       replay->set_delay_s(std::atof(delay));
     }
+    // evaluator.compile_threads: the NVRTC threads replay's queue simulates (0: the
+    // recording's), e.g. to replay a serial recording with compiles that overlap.
+    if (config.evaluator.compile_threads > 0)
+      replay->set_compile_threads(config.evaluator.compile_threads);
     // The recording GPU's name as it is (Kernel Tuner matches caches by it); that the run
     // was replayed is in its config (evaluator.backend) and driver_version "none".
     env.gpu_name = replay->limits().name;

@@ -14,7 +14,9 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 read -r -a mpi <<<"$ISLETUNE_MPIEXEC"
-config=$here/replay.yaml
+# ISLETUNE_TEST_CONFIG: another config of this folder (replay-pipeline.yaml: the same run
+# with compiles that overlap, so the pipeline keeps several generations queued).
+config=$here/${ISLETUNE_TEST_CONFIG:-replay.yaml}
 
 fail() {
   echo "FAIL: $*"
