@@ -308,13 +308,12 @@ void Island::adopt(const Brood& b) {
     ++unsettled_;
 }
 
-std::vector<Individual> Island::evaluate(Brood b, Evaluator& evaluator, TraceSink& sink) {
+void Island::evaluate(const Brood& b, Evaluator& evaluator, TraceSink& sink) {
   std::vector<Measurement> results;
   if (!b.fresh.empty())
     results = measure(evaluator, b.fresh);
   std::vector<std::optional<Measurement>> got(results.begin(), results.end());
   settle(b, got, sink, evaluator.clock_s() + clock_offset_);
-  return population_;
 }
 
 // Random initial population.
@@ -387,7 +386,7 @@ int Island::restart(int keep, Evaluator& evaluator, TraceSink& sink, std::int64_
   if (!b)
     return -1;
   const std::int64_t before = evaluations_;
-  evaluate(std::move(*b), evaluator, sink);
+  evaluate(*b, evaluator, sink);
   return static_cast<int>(evaluations_ - before);
 }
 

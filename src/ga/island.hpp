@@ -300,8 +300,8 @@ class Island {
   // Dedupes `ids` against known() and within the batch (at most `room` fresh).
   Brood propose(std::vector<int> ids, std::vector<int> cells, std::vector<bool> bred,
                 std::int64_t room, Brood::Kind kind);
-  // Measures a proposal as one batch and settles it; returns the population.
-  std::vector<Individual> evaluate(Brood b, Evaluator& evaluator, TraceSink& sink);
+  // Measures a proposal as one batch and settles it.
+  void evaluate(const Brood& b, Evaluator& evaluator, TraceSink& sink);
   void note_best(const Setting& s, const Measurement& m);
   // Breeds one child for `cell` from its torus neighbours; returns its sampled-setting id.
   int breed(int cell, const std::vector<double>& fitness);

@@ -374,9 +374,7 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
       damaged_state();
   }
   island_.emplace(alpha, torus_, ops_, s);
-  pipeline_ = Pipeline(pipeline_.max_broods());
-  pipeline_.set_on_result(
-      [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
+  pipeline_.clear();
   late_ = 0;
   if (tag == kIslandTag) {
     try {

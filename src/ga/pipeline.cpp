@@ -232,11 +232,18 @@ void Pipeline::save(ByteWriter& w) const {
   }
 }
 
-void Pipeline::restore(ByteReader& r, Island& island) {
+void Pipeline::clear() {
   queue_.clear();
   late_.clear();
   where_.clear();
+  deferred_.clear();
   first_seq_ = 0;
+  compile_s_ = gpu_s_ = 0;
+  paced_ = 0;
+}
+
+void Pipeline::restore(ByteReader& r, Island& island) {
+  clear();
   compile_s_ = r.get<double>();
   gpu_s_ = r.get<double>();
   paced_ = r.get<std::int64_t>();
@@ -273,7 +280,6 @@ void Pipeline::restore(ByteReader& r, Island& island) {
     island.adopt(b);
     late_.emplace(t, std::move(s));
   }
-  deferred_.clear();
   const std::uint32_t deferred = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < deferred; ++i) {
     Setting s = r.get_setting();

@@ -53,7 +53,6 @@ class Pipeline {
 
   // Queues `b`'s fresh settings.
   void push(Brood b, Evaluator& evaluator);
-  [[nodiscard]] int max_broods() const { return max_broods_; }
   // Proposals queued and not yet taken.
   [[nodiscard]] int broods() const { return static_cast<int>(queue_.size()); }
   // Settings queued and not yet come back (stragglers included).
@@ -89,6 +88,10 @@ class Pipeline {
   // Waits for every straggler (to `on_late`).
   void drain_late(Evaluator& evaluator,
                   const std::function<void(const Setting&, const Completion&)>& on_late);
+
+  // Forgets every proposal, straggler and the measured pace (a restore from a checkpoint
+  // of before the pipeline); the depth and the result callback stay.
+  void clear();
 
   void save(ByteWriter& w) const;
   // The proposals and stragglers of save(); their settings are adopted by `island`

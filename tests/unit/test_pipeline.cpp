@@ -11,6 +11,7 @@
 #include "ga/search.hpp"
 #include "stencil/typical.hpp"
 #include "test_ga_fakes.hpp"
+#include "test_replay_records.hpp"
 
 namespace isletune {
 namespace {
@@ -103,16 +104,8 @@ TEST(QueueModel, ARestoredScheduleContinuesExactly) {
 
 // ---- replay's queue ---------------------------------------------------------------------
 
-ProblemShape small_shape() {
-  return shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1});
-}
-
-Setting setting_with(int tbx) {
-  Setting s;
-  s[Param::tbx] = tbx;
-  s[Param::tby] = 4;
-  return s;
-}
+using testing::setting_with;
+using testing::small_shape;
 
 ReplayEvaluator three_kernels(int threads) {
   std::vector<EvaluationRecord> rows;

@@ -13,22 +13,14 @@
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
 #include "stencil/typical.hpp"
+#include "test_replay_records.hpp"
 #include "trace/reader.hpp"
 
 namespace isletune {
 namespace {
 
-// The problem the hand-made records are of (a small stencil: canonical settings clip nothing).
-ProblemShape small_shape() {
-  return shape_of(typical_stencil("star2d1r"), Grid{256, 256, 1});
-}
-
-Setting setting_with(int tbx) {
-  Setting s;
-  s[Param::tbx] = tbx;
-  s[Param::tby] = 4;
-  return s;
-}
+using testing::setting_with;
+using testing::small_shape;
 
 EvaluationRecord record(int tbx, Status status, double median, double cost_ms) {
   EvaluationRecord r;
