@@ -58,15 +58,32 @@ struct GaSettings {
   // and waiting costs wall time: docs/decisions.md#migration-drift), off in replay, where
   // determinism is what reproducible runs and identical resumes rest on (resolve_drift,
   // src/config).
+  //
+  // kDriftAsync (config `drift: async`): islands that never wait for each other (issue of
+  // scaling on GPUs, docs/decisions.md#async-islands). An island integrates whatever its
+  // neighbours have sent when it migrates, never waits for a batch; the stop vote is
+  // asynchronous too (ring/async_stop_vote.hpp: every island's wish reaches every other as a
+  // message, each island stops as soon as the wishes it knows decide it, and the run agrees
+  // on one reason at the end); no gather of every island's generation 0 (forwarding around
+  // the ring carries it); resume continues every rank from its own newest generation.
   static constexpr int kDriftAuto = -2;
   static constexpr int kMaxDrift = 3;
+  static constexpr int kDriftAsync = 1 << 20;  // "no bound": larger than any run's sends
   int migration_drift = kDriftAuto;
+  [[nodiscard]] bool async_islands() const { return migration_drift == kDriftAsync; }
   // The ring's wait in sends (RingMigrator's lag) and the stop vote's pipeline depth in
-  // generations, from migration_lag or migration_drift (kDriftAuto unresolved: off).
+  // generations, from migration_lag or migration_drift (kDriftAuto unresolved: off). Async
+  // islands have no vote pipeline (their vote never waits): depth 1.
   [[nodiscard]] int ring_lag() const {
     return migration_drift < 0 ? migration_lag : migration_drift;
   }
-  [[nodiscard]] int vote_depth() const { return migration_drift < 0 ? 1 : migration_drift + 1; }
+  [[nodiscard]] int vote_depth() const {
+    return migration_drift < 0 || async_islands() ? 1 : migration_drift + 1;
+  }
+  // The drift as configuration text ("async", or the integer).
+  [[nodiscard]] std::string drift_text() const {
+    return async_islands() ? "async" : std::to_string(migration_drift);
+  }
   // With drift: an island that would wait for its neighbours' batches or for the stop vote
   // measures the online model's next `fill_picks` picks instead, as one batch
   // (SearchLoop::fill), again until they are ready, so a GPU that would idle measures (0:
