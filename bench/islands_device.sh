@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The islands study on one host's GPUs (issue: islands that scale) in one device call: builds
+# the CUDA targets, writes the user configs (bench/islands_configs.py: two stencils no test
+# uses, BUDGET seconds, 16 NVRTC threads per rank), then runs bench/scaling.py (cold cubin
+# caches, one GPU per rank) for each "DRIFT:RANKS" given, e.g. async:1,4 1:4 (async islands on
+# 1 and 4 GPUs, then drift 1 on 4), SEEDS seeds each. The study stops starting runs after STOP
+# seconds; traces, logs and figures go to $OUT.
+#   bench/islands_device.sh BUDGET SEEDS STOP DRIFT:RANKS...
+set -u
+OUT=${OUT:-/tmp/isletune-out}
+mkdir -p "$OUT"
+B=$PWD/build-device
+budget=$1
+seeds=$2
+stop=$3
+shift 3
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+start=$(date +%s)
+cmake -S . -B $B -DISLETUNE_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+cmake --build $B -j"$(nproc)" --target isletune isletune-worker >$OUT/build.txt 2>&1 ||
+  { grep -E "error" -A3 $OUT/build.txt | head -40; exit 1; }
+echo "built in $(( $(date +%s) - start )) s"
+nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv |
+  tee $OUT/nvidia-smi.csv
+W=runs-device/islands
+for mode in "$@"; do
+  drift=${mode%%:*}
+  ranks=${mode#*:}
+  left=$(( stop - ($(date +%s) - start) ))
+  (( left > 0 )) || { echo "# STOP reached: $mode not started"; continue; }
+  configs=$(bench/islands_configs.py $W/configs --budget-s "$budget" --drift "$drift")
+  args=()
+  for c in $configs; do args+=(--config "$c"); done
+  bench/scaling.py --backend cuda --build $B --nice 0 --seeds "$seeds" --ranks "$ranks" \
+    --stop-after "$left" "${args[@]}" --work $W --runs --json "$OUT/islands-$drift.json" |
+    tee -a "$OUT/islands.txt"
+done
+for r in $W/*/np*-seed*/; do
+  { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
+done
+tar czf $OUT/islands-traces.tar.gz --exclude='*.cubins' $W
