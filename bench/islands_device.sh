@@ -35,7 +35,19 @@ for mode in "$@"; do
     --stop-after "$left" "${args[@]}" --work $W --runs --json "$OUT/islands-$drift.json" |
     tee -a "$OUT/islands.txt"
 done
+# GPU_TESTS=1: then the GPU tests of the CUDA worker (kernels and families on every typical
+# stencil, planted faults in a real run), on GPU 0, within GPU_TESTS_S seconds (default 200).
+if [ "${GPU_TESTS:-0}" = 1 ]; then
+  t0=$(date +%s)
+  cmake --build $B -j"$(nproc)" --target test_gpu_kernels test_gpu_families >>$OUT/build.txt 2>&1 ||
+    { grep -E "error" -A3 $OUT/build.txt | tail -40; }
+  echo "GPU tests built in $(( $(date +%s) - t0 )) s"
+  (cd $B && timeout "${GPU_TESTS_S:-200}" ctest -R "^gpu[.]" --output-on-failure \
+    >$OUT/gpu-tests.txt 2>&1; echo "ctest rc=$?" >>$OUT/gpu-tests.txt)
+  grep -E "tests passed|Passed|Failed|Skipped|SKIP|rc=" $OUT/gpu-tests.txt | tail -30
+fi
 for r in $W/*/np*-seed*/; do
   { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
 done
-tar czf $OUT/islands-traces.tar.gz --exclude='*.cubins' $W
+tar czf $OUT/islands-traces.tar.gz --exclude='*.cubins' --exclude='*.log' $W/*/np*-seed*/trace.h5 $W/*/np*-seed*/rank-*.h5 2>/dev/null
+ls -la $OUT

@@ -3,6 +3,7 @@
 // by the search loop), and the stop rules they ask for.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -117,12 +118,22 @@ struct GaSettings {
            "] (0: the ridge alone; -1: the default forest)";
   }
   // Generations an island keeps in the evaluator's queue at once (the pipeline, ga/pipeline.hpp):
-  // 0 (default) as many as keep its compile threads and GPU busy, at most kMaxPipeline; 1 one
+  // 0 (default) as many as keep its compile threads and GPU busy, at most as below; 1 one
   // generation at a time (each waits for its slowest compile); n: at most n. Only an
   // asynchronous evaluator (the CUDA worker, replay) overlaps them.
+  // The automatic depth bounds the children bred before their parents' measurements came back
+  // rather than the generations: kMaxPipeline generations of 16, whatever the population, so an
+  // island of 4 (the default split over four islands) may queue 32 generations. Fewer kept
+  // such an island's GPU 25-44 % busy on four H200s, its queue 6-8 settings deep against the
+  // 20 its compile threads could take (docs/decisions.md#async-islands).
   static constexpr int kMaxPipeline = 8;
+  static constexpr int kPipelineChildren = kMaxPipeline * 16;
+  static constexpr int kMaxPipelineBroods = kPipelineChildren / 2;  // population >= 2
   int pipeline = 0;
-  [[nodiscard]] int pipeline_broods() const { return pipeline == 0 ? kMaxPipeline : pipeline; }
+  [[nodiscard]] int pipeline_broods() const {
+    return pipeline > 0 ? pipeline
+                        : std::max(kMaxPipeline, kPipelineChildren / std::max(1, population));
+  }
   [[nodiscard]] static std::string pipeline_expected() {
     return "an integer in [0, " + std::to_string(kMaxPipeline) +
            "] (0: as deep as keeps the GPU busy; 1: one generation at a time)";
