@@ -1021,7 +1021,7 @@ void resolve_drift(Config& c) {
   const bool automatic = c.ga.migration_drift == GaSettings::kDriftAuto;
   if (automatic) {
     const bool measured = c.evaluator.backend == Backend::cuda;
-    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? GaSettings::kDriftAsync : -1;
   }
   // fill measures only while an island waits for a neighbour drift generations behind: a
   // fill without drift would silently do nothing.

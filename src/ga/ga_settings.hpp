@@ -54,14 +54,15 @@ struct GaSettings {
   // deterministic ring above). With drift D >= 0 an island hands out whatever its neighbours
   // have sent so far and waits only for their batches older than D of its own sends; the stop
   // vote is pipelined D + 1 generations deep. Faster islands run ahead instead of waiting, so
-  // a run depends on timing. kDriftAuto (not configured): 1 where the measurements come from
-  // GPUs, whose times vary from run to run anyway (the ring's determinism buys nothing there,
-  // and waiting costs wall time: docs/decisions.md#migration-drift), off in replay, where
+  // a run depends on timing. kDriftAuto (not configured): async (below) where the measurements
+  // come from GPUs, whose times vary from run to run anyway (the ring's determinism buys
+  // nothing there, and waiting costs wall time: docs/decisions.md#migration-drift,
+  // docs/decisions.md#async-islands), off in replay, where
   // determinism is what reproducible runs and identical resumes rest on (resolve_drift,
   // src/config).
   //
-  // kDriftAsync (config `drift: async`): islands that never wait for each other (issue of
-  // scaling on GPUs, docs/decisions.md#async-islands). An island integrates whatever its
+  // kDriftAsync (config `drift: async`): islands that never wait for each other
+  // (docs/decisions.md#async-islands). An island integrates whatever its
   // neighbours have sent when it migrates, never waits for a batch; the stop vote is
   // asynchronous too (ring/async_stop_vote.hpp: every island's wish reaches every other as a
   // message, each island stops as soon as the wishes it knows decide it, and the run agrees
