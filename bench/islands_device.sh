@@ -32,7 +32,7 @@ for mode in "$@"; do
   args=()
   for c in $configs; do args+=(--config "$c"); done
   bench/scaling.py --backend cuda --build $B --nice 0 --seeds "$seeds" --ranks "$ranks" \
-    --stop-after "$left" "${args[@]}" --work $W --runs --json "$OUT/islands-$drift.json" |
+    --stop-after "$left" "${args[@]}" --work $W --runs |
     tee -a "$OUT/islands.txt"
 done
 # GPU_TESTS=1: then the GPU tests of the CUDA worker (kernels and families on every typical
@@ -49,5 +49,9 @@ fi
 for r in $W/*/np*-seed*/; do
   { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
 done
-tar czf $OUT/islands-traces.tar.gz --exclude='*.cubins' --exclude='*.log' $W/*/np*-seed*/trace.h5 $W/*/np*-seed*/rank-*.h5 2>/dev/null
+# One archive per run (the files that come back are at most 16 MiB each).
+for r in $W/*/np*-seed*/; do
+  name=$(basename "$(dirname "$r")")-$(basename "$r")
+  tar czf "$OUT/traces-$name.tar.gz" "$r"trace.h5 "$r"rank-*.h5 2>/dev/null
+done
 ls -la $OUT

@@ -55,18 +55,32 @@ void AsyncStopVote::receive() {
 }
 
 StopReason AsyncStopVote::tally() const {
-  StopTally t;
-  for (const Wish& w : wishes_)
-    t.add(w.other != StopReason::none ? w.other : w.done);
-  return t.decision(static_cast<int>(wishes_.size()));
+  // StopTally's rule over the sticky wishes: a reason that stops all wins; else, once every
+  // island is done, the smallest reason they were done for.
+  StopReason other = StopReason::none, done = StopReason::none;
+  int islands_done = 0;
+  for (const Wish& w : wishes_) {
+    if (smaller(w.other, other))
+      other = w.other;
+    if (w.done != StopReason::none) {
+      ++islands_done;
+      if (smaller(w.done, done))
+        done = w.done;
+    }
+  }
+  if (other != StopReason::none)
+    return other;
+  return islands_done == static_cast<int>(wishes_.size()) ? done : StopReason::none;
 }
 
 StopReason AsyncStopVote::vote(int /*generation*/, StopReason local) {
   Wish mine;
-  // An island at its generation limit is done too: the others, at their own generations,
-  // go on to theirs (each stops at its limit on its own, SearchLoop).
-  (needs_every_island(local) || local == StopReason::max_generations ? mine.done : mine.other) =
-      local;
+  // An island's own limits (its generations, its clock) end that island, not the others, which
+  // go on to theirs: it is done (on GPUs every island's clock started together, so all reach
+  // the time budget within about a generation; in replay each island spends its own simulated
+  // budget).
+  const bool own_limit = local == StopReason::max_generations || local == StopReason::time_budget;
+  (needs_every_island(local) || own_limit ? mine.done : mine.other) = local;
   Wish& own = wishes_[static_cast<std::size_t>(mail_.rank())];
   if (own.merge(mine)) {
     const std::vector<double> values = {static_cast<double>(own.other),
@@ -75,7 +89,8 @@ StopReason AsyncStopVote::vote(int /*generation*/, StopReason local) {
       mail_.send(peer, values);
   }
   receive();
-  return tally();
+  const StopReason decided = tally();
+  return decided != StopReason::none || !own_limit ? decided : local;
 }
 
 StopReason AsyncStopVote::drain() {

@@ -1,8 +1,9 @@
 // The stop vote of islands that never wait for each other (GaSettings::kDriftAsync;
 // docs/architecture.md, "Stopping"). An island's wish is sticky: once it wishes a stop, it
 // keeps wishing it (a done island, StopTally's "needs every island", stays done: it keeps
-// stepping, measuring nothing new, until the others are done too; a generation limit, which
-// each island reaches at its own pace, counts as done), so a wish only ever grows
+// stepping, measuring nothing new, until the others are done too), so a wish only ever grows.
+// An island's own limits (max_generations, time_budget) end that island at once and count as
+// done for the others, which go on to theirs
 // and is sent to every other island once, when it changes, as a message (ring/mailbox.hpp).
 // vote() answers at once, never waiting: the StopTally of every wish this island knows. Since
 // wishes only grow, an island that stops, stops for a reason the others reach too, once its
