@@ -40,16 +40,17 @@ for n in "${names[@]}"; do
   "$build/mma_$n" "$csv" >>"$out/run.log" 2>&1 || echo "$n: exit $?" >>"$out/run.log"
   echo "$n: $(($(date +%s) - t1)) s" >>"$out/run.log"
 done
+"$build/mma_peaks" "$csv" >>"$out/run.log" 2>&1  # again, the GPU warm
 cat "$out/run.log"
 
+# ncu: one verified launch of each DMMA variant (MMA_NCU=1), DMMA pipe share, stalls.
 if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
-  ncu --query-metrics 2>/dev/null | grep -iE 'dmma|fp64|pipe_tensor' >"$out/ncu_metrics.txt"
   for n in box3d2r box2d4r; do
-    MMA_NCU=1 timeout 45 ncu --clock-control none -k regex:dmma_step -c 6 \
+    MMA_NCU=1 timeout 50 ncu --clock-control none -k regex:dmma_step -c 8 \
       --section ComputeWorkloadAnalysis --section SpeedOfLight --section Occupancy \
-      --section MemoryWorkloadAnalysis --page raw --csv "$build/mma_$n" \
-      >"$out/ncu_$n.csv" 2>"$out/ncu_$n.err"
-    echo "ncu $n: rc $?" >>"$out/run.log"
+      --section MemoryWorkloadAnalysis --section WarpStateStats --page raw --csv \
+      --log-file "$out/ncu_$n.csv" "$build/mma_$n" >/dev/null 2>>"$out/run.log"
+    echo "ncu $n: rc $?" | tee -a "$out/run.log"
   done
 fi
 rm -rf "$build"

@@ -64,6 +64,10 @@ __device__ __forceinline__ void copy_async8(double* dst, const double* src) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
 }
+__device__ __forceinline__ void copy_async16(double* dst, const double* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -115,6 +119,33 @@ __global__ void reference_step(const double* __restrict__ in, double* __restrict
   double sum = 0.0;
   for (int k = 0; k < d.npts; ++k)
     sum += c_coef[k] * in[g + c_off[k][2] * plane + 1LL * c_off[k][1] * d.nx + c_off[k][0]];
+  out[g] = sum;
+}
+
+// Naive CUDA-core step with compile-time offsets (the tuner's naive setting: one thread a
+// point, no tile), kernel axes of Geo G, the stencil as a dense box of coefficients (zeros
+// where the stencil has no point), block 32 x min(8, NY), grid (NX/32, NY/8, NS).
+__constant__ double c_dense[kMaxPts];
+template <class G>
+__global__ void naive_step(const double* __restrict__ in, double* __restrict__ out) {
+  constexpr int DX = G::XLO + G::XHI + 1, DY = G::YLO + G::YHI + 1, DS = G::SLO + G::SHI + 1;
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int s = blockIdx.z;
+  const long long g = 1LL * s * G::PLANE + 1LL * y * G::NX + x;
+  if (!(x >= G::XLO && x < G::NX - G::XHI && y >= G::YLO && y < G::NY - G::YHI && s >= G::SLO &&
+        s < G::NS - G::SHI)) {
+    out[g] = in[g];
+    return;
+  }
+  double sum = 0.0;
+#pragma unroll
+  for (int ds = 0; ds < DS; ++ds)
+#pragma unroll
+    for (int dy = 0; dy < DY; ++dy)
+#pragma unroll
+      for (int dx = 0; dx < DX; ++dx)
+        sum += c_dense[(ds * DY + dy) * DX + dx] *
+               in[g + (ds - G::SLO) * G::PLANE + 1LL * (dy - G::YLO) * G::NX + (dx - G::XLO)];
   out[g] = sum;
 }
 
@@ -185,14 +216,16 @@ struct Geo {
 constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }
 
 // BX x BY x BS points per block (product 8, BX even); PX x PY window positions per MMA k
-// (product 4); MM blocks per MMA (8: m8n8k4, 16: m16n8k4); WXW x WYW output warps, each
-// split over KS warps (patch rows); TS output planes per CTA; STAGES ring depth (groups).
-template <class G, int BX_, int BY_, int BS_, int PX_, int PY_, int MM_, int WXW_, int WYW_,
-          int KS_, int TS_, int STAGES_>
+// (product 4); MM blocks per MMA (8: m8n8k4, 16: m16n8k4); NB batches of MM blocks per
+// warp, side by side along x (same coefficient registers, NB x the accumulators); WXW x WYW
+// output warps, each split over KS warps (patch rows); TS output planes per CTA; STAGES ring
+// depth (groups).
+template <class G, int BX_, int BY_, int BS_, int PX_, int PY_, int MM_, int NB_, int WXW_,
+          int WYW_, int KS_, int TS_, int STAGES_>
 struct Cfg {
   using Geom = G;
-  static constexpr int BX = BX_, BY = BY_, BS = BS_, PX = PX_, PY = PY_, MM = MM_, WXW = WXW_,
-                       WYW = WYW_, KS = KS_, TS = TS_, STAGES = STAGES_;
+  static constexpr int BX = BX_, BY = BY_, BS = BS_, PX = PX_, PY = PY_, MM = MM_, NB = NB_,
+                       WXW = WXW_, WYW = WYW_, KS = KS_, TS = TS_, STAGES = STAGES_;
   static_assert(BX * BY * BS == 8 && BX % 2 == 0, "8-point blocks, x pairs");
   static_assert(PX * PY == 4, "k = 4 window positions");
   static_assert(MM == 8 || MM == 16, "m8n8k4 or m16n8k4");
@@ -202,16 +235,18 @@ struct Cfg {
   static constexpr int NQX = WXP / PX, NQY = WYP / PY, NP = WSP / BS;
   static_assert(NQY % KS == 0, "KS splits the patch rows");
   static constexpr int NQYK = NQY / KS;
-  static constexpr int TX = WXW * MM * BX, TY = WYW * BY;
+  static constexpr int WFX = NB * MM * BX;  // a warp's footprint along x
+  static constexpr int TX = WXW * WFX, TY = WYW * BY;
   static constexpr int TXS = TX + WXP - BX, TYS = TY + WYP - BY, PLANE_S = TXS * TYS;
   static constexpr int NWARPS = WXW * WYW * KS, THREADS = 32 * NWARPS;
   static constexpr int ACC = MM / 4;
   static constexpr int NCOEF = WSP * NQYK * NQX;  // coefficient doubles per thread
   static constexpr int RING = STAGES * BS * PLANE_S;
-  static constexpr int SCR_ONE = WXW * WYW * (KS - 1) * 32 * ACC;
+  static constexpr int SCR_ONE = WXW * WYW * (KS - 1) * 32 * NB * ACC;
   static constexpr int SCRATCH = KS > 1 ? 2 * SCR_ONE : 0;
   static constexpr int SMEM = (RING + SCRATCH) * 8;
   static constexpr int NSTEPS = TS / BS, NG = NSTEPS + NP - 1;
+  static constexpr bool VEC2 = G::XLO % 2 == 0 && TXS % 2 == 0 && G::NX % 2 == 0;
   static_assert(G::NX % TX == 0 && G::NY % TY == 0 && G::NS % TS == 0 && TS % BS == 0,
                 "the prototype needs tiles that divide the grid");
   static_assert(THREADS <= 1024, "block size");
@@ -230,7 +265,7 @@ __global__ void __launch_bounds__(C::THREADS)
   const int wxi = wo % C::WXW, wyi = wo / C::WXW;
   const int gq = lane >> 2, kq = lane & 3;
   const int x0 = blockIdx.x * C::TX, y0 = blockIdx.y * C::TY, s0 = blockIdx.z * C::TS;
-  const int xw = wxi * C::MM * C::BX, yw = wyi * C::BY;
+  const int xw = wxi * C::WFX, yw = wyi * C::BY;
 
   // Coefficient fragments (B operands) of this warp's patch rows, in registers.
   double cr[C::WSP][C::NQYK][C::NQX];
@@ -255,23 +290,35 @@ __global__ void __launch_bounds__(C::THREADS)
       const int gs = s0 - G::SLO + gi * C::BS + i;
       const int gy = y0 - G::YLO + ty;
       const bool rin = gs >= 0 && gs < G::NS && gy >= 0 && gy < G::NY;
-      for (int tx = lane; tx < C::TXS; tx += 32) {
-        const int gx = x0 - G::XLO + tx;
-        double* d = dst + row * C::TXS + tx;
-        if (rin && gx >= 0 && gx < G::NX)
-          copy_async8(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
-        else
-          *d = 0.0;
+      if constexpr (C::VEC2) {
+        // 16-byte copies: pairs start at even x, lie wholly inside or outside the grid.
+        for (int tx = 2 * lane; tx < C::TXS; tx += 64) {
+          const int gx = x0 - G::XLO + tx;
+          double* d = dst + row * C::TXS + tx;
+          if (rin && gx >= 0 && gx < G::NX)
+            copy_async16(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
+          else
+            d[0] = d[1] = 0.0;
+        }
+      } else {
+        for (int tx = lane; tx < C::TXS; tx += 32) {
+          const int gx = x0 - G::XLO + tx;
+          double* d = dst + row * C::TXS + tx;
+          if (rin && gx >= 0 && gx < G::NX)
+            copy_async8(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
+          else
+            *d = 0.0;
+        }
       }
     }
     cp_async_commit();
   };
 
-  // Stores a completed block step t (value select at the grid's edge).
-  auto store = [&](const double(&v)[C::ACC], int t) {
+  // Stores batch b's completed block step t (value select at the grid's edge).
+  auto store = [&](const double(&v)[C::ACC], int b, int t) {
 #pragma unroll
     for (int h = 0; h < C::ACC / 2; ++h) {
-      const int m = gq + 8 * h;
+      const int m = b * C::MM + gq + 8 * h;
       const int n = 2 * kq;
       const int px = n % C::BX, py = (n / C::BX) % C::BY, ps = n / (C::BX * C::BY);
       const int gx = x0 + xw + m * C::BX + px, gy = y0 + yw + py, gs = s0 + t * C::BS + ps;
@@ -288,13 +335,28 @@ __global__ void __launch_bounds__(C::THREADS)
     }
   };
 
-  double acc[C::NP][C::ACC];
+  double acc[C::NB][C::NP][C::ACC];
 #pragma unroll
-  for (int j = 0; j < C::NP; ++j)
+  for (int b = 0; b < C::NB; ++b)
 #pragma unroll
-    for (int a = 0; a < C::ACC; ++a) acc[j][a] = 0.0;
-  double pend[C::ACC];
+    for (int j = 0; j < C::NP; ++j)
+#pragma unroll
+      for (int a = 0; a < C::ACC; ++a) acc[b][j][a] = 0.0;
+  double pend[C::NB][C::ACC];
   int pend_t = -1;
+  // Adds the other KS-1 warps' partial sums (scratch buffer `buf`) and stores step pend_t.
+  auto reduce_store = [&](int buf) {
+    const double* sc = scratch + buf * C::SCR_ONE + wo * (C::KS - 1) * 32 * C::NB * C::ACC;
+#pragma unroll
+    for (int kk = 0; kk < C::KS - 1; ++kk)
+#pragma unroll
+      for (int b = 0; b < C::NB; ++b)
+#pragma unroll
+        for (int a = 0; a < C::ACC; ++a)
+          pend[b][a] += sc[((kk * 32 + lane) * C::NB + b) * C::ACC + a];
+#pragma unroll
+    for (int b = 0; b < C::NB; ++b) store(pend[b], b, pend_t);
+  };
 
 #pragma unroll
   for (int gi = 0; gi < C::STAGES - 1; ++gi) stage(gi);
@@ -305,14 +367,7 @@ __global__ void __launch_bounds__(C::THREADS)
     __syncthreads();
     if constexpr (C::KS > 1) {
       // The previous group's completed step: add the other warps' partial sums.
-      if (ks == 0 && pend_t >= 0) {
-        const double* sc = scratch + ((gi - 1) & 1) * C::SCR_ONE + wo * (C::KS - 1) * 32 * C::ACC;
-#pragma unroll
-        for (int kk = 0; kk < C::KS - 1; ++kk)
-#pragma unroll
-          for (int a = 0; a < C::ACC; ++a) pend[a] += sc[(kk * 32 + lane) * C::ACC + a];
-        store(pend, pend_t);
-      }
+      if (ks == 0 && pend_t >= 0) reduce_store((gi - 1) & 1);
     }
     if (gi + C::STAGES - 1 < C::NG)
       stage(gi + C::STAGES - 1);
@@ -327,51 +382,60 @@ __global__ void __launch_bounds__(C::THREADS)
 #pragma unroll
         for (int qx = 0; qx < C::NQX; ++qx) {
           const int off = i * C::PLANE_S + qq * C::PY * C::TXS + qx * C::PX;
-          if constexpr (C::MM == 8) {
-            const double a = base[off];
+          double a0[C::NB], a1[C::NB];
 #pragma unroll
-            for (int j = 0; j < C::NP; ++j) mma_m8(acc[j], a, cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
-          } else {
-            const double a0 = base[off], a1 = base[off + 8 * C::BX];
-#pragma unroll
-            for (int j = 0; j < C::NP; ++j)
-              mma_m16(acc[j], a0, a1, cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
+          for (int b = 0; b < C::NB; ++b) {
+            a0[b] = base[off + b * C::MM * C::BX];
+            if constexpr (C::MM == 16) a1[b] = base[off + b * C::MM * C::BX + 8 * C::BX];
           }
+#pragma unroll
+          for (int j = 0; j < C::NP; ++j)
+#pragma unroll
+            for (int b = 0; b < C::NB; ++b) {
+              if constexpr (C::MM == 8)
+                mma_m8(acc[b][j], a0[b], cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
+              else
+                mma_m16(acc[b][j], a0[b], a1[b], cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
+            }
         }
       }
     }
     // Slot 0 holds block step t, now complete.
     const int t = gi - C::NP + 1;
     if constexpr (C::KS == 1) {
-      if (t >= 0) store(acc[0], t);
+      if (t >= 0) {
+#pragma unroll
+        for (int b = 0; b < C::NB; ++b) store(acc[b][0], b, t);
+      }
     } else {
       if (ks == 0) {
 #pragma unroll
-        for (int a = 0; a < C::ACC; ++a) pend[a] = acc[0][a];
+        for (int b = 0; b < C::NB; ++b)
+#pragma unroll
+          for (int a = 0; a < C::ACC; ++a) pend[b][a] = acc[b][0][a];
         pend_t = t;
       } else {
-        double* sc = scratch + (gi & 1) * C::SCR_ONE + (wo * (C::KS - 1) + ks - 1) * 32 * C::ACC;
+        double* sc = scratch + (gi & 1) * C::SCR_ONE +
+                     (wo * (C::KS - 1) + ks - 1) * 32 * C::NB * C::ACC;
 #pragma unroll
-        for (int a = 0; a < C::ACC; ++a) sc[lane * C::ACC + a] = acc[0][a];
+        for (int b = 0; b < C::NB; ++b)
+#pragma unroll
+          for (int a = 0; a < C::ACC; ++a) sc[(lane * C::NB + b) * C::ACC + a] = acc[b][0][a];
       }
     }
 #pragma unroll
-    for (int j = 0; j + 1 < C::NP; ++j)
+    for (int b = 0; b < C::NB; ++b) {
 #pragma unroll
-      for (int a = 0; a < C::ACC; ++a) acc[j][a] = acc[j + 1][a];
+      for (int j = 0; j + 1 < C::NP; ++j)
 #pragma unroll
-    for (int a = 0; a < C::ACC; ++a) acc[C::NP - 1][a] = 0.0;
+        for (int a = 0; a < C::ACC; ++a) acc[b][j][a] = acc[b][j + 1][a];
+#pragma unroll
+      for (int a = 0; a < C::ACC; ++a) acc[b][C::NP - 1][a] = 0.0;
+    }
   }
   if constexpr (C::KS > 1) {
     __syncthreads();
-    if (ks == 0 && pend_t >= 0) {
-      const double* sc = scratch + ((C::NG - 1) & 1) * C::SCR_ONE + wo * (C::KS - 1) * 32 * C::ACC;
-#pragma unroll
-      for (int kk = 0; kk < C::KS - 1; ++kk)
-#pragma unroll
-        for (int a = 0; a < C::ACC; ++a) pend[a] += sc[(kk * 32 + lane) * C::ACC + a];
-      store(pend, pend_t);
-    }
+    if (ks == 0 && pend_t >= 0) reduce_store((C::NG - 1) & 1);
   }
 }
 
@@ -396,6 +460,38 @@ __global__ void peak_m16(double* out, int iters) {
   for (int it = 0; it < iters; ++it)
 #pragma unroll
     for (int c = 0; c < 8; ++c) mma_m16(acc[c], a, b, a);
+  double s = 0;
+  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 12345.678) out[0] = s;
+}
+// Throughput only (fragment contents are arbitrary): m16n8k8 and m16n8k16 f64 (sm_90).
+__global__ void peak_m16k8(double* out, int iters) {
+  double acc[8][4] = {};
+  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+          "{%8,%9}, {%0,%1,%2,%3};\n"
+          : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
+          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a));
+  double s = 0;
+  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 12345.678) out[0] = s;
+}
+__global__ void peak_m16k16(double* out, int iters) {
+  double acc[8][4] = {};
+  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+          "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+          : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
+          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a),
+            "d"(b), "d"(a));
   double s = 0;
   for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
   if (s == 12345.678) out[0] = s;
@@ -600,14 +696,15 @@ static void run_dmma(Ctx& c, const char* tag) {
   const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
   char params[256];
   std::snprintf(params, sizeof params,
-                "blk %dx%dx%d patch %dx%d m%d warps %dx%dx%d tile %dx%dx%d st %d", C::BX, C::BY,
-                C::BS, C::PX, C::PY, C::MM, C::WXW, C::WYW, C::KS, C::TX, C::TY, C::TS, C::STAGES);
+                "blk %dx%dx%d patch %dx%d m%d nb %d warps %dx%dx%d tile %dx%dx%d st %d", C::BX,
+                C::BY, C::BS, C::PX, C::PY, C::MM, C::NB, C::WXW, C::WYW, C::KS, C::TX, C::TY,
+                C::TS, C::STAGES);
   emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
        ms, rel, maxrel, bad);
   CK(cudaFree(dcoef));
 }
 
-static void run_naive(Ctx& c) {
+static void run_reference(Ctx& c) {
   const Problem& p = c.p;
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   for (const Pt& q : p.pts) {
@@ -622,7 +719,31 @@ static void run_naive(Ctx& c) {
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
-  emit(c, "naive", "reference kernel, one thread a point", 1.0, 0, 0, 0, 256, ms, 0, 0, 0);
+  emit(c, "reference", "run-time offset loop, one thread a point", 1.0, 0, 0, 0, 256, ms, 0, 0, 0);
+}
+
+template <class G>
+static void run_naive(Ctx& c) {
+  constexpr int DX = G::XLO + G::XHI + 1, DY = G::YLO + G::YHI + 1, DS = G::SLO + G::SHI + 1;
+  std::vector<double> dense(DX * DY * DS);
+  for (int ds = 0; ds < DS; ++ds)
+    for (int dy = 0; dy < DY; ++dy)
+      for (int dx = 0; dx < DX; ++dx)
+        dense[(ds * DY + dy) * DX + dx] = coef_at(c.p, dx - G::XLO, dy - G::YLO, ds - G::SLO);
+  CK(cudaMemcpyToSymbol(c_dense, dense.data(), dense.size() * 8));
+  const int by = G::NY >= 8 ? 8 : 1, bx = by == 8 ? 32 : 256;
+  const dim3 block(bx, by), grid(G::NX / bx, G::NY / by, G::NS);
+  auto step = [&](const double* in, double* out) { naive_step<G><<<grid, block>>>(in, out); };
+  fill_nan<<<1024, 256>>>(c.p2, c.p.cells());
+  step(c.a0, c.p2);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  double rel, maxrel, bad;
+  compare_to_ref(c, c.p2, rel, maxrel, bad);
+  const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
+  char params[96];
+  std::snprintf(params, sizeof params, "compile-time offsets, one thread a point, block %dx%d", bx, by);
+  emit(c, "naive", params, 1.0, 0, 0, 0, bx * by, ms, rel, maxrel, bad);
 }
 
 static void run_peaks(Ctx& c) {
@@ -654,15 +775,24 @@ static void run_peaks(Ctx& c) {
   const double m8 = warps * iters * 8 * (2.0 * 8 * 8 * 4) / (ms * 1e-3) / 1e9;
   ms = timeit([&] { peak_m16<<<blocks, threads>>>(dummy, iters); });
   const double m16 = warps * iters * 8 * (2.0 * 16 * 8 * 4) / (ms * 1e-3) / 1e9;
-  ms = timeit([&] { peak_fma<<<blocks, threads>>>(dummy, iters); });
-  const double fm = 1.0 * blocks * threads * iters * 8 * 2.0 / (ms * 1e-3) / 1e9;
-  std::printf("peaks: DMMA m8n8k4 %.0f GFLOP/s, DMMA m16n8k4 %.0f GFLOP/s, DFMA %.0f GFLOP/s (%d SMs)\n",
-              m8, m16, fm, sms);
-  c.peak_dmma_gflops = std::max(m8, m16);
+  ms = timeit([&] { peak_m16k8<<<blocks, threads>>>(dummy, iters / 2); });
+  const double k8 = warps * (iters / 2) * 8 * (2.0 * 16 * 8 * 8) / (ms * 1e-3) / 1e9;
+  ms = timeit([&] { peak_m16k16<<<blocks, threads>>>(dummy, iters / 4); });
+  const double k16 = warps * (iters / 4) * 8 * (2.0 * 16 * 8 * 16) / (ms * 1e-3) / 1e9;
+  ms = timeit([&] { peak_fma<<<blocks, threads>>>(dummy, iters * 16); });
+  const double fm = 1.0 * blocks * threads * iters * 16 * 8 * 2.0 / (ms * 1e-3) / 1e9;
+  int clk = 0;
+  CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
+  std::printf("peaks: DMMA m8n8k4 %.0f, m16n8k4 %.0f, m16n8k8 %.0f, m16n8k16 %.0f GFLOP/s; DFMA %.0f "
+              "GFLOP/s (%d SMs, max SM clock %d MHz)\n",
+              m8, m16, k8, k16, fm, sms, clk / 1000);
+  c.peak_dmma_gflops = std::max({m8, m16, k8, k16});
   c.peak_dfma_gflops = fm;
   if (c.csv) {
     std::fprintf(c.csv, "peak,,%s,dmma_m8n8k4,,,,,,,,,%.0f,,,,,,\n", c.gpu.c_str(), m8);
     std::fprintf(c.csv, "peak,,%s,dmma_m16n8k4,,,,,,,,,%.0f,,,,,,\n", c.gpu.c_str(), m16);
+    std::fprintf(c.csv, "peak,,%s,dmma_m16n8k8,,,,,,,,,%.0f,,,,,,\n", c.gpu.c_str(), k8);
+    std::fprintf(c.csv, "peak,,%s,dmma_m16n8k16,,,,,,,,,%.0f,,,,,,\n", c.gpu.c_str(), k16);
     std::fprintf(c.csv, "peak,,%s,dfma,,,,,,,,,%.0f,,,,,,\n", c.gpu.c_str(), fm);
   }
   CK(cudaFree(dummy));
@@ -676,35 +806,50 @@ static void run_peaks(Ctx& c) {
 #endif
 
 static void run_variants(Ctx& c) {
+  // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES>
 #if STENCIL == 0  // box2d2r 8192^2
   using G = Geo<8192, 1, 8192, 2, 2, 0, 0, 2, 2>;
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 8, 1, 1, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 8, 1, 1, 256, 4>>(c, "dmma-c");
+  run_naive<G>(c);
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3>>(c, "dmma-f");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 256, 4>>(c, "dmma-g");
 #elif STENCIL == 1  // box2d4r 8192^2
   using G = Geo<8192, 1, 8192, 4, 4, 0, 0, 4, 4>;
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 8, 1, 1, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 8, 1, 1, 256, 4>>(c, "dmma-c");
-  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 4, 1, 1, 128, 3>>(c, "dmma-d");
+  run_naive<G>(c);
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
+  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-d");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 2, 1, 1, 128, 3>>(c, "dmma-e");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3>>(c, "dmma-f");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 4, 1, 1, 128, 3>>(c, "dmma-g");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 256, 4>>(c, "dmma-h");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 2, 4, 1, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 4, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 2, 1, 128, 3>>(c, "dmma-c");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 2, 4, 3, 128, 3>>(c, "dmma-d");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 4, 3, 128, 3>>(c, "dmma-e");
+  run_naive<G>(c);
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 4, 1, 128, 3>>(c, "dmma-a");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3>>(c, "dmma-b");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 4>>(c, "dmma-c");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 3, 128, 3>>(c, "dmma-e");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3>>(c, "dmma-f");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 1, 128, 3>>(c, "dmma-g");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 64, 4>>(c, "dmma-h");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 3, 128, 3>>(c, "dmma-i");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 2, 2, 2, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 4, 2, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 2, 4, 128, 3>>(c, "dmma-c");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 2, 2, 4, 128, 3>>(c, "dmma-d");
+  run_naive<G>(c);
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 2, 2, 128, 3>>(c, "dmma-a");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3>>(c, "dmma-b");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 4, 128, 3>>(c, "dmma-f");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 2, 128, 4>>(c, "dmma-g");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 4, 128, 3>>(c, "dmma-h");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 5, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 5, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 2, 1, 5, 128, 3>>(c, "dmma-c");
+  run_naive<G>(c);
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 1, 2, 5, 128, 3>>(c, "dmma-a");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 1, 5, 128, 3>>(c, "dmma-b");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 128, 3>>(c, "dmma-f");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 64, 4>>(c, "dmma-g");
 #endif
 }
 
@@ -751,7 +896,7 @@ int main(int argc, char** argv) {
   for (const Pt& q : c.p.pts) csum += q.c;
   std::printf("%s: %zu points, coefficient sum %.17g, grid %dx%dx%d, GPU %s\n", c.p.name.c_str(),
               c.p.pts.size(), csum, c.p.nx, c.p.ny, c.p.nz, c.gpu.c_str());
-  run_naive(c);
+  run_reference(c);
   run_variants(c);
   if (c.csv) std::fclose(c.csv);
   return 0;
