@@ -90,6 +90,19 @@ __device__ __forceinline__ void mma_m16(double (&d)[4], double a0, double a1, do
       : "d"(a0), "d"(a1), "d"(b));
 }
 
+// D (16x8) += A (16x16) * B (16x8), f64 (sm_90). Used as four k4 chunks in one instruction:
+// lane l holds a[2p] = A[l/4][k], a[2p+1] = A[l/4+8][k] and b[p] = B[k][l/4] for the same
+// k = k(p, l%4) (the kernel only relies on A and B sharing that k mapping, and on the
+// m16n8k4 row split, both checked by the verification).
+__device__ __forceinline__ void mma_k16(double (&d)[4], const double (&a)[8], double b0, double b1,
+                                        double b2, double b3) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+      "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+        "d"(b0), "d"(b1), "d"(b2), "d"(b3));
+}
+
 // ---------------------------------------------------------------------------------------
 // Reference (naive) step, verification helpers: kernels/reference.cuh's semantics with
 // run-time extents. Axes: x fastest, then y, then z; 2-D grids have nz = 1.
@@ -219,13 +232,15 @@ constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }
 // (product 4); MM blocks per MMA (8: m8n8k4, 16: m16n8k4); NB batches of MM blocks per
 // warp, side by side along x (same coefficient registers, NB x the accumulators); WXW x WYW
 // output warps, each split over KS warps (patch rows); TS output planes per CTA; STAGES ring
-// depth (groups).
+// depth (groups); KK the MMA's k: 4 (one patch an MMA) or 16 (m16n8k16: four of the group's
+// BS x NQYK x NQX patches an MMA, the last MMA padded with zero coefficients).
 template <class G, int BX_, int BY_, int BS_, int PX_, int PY_, int MM_, int NB_, int WXW_,
-          int WYW_, int KS_, int TS_, int STAGES_>
+          int WYW_, int KS_, int TS_, int STAGES_, int KK_ = 4>
 struct Cfg {
   using Geom = G;
   static constexpr int BX = BX_, BY = BY_, BS = BS_, PX = PX_, PY = PY_, MM = MM_, NB = NB_,
-                       WXW = WXW_, WYW = WYW_, KS = KS_, TS = TS_, STAGES = STAGES_;
+                       WXW = WXW_, WYW = WYW_, KS = KS_, TS = TS_, STAGES = STAGES_, KK = KK_;
+  static_assert(KK == 4 || (KK == 16 && MM_ == 16), "k16 needs m16");
   static_assert(BX * BY * BS == 8 && BX % 2 == 0, "8-point blocks, x pairs");
   static_assert(PX * PY == 4, "k = 4 window positions");
   static_assert(MM == 8 || MM == 16, "m8n8k4 or m16n8k4");
@@ -240,7 +255,9 @@ struct Cfg {
   static constexpr int TXS = TX + WXP - BX, TYS = TY + WYP - BY, PLANE_S = TXS * TYS;
   static constexpr int NWARPS = WXW * WYW * KS, THREADS = 32 * NWARPS;
   static constexpr int ACC = MM / 4;
-  static constexpr int NCOEF = WSP * NQYK * NQX;  // coefficient doubles per thread
+  static constexpr int NCH = BS * NQYK * NQX;      // patches of one group (per warp)
+  static constexpr int NCH4 = round_up(NCH, 4);    // padded for k16
+  static constexpr int NCOEF = KK == 4 ? WSP * NQYK * NQX : NP * NCH4;  // doubles per thread
   static constexpr int RING = STAGES * BS * PLANE_S;
   static constexpr int SCR_ONE = WXW * WYW * (KS - 1) * 32 * NB * ACC;
   static constexpr int SCRATCH = KS > 1 ? 2 * SCR_ONE : 0;
@@ -268,16 +285,12 @@ __global__ void __launch_bounds__(C::THREADS)
   const int xw = wxi * C::WFX, yw = wyi * C::BY;
 
   // Coefficient fragments (B operands) of this warp's patch rows, in registers.
-  double cr[C::WSP][C::NQYK][C::NQX];
+  // k4: cr[ws][qq][qx]; k16: [slot j][group patch c] (flat, NCOEF).
+  double cr[C::NCOEF];
   {
     const double* cp = coefg + static_cast<size_t>(ks) * C::NCOEF * 32 + lane;
 #pragma unroll
-    for (int ws = 0; ws < C::WSP; ++ws)
-#pragma unroll
-      for (int qq = 0; qq < C::NQYK; ++qq)
-#pragma unroll
-        for (int qx = 0; qx < C::NQX; ++qx)
-          cr[ws][qq][qx] = __ldg(cp + ((ws * C::NQYK + qq) * C::NQX + qx) * 32);
+    for (int e = 0; e < C::NCOEF; ++e) cr[e] = __ldg(cp + e * 32);
   }
   // This lane's A element inside a staged plane: block gq of the batch, patch position kq.
   const int lane_off = (yw + ks * C::NQYK * C::PY + kq / C::PX) * C::TXS + xw + gq * C::BX +
@@ -375,6 +388,30 @@ __global__ void __launch_bounds__(C::THREADS)
       cp_async_commit();
 
     const double* base = ring + (gi % C::STAGES) * C::BS * C::PLANE_S + lane_off;
+    if constexpr (C::KK == 16) {
+#pragma unroll
+      for (int c4 = 0; c4 < C::NCH4 / 4; ++c4) {
+        double a[C::NB][8];
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+          const int c = c4 * 4 + p < C::NCH ? c4 * 4 + p : 0;  // padding: any finite data
+          const int i = c / (C::NQYK * C::NQX), qq = (c / C::NQX) % C::NQYK, qx = c % C::NQX;
+          const int off = i * C::PLANE_S + qq * C::PY * C::TXS + qx * C::PX;
+#pragma unroll
+          for (int b = 0; b < C::NB; ++b) {
+            a[b][2 * p] = base[off + b * C::MM * C::BX];
+            a[b][2 * p + 1] = base[off + b * C::MM * C::BX + 8 * C::BX];
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < C::NP; ++j)
+#pragma unroll
+          for (int b = 0; b < C::NB; ++b) {
+            const double* w = cr + j * C::NCH4 + c4 * 4;
+            mma_k16(acc[b][j], a[b], w[0], w[1], w[2], w[3]);
+          }
+      }
+    } else {
 #pragma unroll
     for (int i = 0; i < C::BS; ++i) {
 #pragma unroll
@@ -392,13 +429,15 @@ __global__ void __launch_bounds__(C::THREADS)
           for (int j = 0; j < C::NP; ++j)
 #pragma unroll
             for (int b = 0; b < C::NB; ++b) {
+              const double w = cr[(((C::NP - 1 - j) * C::BS + i) * C::NQYK + qq) * C::NQX + qx];
               if constexpr (C::MM == 8)
-                mma_m8(acc[b][j], a0[b], cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
+                mma_m8(acc[b][j], a0[b], w);
               else
-                mma_m16(acc[b][j], a0[b], a1[b], cr[(C::NP - 1 - j) * C::BS + i][qq][qx]);
+                mma_m16(acc[b][j], a0[b], a1[b], w);
             }
         }
       }
+    }
     }
     // Slot 0 holds block step t, now complete.
     const int t = gi - C::NP + 1;
@@ -656,7 +695,8 @@ template <class C>
 static void run_dmma(Ctx& c, const char* tag) {
   using G = typename C::Geom;
   // B fragments: [ks][ws][qq][qx][lane], lane = (k = lane%4, n = lane/4).
-  std::vector<double> h(static_cast<size_t>(C::KS) * C::NCOEF * 32, 0.0);
+  constexpr int N4 = C::WSP * C::NQYK * C::NQX;  // k4 layout [ws][qq][qx]
+  std::vector<double> h(static_cast<size_t>(C::KS) * N4 * 32, 0.0);
   long long nonzero = 0;
   for (int ks = 0; ks < C::KS; ++ks)
     for (int ws = 0; ws < C::WSP; ++ws)
@@ -673,7 +713,22 @@ static void run_dmma(Ctx& c, const char* tag) {
             nonzero += v != 0.0;
             h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 + lane] = v;
           }
-  const double eff = static_cast<double>(c.p.pts.size()) / (1.0 * C::WXP * C::WYP * C::WSP);
+  if constexpr (C::KK == 16) {
+    // [ks][slot j][patch c of the group][lane]; c = (i, qq, qx), window plane (NP-1-j)*BS+i.
+    std::vector<double> h16(static_cast<size_t>(C::KS) * C::NCOEF * 32, 0.0);
+    for (int ks = 0; ks < C::KS; ++ks)
+      for (int j = 0; j < C::NP; ++j)
+        for (int cc = 0; cc < C::NCH; ++cc) {
+          const int i = cc / (C::NQYK * C::NQX), qq = (cc / C::NQX) % C::NQYK, qx = cc % C::NQX;
+          const int ws = (C::NP - 1 - j) * C::BS + i;
+          for (int lane = 0; lane < 32; ++lane)
+            h16[((static_cast<size_t>(ks) * C::NP + j) * C::NCH4 + cc) * 32 + lane] =
+                h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 + lane];
+        }
+    h.swap(h16);
+  }
+  const double eff = static_cast<double>(c.p.pts.size()) / (1.0 * C::WXP * C::WYP * C::WSP) *
+                     (C::KK == 16 ? 1.0 * C::NCH / C::NCH4 : 1.0);
   if (nonzero != static_cast<long long>(c.p.pts.size()) * 8)
     std::printf("warning: %lld non-zero B entries, expected %zu\n", nonzero, c.p.pts.size() * 8);
   double* dcoef = nullptr;
@@ -696,9 +751,9 @@ static void run_dmma(Ctx& c, const char* tag) {
   const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
   char params[256];
   std::snprintf(params, sizeof params,
-                "blk %dx%dx%d patch %dx%d m%d nb %d warps %dx%dx%d tile %dx%dx%d st %d", C::BX,
-                C::BY, C::BS, C::PX, C::PY, C::MM, C::NB, C::WXW, C::WYW, C::KS, C::TX, C::TY,
-                C::TS, C::STAGES);
+                "blk %dx%dx%d patch %dx%d m%dk%d nb %d warps %dx%dx%d tile %dx%dx%d st %d", C::BX,
+                C::BY, C::BS, C::PX, C::PY, C::MM, C::KK, C::NB, C::WXW, C::WYW, C::KS, C::TX,
+                C::TY, C::TS, C::STAGES);
   emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
        ms, rel, maxrel, bad);
   CK(cudaFree(dcoef));
@@ -806,50 +861,46 @@ static void run_peaks(Ctx& c) {
 #endif
 
 static void run_variants(Ctx& c) {
-  // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES>
+  // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK]>. The variants of the
+  // study's three runs that are not here: docs/bench/dmma-prototype-run{1,2}-nvidia-h200.csv.
 #if STENCIL == 0  // box2d2r 8192^2
   using G = Geo<8192, 1, 8192, 2, 2, 0, 0, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 256, 4>>(c, "dmma-g");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-k");
 #elif STENCIL == 1  // box2d4r 8192^2
   using G = Geo<8192, 1, 8192, 4, 4, 0, 0, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-d");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 2, 1, 1, 128, 3>>(c, "dmma-e");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 4, 1, 1, 128, 3>>(c, "dmma-g");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 256, 4>>(c, "dmma-h");
+  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-k");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-l");
+  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 2, 2, 1, 1, 128, 3, 16>>(c, "dmma-m");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 4, 1, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 4>>(c, "dmma-c");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 3, 128, 3>>(c, "dmma-e");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 1, 128, 3>>(c, "dmma-g");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 64, 4>>(c, "dmma-h");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 3, 128, 3>>(c, "dmma-i");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3, 16>>(c, "dmma-k");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 16>>(c, "dmma-l");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 1, 128, 3, 16>>(c, "dmma-m");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 2, 2, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 4, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 2, 128, 4>>(c, "dmma-g");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 4, 128, 3>>(c, "dmma-h");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3, 16>>(c, "dmma-k");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 4, 128, 3, 16>>(c, "dmma-l");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 2, 128, 3, 16>>(c, "dmma-m");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 1, 2, 5, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 1, 5, 128, 3>>(c, "dmma-b");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 64, 4>>(c, "dmma-g");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 1, 5, 128, 3, 16>>(c, "dmma-k");
 #endif
 }
 
