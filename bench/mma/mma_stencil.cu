@@ -235,8 +235,11 @@ constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }
 // depth (groups); KK the MMA's k: 4 (one patch an MMA) or 16 (m16n8k16: four of the group's
 // BS x NQYK x NQX patches an MMA, the last MMA padded with zero coefficients).
 template <class G, int BX_, int BY_, int BS_, int PX_, int PY_, int MM_, int NB_, int WXW_,
-          int WYW_, int KS_, int TS_, int STAGES_, int KK_ = 4>
+          int WYW_, int KS_, int TS_, int STAGES_, int KK_ = 4, int CSM_ = 0, int MINB_ = 1>
 struct Cfg {
+  // CSM = 1: the coefficient fragments live in shared memory (one LDS.64 a fragment, shared
+  // by the NB batches) instead of registers; MINB = minimum resident CTAs (register cap).
+  static constexpr int CSM = CSM_, MINB = MINB_;
   using Geom = G;
   static constexpr int BX = BX_, BY = BY_, BS = BS_, PX = PX_, PY = PY_, MM = MM_, NB = NB_,
                        WXW = WXW_, WYW = WYW_, KS = KS_, TS = TS_, STAGES = STAGES_, KK = KK_;
@@ -261,7 +264,7 @@ struct Cfg {
   static constexpr int RING = STAGES * BS * PLANE_S;
   static constexpr int SCR_ONE = WXW * WYW * (KS - 1) * 32 * NB * ACC;
   static constexpr int SCRATCH = KS > 1 ? 2 * SCR_ONE : 0;
-  static constexpr int SMEM = (RING + SCRATCH) * 8;
+  static constexpr int SMEM = (RING + SCRATCH) * 8 + (CSM_ ? KS * NCOEF * 32 * 8 : 0);
   static constexpr int NSTEPS = TS / BS, NG = NSTEPS + NP - 1;
   static constexpr bool VEC2 = G::XLO % 2 == 0 && TXS % 2 == 0 && G::NX % 2 == 0;
   static_assert(G::NX % TX == 0 && G::NY % TY == 0 && G::NS % TS == 0 && TS % BS == 0,
@@ -270,7 +273,7 @@ struct Cfg {
 };
 
 template <class C>
-__global__ void __launch_bounds__(C::THREADS)
+__global__ void __launch_bounds__(C::THREADS, C::MINB)
     dmma_step(const double* __restrict__ in, double* __restrict__ out,
               const double* __restrict__ coefg) {
   using G = typename C::Geom;
@@ -286,8 +289,13 @@ __global__ void __launch_bounds__(C::THREADS)
 
   // Coefficient fragments (B operands) of this warp's patch rows, in registers.
   // k4: cr[ws][qq][qx]; k16: [slot j][group patch c] (flat, NCOEF).
-  double cr[C::NCOEF];
-  {
+  double cr[C::CSM ? 1 : C::NCOEF];
+  const double* csm = smem + C::RING + C::SCRATCH + ks * C::NCOEF * 32 + lane;
+  if constexpr (C::CSM) {
+    // Copied once; the first barrier of the group loop orders it before every read.
+    for (int e = threadIdx.x; e < C::KS * C::NCOEF * 32; e += C::THREADS)
+      smem[C::RING + C::SCRATCH + e] = coefg[e];
+  } else {
     const double* cp = coefg + static_cast<size_t>(ks) * C::NCOEF * 32 + lane;
 #pragma unroll
     for (int e = 0; e < C::NCOEF; ++e) cr[e] = __ldg(cp + e * 32);
@@ -426,15 +434,17 @@ __global__ void __launch_bounds__(C::THREADS)
             if constexpr (C::MM == 16) a1[b] = base[off + b * C::MM * C::BX + 8 * C::BX];
           }
 #pragma unroll
-          for (int j = 0; j < C::NP; ++j)
+          for (int j = 0; j < C::NP; ++j) {
+            const int e = (((C::NP - 1 - j) * C::BS + i) * C::NQYK + qq) * C::NQX + qx;
+            const double w = C::CSM ? csm[e * 32] : cr[C::CSM ? 0 : e];
 #pragma unroll
             for (int b = 0; b < C::NB; ++b) {
-              const double w = cr[(((C::NP - 1 - j) * C::BS + i) * C::NQYK + qq) * C::NQX + qx];
               if constexpr (C::MM == 8)
                 mma_m8(acc[b][j], a0[b], w);
               else
                 mma_m16(acc[b][j], a0[b], a1[b], w);
             }
+          }
         }
       }
     }
@@ -878,6 +888,8 @@ static void run_variants(Ctx& c) {
   run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-k");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-l");
   run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 2, 2, 1, 1, 128, 3, 16>>(c, "dmma-m");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3, 4, 1, 4>>(c, "dmma-s");
+  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 4, 1, 1, 128, 3, 4, 1, 2>>(c, "dmma-t");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
   run_naive<G>(c);
@@ -887,6 +899,10 @@ static void run_variants(Ctx& c) {
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3, 16>>(c, "dmma-k");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 16>>(c, "dmma-l");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 1, 128, 3, 16>>(c, "dmma-m");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 2, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-t");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 4, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-u");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 4>>(c, "dmma-v");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
   run_naive<G>(c);
@@ -895,12 +911,15 @@ static void run_variants(Ctx& c) {
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3, 16>>(c, "dmma-k");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 4, 128, 3, 16>>(c, "dmma-l");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 2, 128, 3, 16>>(c, "dmma-m");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 4, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-u");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 1, 2, 5, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 128, 3>>(c, "dmma-f");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 1, 5, 128, 3, 16>>(c, "dmma-k");
+  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
 #endif
 }
 
