@@ -21,8 +21,11 @@
 //    along x (the batch), k = 4 window positions (a PX x PY patch of one window plane),
 //    n = the 8 points of a block. A is the input (read from the staged tile in shared
 //    memory, one 8-byte load per thread, conflict-free), B is the coefficient of the window
-//    position relative to the point (zero outside the stencil): a constant matrix, kept in
-//    registers (one double per thread per patch), built on the host.
+//    position relative to the point (zero outside the stencil): a constant matrix built on
+//    the host, kept in registers (one double per thread per patch) or, CSM = 1, in shared
+//    memory (one 8-byte load per fragment, shared by the NB batches of a warp).
+//  * m8n8k4 runs at half the rate of m16n8k4 on the H200 (29 against 58 TFLOP/s measured by
+//    the peak kernels below); m16n8k16 (KK = 16) takes four patches an instruction.
 //  * Useful share of the MMA work = points / (padded window volume): box3d2r with 2x2x2
 //    blocks 125/216 = 0.58, box3d3r 343/512 = 0.67, box3d4r 729/1000 = 0.73, box2d4r with
 //    4x2 blocks 81/120 = 0.68, box2d2r 25/48 = 0.52.
@@ -761,9 +764,10 @@ static void run_dmma(Ctx& c, const char* tag) {
   const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
   char params[256];
   std::snprintf(params, sizeof params,
-                "blk %dx%dx%d patch %dx%d m%dk%d nb %d warps %dx%dx%d tile %dx%dx%d st %d", C::BX,
-                C::BY, C::BS, C::PX, C::PY, C::MM, C::KK, C::NB, C::WXW, C::WYW, C::KS, C::TX,
-                C::TY, C::TS, C::STAGES);
+                "blk %dx%dx%d patch %dx%d m%dk%d nb %d warps %dx%dx%d tile %dx%dx%d st %d coef %s "
+                "minb %d",
+                C::BX, C::BY, C::BS, C::PX, C::PY, C::MM, C::KK, C::NB, C::WXW, C::WYW, C::KS, C::TX,
+                C::TY, C::TS, C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
   emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
        ms, rel, maxrel, bad);
   CK(cudaFree(dcoef));
