@@ -580,7 +580,7 @@ static std::uint64_t offset_hash(int x, int y, int z, std::uint64_t salt) {
   return mix64((part(x) << 32) ^ (part(y) << 16) ^ part(z) ^ (salt << 48));
 }
 // typical_offsets(box, dims, order) + typical_coefficients: same order, same values.
-static std::vector<Pt> typical_box(int dims, int order) {
+[[maybe_unused]] static std::vector<Pt> typical_box(int dims, int order) {
   std::set<std::tuple<int, int, int>> pts;
   const int zmax = dims == 3 ? order : 0;
   for (int x = -order; x <= order; ++x)
@@ -628,7 +628,7 @@ struct Ctx {
   double peak_dmma_gflops = 0, peak_dfma_gflops = 0;
 };
 
-static void compare_to_ref(Ctx& c, const double* out, double& rel_l2, double& max_rel, double& bad) {
+[[maybe_unused]] static void compare_to_ref(Ctx& c, const double* out, double& rel_l2, double& max_rel, double& bad) {
   compare<<<c.compare_blocks, 256>>>(out, c.ref, c.p.cells(), c.partial);
   CK(cudaGetLastError());
   std::vector<double> h(4 * c.compare_blocks);
@@ -696,7 +696,7 @@ static void emit(Ctx& c, const char* variant, const std::string& params, double 
 }
 
 // Dense coefficient lookup in kernel axes (dx, dy, ds).
-static double coef_at(const Problem& p, int dx, int dy, int ds) {
+[[maybe_unused]] static double coef_at(const Problem& p, int dx, int dy, int ds) {
   for (const Pt& q : p.pts) {
     const int qx = q.x, qy = p.dims == 3 ? q.y : 0, qs = p.dims == 3 ? q.z : q.y;
     if (qx == dx && qy == dy && qs == ds) return q.c;
@@ -773,7 +773,7 @@ static void run_dmma(Ctx& c, const char* tag) {
   CK(cudaFree(dcoef));
 }
 
-static void run_reference(Ctx& c) {
+[[maybe_unused]] static void run_reference(Ctx& c) {
   const Problem& p = c.p;
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   for (const Pt& q : p.pts) {
@@ -815,7 +815,7 @@ static void run_naive(Ctx& c) {
   emit(c, "naive", params, 1.0, 0, 0, 0, bx * by, ms, rel, maxrel, bad);
 }
 
-static void run_peaks(Ctx& c) {
+[[maybe_unused]] static void run_peaks(Ctx& c) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   double* dummy;
@@ -874,7 +874,7 @@ static void run_peaks(Ctx& c) {
 #define STENCIL 2
 #endif
 
-static void run_variants(Ctx& c) {
+[[maybe_unused]] static void run_variants(Ctx& c) {
   // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK]>. The variants of the
   // study's three runs that are not here: docs/bench/dmma-prototype-run{1,2}-nvidia-h200.csv.
 #if STENCIL == 0  // box2d2r 8192^2
