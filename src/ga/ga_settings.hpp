@@ -36,8 +36,8 @@ struct GaSettings {
   int cols = 4;
   // Population, rows and cols not configured: 16 individuals per run, split over the
   // islands by for_islands (4x4 alone, 2x4 for 2 islands, 2x2 for 3 or more), so islands
-  // buy time without costing measurements (docs/decisions.md#population-split); async islands
-  // (GPUs) keep 4x4 each (docs/decisions.md#async-islands).
+  // buy time without costing measurements (docs/decisions.md#population-split), async islands
+  // too (docs/decisions.md#async-islands).
   bool auto_population = true;
   double crossover_rate = 0.8;
   double mutation_rate = 0.05;  // docs/decisions.md#encoding
