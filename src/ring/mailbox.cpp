@@ -1,7 +1,8 @@
 // Messages that never make a rank wait (see mailbox.hpp).
 #include "ring/mailbox.hpp"
 
-#include <memory>
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "ring/bounded_wait.hpp"
@@ -22,41 +23,20 @@ Mailbox::Mailbox(MPI_Comm comm, int width, std::vector<int> peers, const char* w
 Mailbox::~Mailbox() {
   int finalised = 0;
   MPI_Finalized(&finalised);
-  if (finalised)
-    return;
-  // Without a drain (an error path) sends may still read their buffers: hand the requests
-  // back to MPI and keep the buffers until the process ends.
-  if (!pending_.empty()) {
-    auto* orphans = std::make_unique<std::deque<PendingSend>>(std::move(pending_)).release();
-    for (PendingSend& p : *orphans) {
-      if (p.request != MPI_REQUEST_NULL)
-        MPI_Request_free(&p.request);
-    }
-  }
-  MPI_Comm_free(&comm_);
-}
-
-void Mailbox::reap_sends() {
-  while (!pending_.empty()) {
-    int done = 0;
-    MPI_Test(&pending_.front().request, &done, MPI_STATUS_IGNORE);
-    if (!done)
-      return;
-    pending_.pop_front();
-  }
+  if (!finalised)
+    MPI_Comm_free(&comm_);
 }
 
 void Mailbox::send(int peer, const std::vector<double>& values) {
-  reap_sends();
-  PendingSend& p = pending_.emplace_back();
-  p.values = values;
-  p.values.resize(static_cast<std::size_t>(width_));
-  MPI_Isend(p.values.data(), width_, MPI_DOUBLE, peer, kTag, comm_, &p.request);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(width_) * sizeof(double));
+  std::memcpy(bytes.data(), values.data(),
+              std::min(values.size(), static_cast<std::size_t>(width_)) * sizeof(double));
+  sends_out_.send(std::move(bytes), peer, kTag, comm_);
   ++sent_[static_cast<std::size_t>(peer)];
 }
 
 void Mailbox::poll(const Handler& handler) {
-  reap_sends();
+  sends_out_.reap();
   std::vector<double> values(static_cast<std::size_t>(width_));
   for (;;) {
     int flag = 0;
@@ -64,7 +44,9 @@ void Mailbox::poll(const Handler& handler) {
     MPI_Iprobe(MPI_ANY_SOURCE, kTag, comm_, &flag, &status);
     if (!flag)
       return;
-    MPI_Recv(values.data(), width_, MPI_DOUBLE, status.MPI_SOURCE, kTag, comm_, MPI_STATUS_IGNORE);
+    // The doubles' bytes as sent (SendQueue sends bytes).
+    MPI_Recv(values.data(), width_ * static_cast<int>(sizeof(double)), MPI_BYTE, status.MPI_SOURCE,
+             kTag, comm_, MPI_STATUS_IGNORE);
     ++received_[static_cast<std::size_t>(status.MPI_SOURCE)];
     handler(status.MPI_SOURCE, values);
   }
@@ -87,7 +69,7 @@ void Mailbox::drain(const Handler& handler) {
         int counts_known = 0;
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &counts_known,
                     MPI_STATUSES_IGNORE);
-        bool complete = counts_known && pending_.empty();
+        bool complete = counts_known && sends_out_.empty();
         for (std::size_t i = 0; complete && i < n; ++i)
           complete = received_[static_cast<std::size_t>(peers_[i])] >= expected[i];
         return complete;

@@ -11,9 +11,10 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <vector>
+
+#include "ring/send_queue.hpp"
 
 namespace isletune::ring {
 
@@ -45,12 +46,6 @@ class Mailbox {
   static constexpr int kCountTag = 7202;
 
  private:
-  struct PendingSend {
-    std::vector<double> values;
-    MPI_Request request = MPI_REQUEST_NULL;
-  };
-  void reap_sends();
-
   MPI_Comm comm_ = MPI_COMM_NULL;
   int width_ = 0;
   int rank_ = 0;
@@ -59,7 +54,7 @@ class Mailbox {
   const char* what_;
   std::vector<std::int64_t> sent_;      // per rank: messages sent to it
   std::vector<std::int64_t> received_;  // per rank: messages received from it
-  std::deque<PendingSend> pending_;
+  SendQueue sends_out_;
   bool drained_ = false;
 };
 

@@ -33,18 +33,8 @@ RingMigrator::RingMigrator(MPI_Comm comm, int lag, bool early)
 RingMigrator::~RingMigrator() {
   int finalised = 0;
   MPI_Finalized(&finalised);
-  if (finalised)
-    return;
-  // Without a drain (an error path) sends may still be reading their buffers: hand the
-  // requests back to MPI and keep the buffers alive until the process ends.
-  if (!pending_.empty()) {
-    auto* orphans = std::make_unique<std::deque<PendingSend>>(std::move(pending_)).release();
-    for (PendingSend& p : *orphans) {
-      if (p.request != MPI_REQUEST_NULL)
-        MPI_Request_free(&p.request);
-    }
-  }
-  MPI_Comm_free(&comm_);
+  if (!finalised)
+    MPI_Comm_free(&comm_);
 }
 
 int RingMigrator::peer_index(int rank) const {
@@ -55,18 +45,8 @@ int RingMigrator::peer_index(int rank) const {
   return -1;
 }
 
-void RingMigrator::reap_sends() {
-  while (!pending_.empty()) {
-    int done = 0;
-    MPI_Test(&pending_.front().request, &done, MPI_STATUS_IGNORE);
-    if (!done)
-      break;
-    pending_.pop_front();
-  }
-}
-
 void RingMigrator::send(const std::vector<Migrant>& migrants) {
-  reap_sends();
+  sends_out_.reap();
   MigrantBatch batch{sends_, migrants};
   for (Migrant& m : batch.migrants)
     m.source_rank = rank_;
@@ -78,10 +58,7 @@ void RingMigrator::send(const std::vector<Migrant>& migrants) {
   if (first)
     first_ = bytes;
   for (int peer : peers_) {
-    PendingSend& p = pending_.emplace_back();
-    p.bytes = bytes;
-    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, peer, kMigrationTag,
-              comm_, &p.request);
+    sends_out_.send(bytes, peer, kMigrationTag, comm_);
     ++stats_.sent_messages;
     stats_.sent_migrants += static_cast<std::int64_t>(migrants.size());
   }
@@ -128,7 +105,7 @@ void RingMigrator::poll() {
 }
 
 std::vector<Migrant> RingMigrator::receive() {
-  reap_sends();
+  sends_out_.reap();
   last_wait_s_ = 0;
   std::vector<Migrant> out;
   if (peers_.empty())
@@ -237,11 +214,11 @@ DrainStats RingMigrator::drain() {
   poll_or_abort(
       [&] {
         poll();
-        reap_sends();
+        sends_out_.reap();
         int counts_known = 0;
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &counts_known,
                     MPI_STATUSES_IGNORE);
-        bool complete = counts_known && pending_.empty();
+        bool complete = counts_known && sends_out_.empty();
         for (std::size_t i = 0; complete && i < peers_.size(); ++i)
           complete = arrived_[i] >= expected[i];
         return complete;

@@ -27,12 +27,12 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <vector>
 
 #include "ga/migrator.hpp"
 #include "ring/bounded_wait.hpp"
+#include "ring/send_queue.hpp"
 
 namespace isletune::ring {
 
@@ -83,16 +83,10 @@ class RingMigrator final : public Migrator {
   [[nodiscard]] double total_wait_s() const { return total_wait_s_; }
 
  private:
-  struct PendingSend {
-    std::vector<std::uint8_t> bytes;
-    MPI_Request request = MPI_REQUEST_NULL;
-  };
   // Receives every message that has already arrived into held_.
   void poll();
   // Receives one message from `source` (which must be matched by a probe).
   void receive_one(const MPI_Status& status);
-  // Frees the buffers of completed sends.
-  void reap_sends();
   [[nodiscard]] int peer_index(int rank) const;
   using Held = std::map<std::int64_t, std::vector<Migrant>>;  // a peer's batches, by seq
   // Hands `batch` of peer index `peer` out into `out` and forgets it.
@@ -109,7 +103,7 @@ class RingMigrator final : public Migrator {
   std::vector<std::int64_t> next_seq_;  // per peer: next sequence to deliver
   std::vector<Held> held_;              // per peer
   std::vector<std::int64_t> arrived_;   // per peer: batches received from MPI
-  std::deque<PendingSend> pending_;
+  SendQueue sends_out_;
   DrainStats stats_;
   double last_wait_s_ = 0;
   double total_wait_s_ = 0;
