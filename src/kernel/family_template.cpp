@@ -33,6 +33,11 @@ class FamilyTemplate final : public KernelFamily {
   // A real family selects its settings here from the OC parameters, e.g.
   // `return s[Param::streaming] == 0 && s[Param::tdeg] == 1;`.
   bool builds(const Setting&) const override { return false; }
+  // A real family declares its OCs here, each with an id no other family uses.
+  const std::vector<Oc>& ocs() const override {
+    static const std::vector<Oc> none;
+    return none;
+  }
   std::span<const FamilyRule> rules() const override { return kRules; }
 
   // Tile = the block (one point per thread); no shared memory; the overlapped-tile costs.

@@ -2,7 +2,10 @@
 // src/kernel/<family>.cpp). The first family whose builds() accepts a setting builds it.
 #include "kernel/registry.hpp"
 
+#include <algorithm>
 #include <array>
+#include <stdexcept>
+#include <vector>
 
 namespace isletune {
 
@@ -37,6 +40,70 @@ Setting canonical(const ProblemShape& shape, const Setting& s) {
 
 bool is_canonical(const ProblemShape& shape, const Setting& s) {
   return canonical(shape, s) == s;
+}
+
+namespace {
+
+// The OC table by id (an entry with oc == nullptr: no family declares the id).
+const std::array<OcEntry, kOcCount>& oc_index() {
+  static const std::array<OcEntry, kOcCount> index = [] {
+    std::array<OcEntry, kOcCount> out{};
+    for (const KernelFamily* f : families()) {
+      for (const Oc& oc : f->ocs()) {
+        if (oc.id < 0 || oc.id >= kOcCount) {
+          throw std::logic_error("the " + std::string(f->name()) + " family declares OC " +
+                                 std::to_string(oc.id) + ", outside 0.." +
+                                 std::to_string(kOcCount - 1));
+        }
+        OcEntry& e = out[static_cast<std::size_t>(oc.id)];
+        if (e.oc != nullptr) {
+          throw std::logic_error("OC " + std::to_string(oc.id) + " is declared by the " +
+                                 std::string(e.family->name()) + " and the " +
+                                 std::string(f->name()) + " family");
+        }
+        e = OcEntry{&oc, f};
+      }
+    }
+    return out;
+  }();
+  return index;
+}
+
+}  // namespace
+
+std::span<const OcEntry> oc_table() {
+  static const std::vector<OcEntry> table = [] {
+    std::vector<OcEntry> out;
+    for (const OcEntry& e : oc_index()) {
+      if (e.oc != nullptr)
+        out.push_back(e);
+    }
+    return out;
+  }();
+  return table;
+}
+
+const OcEntry* find_oc(int id) {
+  if (id < 0 || id >= kOcCount)
+    return nullptr;
+  const OcEntry& e = oc_index()[static_cast<std::size_t>(id)];
+  return e.oc != nullptr ? &e : nullptr;
+}
+
+int oc_of(const Setting& s) {
+  const KernelFamily* f = find_family(s);
+  if (f == nullptr)
+    return -1;
+  for (const Oc& oc : f->ocs()) {
+    if (oc.holds(s))
+      return oc.id;
+  }
+  return -1;
+}
+
+std::string oc_name(int id) {
+  const OcEntry* e = find_oc(id);
+  return e != nullptr ? e->oc->name : "oc" + std::to_string(id);
 }
 
 }  // namespace isletune

@@ -1,8 +1,9 @@
-// The kernel families the tuner knows (registry.cpp lists them, one line each) and the
-// lookup every caller uses instead of branching on a family.
+// The kernel families the tuner knows (registry.cpp lists them, one line each), the lookup every
+// caller uses instead of branching on a family, and the OC table the families declare.
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "kernel/family.hpp"
@@ -26,5 +27,20 @@ inline constexpr Param kFamilyKnown = Param::tdeg;
 [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s);
 // Whether s is its own canonical setting for a problem of this shape.
 [[nodiscard]] bool is_canonical(const ProblemShape& shape, const Setting& s);
+
+// One row of the OC table: an OC and the family that declares it.
+struct OcEntry {
+  const Oc* oc = nullptr;
+  const KernelFamily* family = nullptr;
+};
+// Every registered family's OCs, by ascending id (the table /space/ocs records). Built once;
+// throws std::logic_error when two families declare one id or an id is out of range.
+[[nodiscard]] std::span<const OcEntry> oc_table();
+// The OC with this id, or nullptr when no family declares it.
+[[nodiscard]] const OcEntry* find_oc(int id);
+// The id of the OC s is in (the one of the family that builds s whose values s has), or -1.
+[[nodiscard]] int oc_of(const Setting& s);
+// The name of OC `id` ("oc<id>" when no family declares it).
+[[nodiscard]] std::string oc_name(int id);
 
 }  // namespace isletune

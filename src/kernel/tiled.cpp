@@ -328,7 +328,30 @@ class Tiled final : public KernelFamily {
  public:
   std::string_view name() const override { return "tiled"; }
   bool builds(const Setting& s) const override { return s[Param::streaming] == 0; }
+  // No streaming, no retiming or prefetch (they need streaming); each merge kind, with and
+  // without fused steps.
+  const std::vector<Oc>& ocs() const override {
+    static const std::vector<Oc> list = [] {
+      std::vector<Oc> out;
+      for (const int merge : {0, 1, 2}) {
+        for (const int temporal : {0, 1})
+          out.push_back(flag_oc(OcFlags{0, merge, 0, 0, temporal}));
+      }
+      return out;
+    }();
+    return list;
+  }
   std::span<const FamilyRule> rules() const override { return kRules; }
+  // sd and sb at their one valid value (no_stream_form), and fused steps stage their levels
+  // in shared memory (temporal_needs_staging).
+  std::vector<SpacePart> space_parts(const ProblemShape&, const Oc& oc,
+                                     ParamValues part) const override {
+    part[index_of(Param::sd)] = {0};
+    part[index_of(Param::sb)] = {0};
+    if (oc.temporal)
+      keep_only(part[index_of(Param::use_shared)], 1);
+    return {SpacePart{std::move(part), -1}};
+  }
 
   // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
   // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll

@@ -32,7 +32,7 @@ struct OcCount {
 
 class Space {
  public:
-  using Values = std::array<std::vector<int>, kParamCount>;
+  using Values = ParamValues;
 
   // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
   // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
@@ -64,7 +64,7 @@ class Space {
   [[nodiscard]] std::optional<std::string> violation(const Setting& s) const;
   [[nodiscard]] bool valid(const Setting& s) const { return !violation(s).has_value(); }
 
-  // The OC of a setting and an OC's name (setting/oc.hpp, the one home of both).
+  // The OC of a setting and an OC's name (the families declare the OCs: kernel/registry.hpp).
   [[nodiscard]] static int oc_of(const Setting& s);
   [[nodiscard]] static std::string oc_name(int oc);
 

@@ -113,11 +113,14 @@ struct ParameterInfo {
   bool operator==(const ParameterInfo&) const = default;
 };
 
-// /space/ocs: one row of the OC table (setting/oc.hpp).
+// /space/ocs: one row of the OC table (the families' OCs, kernel/registry.hpp): id, name, the
+// legacy flag columns and the rule (Oc::rule; for a trace written before the rule column,
+// the rule of its flags).
 struct OcInfo {
   int oc = 0;
   std::string name;
   int streaming = 0, merge = 0, retiming = 0, prefetch = 0, temporal = 0;
+  std::string rule;
   bool operator==(const OcInfo&) const = default;
 };
 
