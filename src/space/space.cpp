@@ -70,6 +70,7 @@ enum Rule : int {
   kFamilyForm,    // the building family's form rules
   kAllowedValue,  // one per parameter, checked in parameter order
   kFamilyRules,   // the building family's other rules
+  kDeclaredOc,    // the setting is in an OC its family declares (KernelFamily::ocs)
   kThreads,
   kBlockLimits,
   kMergeNoneFactors,
@@ -81,8 +82,9 @@ enum Rule : int {
 };
 
 // Each generic rule in a line (`isletune space`), in Rule order.
-constexpr std::array<std::pair<Rule, const char*>, 8> kRuleTexts = {{
+constexpr std::array<std::pair<Rule, const char*>, 9> kRuleTexts = {{
     {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and sd = 1"},
+    {kDeclaredOc, "the setting is in an OC its kernel family declares"},
     {kThreads, "threads per block tbx*tby*tbz >= 32"},
     {kBlockLimits, "the block within the device's per-axis limits and maxThreadsPerBlock"},
     {kMergeNoneFactors, "merge = none => mfx = mfy = mfz = 1"},
@@ -103,6 +105,8 @@ constexpr Param stage_of(Rule r) {
   switch (r) {
     case kTwoDimensional:
       return Param::ufz;
+    case kDeclaredOc:
+      return kFamilyKnown;
     case kThreads:
       return Param::tbz;
     case kBlockLimits:
@@ -272,6 +276,16 @@ struct SpaceRules {
             return false;
         }
         return true;
+      case kDeclaredOc:
+        if (!family || oc_of(s) >= 0)
+          return true;  // no family: kFamilyForm says so
+        return fail([&] {
+          std::string rules;
+          for (const Oc& oc : family->ocs())
+            rules += (rules.empty() ? "" : "; ") + oc.rule();
+          return "no OC of the " + std::string(family->name()) +
+                 " family holds this setting (its OCs: " + rules + ").";
+        });
       case kKernelPlan:
         return family ? plan_ok(*family, sp.shape_, s, sp.limits_, why)
                       : plan_ok(sp.shape_, s, sp.limits_, why);

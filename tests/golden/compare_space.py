@@ -1,9 +1,8 @@
 #!/usr/bin/python3
 """Compares `golden.sh space` lines (NOW) with space.golden (GOLDEN), allowing the one change
 made on purpose since the golden data was recorded: OC 17 (tile+cyclic+tb), whose settings
-built the kernels of OC 9 (tile+block+tb: 0 distinct kernels), is either as recorded or no
-longer valid: its entry gone and the size its valid settings less (within 1 for the
-estimates' rounding).
+built the kernels of OC 9 (tile+block+tb: 0 distinct kernels), is no longer valid: its entry
+is gone and the size has its valid settings less (within 1 for the estimates' rounding).
 
 Usage: compare_space.py GOLDEN NOW   (exit 0 when equal; prints every difference)
 """
@@ -29,9 +28,7 @@ def main() -> int:
             continue
         _, nvalid, nkernels, nocs = now[name]
         gone = ocs.pop(ALLOWED_GONE, None)
-        if gone is not None and nocs.get(ALLOWED_GONE) == gone:
-            ocs[ALLOWED_GONE] = gone  # OC 17 as recorded
-        elif gone is not None:
+        if gone is not None:
             fields = gone.rstrip("~").split(":")
             valid -= float(fields[2])
             kernels -= float(fields[3])

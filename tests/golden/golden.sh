@@ -9,8 +9,10 @@
 #         trajectory (trace_digest.py) per run in replay.golden.
 # record writes the files beside this script; check compares and prints every difference.
 # Both files were recorded on main 52505bc, before the family refactor. The one difference
-# allowed since is OC 17 (tile+cyclic+tb): its settings built the kernels of OC 9
-# (tile+block+tb), 0 distinct kernels, so OC 17 is no longer valid (compare_space.py).
+# since, on purpose, is OC 17 (tile+cyclic+tb): its settings built the kernels of OC 9
+# (tile+block+tb), 0 distinct kernels, so OC 17 is no longer valid (compare_space.py). The
+# replay trajectories are unchanged by it: replay samples the dataset's recorded settings,
+# loaded canonical, and OC 17 never held a canonical one.
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")

@@ -136,7 +136,8 @@ TEST(SpaceOc, IdsAreStableAndNamed) {
     EXPECT_EQ(Space::oc_of(in), e.oc->id) << e.oc->name;
     EXPECT_EQ(find_family(in), e.family) << e.oc->name;
   }
-  EXPECT_EQ(ids.size(), 30u);
+  EXPECT_EQ(ids.size(), 29u);  // tiled: 3 merge kinds x tdeg but cyclic x fused; streaming: 24
+  EXPECT_EQ(find_oc(17), nullptr);
   // Retiming and prefetch need streaming: no family declares a tiled OC with them.
   Setting retimed = tiled();
   retimed[Param::retiming] = 1;
@@ -351,6 +352,38 @@ TEST(SpaceConstraints, TemporalBlockingNeedsSharedOrStreaming) {
   t[Param::tdeg] = 2;
   t[Param::tby] = 8;  // the streaming threads cover tile + 2 halos of 2 fused steps
   EXPECT_TRUE(space3d().valid(t));
+}
+
+// OC 17 (tile+cyclic+tb) counted valid settings but built only OC 9's kernels (the fused kernel
+// reads no merge kind): such a setting is now not valid, and the same one with block merging
+// is, with the same canonical setting (the kernel it would have built).
+TEST(SpaceConstraints, FusedTiledStepsAreNotCyclicallyMerged) {
+  const Space space = space3d();
+  Setting s = tiled();
+  s[Param::tdeg] = 2;
+  s[Param::use_shared] = 1;
+  s[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  s[Param::mfx] = 2;
+  EXPECT_EQ(Space::oc_of(s), -1);
+  expect_rejected(space, s, "merge=cyclic builds the kernel of merge=block");
+  Setting block = s;
+  block[Param::merge] = static_cast<int>(MergeKind::block);
+  EXPECT_TRUE(space.valid(block)) << *space.violation(block);
+  EXPECT_EQ(Space::oc_of(block), 9);
+  EXPECT_EQ(canonical(space.shape(), s), canonical(space.shape(), block));
+  // Without fused steps cyclic merging is its own kernel (OC 16).
+  Setting one = s;
+  one[Param::tdeg] = 1;
+  EXPECT_TRUE(space.valid(one)) << *space.violation(one);
+  EXPECT_EQ(Space::oc_of(one), 16);
+  EXPECT_NE(canonical(space.shape(), one)[Param::merge], static_cast<int>(MergeKind::block));
+  // No OC a space counts is without a kernel of its own.
+  const Grid g{256, 256, 1};
+  const Space flat(typical_stencil("star2d1r"), g, {}, Space::default_values(2, g));
+  for (const OcCount& c : flat.count_per_oc(1)) {
+    EXPECT_NE(c.oc, 17);
+    EXPECT_GT(c.kernels, 0) << Space::oc_name(c.oc);
+  }
 }
 
 TEST(SpaceConstraints, SharedMemoryWithinTheOptInLimit) {
