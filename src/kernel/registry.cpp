@@ -44,61 +44,92 @@ bool is_canonical(const ProblemShape& shape, const Setting& s) {
 
 namespace {
 
-// The OC table by id (an entry with oc == nullptr: no family declares the id).
-const std::array<OcEntry, kOcCount>& oc_index() {
-  static const std::array<OcEntry, kOcCount> index = [] {
-    std::array<OcEntry, kOcCount> out{};
-    for (const KernelFamily* f : families()) {
-      for (const Oc& oc : f->ocs()) {
-        if (oc.id < 0 || oc.id >= kOcCount) {
-          throw std::logic_error("the " + std::string(f->name()) + " family declares OC " +
-                                 std::to_string(oc.id) + ", outside 0.." +
-                                 std::to_string(kOcCount - 1));
-        }
-        OcEntry& e = out[static_cast<std::size_t>(oc.id)];
-        if (e.oc != nullptr) {
-          throw std::logic_error("OC " + std::to_string(oc.id) + " is declared by the " +
-                                 std::string(e.family->name()) + " and the " +
-                                 std::string(f->name()) + " family");
-        }
-        e = OcEntry{&oc, f};
-      }
+// Whether one setting could be in both OCs: every parameter both name has one value in both,
+// and both fuse steps or neither does.
+bool overlap(const Oc& a, const Oc& b) {
+  if (a.temporal != b.temporal)
+    return false;
+  for (const OcValue& va : a.values) {
+    for (const OcValue& vb : b.values) {
+      if (va.param == vb.param && va.value != vb.value)
+        return false;
     }
-    return out;
-  }();
-  return index;
+  }
+  return true;
+}
+
+std::string who(const Oc& oc, const KernelFamily& f) {
+  return "OC " + std::to_string(oc.id) + " (" + oc.rule() + ") of the " + std::string(f.name()) +
+         " family";
 }
 
 }  // namespace
 
-std::span<const OcEntry> oc_table() {
-  static const std::vector<OcEntry> table = [] {
-    std::vector<OcEntry> out;
-    for (const OcEntry& e : oc_index()) {
+OcTable::OcTable(std::span<const KernelFamily* const> families)
+    : families_(families.begin(), families.end()) {
+  row_.fill(-1);
+  std::array<OcEntry, kOcCount> by_id{};
+  for (const KernelFamily* f : families_) {
+    for (const Oc& oc : f->ocs()) {
+      if (oc.id < 0 || oc.id >= kOcCount) {
+        throw std::logic_error(who(oc, *f) + " has an id outside 0.." +
+                               std::to_string(kOcCount - 1));
+      }
+      OcEntry& e = by_id[static_cast<std::size_t>(oc.id)];
       if (e.oc != nullptr)
-        out.push_back(e);
+        throw std::logic_error(who(oc, *f) + " reuses the id of " + who(*e.oc, *e.family));
+      for (const OcEntry& other : by_id) {
+        if (other.oc != nullptr && other.family != f && overlap(oc, *other.oc)) {
+          throw std::logic_error(who(oc, *f) + " could hold the settings of " +
+                                 who(*other.oc, *other.family) +
+                                 ": the family listed first would build them");
+        }
+      }
+      e = OcEntry{&oc, f};
     }
-    return out;
-  }();
+  }
+  for (const OcEntry& e : by_id) {
+    if (e.oc != nullptr) {
+      row_[static_cast<std::size_t>(e.oc->id)] = static_cast<int>(entries_.size());
+      entries_.push_back(e);
+    }
+  }
+}
+
+const OcEntry* OcTable::find(int id) const {
+  if (id < 0 || id >= kOcCount || row_[static_cast<std::size_t>(id)] < 0)
+    return nullptr;
+  return &entries_[static_cast<std::size_t>(row_[static_cast<std::size_t>(id)])];
+}
+
+int OcTable::oc_of(const Setting& s) const {
+  for (const KernelFamily* f : families_) {
+    if (!f->builds(s))
+      continue;
+    for (const Oc& oc : f->ocs()) {
+      if (oc.holds(s))
+        return oc.id;
+    }
+    return -1;
+  }
+  return -1;
+}
+
+const OcTable& registered_ocs() {
+  static const OcTable table(families());
   return table;
 }
 
+std::span<const OcEntry> oc_table() {
+  return registered_ocs().entries();
+}
+
 const OcEntry* find_oc(int id) {
-  if (id < 0 || id >= kOcCount)
-    return nullptr;
-  const OcEntry& e = oc_index()[static_cast<std::size_t>(id)];
-  return e.oc != nullptr ? &e : nullptr;
+  return registered_ocs().find(id);
 }
 
 int oc_of(const Setting& s) {
-  const KernelFamily* f = find_family(s);
-  if (f == nullptr)
-    return -1;
-  for (const Oc& oc : f->ocs()) {
-    if (oc.holds(s))
-      return oc.id;
-  }
-  return -1;
+  return registered_ocs().oc_of(s);
 }
 
 std::string oc_name(int id) {

@@ -5,6 +5,8 @@
 // source (a large random sample, and every setting a default search measures in replay).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <cstdio>
 #include <set>
 #include <unordered_set>
@@ -36,7 +38,9 @@
 
 namespace isletune {
 
-const KernelFamily& template_family();  // src/kernel/family_template.cpp
+const KernelFamily& template_family();   // src/kernel/family_template.cpp
+const KernelFamily& tiled_family();      // src/kernel/tiled.cpp
+const KernelFamily& streaming_family();  // src/kernel/streaming.cpp
 
 namespace {
 
@@ -88,6 +92,54 @@ TEST(KernelFamily, TemplateFamilyPlansOnePointPerThreadWithoutSharedMemory) {
   EXPECT_NE(why.find("tdeg must be 1"), std::string::npos) << why;
   EXPECT_TRUE(template_family().unsupported(fused).has_value());
   EXPECT_FALSE(template_family().unsupported(one_point(3)).has_value());
+}
+
+// The extension point (issue 46): a family brings its OCs. The template's OC 48 joins an OC
+// table beside the streaming family's with its id, name and rule, and a setting the template
+// builds is in it; beside the tiled family it is refused, because tiled's OC 0 holds the same
+// settings (the family listed first would build them), as is an id declared twice.
+TEST(KernelFamily, TemplateBringsItsOwnOcToAnOcTable) {
+  const std::array<const KernelFamily*, 2> list = {&template_family(), &streaming_family()};
+  const OcTable table(list);
+  ASSERT_EQ(table.entries().size(), 25u);
+  EXPECT_EQ(table.entries().back().oc->id, 48);
+  EXPECT_EQ(table.entries().back().family, &template_family());
+  ASSERT_NE(table.find(48), nullptr);
+  EXPECT_EQ(table.find(48)->oc->name, "template");
+  EXPECT_EQ(table.find(48)->oc->rule(), "streaming=0,merge=0,retiming=0,prefetch=0,tdeg=1");
+  EXPECT_EQ(table.find(0), nullptr) << "no tiled family in this table";
+  EXPECT_EQ(table.oc_of(one_point(3)), 48);
+  Setting fused = one_point(3);
+  fused[Param::tdeg] = 2;
+  EXPECT_EQ(table.oc_of(fused), -1) << "the template builds one step per launch";
+  Setting streamed = one_point(3);
+  streamed[Param::streaming] = 1;
+  EXPECT_EQ(table.oc_of(streamed), oc_of(streamed)) << "streaming keeps its recorded ids";
+  // Its pruning: the parameters it does not read at one value.
+  Space::Values values = Space::default_values(3, Grid{64, 64, 64});
+  const auto parts = template_family().space_parts(
+      shape_of(typical_stencil("star3d1r"), Grid{64, 64, 64}), *table.find(48)->oc, values);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].values[index_of(Param::sd)], std::vector<int>{0});
+  EXPECT_EQ(parts[0].values[index_of(Param::sb)], std::vector<int>{0});
+  EXPECT_EQ(parts[0].values[index_of(Param::tbx)], values[index_of(Param::tbx)]);
+
+  const std::array<const KernelFamily*, 3> with_tiled = {&tiled_family(), &streaming_family(),
+                                                         &template_family()};
+  try {
+    const OcTable refused(with_tiled);
+    ADD_FAILURE() << "an OC table with overlapping OCs was built";
+  } catch (const std::logic_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("OC 48"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("OC 0 "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("tiled family"), std::string::npos) << msg;
+  }
+  const std::array<const KernelFamily*, 2> twice = {&streaming_family(), &streaming_family()};
+  EXPECT_THROW(OcTable{twice}, std::logic_error);
+  // The registered table is the tiled and streaming families' 29 OCs.
+  EXPECT_EQ(oc_table().size(), 29u);
+  EXPECT_EQ(find_oc(48), nullptr);
 }
 
 // The spaces the canonical tests walk: 2-D and 3-D, symmetric and asymmetric reach, and a
