@@ -81,12 +81,6 @@ inline DeviceLimits recorded_limits(const std::vector<EnvironmentInfo>& environm
   return limits;
 }
 
-// What every report, JSON document and export of a replayed run says about its times: they
-// are the dataset's measurements, and its clock (time budgets, compile seconds) simulated.
-inline std::string replayed_label(const std::string& dataset) {
-  return "replayed from " + dataset + ", clock simulated";
-}
-
 // One stencil feature (paper Table 2) by name.
 struct StencilFeature {
   std::string name;

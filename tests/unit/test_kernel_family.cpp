@@ -31,6 +31,7 @@
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
 #include "trace/reader.hpp"
+#include "trace/replay_dataset.hpp"
 #endif
 #ifdef ISLETUNE_KERNEL_FAMILY_NVRTC
 #include "eval/cuda/nvrtc_compiler.hpp"
@@ -442,7 +443,7 @@ TEST(Canonical, NoTwoSettingsMeasuredByADefaultReplayRunBuildTheSameKernel) {
   const Config config =
       parse_config(TraceReader(dataset).config_yaml(), dataset.string(), dataset.parent_path());
   const Problem pr{resolve_stencil(config), config.grid};
-  ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
+  ReplayEvaluator replay = load_replay(dataset);
   // The recording holds one kernel under several settings; the candidates do not.
   std::unordered_set<Setting, SettingHash> recorded_canonical;
   for (const Setting& s : replay.candidates()) {
