@@ -71,8 +71,9 @@ class Space {
   // Number of valid settings and of distinct kernels per OC (only OCs with at least one
   // valid setting are listed, in id order). Exact by enumeration when the OC's raw product
   // of value counts is at most `enumerate_limit`, otherwise a seeded Monte-Carlo estimate.
-  // An OC whose settings all build kernels of another OC (stream+cyclic: stream+block)
-  // lists 0 kernels.
+  // The OCs are the families' (KernelFamily::ocs); a family declares no OC whose settings
+  // would all build another OC's kernels (tile+cyclic+tb, OC 17, is not declared), so an OC
+  // listed with 0 kernels is a Monte-Carlo estimate that drew no canonical setting.
   [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed,
                                                   double enumerate_limit = 2e6) const;
   // Sum of count_per_oc.
