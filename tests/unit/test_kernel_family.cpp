@@ -196,9 +196,11 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
     valid += c.count;
     kernels += c.kernels;
     const OcFlags f = oc_flags(c.oc);
-    if (f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming) {
-      EXPECT_EQ(c.kernels, 0) << oc_name(c.oc);  // the same kernels as with block merging
-    }
+    // Cyclic merging with fused tiled steps built the block-merged kernels (0 kernels of its
+    // own): OC 17 is not declared, so not counted (issue 46).
+    EXPECT_FALSE(f.merge == static_cast<int>(MergeKind::cyclic) && f.temporal && !f.streaming)
+        << oc_name(c.oc);
+    EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
     if (f.streaming) {  // the register pipeline reads the merge kind
       EXPECT_GT(c.kernels, 0) << oc_name(c.oc);
     }
@@ -208,8 +210,9 @@ TEST(Canonical, SpaceCountsAndSamplesDistinctKernels) {
   // halo, 3,680 more (2-wide blocks along x or y); since use_shared selects the shared ring of the
   // last level at tdeg >= 2 (streaming), 19,888 more settings fit the registers (390,910 before)
   // and the streaming settings with use_shared = 1 at tdeg >= 2 build kernels of their own (105,158
-  // before).
-  EXPECT_EQ(valid, 410798);
+  // before); OC 17's 39,448 settings, none a kernel of its own, are no longer valid (410,798
+  // before, issue 46).
+  EXPECT_EQ(valid, 371350);
   EXPECT_EQ(kernels, 157254);
   Rng rng(3, 0);
   const int oc = oc_id(OcFlags{1, 1, 0, 0, 1});  // stream+block+tb
