@@ -143,6 +143,19 @@ TEST(KernelFamily, TemplateBringsItsOwnOcToAnOcTable) {
   EXPECT_EQ(find_oc(48), nullptr);
 }
 
+// The online model's interacting parameters are what selects a family's kernel: the
+// parameters the registered OCs are defined by (a family that selects its OCs by another one
+// must add it, issue 46).
+TEST(KernelFamily, ModelInteractionsAreTheOcSelectingParameters) {
+  std::set<Param> selecting;
+  for (const OcEntry& e : oc_table()) {
+    for (const OcValue& v : e.oc->values)
+      selecting.insert(v.param);
+  }
+  const std::set<Param> interacting(std::begin(kModelInteractions), std::end(kModelInteractions));
+  EXPECT_EQ(interacting, selecting);
+}
+
 // The spaces the canonical tests walk: 2-D and 3-D, symmetric and asymmetric reach, and a
 // stencil large enough that codegen clips unroll factors (box3d4r).
 struct Problem {
