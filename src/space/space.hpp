@@ -54,9 +54,10 @@ class Space {
   [[nodiscard]] const ProblemShape& shape() const { return shape_; }
   // Largest |offset| of the stencil along an axis (0 = x, 1 = y, 2 = z).
   [[nodiscard]] int radius(int axis) const { return radius_[axis]; }
-  // The values each parameter may take inside OC `oc` once the OC's fixed flags and the
-  // canonical form are applied (e.g. sd = sb = 0 without streaming, mf = 1 for merge
-  // none); every list empty when the OC holds no valid setting at all.
+  // The values each parameter may take inside OC `oc` once the OC's values, the generic
+  // pruning and its family's (KernelFamily::space_parts) are applied (e.g. sd = sb = 0
+  // without streaming, mf = 1 for merge none); every list empty when the OC holds no valid
+  // setting at all or no family declares it.
   [[nodiscard]] const Values& oc_domain(int oc) const { return oc_domains_[oc]; }
 
   // Why the setting is not valid (one sentence naming the violated constraint), or
