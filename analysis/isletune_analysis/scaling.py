@@ -352,13 +352,20 @@ def run_metrics(trace: Trace, target_ms: float, clock: str = "auto",
         e = r.evaluations
         hits = measured_mask(e) & ok_mask(e) & (e["median_ms"] <= target_ms)
         for g in np.unique(e["generation"][hits]).tolist():
-            if g not in column:
+            if g in column:
+                t = float(sched.done[i, column[g]])
+            elif kind == "recorded":
+                # Async islands end in different generations (ga.migration.drift async): past
+                # the ones every island completed, the island's own clock when it measured.
+                t = float(np.nanmax(e["wall_s"][hits & (e["generation"] == g)]))
+            else:
                 continue
-            t = float(sched.done[i, column[g]])
             if t < hit_time or (t == hit_time and (hit_gen is None or g < hit_gen)):
                 hit_time, hit_gen = t, int(g)
     if hit_gen is None:
         slowest = math.inf
+    elif hit_gen not in column:
+        slowest = hit_time  # an async island's own clock (above)
     else:
         own_clock = np.cumsum(sched.busy, axis=1) if kind == "simulated" else sched.end
         slowest = float(own_clock[:, column[hit_gen]].max())

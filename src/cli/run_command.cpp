@@ -31,7 +31,8 @@ constexpr const char* kRunHelp =
     "Writes DIR/trace.h5 (rank 0) and DIR/rank-NNNN.h5 (one per rank), prints one line\n"
     "per generation and the best setting. SIGTERM/SIGINT (or SIGUSR1 through mpirun) stop\n"
     "every rank after the current generation; `isletune resume DIR` continues.\n"
-    "ISLETUNE_REPLAY_DELAY_S=x sleeps x seconds per evaluated batch with replay.\n";
+    "ISLETUNE_REPLAY_DELAY_S=x sleeps x seconds per evaluated batch with replay\n"
+    "(ISLETUNE_REPLAY_DELAY_RANK=r: on rank r only).\n";
 constexpr const char* kResumeHelp =
     "usage: isletune resume DIR\n"
     "\n"

@@ -470,9 +470,14 @@ void parse_ga(const Parser& p, const YAML::Node& node, GaSettings& ga) {
       ga.migration_lag = static_cast<int>(p.integer(m["lag"], "ga.migration.lag", 0, 1, "0 or 1"));
     }
     if (m["drift"]) {
-      ga.migration_drift = static_cast<int>(p.integer(
-          m["drift"], "ga.migration.drift", -1, GaSettings::kMaxDrift,
-          "an integer in [0, " + std::to_string(GaSettings::kMaxDrift) + "], or -1 (off)"));
+      if (m["drift"].IsScalar() && m["drift"].Scalar() == "async") {
+        ga.migration_drift = GaSettings::kDriftAsync;
+      } else {
+        ga.migration_drift = static_cast<int>(
+            p.integer(m["drift"], "ga.migration.drift", -1, GaSettings::kMaxDrift,
+                      "an integer in [0, " + std::to_string(GaSettings::kMaxDrift) +
+                          "], async (islands that never wait), or -1 (off)"));
+      }
       if (ga.migration_drift >= 0 && ga.migration_lag != 0) {
         p.fail(m["drift"], "ga.migration.drift",
                "excludes ga.migration.lag " + std::to_string(ga.migration_lag) +
@@ -949,7 +954,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "count" << YAML::Value << g.migration_count;
   out << YAML::Key << "lag" << YAML::Value << g.migration_lag;
   if (g.migration_drift != GaSettings::kDriftAuto)
-    out << YAML::Key << "drift" << YAML::Value << g.migration_drift;
+    out << YAML::Key << "drift" << YAML::Value << g.drift_text();
   out << YAML::Key << "fill" << YAML::Value << g.fill_picks;
   out << YAML::EndMap;
   out << YAML::Key << "mcr_threshold" << YAML::Value << real_text(g.mcr_threshold);
@@ -1016,7 +1021,7 @@ void resolve_drift(Config& c) {
   const bool automatic = c.ga.migration_drift == GaSettings::kDriftAuto;
   if (automatic) {
     const bool measured = c.evaluator.backend == Backend::cuda;
-    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? 1 : -1;
+    c.ga.migration_drift = measured && c.ga.migration_lag == 0 ? GaSettings::kDriftAsync : -1;
   }
   // fill measures only while an island waits for a neighbour drift generations behind: a
   // fill without drift would silently do nothing.

@@ -119,7 +119,8 @@ struct ConfigOverrides {
 };
 // Applies the overrides and re-validates (e.g. --backend replay needs evaluator.dataset).
 void apply_overrides(Config& config, const ConfigOverrides& overrides);
-// ga.migration.drift not configured (GaSettings::kDriftAuto): 1 on the CUDA backend unless
+// ga.migration.drift not configured (GaSettings::kDriftAuto): async islands
+// (GaSettings::kDriftAsync, docs/decisions.md#async-islands) on the CUDA backend unless
 // ga.migration.lag is 1, else off (-1). apply_overrides ends with it, so a run's trace records
 // the value it ran with.
 void resolve_drift(Config& config);

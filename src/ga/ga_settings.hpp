@@ -3,6 +3,7 @@
 // by the search loop), and the stop rules they ask for.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,7 +36,8 @@ struct GaSettings {
   int cols = 4;
   // Population, rows and cols not configured: 16 individuals per run, split over the
   // islands by for_islands (4x4 alone, 2x4 for 2 islands, 2x2 for 3 or more), so islands
-  // buy time without costing measurements (docs/decisions.md#population-split).
+  // buy time without costing measurements (docs/decisions.md#population-split), async islands
+  // too (docs/decisions.md#async-islands).
   bool auto_population = true;
   double crossover_rate = 0.8;
   double mutation_rate = 0.05;  // docs/decisions.md#encoding
@@ -53,20 +55,38 @@ struct GaSettings {
   // deterministic ring above). With drift D >= 0 an island hands out whatever its neighbours
   // have sent so far and waits only for their batches older than D of its own sends; the stop
   // vote is pipelined D + 1 generations deep. Faster islands run ahead instead of waiting, so
-  // a run depends on timing. kDriftAuto (not configured): 1 where the measurements come from
-  // GPUs, whose times vary from run to run anyway (the ring's determinism buys nothing there,
-  // and waiting costs wall time: docs/decisions.md#migration-drift), off in replay, where
+  // a run depends on timing. kDriftAuto (not configured): async (below) where the measurements
+  // come from GPUs, whose times vary from run to run anyway (the ring's determinism buys
+  // nothing there, and waiting costs wall time: docs/decisions.md#migration-drift,
+  // docs/decisions.md#async-islands), off in replay, where
   // determinism is what reproducible runs and identical resumes rest on (resolve_drift,
   // src/config).
+  //
+  // kDriftAsync (config `drift: async`): islands that never wait for each other
+  // (docs/decisions.md#async-islands). An island integrates whatever its
+  // neighbours have sent when it migrates, never waits for a batch; the stop vote is
+  // asynchronous too (ring/async_stop_vote.hpp: every island's wish reaches every other as a
+  // message, each island stops as soon as the wishes it knows decide it, and the run agrees
+  // on one reason at the end); no gather of every island's generation 0 (forwarding around
+  // the ring carries it); resume continues every rank from its own newest generation.
   static constexpr int kDriftAuto = -2;
   static constexpr int kMaxDrift = 3;
+  static constexpr int kDriftAsync = 1 << 20;  // "no bound": larger than any run's sends
   int migration_drift = kDriftAuto;
+  [[nodiscard]] bool async_islands() const { return migration_drift == kDriftAsync; }
   // The ring's wait in sends (RingMigrator's lag) and the stop vote's pipeline depth in
-  // generations, from migration_lag or migration_drift (kDriftAuto unresolved: off).
+  // generations, from migration_lag or migration_drift (kDriftAuto unresolved: off). Async
+  // islands have no vote pipeline (their vote never waits): depth 1.
   [[nodiscard]] int ring_lag() const {
     return migration_drift < 0 ? migration_lag : migration_drift;
   }
-  [[nodiscard]] int vote_depth() const { return migration_drift < 0 ? 1 : migration_drift + 1; }
+  [[nodiscard]] int vote_depth() const {
+    return migration_drift < 0 || async_islands() ? 1 : migration_drift + 1;
+  }
+  // The drift as configuration text ("async", or the integer).
+  [[nodiscard]] std::string drift_text() const {
+    return async_islands() ? "async" : std::to_string(migration_drift);
+  }
   // With drift: an island that would wait for its neighbours' batches or for the stop vote
   // measures the online model's next `fill_picks` picks instead, as one batch
   // (SearchLoop::fill), again until they are ready, so a GPU that would idle measures (0:
@@ -100,12 +120,22 @@ struct GaSettings {
            "] (0: the ridge alone; -1: the default forest)";
   }
   // Generations an island keeps in the evaluator's queue at once (the pipeline, ga/pipeline.hpp):
-  // 0 (default) as many as keep its compile threads and GPU busy, at most kMaxPipeline; 1 one
+  // 0 (default) as many as keep its compile threads and GPU busy, at most as below; 1 one
   // generation at a time (each waits for its slowest compile); n: at most n. Only an
   // asynchronous evaluator (the CUDA worker, replay) overlaps them.
+  // The automatic depth bounds the children bred before their parents' measurements came back
+  // rather than the generations: kMaxPipeline generations of 16, whatever the population, so an
+  // island of 4 (the default split over four islands) may queue 32 generations. Fewer kept
+  // such an island's GPU 25-44 % busy on four H200s, its queue 6-8 settings deep against the
+  // 20 its compile threads could take (docs/decisions.md#async-islands).
   static constexpr int kMaxPipeline = 8;
+  static constexpr int kPipelineChildren = kMaxPipeline * 16;
+  static constexpr int kMaxPipelineBroods = kPipelineChildren / 2;  // population >= 2
   int pipeline = 0;
-  [[nodiscard]] int pipeline_broods() const { return pipeline == 0 ? kMaxPipeline : pipeline; }
+  [[nodiscard]] int pipeline_broods() const {
+    return pipeline > 0 ? pipeline
+                        : std::max(kMaxPipeline, kPipelineChildren / std::max(1, population));
+  }
   [[nodiscard]] static std::string pipeline_expected() {
     return "an integer in [0, " + std::to_string(kMaxPipeline) +
            "] (0: as deep as keeps the GPU busy; 1: one generation at a time)";

@@ -1,6 +1,7 @@
 // The island GA as a strategy of the search loop (IslandStrategy, search.hpp): generations
 // through the pipeline (ga/pipeline.hpp), restarts and epochs, migration, its state's bytes.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -55,7 +56,8 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       restarts_on_(settings.explicit_budget()),
       restart_mcr_(settings.mcr_threshold),
       extras_(std::move(extras)),
-      pipeline_(settings.pipeline_broods()) {
+      pipeline_(settings.pipeline_broods()),
+      defer_restarts_(settings.migration_drift >= 0) {
   pipeline_.set_on_result(
       [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
   window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
@@ -84,6 +86,18 @@ void IslandStrategy::prefetch_next_epoch() {
   prefetch_ = std::async(std::launch::async, extras_.refill, epoch_ + 1);
 }
 
+// Whether a due restart may begin: at once in a deterministic run; with a run that depends on
+// timing anyway (drift or async islands, GPUs), only once the next epoch's sample has been
+// drawn. On four H200s a restart that waited for its sample left a rank's GPU idle for 8-20 s
+// (docs/studies/2026-11-28-async-islands-4xh200.md); meanwhile the island breeds on as before.
+bool IslandStrategy::epoch_ready() {
+  if (!defer_restarts_ || !extras_.refill || !restarts_on_)
+    return true;
+  prefetch_next_epoch();
+  return !prefetch_.valid() || prefetched_epoch_ != epoch_ + 1 ||
+         prefetch_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   island_->set_clock_offset(ctx.clock_offset);
   if (g > 0)
@@ -103,7 +117,7 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     out.exhausted = true;
     return out;
   }
-  if (restart_due_ && pipeline_.broods() == 0) {
+  if (restart_due_ && pipeline_.broods() == 0 && epoch_ready()) {
     // A restart may open another epoch's alphabet: nothing of the old one stays queued.
     pipeline_.drain_late(ctx.evaluator,
                          [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
@@ -137,7 +151,7 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
 // More generations while earlier ones' measurements come back, within the cap on new
 // measurements (what is queued counts), and none once a restart is due.
 std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
-  if (restart_due_ || exhausted_)
+  if ((restart_due_ && epoch_ready()) || exhausted_)
     return std::nullopt;
   std::int64_t room = -1;
   if (ctx.room >= 0) {

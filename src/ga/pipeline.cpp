@@ -248,7 +248,7 @@ void Pipeline::restore(ByteReader& r, Island& island) {
   gpu_s_ = r.get<double>();
   paced_ = r.get<std::int64_t>();
   const std::uint32_t broods = r.get<std::uint32_t>();
-  if (broods > static_cast<std::uint32_t>(GaSettings::kMaxPipeline))
+  if (broods > static_cast<std::uint32_t>(GaSettings::kMaxPipelineBroods))
     r.failed();
   for (std::uint32_t k = 0; k < broods; ++k) {
     QueuedBrood q;

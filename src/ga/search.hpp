@@ -321,6 +321,10 @@ class IslandStrategy final : public SearchStrategy {
   std::future<std::vector<Setting>> prefetch_;
   Pipeline pipeline_;
   int late_ = 0;  // late measurements since the last generation settled
+  // A run that depends on timing anyway (GaSettings::migration_drift >= 0): a due restart
+  // waits, breeding on, until its epoch's sample is drawn (epoch_ready()).
+  bool defer_restarts_ = false;
+  [[nodiscard]] bool epoch_ready();
 };
 
 // random and sampled-random: `population` proposals per generation, repeats answered

@@ -25,7 +25,9 @@
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
 #include "ga/search.hpp"
+#include "ring/async_stop_vote.hpp"
 #include "ring/bounded_wait.hpp"
+#include "ring/mailbox.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -242,18 +244,33 @@ EnvironmentInfo unpack(const std::string& s) {
 
 // Rank 0's per-generation progress line (collective: every rank gathers its numbers, in
 // the background: rank 0 prints a generation's line once every rank has ended it, and no
-// rank waits for the line).
+// rank waits for the line). Async islands (GaSettings::async_islands) are at different
+// generations, so no gather matches them: every rank sends its numbers to rank 0 as messages
+// instead (ring::Mailbox), and rank 0 prints a line after each of its own generations with
+// the newest numbers it has of every rank.
 class Progress {
  public:
   Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
-           double start_s, std::int64_t evaluations, double copy_bandwidth_gbs)
+           double start_s, std::int64_t evaluations, double copy_bandwidth_gbs, bool async)
       : world_(world),
         gather_(world.comm(), kFields),
         config_(config),
         printer_(printer),
         start_s_(start_s),
         evaluations_(evaluations),
-        roof_ms_(copy_roofline_ms(config.grid, copy_bandwidth_gbs)) {}
+        roof_ms_(copy_roofline_ms(config.grid, copy_bandwidth_gbs)) {
+    if (!async || world.size() < 2)
+      return;
+    std::vector<int> peers;
+    for (int r = 0; r < world.size(); ++r) {
+      if ((world.rank() == 0) != (r == 0))
+        peers.push_back(r);
+    }
+    mail_.emplace(world.comm(), kFields, std::move(peers), "the progress rows");
+    newest_.assign(static_cast<std::size_t>(world.size()) * kFields, 0.0);
+    for (int r = 0; r < world.size(); ++r)
+      newest_[static_cast<std::size_t>(r) * kFields + 2] = std::nan("");
+  }
 
   // " (37% of budget, ETA 2m10s)": the largest share used of the budgets that are set
   // (generations, the island with the fewest evaluations left, evaluator clock) and the
@@ -293,8 +310,23 @@ class Progress {
   // `naive`: rank 0's time of the naive-equivalent setting (NaN: not measured, and why).
   void generation(const GenerationRecord& g, double compile_s, const NaiveTime& naive) {
     evaluations_ += g.evaluations;
-    gather_.start({static_cast<double>(g.generation), static_cast<double>(evaluations_), g.best_ms,
-                   g.mcr, g.wall_s, compile_s});
+    const std::vector<double> row = {static_cast<double>(g.generation),
+                                     static_cast<double>(evaluations_),
+                                     g.best_ms,
+                                     g.mcr,
+                                     g.wall_s,
+                                     compile_s};
+    if (mail_) {
+      if (world_.rank() != 0) {
+        mail_->send(0, row);
+        return;
+      }
+      keep(0, row);
+      mail_->poll([this](int r, const std::vector<double>& v) { keep(r, v); });
+      print(newest_, naive);
+      return;
+    }
+    gather_.start(row);
     poll(naive);
   }
 
@@ -302,18 +334,41 @@ class Progress {
   // gather of generation 0, which every rank entered after starting its generation-0 gather,
   // so its line comes before generation 1 is measured, not after).
   void poll(const NaiveTime& naive) {
+    if (mail_) {
+      mail_->poll([this](int r, const std::vector<double>& v) { keep(r, v); });
+      return;
+    }
     for (const std::vector<double>& all : gather_.ready())
       print(all, naive);
   }
 
   // After the search, on every rank: the lines of the generations still in flight.
   void finish(const NaiveTime& naive) {
+    if (mail_) {
+      mail_->drain([this](int r, const std::vector<double>& v) { keep(r, v); });
+      return;
+    }
     for (const std::vector<double>& all : gather_.drain())
       print(all, naive);
   }
 
  private:
   static constexpr int kFields = 6;
+
+  // Rank `r`'s numbers of its newest generation (async islands; a message from another rank
+  // carries nothing but numbers: an older generation's, come late, or a non-finite one is
+  // not kept, but for the best, which is NaN until a kernel was measured).
+  void keep(int r, const std::vector<double>& v) {
+    if (r < 0 || r >= world_.size() || static_cast<int>(v.size()) != kFields)
+      return;
+    double* row = &newest_[static_cast<std::size_t>(r) * kFields];
+    if (r != 0 && v[0] < row[0])
+      return;
+    for (int k = 0; k < kFields; ++k) {
+      if (std::isfinite(v[static_cast<std::size_t>(k)]) || k == 2)
+        row[k] = v[static_cast<std::size_t>(k)];
+    }
+  }
 
   // Rank 0's line of one gathered generation (every rank's fields in rank order).
   void print(const std::vector<double>& all, const NaiveTime& naive) {
@@ -380,6 +435,8 @@ class Progress {
 
   const ring::World& world_;
   ring::BackgroundGather gather_;
+  std::optional<ring::Mailbox> mail_;  // async islands: rows to rank 0 as messages
+  std::vector<double> newest_;         // rank 0, async islands: every rank's newest row
   const Config& config_;
   const RunPrinter& printer_;
   double start_s_;
@@ -395,12 +452,19 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
   const GaSettings& pace = s.config.ga;
   // One rank waits for no one: its vote needs no depth (which would only run it past a stop).
   const int depth = world.size() > 1 ? pace.vote_depth() : 1;
+  // Async islands wait for no one: their vote is messages (ring/async_stop_vote.hpp).
+  const bool async = pace.async_islands() && world.size() > 1;
   ring::RingMigrator ring_migrator(world.comm(), pace.ring_lag(), pace.migration_drift >= 0);
-  ring::RingStopVote ring_vote(world.comm(), depth);
+  std::optional<ring::RingStopVote> ring_vote;
+  std::optional<ring::AsyncStopVote> async_vote;
+  if (async)
+    async_vote.emplace(world.comm());
+  else
+    ring_vote.emplace(world.comm(), depth);
   RecordingMigrator migrator(ring_migrator);
-  RecordingVote vote(ring_vote);
+  RecordingVote vote(async ? static_cast<StopVote&>(*async_vote) : *ring_vote);
   Progress progress(world, s.config, printer, start_s, s.resume ? s.resume->search.evaluations : 0,
-                    s.evaluator->limits().memory_bandwidth_gbs);
+                    s.evaluator->limits().memory_bandwidth_gbs, async);
   CheckpointingSink sink(*s.rank_writer, s.write_error);
   const std::optional<Setting> naive =
       naive_seed(*s.space, s.candidates ? &*s.candidates : nullptr);
@@ -452,6 +516,9 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
         // Restarts spend an explicit budget; their epochs draw fresh samples.
         IslandExtras extras;
         extras.islands = world.size();
+        // Async islands never wait for every island's generation 0: forwarding around the
+        // ring brings it to every island as it comes.
+        extras.gather_first = !ga.async_islands();
         if (ga.explicit_budget()) {
           extras.refill =
               refill_source(c, *s.stencil, *s.space, s.candidates, rank, s.sampled.size());
@@ -508,7 +575,14 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     world.abort(kExitInternal);
   }
   progress.finish(sink.naive());
-  ring_vote.drain();
+  if (async_vote) {
+    // Each island stopped on the wishes it knew; the run's reason is the one every island
+    // agrees on once every wish has arrived (a generation limit is each island's own).
+    if (const StopReason agreed = async_vote->drain(); agreed != StopReason::none)
+      result.reason = agreed;
+  } else {
+    ring_vote->drain();
+  }
   ring_migrator.drain();
   return result;
 }
@@ -738,11 +812,11 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
   if (world.rank() == 0 && printer.line) {
     // How the islands wait for each other (several ranks): the deterministic ring or drift.
     const GaSettings& ga = s.config.ga;
-    const std::string ring = world.size() == 1 ? ""
-                             : ga.fills_waits()
-                                 ? format(" (drift %d, fill %d)", ga.migration_drift, ga.fill_picks)
-                             : ga.migration_drift >= 0 ? format(" (drift %d)", ga.migration_drift)
-                                                       : format(" (lag %d)", ga.migration_lag);
+    const std::string ring =
+        world.size() == 1  ? ""
+        : ga.fills_waits() ? format(" (drift %s, fill %d)", ga.drift_text().c_str(), ga.fill_picks)
+        : ga.migration_drift >= 0 ? format(" (drift %s)", ga.drift_text().c_str())
+                                  : format(" (lag %d)", ga.migration_lag);
     printer.line(format(
         "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s%s, %zu sampled "
         "settings, trace %s%s%s",
@@ -910,6 +984,8 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   // configuration and seed: exactly what the interrupted run would have done).
   const int newest = checkpoint ? checkpoint->current.search.generation : -1;
   const int common = -static_cast<int>(world.max(-static_cast<double>(newest)));
+  // Async islands never were at one generation together: each continues from its own newest.
+  const int from = common >= 0 && s.config.ga.async_islands() && world.size() > 1 ? newest : common;
   if (common < 0) {
     s.sampled = {};
     // Nothing is deleted: the earlier files move into a subdirectory first.
@@ -930,16 +1006,16 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
     return start_fresh(world, phases, s, printer, "resume", start_s);
   }
   phases.attempt([&] {
-    s.resume = checkpoint->at(common);
+    s.resume = checkpoint->at(from);
     if (!s.resume) {
       throw InputError(s.dir.string() + ": rank " + std::to_string(world.rank()) +
-                       " has no checkpoint of generation " + std::to_string(common) + ".");
+                       " has no checkpoint of generation " + std::to_string(from) + ".");
     }
     if (s.resume->search.stopped == StopReason::signal)
       s.resume->search.stopped = StopReason::none;
     RankCheckpoint kept{*s.resume, {}};
     for (const RankState& older : checkpoint->earlier) {
-      if (older.search.generation < common)
+      if (older.search.generation < from)
         kept.earlier.push_back(older);
     }
     s.resume_kept = std::move(kept);
@@ -962,15 +1038,15 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   if (phases.failed("resume"))
     return failure(world, s);
   phases.attempt([&] {
-    s.rank_writer.emplace(RankTraceWriter::reopen(s.dir, world.rank(), common));
+    s.rank_writer.emplace(RankTraceWriter::reopen(s.dir, world.rank(), from));
     if (world.rank() == 0)
       s.run_writer.emplace(RunTraceWriter::reopen_trace(s.dir));
   });
   if (phases.failed("resume"))
     return failure(world, s);
   if (world.rank() == 0 && printer.line) {
-    printer.line(format("isletune resume: %s from generation %d on %d rank%s", s.dir.c_str(),
-                        common, world.size(), world.size() == 1 ? "" : "s"));
+    printer.line(format("isletune resume: %s from generation %d on %d rank%s", s.dir.c_str(), from,
+                        world.size(), world.size() == 1 ? "" : "s"));
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, printer, start_s, elapsed_s);

@@ -109,9 +109,12 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   if (config.evaluator.backend == Backend::replay) {
     check_replay_dataset(config, resolve_stencil(config));
     auto replay = std::make_unique<ReplayEvaluator>(load_replay(config.evaluator.dataset));
-    // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests).
+    // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests); with
+    // ISLETUNE_REPLAY_DELAY_RANK only that rank (a slow island among fast ones).
     if (const char* delay = std::getenv("ISLETUNE_REPLAY_DELAY_S")) {
-      replay->set_delay_s(std::atof(delay));
+      const char* only = std::getenv("ISLETUNE_REPLAY_DELAY_RANK");
+      if (only == nullptr || std::atoi(only) == env.rank)
+        replay->set_delay_s(std::atof(delay));
     }
     // evaluator.compile_threads: the NVRTC threads replay's queue simulates (0: the
     // recording's), e.g. to replay a serial recording with compiles that overlap.

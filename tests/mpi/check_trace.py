@@ -6,9 +6,10 @@ rank reached the same G (all ranks stop in the same generation); each generation
 the end (`wall_s` of the last generation, offset by nothing) equals the summed cost of
 the measured rows; and /result counts every measured row of every rank.
 
-Usage: check_trace.py RUN/trace.h5 [--partial [SPREAD]]   (--partial: an interrupted run: no
-/result needed, ranks may differ by SPREAD generations, 1 unless given: ga.migration.drift D
-lets them run D + 1 apart)
+Usage: check_trace.py RUN/trace.h5 [--partial [SPREAD]] [--async]   (--partial: an interrupted
+run: no /result needed, ranks may differ by SPREAD generations, 1 unless given:
+ga.migration.drift D lets them run D + 1 apart; --async: ga.migration.drift async, whose ranks
+end in whatever generations they reached, /result counting rank 0's)
 """
 import sys
 
@@ -16,7 +17,7 @@ import h5py
 import numpy as np
 
 
-def main(path, partial, spread=1):
+def main(path, partial, spread=1, unbounded=False):
     errors = []
     with h5py.File(path, "r") as f:
         assert f.attrs["format"] == "isletune-trace", "not a trace"
@@ -53,7 +54,7 @@ def main(path, partial, spread=1):
             if np.any(ev["generation"] > (gen["generation"][-1] if len(gen) else -1)):
                 errors.append(f"rank {r}: evaluations of a generation that was not completed")
             last_generations.append(int(gen["generation"][-1]) if len(gen) else -1)
-        if max(last_generations) - min(last_generations) > (spread if partial else 0):
+        if not unbounded and max(last_generations) - min(last_generations) > (spread if partial else 0):
             errors.append(f"ranks ended in generations {last_generations}")
         if not partial:
             res = f["result"].attrs
@@ -71,6 +72,7 @@ def main(path, partial, spread=1):
 if __name__ == "__main__":
     args = sys.argv[2:]
     spread = 1
-    if "--partial" in args and args.index("--partial") + 1 < len(args):
-        spread = int(args[args.index("--partial") + 1])
-    sys.exit(main(sys.argv[1], "--partial" in args, spread))
+    at = args.index("--partial") + 1 if "--partial" in args else len(args)
+    if at < len(args) and args[at].isdigit():
+        spread = int(args[at])
+    sys.exit(main(sys.argv[1], "--partial" in args, spread, "--async" in args))

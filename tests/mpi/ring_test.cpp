@@ -4,10 +4,13 @@
 // The progress line's background gather never holds rank 0 up for a slow rank, and hands
 // rank 0 every gather, in order, with every rank's row. The migrator and the vote say when
 // they would wait (ready) without waiting.
-// Usage: ring_test delivery|drift|stop|slow|mapping|progress|ready. Exit code 0 on every
+// Async islands (ga.migration.drift async) never wait for each other, yet every island
+// stops and the run agrees on one reason.
+// Usage: ring_test delivery|drift|stop|slow|mapping|progress|ready|async. Exit code 0 on every
 // rank iff all checks pass on every rank.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "mpi_check.hpp"
+#include "ring/async_stop_vote.hpp"
+#include "ring/mailbox.hpp"
 #include "ring/ring_migrator.hpp"
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
@@ -243,6 +248,122 @@ void test_drift(MPI_Comm comm) {
   }
 }
 
+// Async islands: the last rank sleeps `slow_ms` per generation; each rank votes every
+// generation with wish(rank, g, seconds since the start) on the asynchronous vote and sends
+// to the ring that never waits. Returns this rank's last generation, its decision, the
+// agreed reason after the drain.
+struct AsyncOutcome {
+  int generation = 0;
+  StopReason decided = StopReason::none;
+  StopReason agreed = StopReason::none;
+};
+template <typename Wish>
+AsyncOutcome run_async(MPI_Comm comm, Wish wish, int slow_ms) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  isletune::ring::AsyncStopVote vote(comm);
+  RingMigrator migrator(comm, 1 << 20, true);
+  AsyncOutcome out;
+  const double start = MPI_Wtime();
+  for (int g = 0; g <= 100000; ++g) {
+    if (rank == size - 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+    migrator.send({make_migrant(rank, g, 0)});
+    (void)migrator.receive();
+    out.decided = vote.vote(g, wish(rank, g, MPI_Wtime() - start));
+    out.generation = g;
+    if (out.decided != StopReason::none)
+      break;
+  }
+  out.agreed = vote.drain();
+  const isletune::ring::DrainStats stats = migrator.drain();
+  long long sent = stats.sent_messages, got = stats.delivered_messages + stats.drained_messages;
+  long long total[2] = {0, 0}, mine[2] = {sent, got};
+  MPI_Allreduce(mine, total, 2, MPI_LONG_LONG, MPI_SUM, comm);
+  CHECK(total[0] == total[1], "async ring: %lld sent, %lld received", total[0], total[1]);
+  return out;
+}
+
+// Agreed on every rank (collective).
+bool same_everywhere(MPI_Comm comm, int value) {
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&value, &lo, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(&value, &hi, 1, MPI_INT, MPI_MAX, comm);
+  return lo == hi;
+}
+
+void test_async(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // A time budget of 0.3 s on every island's clock, the last rank 20 ms per generation:
+  // the fast ranks are never held by it and run many more generations; every rank stops on its
+  // own time budget, and all agree.
+  {
+    const AsyncOutcome o = run_async(
+        comm,
+        [](int, int, double t) { return t >= 0.3 ? StopReason::time_budget : StopReason::none; },
+        20);
+    CHECK(o.decided == StopReason::time_budget, "time budget: decided %d",
+          static_cast<int>(o.decided));
+    CHECK(o.agreed == StopReason::time_budget, "time budget: agreed %d",
+          static_cast<int>(o.agreed));
+    // (Counts, not times: CI runs 4 ranks on 2 cores.)
+    const int mine = rank == size - 1 ? o.generation : 0;
+    int slow_generations = 0;
+    MPI_Allreduce(&mine, &slow_generations, 1, MPI_INT, MPI_MAX, comm);
+    if (size > 1 && rank != size - 1) {
+      CHECK(o.generation >= 3 * slow_generations,
+            "a fast rank ran %d generations, the slow one %d: held by it", o.generation,
+            slow_generations);
+    }
+  }
+  // One island wishes a signal after 0.1 s: every island stops (it reaches them as a
+  // message), none keeps running to a later stop, and the reason is agreed.
+  {
+    const AsyncOutcome o = run_async(
+        comm,
+        [](int r, int, double t) {
+          return r == 0 && t >= 0.1 ? StopReason::signal : StopReason::none;
+        },
+        10);
+    CHECK(o.decided == StopReason::signal, "signal: decided %d", static_cast<int>(o.decided));
+    CHECK(o.agreed == StopReason::signal, "signal: agreed %d", static_cast<int>(o.agreed));
+  }
+  // Done islands (the MCR stop) wait for every island: rank r is done from generation
+  // 5 + 3 r on and stays done (the vote is sticky even when the wish comes and goes); every
+  // island stops with the MCR reason only after the last one is done.
+  {
+    const AsyncOutcome o = run_async(
+        comm,
+        [](int r, int g, double) {
+          return g >= 5 + 3 * r && g % 2 == 0 ? StopReason::mcr : StopReason::none;
+        },
+        5);
+    CHECK(o.decided == StopReason::mcr, "mcr: decided %d", static_cast<int>(o.decided));
+    CHECK(o.agreed == StopReason::mcr, "mcr: agreed %d", static_cast<int>(o.agreed));
+    if (rank == size - 1)
+      CHECK(o.generation >= 5 + 3 * rank, "mcr: the last rank stopped at %d before it was done",
+            o.generation);
+  }
+  // Two reasons: every island but the last at its time budget (its own limit: it stops, done),
+  // the last one signalled (which stops all): the run's reason is the signal, on every rank,
+  // whichever each rank saw first.
+  {
+    const AsyncOutcome o = run_async(
+        comm,
+        [size](int r, int, double t) {
+          if (t < 0.05)
+            return StopReason::none;
+          return r == size - 1 ? StopReason::signal : StopReason::time_budget;
+        },
+        10);
+    CHECK(same_everywhere(comm, static_cast<int>(o.agreed)), "two reasons: not agreed");
+    CHECK(o.agreed == StopReason::signal, "two reasons: agreed %d", static_cast<int>(o.agreed));
+  }
+}
+
 // A rank 15 ms slower per generation delays the others (they record waiting) but
 // nobody deadlocks and all stop together.
 void test_slow(MPI_Comm comm) {
@@ -410,8 +531,11 @@ int main(int argc, char** argv) {
     test_progress(world.comm());
   } else if (what == "ready") {
     test_ready(world.comm());
+  } else if (what == "async") {
+    test_async(world.comm());
   } else {
-    std::fprintf(stderr, "usage: ring_test delivery|drift|stop|slow|mapping|progress|ready\n");
+    std::fprintf(stderr,
+                 "usage: ring_test delivery|drift|stop|slow|mapping|progress|ready|async\n");
     return 2;
   }
   const int failures = isletune::mpi_test::total_failures(world.comm());

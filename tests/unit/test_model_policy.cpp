@@ -310,16 +310,28 @@ TEST(Config, ModelPolicyAndMigrationLagAreReadAndChecked) {
   };
   EXPECT_NE(error_of("ga: {model_policy: bayes}\n").find("ga.model_policy"), std::string::npos);
   EXPECT_NE(error_of("ga: {migration: {lag: 2}}\n").find("ga.migration.lag"), std::string::npos);
-  // drift: auto unless given (unresolved: off); resolved to 1 on the CUDA backend, off in replay
-  // and with lag 1; read, written back, bounded, and not with lag 1.
+  // drift: auto unless given (unresolved: off); resolved to async on the CUDA backend, off in
+  // replay and with lag 1; read, written back, bounded, and not with lag 1.
   EXPECT_EQ(d.ga.migration_drift, GaSettings::kDriftAuto);
   EXPECT_EQ(d.ga.ring_lag(), 0);
   EXPECT_EQ(d.ga.vote_depth(), 1);
   Config on_gpu = d;
   on_gpu.evaluator.backend = Backend::cuda;
   resolve_drift(on_gpu);
-  EXPECT_EQ(on_gpu.ga.migration_drift, 1);
-  EXPECT_EQ(on_gpu.ga.vote_depth(), 2);
+  EXPECT_EQ(on_gpu.ga.migration_drift, GaSettings::kDriftAsync);
+  EXPECT_TRUE(on_gpu.ga.async_islands());
+  EXPECT_EQ(on_gpu.ga.vote_depth(), 1);
+  EXPECT_GT(on_gpu.ga.ring_lag(), 1000000) << "async islands never wait for a batch";
+  EXPECT_TRUE(on_gpu == parse_config(to_yaml(on_gpu), "again.yaml", "/"));
+  const Config async = parse_config(base + "ga: {migration: {drift: async}}\n", "run.yaml", "/");
+  EXPECT_TRUE(async.ga.async_islands());
+  EXPECT_NE(to_yaml(async).find("drift: async"), std::string::npos) << to_yaml(async);
+  EXPECT_TRUE(async == parse_config(to_yaml(async), "again.yaml", "/"));
+  const std::string wrong = error_of("ga: {migration: {drift: sometimes}}\n");
+  EXPECT_NE(wrong.find("run.yaml: ga.migration.drift"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("async"), std::string::npos) << wrong;
+  EXPECT_NE(error_of("ga: {migration: {lag: 1, drift: async}}\n").find("excludes ga.migration.lag"),
+            std::string::npos);
   Config replayed = d;
   replayed.evaluator.backend = Backend::replay;
   replayed.evaluator.dataset = std::string(ISLETUNE_TEST_DATA) + "/synthetic-star2d1r.h5";

@@ -345,3 +345,34 @@ TEST(Pipeline, APumpKeepsTheQueueFullAndSettlesNothing) {
 
 }  // namespace
 }  // namespace isletune
+
+namespace isletune {
+namespace {
+
+// The automatic depth bounds the children in flight, not the generations: the split
+// population of four islands (2x2) may queue four times the generations of one island of 16,
+// and a configured depth is taken as it is.
+TEST(PipelineDepth, AutomaticDepthScalesWithTheIslandsPopulation) {
+  GaSettings one;
+  EXPECT_EQ(one.for_islands(1).pipeline_broods(), GaSettings::kMaxPipeline);
+  const GaSettings four = one.for_islands(4);
+  ASSERT_EQ(four.population, 4);
+  EXPECT_EQ(four.pipeline_broods(), 4 * GaSettings::kMaxPipeline);
+  EXPECT_EQ(four.pipeline_broods() * four.population,
+            one.for_islands(1).pipeline_broods() * one.for_islands(1).population);
+  GaSettings fixed = four;
+  fixed.pipeline = 3;
+  EXPECT_EQ(fixed.pipeline_broods(), 3);
+  GaSettings big;
+  big.population = 64;
+  big.rows = big.cols = 8;
+  EXPECT_EQ(big.pipeline_broods(), GaSettings::kMaxPipeline) << "never shallower than 8";
+  GaSettings tiny;
+  tiny.population = 2;
+  tiny.rows = 1;
+  tiny.cols = 2;
+  EXPECT_EQ(tiny.pipeline_broods(), GaSettings::kMaxPipelineBroods);
+}
+
+}  // namespace
+}  // namespace isletune

@@ -291,6 +291,50 @@ TEST(SearchBudget, RestartEpochsAreDrawnAheadOnAThreadOfTheirOwn) {
     EXPECT_NE(id, std::this_thread::get_id()) << "an epoch drawn on the island's thread";
 }
 
+TEST(SearchBudget, ARunThatDependsOnTimingBreedsOnWhileItsRestartsSampleIsDrawn) {
+  // With drift or async islands (GPUs) a due restart waits, the island breeding on, until the
+  // next epoch's sample is drawn: no generation holds the island for the draw. The
+  // deterministic ring (replay) waits for it inside the restart, so its trajectory does not
+  // depend on the draw's time.
+  const EpochProblem p;
+  const EpochSampler draw = p.sampler();
+  constexpr auto kDraw = std::chrono::milliseconds(400);
+  const auto longest_step = [&](int drift, int& restarts) {
+    GaSettings ga = p.ga;
+    ga.migration_drift = drift;
+    IslandExtras extras;
+    extras.refill = [&](int epoch) {
+      std::this_thread::sleep_for(kDraw);
+      return draw(epoch);
+    };
+    ReplayEvaluator eval = recorded().replay;
+    NoMigrator alone;
+    LocalStopVote vote;
+    MemorySink sink;
+    const Reindex alphabet(p.first.settings, ga.encoding, ga.gray);
+    IslandSearch search(ga, alphabet, eval, alone, vote, sink, 7, 0, {}, std::nullopt,
+                        std::move(extras));
+    double longest = 0;
+    for (;;) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool more = search.step();
+      longest = std::max(
+          longest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (!more)
+        break;
+    }
+    restarts = search.restarts();
+    return longest;
+  };
+  int deferred_restarts = 0, blocking_restarts = 0;
+  const double deferred = longest_step(1, deferred_restarts);
+  const double blocking = longest_step(-1, blocking_restarts);
+  ASSERT_GE(blocking_restarts, 1) << "the run made no restart";
+  ASSERT_GE(deferred_restarts, 1) << "the deferred run made no restart";
+  EXPECT_GE(blocking, 0.35) << "the deterministic run's restart did not wait for its sample";
+  EXPECT_LT(deferred, 0.2) << "a generation held the island for the restart's sample";
+}
+
 TEST(SearchBudget, GenerationZeroHoldsTheNaiveSetting) {
   const auto naive = naive_seed(*recorded().space, &recorded().settings);
   ASSERT_TRUE(naive) << "the synthetic dataset records the naive-equivalent setting";

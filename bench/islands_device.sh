@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The islands study on one host's GPUs (issue: islands that scale) in one device call: builds
+# the CUDA targets, writes the user configs (bench/islands_configs.py: two stencils no test
+# uses, BUDGET seconds, 16 NVRTC threads per rank), then runs bench/scaling.py (cold cubin
+# caches, one GPU per rank) for each "DRIFT:RANKS" given, e.g. async:1,4 1:4 (async islands on
+# 1 and 4 GPUs, then drift 1 on 4), SEEDS seeds each. The study stops starting runs after STOP
+# seconds; traces, logs and figures go to $OUT.
+#   bench/islands_device.sh BUDGET SEEDS STOP DRIFT:RANKS...
+set -u
+OUT=${OUT:-/tmp/isletune-out}
+mkdir -p "$OUT"
+B=$PWD/build-device
+budget=$1
+seeds=$2
+stop=$3
+shift 3
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+start=$(date +%s)
+cmake -S . -B $B -DISLETUNE_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+cmake --build $B -j"$(nproc)" --target isletune isletune-worker >$OUT/build.txt 2>&1 ||
+  { grep -E "error" -A3 $OUT/build.txt | head -40; exit 1; }
+echo "built in $(( $(date +%s) - start )) s"
+nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv |
+  tee $OUT/nvidia-smi.csv
+W=runs-device/islands
+for mode in "$@"; do
+  drift=${mode%%:*}
+  ranks=${mode#*:}
+  left=$(( stop - ($(date +%s) - start) ))
+  (( left > 0 )) || { echo "# STOP reached: $mode not started"; continue; }
+  configs=$(bench/islands_configs.py $W/configs --budget-s "$budget" --drift "$drift")
+  args=()
+  for c in $configs; do args+=(--config "$c"); done
+  bench/scaling.py --backend cuda --build $B --nice 0 --seeds "$seeds" --ranks "$ranks" \
+    --stop-after "$left" "${args[@]}" --work $W --runs |
+    tee -a "$OUT/islands.txt"
+done
+# GPU_TESTS=1: then the GPU tests of the CUDA worker (kernels and families on every typical
+# stencil, planted faults in a real run), on GPU 0, within GPU_TESTS_S seconds (default 200).
+if [ "${GPU_TESTS:-0}" = 1 ]; then
+  t0=$(date +%s)
+  cmake --build $B -j"$(nproc)" --target test_gpu_kernels test_gpu_families >>$OUT/build.txt 2>&1 ||
+    { grep -E "error" -A3 $OUT/build.txt | tail -40; }
+  echo "GPU tests built in $(( $(date +%s) - t0 )) s"
+  # The binaries directly: ctest's gtest discovery failed on the H200 machine (2026-11-28: its
+  # generated test list had a syntax error), as bench/device_run.sh already does.
+  (cd $B/tests/gpu && timeout "${GPU_TESTS_S:-200}" sh -c \
+    './test_gpu_kernels --gtest_brief=1; echo "kernels rc=$?"; ./test_gpu_families --gtest_brief=1; echo "families rc=$?"' \
+    >$OUT/gpu-tests.txt 2>&1; echo "timeout rc=$?" >>$OUT/gpu-tests.txt)
+  ISLETUNE_WORKER=$B/bin/isletune-worker timeout 200 tests/gpu/planted_faults_run.sh $B/bin/isletune \
+    mpirun --oversubscribe -q --allow-run-as-root >>$OUT/gpu-tests.txt 2>&1
+  echo "planted faults rc=$?" >>$OUT/gpu-tests.txt
+  grep -E "FAILED|Failure|PASSED|SKIPPED \]|rc=" $OUT/gpu-tests.txt | tail -30
+fi
+for r in $W/*/np*-seed*/; do
+  { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
+done
+# One archive per run (the files that come back are at most 16 MiB each).
+for r in $W/*/np*-seed*/; do
+  name=$(basename "$(dirname "$r")")-$(basename "$r")
+  tar czf "$OUT/traces-$name.tar.gz" "$r"trace.h5 "$r"rank-*.h5 2>/dev/null
+done
+ls -la $OUT
