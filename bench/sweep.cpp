@@ -112,6 +112,7 @@
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
 #include "trace/reader.hpp"
+#include "trace/replay_dataset.hpp"
 
 #include "async_ring.hpp"  // bench/: islands that never wait (async=1)
 #include "wall_clock.hpp"  // bench/: the sweep's wall clock
@@ -691,7 +692,7 @@ double median(std::vector<double> v) {
 
 // Spearman correlation of the roofline prediction with the recorded times.
 void print_rank(const Problem& p, const std::filesystem::path& dataset) {
-  ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
+  ReplayEvaluator replay = load_replay(dataset);
   const RooflinePredictor roofline(p.stencil, p.grid, replay.limits());
   const std::vector<Measurement> m = replay.evaluate(p.candidates);
   std::vector<double> predicted, times;
@@ -725,7 +726,7 @@ int main_sweep(int argc, char** argv) {
   }
   const Config config =
       parse_config(TraceReader(dataset).config_yaml(), dataset.string(), dataset.parent_path());
-  ReplayEvaluator replay = ReplayEvaluator::from_file(dataset);
+  ReplayEvaluator replay = load_replay(dataset);
   Problem p{resolve_stencil(config), config.grid, {}, std::numeric_limits<double>::infinity()};
   p.space.emplace(p.stencil, p.grid, replay.limits(), space_values(config));
   p.replay.emplace(replay);

@@ -46,10 +46,33 @@ LEGACY_NEUTRAL_ONE = frozenset({"tdeg", "tbx", "tby", "tbz", "mfx", "mfy", "mfz"
                                 "ufz"})
 # Labels of the merge parameter's values (MergeKind), as setting keys write them.
 MERGE_NAMES: tuple[str, ...] = ("none", "block", "cyclic")
-# The columns of an OC table row besides id and name; a setting belongs to the row whose
-# streaming, merge, retiming and prefetch equal those parameters and whose temporal is
-# tdeg > 1 (the rule /space/ocs states in its `rule` attribute).
+# The legacy flag columns of an OC table row: what the tiled and streaming families' OCs give
+# streaming, merge, retiming and prefetch, and tdeg > 1. A setting's OC is the row whose rule
+# it meets (the `rule` column, e.g. "streaming=1,merge=2,retiming=0,prefetch=0,tdeg>1": every
+# name=value, and tdeg>1 or tdeg=1; docs/trace.md); a trace written before that column has
+# only the flags, and its rule is theirs (`flag_rule`).
 OC_FLAGS: tuple[str, ...] = ("streaming", "merge", "retiming", "prefetch", "temporal")
+
+
+def flag_rule(row: dict[str, Any]) -> str:
+    """The rule of an OC table row's flag columns (what a rule column would say)."""
+    return ",".join(f"{k}={int(row[k])}" for k in OC_FLAGS[:-1]) \
+        + (",tdeg>1" if int(row["temporal"]) else ",tdeg=1")
+
+
+def parse_rule(rule: str) -> tuple[dict[str, int], bool]:
+    """An OC rule's parameter values and whether it fuses steps (tdeg>1)."""
+    values: dict[str, int] = {}
+    temporal = False
+    for term in rule.split(","):
+        if term == "tdeg>1":
+            temporal = True
+        elif term == "tdeg=1":
+            temporal = False
+        else:
+            name, _, value = term.partition("=")
+            values[name] = int(value)
+    return values, temporal
 
 
 def _legacy_ocs() -> tuple[dict[str, Any], ...]:
@@ -63,6 +86,7 @@ def _legacy_ocs() -> tuple[dict[str, Any], ...]:
             + (["retime"] if f["retiming"] else []) + (["prefetch"] if f["prefetch"] else []) \
             + (["tb"] if f["temporal"] else [])
         rows.append(dict(oc=oc, name="+".join(parts) or "plain", **f))
+        rows[-1]["rule"] = flag_rule(rows[-1])
     return tuple(rows)
 
 
@@ -81,16 +105,25 @@ class Schema:
         return self.names.index(name)
 
     def oc_of(self, values: np.ndarray) -> np.ndarray:
-        """OC id of each setting row, looked up in the OC table by its flags."""
+        """OC id of each setting row: the first row of the OC table whose rule it meets (a
+        parameter the settings lack reads as its neutral value); -1 where none is met."""
         v = np.atleast_2d(np.asarray(values, dtype="i8"))
-        flags = {"streaming": v[:, self.index("streaming")] != 0,
-                 "merge": np.clip(v[:, self.index("merge")], 0, 2),
-                 "retiming": v[:, self.index("retiming")] != 0,
-                 "prefetch": v[:, self.index("prefetch")] != 0,
-                 "temporal": v[:, self.index("tdeg")] > 1}
-        by_flags = {tuple(int(r[k]) for k in OC_FLAGS): int(r["oc"]) for r in self.ocs}
-        rows = zip(*(flags[k].astype(int).tolist() for k in OC_FLAGS))
-        return np.asarray([by_flags.get(tuple(t), -1) for t in rows], dtype=int)
+        temporal = v[:, self.index("tdeg")] > 1 if len(v) else np.zeros(0, bool)
+        ids = np.full(len(v), -1, dtype=int)
+        for r in self.ocs:
+            wanted, fused = parse_rule(r["rule"])
+            hit = temporal == fused
+            for name, value in wanted.items():
+                if name in self.names:
+                    hit &= v[:, self.index(name)] == value
+                else:
+                    hit &= np.full(len(v), value == self.neutral_of(name))
+            ids[(ids < 0) & hit] = int(r["oc"])
+        return ids
+
+    def neutral_of(self, name: str) -> int:
+        """The neutral value of a parameter of this trace (0 for one it does not name)."""
+        return self.neutral[self.index(name)] if name in self.names else 0
 
     def oc_name(self, oc: int) -> str:
         """The trace's name of an OC id (e.g. "stream+cyclic+retime+prefetch+tb")."""
@@ -517,6 +550,10 @@ def read_schema(f: h5py.File) -> Schema:
             and {"oc", "name", *OC_FLAGS} <= set(table.dtype.names):
         ocs = tuple({"oc": int(r["oc"]), "name": _text(r["name"]),
                      **{k: int(r[k]) for k in OC_FLAGS}} for r in table[()])
+        if "rule" in table.dtype.names:
+            ocs = tuple(o | {"rule": _text(r["rule"])} for o, r in zip(ocs, table[()]))
+        else:  # written before the rule column: the rule of the flags
+            ocs = tuple(o | {"rule": flag_rule(o)} for o in ocs)
         source["ocs"] = "trace"
     missing = [p for p in ("streaming", "merge", "retiming", "prefetch", "tdeg")
                if p not in names]

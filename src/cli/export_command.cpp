@@ -35,6 +35,7 @@
 #include "config/config.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/standalone.hpp"
+#include "eval/replay/replay_evaluator.hpp"
 #include "run/setup.hpp"
 #include "trace/reader.hpp"
 #include "trace/run_directory.hpp"

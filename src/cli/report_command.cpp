@@ -22,6 +22,7 @@
 #include "common/text.hpp"
 #include "config/config.hpp"
 #include "eval/evaluator.hpp"
+#include "eval/replay/replay_evaluator.hpp"
 #include "run/setup.hpp"
 #include "trace/reader.hpp"
 

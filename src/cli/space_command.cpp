@@ -67,6 +67,7 @@ void print_json(const Config& config, const Stencil& stencil, const Space& space
   for (const OcCount& c : counts) {
     ocs.push_back({{"oc", c.oc},
                    {"name", Space::oc_name(c.oc)},
+                   {"rule", find_oc(c.oc) != nullptr ? find_oc(c.oc)->oc->rule() : ""},
                    {"valid_settings", c.count},
                    {"distinct_kernels", c.kernels},
                    {"exact", c.exact}});

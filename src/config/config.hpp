@@ -106,7 +106,7 @@ struct RecordedProblem {
   std::optional<Grid> grid;
   std::optional<int> steps;  // the default (48) when the text has a grid but no steps
   // evaluator.dataset when evaluator.backend is replay: the run's (or dataset's) times are
-  // that dataset's, its clock simulated (trace_types.hpp: replayed_label).
+  // that dataset's, its clock simulated (eval/replay/replay_evaluator.hpp: replayed_label).
   std::optional<std::string> replayed_from;
 };
 [[nodiscard]] RecordedProblem recorded_problem(std::string_view yaml);

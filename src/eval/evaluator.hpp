@@ -121,6 +121,22 @@ struct Completion {
   Timeline timeline;
 };
 
+// One recorded measurement of a setting (what a replay dataset holds: the trace layer reads
+// them, trace/replay_dataset.hpp).
+struct RecordedMeasurement {
+  Setting setting;
+  Measurement measurement;
+};
+
+// What an evaluator that answers from a recording says about it: the recorded settings it
+// answers (canonical, in recording order), a fingerprint of its answers (a run records it;
+// resume refuses another) and where they came from.
+struct Recording {
+  std::vector<Setting> candidates;
+  std::string fingerprint;
+  std::string origin;
+};
+
 // The evaluators' interface, in two forms over one queue (docs/architecture.md, "The
 // pipeline"):
 // - asynchronous: submit() queues a setting and returns at once; next() returns the next
@@ -174,6 +190,12 @@ class Evaluator {
 
   // The CUDA source of a setting's kernel, for /result and export; empty if unknown.
   [[nodiscard]] virtual std::string source(const Setting&) const { return {}; }
+
+  // The recording it answers from, or nullptr (a GPU measures).
+  [[nodiscard]] virtual const Recording* recording() const { return nullptr; }
+  // Continues the clock of an interrupted run at `s` (a simulated clock; a wall clock
+  // ignores it).
+  virtual void resume_clock_s(double s) { (void)s; }
 
  private:
   std::vector<std::pair<Ticket, Setting>> queued_;  // the synchronous form's queue

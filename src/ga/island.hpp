@@ -51,6 +51,9 @@ struct IslandState {
 // The parameters whose indicators interact with every other one in the island's online
 // model (OnlineModel's `interact`): the merge kind and the streaming family's switches,
 // which change what the other parameters do (replay sweep, docs/decisions.md#model-features).
+// They are the parameters the registered families' OCs are selected by, merge first (the
+// order of the model's columns; unit.KernelFamily.ModelInteractionsAreTheOcSelectingParameters
+// fails when a family's OCs name another).
 inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
                                                Param::prefetch};
 

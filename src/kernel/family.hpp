@@ -8,13 +8,16 @@
 // skeleton to copy: family_template.cpp + kernels/family_template.cuh.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "setting/device_limits.hpp"
+#include "setting/oc.hpp"
 #include "setting/setting.hpp"
 #include "stencil/stencil.hpp"
 
@@ -83,6 +86,20 @@ struct FamilyRule {
   std::string_view text;  // the rule in a line (`isletune space` lists it)
 };
 
+// One product set of value lists inside an OC (what the space counts, enumerates and samples
+// from), and the axis its settings stream along (-1: none; the generic rule "uf_d divides
+// mf_d" skips that axis).
+struct SpacePart {
+  ParamValues values;
+  int stream_axis = -1;
+};
+
+// Narrows a value list to {v} when it holds v, else to {} (no valid setting).
+inline void keep_only(std::vector<int>& list, int v) {
+  const bool has = std::find(list.begin(), list.end(), v) != list.end();
+  list = has ? std::vector<int>{v} : std::vector<int>{};
+}
+
 // The code of one entry: kernels/<template_file>, the device function
 // isl::<function><Config, IslApply>(in, out, smem) it calls, and the config struct.
 struct FamilyCode {
@@ -98,9 +115,26 @@ class KernelFamily {
 
   // Short name: "tiled", "streaming" (plans, tests, docs).
   [[nodiscard]] virtual std::string_view name() const = 0;
-  // Whether this family builds s. It may read only the OC parameters (streaming, merge,
-  // retiming, prefetch, tdeg): the space picks the family once they are set.
+  // Whether this family builds s. It may read only the parameters up to kFamilyKnown (tdeg,
+  // registry.hpp): the space picks the family once they are set.
   [[nodiscard]] virtual bool builds(const Setting& s) const = 0;
+  // The OCs it builds (registry.hpp lists every family's in one table): each an id that no
+  // other family declares (below kOcCount; an id recorded in traces never changes meaning, a
+  // new family appends), a name, the parameter values that define it (parameters up to
+  // kFamilyKnown) and whether it fuses steps. Every setting it builds that its rules admit
+  // is in exactly one of them; a setting in none is not valid.
+  [[nodiscard]] virtual const std::vector<Oc>& ocs() const = 0;
+  // Its pruning of the space inside one of its OCs: `part` arrives with the OC's values
+  // fixed, tdeg kept to the OC's side of 1 and the generic pruning done (merge none: mf = 1);
+  // it returns product sets whose valid settings are exactly the OC's (only values that can
+  // never be valid removed: the parameters it does not read at their one canonical value, a
+  // part per streaming axis). Default: the part as it came.
+  [[nodiscard]] virtual std::vector<SpacePart> space_parts(const ProblemShape& shape, const Oc& oc,
+                                                           ParamValues part) const {
+    (void)shape;
+    (void)oc;
+    return {SpacePart{std::move(part), -1}};
+  }
   // The canonical setting of s for a problem of this shape: every parameter its kernel does
   // not read set to a neutral value, and every factor its code clips for this stencil (an
   // unrolled chunk bounded by the stencil's size) set to the value the kernel really uses, so

@@ -3,11 +3,16 @@
 // every piece a family provides. To add a family:
 //   1. copy this file to src/kernel/<family>.cpp and kernels/family_template.cuh to
 //      kernels/<family>.cuh; rename the class, template_family() and template_step;
-//   2. say which settings it builds (builds: only the OC parameters), its rules, its plan
-//      arithmetic, its code;
+//   2. say which settings it builds (builds: only the parameters up to tdeg), its OCs (ocs:
+//      ids no other family uses, appended after the ids in use; the trace's /space/ocs, the
+//      space's counts, the sampler and the analysis package take them from there), its
+//      pruning of the space (space_parts) and its rules, its plan arithmetic, its code;
 //   3. add one line to the registry (src/kernel/registry.cpp).
-// Unlike a real family it is not in the registry (builds() accepts no setting); the unit tests
-// plan and generate it explicitly and compile it with NVRTC (tests/unit/test_kernel_family.cpp).
+// Unlike a real family it is not in the registry: its one OC (48, "template": no streaming, no
+// merging, one step) could hold the tiled family's OC 0 settings, which the registry's OC
+// table rejects; a real family selects settings no other family's OCs hold. The unit tests
+// build an OC table with it (OcTable), plan and generate it explicitly and compile it with
+// NVRTC (tests/unit/test_kernel_family.cpp).
 #include <sstream>
 
 #include "kernel/emit.hpp"
@@ -30,9 +35,33 @@ bool one_step_per_launch(const ProblemShape&, const Setting& s, std::string* why
 class FamilyTemplate final : public KernelFamily {
  public:
   std::string_view name() const override { return "template"; }
-  // A real family selects its settings here from the OC parameters, e.g.
-  // `return s[Param::streaming] == 0 && s[Param::tdeg] == 1;`.
-  bool builds(const Setting&) const override { return false; }
+  // Which settings it builds, from the parameters up to tdeg.
+  bool builds(const Setting& s) const override {
+    return s[Param::streaming] == 0 && s[Param::merge] == static_cast<int>(MergeKind::none) &&
+           s[Param::tdeg] == 1;
+  }
+  // Its OCs: an id above those in use (kOcCount bounds them), a name, the values that define
+  // it, and whether it fuses steps.
+  const std::vector<Oc>& ocs() const override {
+    static const std::vector<Oc> list = {
+        Oc{48,
+           "template",
+           {{Param::streaming, 0},
+            {Param::merge, static_cast<int>(MergeKind::none)},
+            {Param::retiming, 0},
+            {Param::prefetch, 0}},
+           false},
+    };
+    return list;
+  }
+  // Its pruning inside an OC: parameters its kernel does not read at one value (here the
+  // streaming axis and block), so the space counts each kernel once.
+  std::vector<SpacePart> space_parts(const ProblemShape&, const Oc&,
+                                     ParamValues part) const override {
+    part[index_of(Param::sd)] = {0};
+    part[index_of(Param::sb)] = {0};
+    return {SpacePart{std::move(part), -1}};
+  }
   std::span<const FamilyRule> rules() const override { return kRules; }
 
   // Tile = the block (one point per thread); no shared memory; the overlapped-tile costs.

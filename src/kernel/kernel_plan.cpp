@@ -118,7 +118,13 @@ KernelPlan make_plan(const KernelFamily& family, const ProblemShape& shape, cons
   p.block = {s[Param::tbx], s[Param::tby], s[Param::tbz]};
   p.threads_per_block = p.block[0] * p.block[1] * p.block[2];
   p.flops_per_cell = shape.flops_per_cell;
+  p.x_spread =
+      static_cast<MergeKind>(s[Param::merge]) == MergeKind::block ? std::max(1, s[Param::mfx]) : 1;
+  p.merged_points =
+      std::max(1, s[Param::mfx]) * std::max(1, s[Param::mfy]) * std::max(1, s[Param::mfz]);
+  p.constant_coefficients = s[Param::use_constant] != 0;
   family.plan(shape, s, p);
+  p.cost_factor = family.cost_factor(s);
   return p;
 }
 

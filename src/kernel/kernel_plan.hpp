@@ -132,6 +132,17 @@ struct KernelPlan {
   // estimate it (the streaming family does).
   double l1_doubles = 0;
   int threads_per_block = 1;
+  // What the predictor and the online model read of the kernel (never the setting itself):
+  // the output points a thread's scalar global x accesses are spread over (block merging:
+  // mfx contiguous points, else 1; x_vector pairs halve it), the points a thread computes per
+  // level (mfx * mfy * mfz), whether the coefficients live in __constant__ memory, and the
+  // family's factor on the roofline time for what the plan cannot see
+  // (KernelFamily::cost_factor). make_plan fills the first three generically before the
+  // family's plan (which may change them) and the factor after it.
+  int x_spread = 1;
+  int merged_points = 1;
+  bool constant_coefficients = false;
+  double cost_factor = 1;
 };
 
 // Moves per 64-bit literal coefficient into a multiply-add's operand, per group of points that

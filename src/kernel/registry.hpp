@@ -1,9 +1,12 @@
-// The kernel families the tuner knows (registry.cpp lists them, one line each) and the
-// lookup every caller uses instead of branching on a family.
+// The kernel families the tuner knows (registry.cpp lists them, one line each), the lookup every
+// caller uses instead of branching on a family, and the OC table the families declare.
 #pragma once
 
+#include <array>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernel/family.hpp"
 
@@ -26,5 +29,43 @@ inline constexpr Param kFamilyKnown = Param::tdeg;
 [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s);
 // Whether s is its own canonical setting for a problem of this shape.
 [[nodiscard]] bool is_canonical(const ProblemShape& shape, const Setting& s);
+
+// One row of the OC table: an OC and the family that declares it.
+struct OcEntry {
+  const Oc* oc = nullptr;
+  const KernelFamily* family = nullptr;
+};
+
+// The OC table of a list of families (the registry's: oc_table() below; a test's own list, to
+// try a family before it is registered). Throws std::logic_error naming both when an id is out
+// of range, declared twice, or when two families' OCs could hold one setting (every parameter
+// both name at one value, both temporal or neither): the first family would build it, the
+// other's OC would never be reached.
+class OcTable {
+ public:
+  explicit OcTable(std::span<const KernelFamily* const> families);
+  // Every OC by ascending id.
+  [[nodiscard]] std::span<const OcEntry> entries() const { return entries_; }
+  // The OC with this id, or nullptr when no family of the list declares it.
+  [[nodiscard]] const OcEntry* find(int id) const;
+  // The id of the OC s is in (of the first family of the list that builds s), or -1.
+  [[nodiscard]] int oc_of(const Setting& s) const;
+
+ private:
+  std::vector<const KernelFamily*> families_;
+  std::vector<OcEntry> entries_;
+  std::array<int, kOcCount> row_{};  // id -> index into entries_, -1 when undeclared
+};
+
+// The registered families' OC table (what the space counts and /space/ocs records).
+[[nodiscard]] const OcTable& registered_ocs();
+// Its entries, by ascending id.
+[[nodiscard]] std::span<const OcEntry> oc_table();
+// The OC with this id, or nullptr when no registered family declares it.
+[[nodiscard]] const OcEntry* find_oc(int id);
+// The id of the OC s is in (the one of the family that builds s whose values s has), or -1.
+[[nodiscard]] int oc_of(const Setting& s);
+// The name of OC `id` ("oc<id>" when no family declares it).
+[[nodiscard]] std::string oc_name(int id);
 
 }  // namespace isletune

@@ -671,7 +671,47 @@ class Streaming final : public KernelFamily {
  public:
   std::string_view name() const override { return "streaming"; }
   bool builds(const Setting& s) const override { return s[Param::streaming] != 0; }
+  // Streaming with each merge kind, retiming and prefetch on or off, with and without fused
+  // steps.
+  const std::vector<Oc>& ocs() const override {
+    static const std::vector<Oc> list = [] {
+      std::vector<Oc> out;
+      for (const int merge : {0, 1, 2}) {
+        for (const int retiming : {0, 1}) {
+          for (const int prefetch : {0, 1}) {
+            for (const int temporal : {0, 1})
+              out.push_back(flag_oc(OcFlags{1, merge, retiming, prefetch, temporal}));
+          }
+        }
+      }
+      return out;
+    }();
+    return list;
+  }
   std::span<const FamilyRule> rules() const override { return kRules; }
+  // One part per streaming axis the grid has: sb within the extent along it
+  // (stream_block_fits_grid), block extent and merge factor 1 along it (stream_block_extent,
+  // stream_no_merge), its unroll at most the largest sb (stream_unroll).
+  std::vector<SpacePart> space_parts(const ProblemShape& shape, const Oc&,
+                                     ParamValues part) const override {
+    std::vector<SpacePart> out;
+    for (const int axis : part[index_of(Param::sd)]) {
+      if (axis >= shape.dims)
+        continue;
+      const auto i = static_cast<std::size_t>(axis);
+      SpacePart p{part, axis};
+      p.values[index_of(Param::sd)] = {axis};
+      const int extent = axis == 1 ? shape.grid.ny : shape.grid.nz;
+      auto& sb = p.values[index_of(Param::sb)];
+      std::erase_if(sb, [&](int v) { return v > extent; });
+      keep_only(p.values[index_of(kTb[i])], 1);
+      keep_only(p.values[index_of(kMf[i])], 1);
+      const int max_sb = sb.empty() ? 0 : sb.back();
+      std::erase_if(p.values[index_of(kUf[i])], [&](int v) { return v > max_sb; });
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
   int stream_axis(const Setting& s) const override { return axis_of(s); }
 
   // The register pipeline reads the merge kind (cyclic: points a block-width apart; block:

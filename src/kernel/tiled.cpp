@@ -261,6 +261,21 @@ bool no_prefetch(const ProblemShape&, const Setting& s, std::string* why) {
   return false;
 }
 
+// Fused steps (tiled_temporal) read no merge kind: the merge factors only set the tile, so
+// cyclic merging would build the block-merged kernel (canonical maps it there for datasets
+// recorded before this rule, when OC 17 counted 39,448 valid settings of star2d1r 8192^2 and
+// no kernel of its own).
+bool fused_merge_kind(const ProblemShape&, const Setting& s, std::string* why) {
+  if (s[Param::tdeg] <= 1 || s[Param::merge] != static_cast<int>(MergeKind::cyclic))
+    return true;
+  if (why) {
+    *why = "tdeg=" + std::to_string(s[Param::tdeg]) +
+           " without streaming fuses steps in a kernel that reads no merge kind: merge=cyclic "
+           "builds the kernel of merge=block (use merge=block).";
+  }
+  return false;
+}
+
 bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* why) {
   if (s[Param::tdeg] <= 1 || s[Param::use_shared] != 0)
     return true;
@@ -328,7 +343,34 @@ class Tiled final : public KernelFamily {
  public:
   std::string_view name() const override { return "tiled"; }
   bool builds(const Setting& s) const override { return s[Param::streaming] == 0; }
+  // No streaming, no retiming or prefetch (they need streaming); each merge kind, with and
+  // without fused steps, but cyclic merging with fused steps (OC 17, tile+cyclic+tb): the
+  // fused kernel reads no merge kind, so such a setting would build OC 9's kernel (block)
+  // and is not valid (fused_merge_kind).
+  const std::vector<Oc>& ocs() const override {
+    static const std::vector<Oc> list = [] {
+      std::vector<Oc> out;
+      for (const int merge : {0, 1, 2}) {
+        for (const int temporal : {0, 1}) {
+          if (merge != static_cast<int>(MergeKind::cyclic) || temporal == 0)
+            out.push_back(flag_oc(OcFlags{0, merge, 0, 0, temporal}));
+        }
+      }
+      return out;
+    }();
+    return list;
+  }
   std::span<const FamilyRule> rules() const override { return kRules; }
+  // sd and sb at their one valid value (no_stream_form), and fused steps stage their levels
+  // in shared memory (temporal_needs_staging).
+  std::vector<SpacePart> space_parts(const ProblemShape&, const Oc& oc,
+                                     ParamValues part) const override {
+    part[index_of(Param::sd)] = {0};
+    part[index_of(Param::sb)] = {0};
+    if (oc.temporal)
+      keep_only(part[index_of(Param::use_shared)], 1);
+    return {SpacePart{std::move(part), -1}};
+  }
 
   // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
   // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll
@@ -413,10 +455,12 @@ class Tiled final : public KernelFamily {
   }
 
  private:
-  static constexpr std::array<FamilyRule, 4> kRules = {
+  static constexpr std::array<FamilyRule, 5> kRules = {
       FamilyRule{Param::sb, no_stream_form, true, "sd = 0 and sb = 0"},
       FamilyRule{Param::retiming, no_retiming, true, "retiming = 0 (it needs streaming)"},
       FamilyRule{Param::prefetch, no_prefetch, true, "prefetch = 0 (it needs streaming)"},
+      FamilyRule{Param::tdeg, fused_merge_kind, false,
+                 "tdeg > 1 => merge = none or block (the fused kernel reads no merge kind)"},
       FamilyRule{Param::use_shared, temporal_needs_staging, false,
                  "tdeg > 1 needs use_shared = 1 (the fused levels live in shared memory)"},
   };

@@ -24,7 +24,6 @@
 #include "common/error.hpp"
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
-#include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
 #include "ring/async_stop_vote.hpp"
 #include "ring/bounded_wait.hpp"
@@ -485,9 +484,7 @@ SearchResult search(const ring::World& world, Session& s, const RunPrinter& prin
     kept = s.resume_kept;
     // The replay clock continues where it was, so every later time is the same sum, bit
     // for bit, as in a run that was never interrupted.
-    if (auto* replay = dynamic_cast<ReplayEvaluator*>(s.evaluator.get())) {
-      replay->set_clock_s(s.resume->search.elapsed_s);
-    }
+    s.evaluator->resume_clock_s(s.resume->search.elapsed_s);
   }
   elapsed_s = s.resume ? s.resume->search.elapsed_s : 0.0;
 
@@ -786,8 +783,8 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     info.seed = s.config.seed;
     s.run_writer.emplace(RunTraceWriter::create_trace(s.dir, info));
     s.run_writer->write_config(to_yaml(s.config));
-    if (const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get()))
-      s.run_writer->write_replay_fingerprint(replay->fingerprint());
+    if (const Recording* recorded = s.evaluator->recording())
+      s.run_writer->write_replay_fingerprint(recorded->fingerprint);
     s.run_writer->write_stencil(*s.stencil, feature_rows(*s.stencil));
     s.run_writer->write_space(values_taken(*s.stencil, *s.space));
     if (!s.sampled.empty())
@@ -1027,12 +1024,12 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   phases.attempt([&] {
     // The replay answers must be those the run started with, or the resumed run mixes
     // the times of two datasets.
-    const auto* replay = dynamic_cast<const ReplayEvaluator*>(s.evaluator.get());
+    const Recording* replay = s.evaluator->recording();
     if (replay != nullptr && !recorded_fingerprint.empty() &&
-        replay->fingerprint() != recorded_fingerprint) {
-      throw InputError(replay->origin() + " is not the dataset " + s.dir.string() +
+        replay->fingerprint != recorded_fingerprint) {
+      throw InputError(replay->origin + " is not the dataset " + s.dir.string() +
                        " was started with: its measurements changed (fingerprint " +
-                       replay->fingerprint() + ", the run recorded " + recorded_fingerprint +
+                       replay->fingerprint + ", the run recorded " + recorded_fingerprint +
                        "); restore that dataset to resume, or start a new run.");
     }
     if (s.config.strategy == Strategy::global_ga)

@@ -13,6 +13,7 @@
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
+#include "trace/replay_dataset.hpp"
 #ifdef ISLETUNE_HAVE_CUDA
 #include "eval/cuda/cuda_evaluator.hpp"
 #endif
@@ -77,8 +78,8 @@ void check_replay_problem(const Config& config, const Stencil& stencil,
 namespace {
 
 // Backend replay: the checks of the dataset every command makes before using it (named, and
-// holding this config's problem when it exists; ReplayEvaluator::from_file and TraceReader
-// say what is wrong with a missing or unreadable file).
+// holding this config's problem when it exists; load_replay (trace/replay_dataset.hpp) and
+// TraceReader say what is wrong with a missing or unreadable file).
 void check_replay_dataset(const Config& config, const Stencil& stencil) {
   if (config.evaluator.dataset.empty()) {
     throw InputError(config.origin +
@@ -107,8 +108,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
                                           int node_rank, int node_ranks) {
   if (config.evaluator.backend == Backend::replay) {
     check_replay_dataset(config, resolve_stencil(config));
-    auto replay =
-        std::make_unique<ReplayEvaluator>(ReplayEvaluator::from_file(config.evaluator.dataset));
+    auto replay = std::make_unique<ReplayEvaluator>(load_replay(config.evaluator.dataset));
     // ISLETUNE_REPLAY_DELAY_S slows replay to a GPU-like pace (Slurm time-limit tests); with
     // ISLETUNE_REPLAY_DELAY_RANK only that rank (a slow island among fast ones).
     if (const char* delay = std::getenv("ISLETUNE_REPLAY_DELAY_S")) {
@@ -169,17 +169,17 @@ Space make_space(const Config& config, const Stencil& stencil, const DeviceLimit
 
 std::optional<std::vector<Setting>> recorded_candidates(const Evaluator& evaluator,
                                                         const Space& space) {
-  const auto* replay = dynamic_cast<const ReplayEvaluator*>(&evaluator);
-  if (replay == nullptr)
+  const Recording* recorded = evaluator.recording();
+  if (recorded == nullptr)
     return std::nullopt;
   std::vector<Setting> inside;
-  for (const Setting& s : replay->candidates()) {
+  for (const Setting& s : recorded->candidates) {
     if (space.valid(s))
       inside.push_back(s);
   }
   if (inside.empty()) {
-    throw InputError(replay->origin() + ": none of its " +
-                     std::to_string(replay->candidates().size()) +
+    throw InputError(recorded->origin + ": none of its " +
+                     std::to_string(recorded->candidates.size()) +
                      " recorded settings lies in the configured space (check stencil, grid "
                      "and `space` against the dataset).");
   }

@@ -4,7 +4,6 @@
 
 #include "kernel/registry.hpp"
 #include "sample/setting_source.hpp"
-#include "setting/oc.hpp"
 
 namespace isletune {
 

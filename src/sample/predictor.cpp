@@ -49,8 +49,8 @@ struct RooflineTerms {
   double time_ms = RooflinePredictor::kUnfit;
 };
 
-RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Grid& grid,
-                             const DeviceLimits& limits, bool issue_term) {
+RooflineTerms roofline_terms(const KernelPlan& plan, const Grid& grid, const DeviceLimits& limits,
+                             bool issue_term) {
   RooflineTerms t;
   const long long threads = plan.threads_per_block;
   // The plan's read is the whole loaded region per useful cell-step; the useful part of it
@@ -61,9 +61,8 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
   double read = plan.global_read_doubles;
   if (!staged)
     read = useful + (read - useful) * 0.5;
-  const bool block_x = static_cast<MergeKind>(s[Param::merge]) == MergeKind::block;
-  const double spread = std::min(4, std::max(1, s[Param::mfx]));
-  const double coalesce = block_x ? std::max(1.0, spread / plan.x_vector) : 1.0;
+  const double spread = std::min(4, std::max(1, plan.x_spread));
+  const double coalesce = std::max(1.0, spread / plan.x_vector);
   const int warp_x = std::min(std::max(1, plan.block[0]), 32);
   const double segment = 1.0 + (32.0 / warp_x - 1.0) / 4.0;
   t.bytes = 8.0 * (read + plan.global_write_doubles) * coalesce * segment;
@@ -84,7 +83,7 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
     if (cap <= 0)
       return t;
     tile_cost = std::max(1.0, static_cast<double>(plan.registers) / static_cast<double>(cap)) *
-                (s[Param::use_constant] != 0 ? kTileConstantCost : 1.0);
+                (plan.constant_coefficients ? kTileConstantCost : 1.0);
     const long long regs = (std::min<long long>(plan.registers, cap) + 7) / 8 * 8;
     blocks = std::min<long long>(blocks, limits.registers_per_sm / (threads * regs));
   }
@@ -134,7 +133,7 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
                                           (kL1BytesPerFp64Flop * limits.fp64_gflops * 1e9) * 1e3);
   }
   t.time_ms = std::max({t_mem_ms, t_flop_ms, t_cache_ms}) * staging * tile_cost /
-                  (efficiency * parallel) * plan.family->cost_factor(s) +
+                  (efficiency * parallel) * plan.cost_factor +
               0.005 / plan.tdeg;
   return t;
 }
@@ -144,7 +143,7 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Setting& s, const Gri
 // Analytic time per step of a setting from its kernel plan (see the header for the model).
 double RooflinePredictor::predict_ms(const Setting& s) const {
   const auto planned = plan_of(s);
-  return planned ? roofline_terms(*planned, s, grid_, limits_, issue_term_).time_ms : kUnfit;
+  return planned ? roofline_terms(*planned, grid_, limits_, issue_term_).time_ms : kUnfit;
 }
 
 // The plan's numbers as the online model's continuous features (order: the header's).
@@ -154,7 +153,7 @@ std::vector<double> RooflinePredictor::features(const Setting& s) const {
   if (!planned)
     return f;
   const KernelPlan& plan = *planned;
-  const RooflineTerms t = roofline_terms(plan, s, grid_, limits_, issue_term_);
+  const RooflineTerms t = roofline_terms(plan, grid_, limits_, issue_term_);
   if (t.blocks <= 0)
     return f;
   const double tdeg = std::log2(static_cast<double>(plan.tdeg));
@@ -169,8 +168,7 @@ std::vector<double> RooflinePredictor::features(const Setting& s) const {
   f[8] = plan.async_planes;
   f[9] = plan.stream_len > 0 ? std::log2(static_cast<double>(plan.stream_len)) : 0.0;
   f[10] = std::log2(static_cast<double>(plan.unroll[0]) * plan.unroll[1] * plan.unroll[2]);
-  f[11] = std::log2(static_cast<double>(std::max(1, s[Param::mfx])) * std::max(1, s[Param::mfy]) *
-                    std::max(1, s[Param::mfz]));
+  f[11] = std::log2(static_cast<double>(plan.merged_points));
   return f;
 }
 

@@ -1,28 +1,68 @@
-// OC ids and names.
+// The OC type: membership, rule text, and the flag-numbered OCs of the tiled and streaming
+// families.
 #include "setting/oc.hpp"
-
-#include <algorithm>
 
 namespace isletune {
 
-int oc_of(const Setting& s) {
-  return oc_id(OcFlags{s[Param::streaming] != 0 ? 1 : 0, std::clamp(s[Param::merge], 0, 2),
-                       s[Param::retiming] != 0 ? 1 : 0, s[Param::prefetch] != 0 ? 1 : 0,
-                       s[Param::tdeg] > 1 ? 1 : 0});
+bool Oc::holds(const Setting& s) const {
+  for (const OcValue& v : values) {
+    if (s[v.param] != v.value)
+      return false;
+  }
+  return (s[Param::tdeg] > 1) == temporal;
 }
 
-std::string oc_name(int oc) {
-  const OcFlags f = oc_flags(oc);
-  std::string name = f.streaming ? "stream" : "tile";
+std::string Oc::rule() const {
+  std::string out;
+  for (const OcValue& v : values) {
+    out += std::string(param_name(v.param)) + "=" + std::to_string(v.value) + ",";
+  }
+  out += temporal ? "tdeg>1" : "tdeg=1";
+  return out;
+}
+
+Oc flag_oc(const OcFlags& f) {
+  Oc oc;
+  oc.id = oc_id(f);
+  oc.name = f.streaming ? "stream" : "tile";
   if (f.merge != 0)
-    name += "+" + std::string(merge_name(static_cast<MergeKind>(f.merge)));
+    oc.name += "+" + std::string(merge_name(static_cast<MergeKind>(f.merge)));
   if (f.retiming)
-    name += "+retime";
+    oc.name += "+retime";
   if (f.prefetch)
-    name += "+prefetch";
+    oc.name += "+prefetch";
   if (f.temporal)
-    name += "+tb";
-  return name;
+    oc.name += "+tb";
+  oc.values = {{Param::streaming, f.streaming},
+               {Param::merge, f.merge},
+               {Param::retiming, f.retiming},
+               {Param::prefetch, f.prefetch}};
+  oc.temporal = f.temporal != 0;
+  return oc;
+}
+
+OcFlags flags_of(const Oc& oc) {
+  OcFlags f;
+  for (const OcValue& v : oc.values) {
+    switch (v.param) {
+      case Param::streaming:
+        f.streaming = v.value;
+        break;
+      case Param::merge:
+        f.merge = v.value;
+        break;
+      case Param::retiming:
+        f.retiming = v.value;
+        break;
+      case Param::prefetch:
+        f.prefetch = v.value;
+        break;
+      default:
+        break;
+    }
+  }
+  f.temporal = oc.temporal ? 1 : 0;
+  return f;
 }
 
 }  // namespace isletune

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace isletune {
 
@@ -70,6 +71,9 @@ inline constexpr std::size_t index_of(Param p) {
 inline constexpr Param param_at(std::size_t i) {
   return static_cast<Param>(i);
 }
+
+// A list of values per parameter (the space's allowed values, a product set of them).
+using ParamValues = std::array<std::vector<int>, kParamCount>;
 
 // One point of the space: a value per parameter (enums and flags as ints).
 struct Setting {

@@ -70,6 +70,7 @@ enum Rule : int {
   kFamilyForm,    // the building family's form rules
   kAllowedValue,  // one per parameter, checked in parameter order
   kFamilyRules,   // the building family's other rules
+  kDeclaredOc,    // the setting is in an OC its family declares (KernelFamily::ocs)
   kThreads,
   kBlockLimits,
   kMergeNoneFactors,
@@ -81,8 +82,9 @@ enum Rule : int {
 };
 
 // Each generic rule in a line (`isletune space`), in Rule order.
-constexpr std::array<std::pair<Rule, const char*>, 8> kRuleTexts = {{
+constexpr std::array<std::pair<Rule, const char*>, 9> kRuleTexts = {{
     {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and sd = 1"},
+    {kDeclaredOc, "the setting is in an OC its kernel family declares"},
     {kThreads, "threads per block tbx*tby*tbz >= 32"},
     {kBlockLimits, "the block within the device's per-axis limits and maxThreadsPerBlock"},
     {kMergeNoneFactors, "merge = none => mfx = mfy = mfz = 1"},
@@ -103,6 +105,8 @@ constexpr Param stage_of(Rule r) {
   switch (r) {
     case kTwoDimensional:
       return Param::ufz;
+    case kDeclaredOc:
+      return kFamilyKnown;
     case kThreads:
       return Param::tbz;
     case kBlockLimits:
@@ -272,6 +276,16 @@ struct SpaceRules {
             return false;
         }
         return true;
+      case kDeclaredOc:
+        if (!family || oc_of(s) >= 0)
+          return true;  // no family: kFamilyForm says so
+        return fail([&] {
+          std::string rules;
+          for (const Oc& oc : family->ocs())
+            rules += (rules.empty() ? "" : "; ") + oc.rule();
+          return "no OC of the " + std::string(family->name()) +
+                 " family holds this setting (its OCs: " + rules + ").";
+        });
       case kKernelPlan:
         return family ? plan_ok(*family, sp.shape_, s, sp.limits_, why)
                       : plan_ok(sp.shape_, s, sp.limits_, why);
@@ -348,71 +362,40 @@ struct SpaceRules {
     }
   }
 
-  // The product sets making up OC `oc` after its flags and the canonical form are fixed
-  // (one per streaming axis). Only values that can never be valid are removed, so the
-  // valid settings of the parts are exactly those of the OC.
+  // The product sets making up OC `oc` (KernelFamily::space_parts: one per streaming axis of
+  // a streaming OC). Only values that can never be valid are removed, so the valid settings
+  // of the parts are exactly those of the OC. The generic part here: the OC's values fixed,
+  // tdeg on the OC's side of 1, merge none's factors 1, and uf_d at most the largest mf_d
+  // along every axis but a streamed one.
   static std::vector<Space::Values> parts(const Space& sp, int oc) {
-    const auto [streaming, merge, retiming, prefetch, temporal] = oc_flags(oc);
-    Space::Values base = sp.values_;
-    auto fix = [&](Param p, int v) {
-      auto& list = base[index_of(p)];
-      list = contains(list, v) ? std::vector<int>{v} : std::vector<int>{};
-    };
-    fix(Param::streaming, streaming);
-    fix(Param::merge, merge);
-    fix(Param::retiming, retiming);
-    fix(Param::prefetch, prefetch);
-    if (!streaming && (retiming || prefetch))
+    const OcEntry* entry = find_oc(oc);
+    if (entry == nullptr)
       return {};
+    Space::Values base = sp.values_;
+    for (const OcValue& v : entry->oc->values)
+      keep_only(base[index_of(v.param)], v.value);
     auto& tdeg = base[index_of(Param::tdeg)];
-    tdeg = keep_if(tdeg, [&](int v) { return (v > 1) == (temporal == 1); });
-    if (temporal && !streaming)
-      fix(Param::use_shared, 1);
-    if (merge == static_cast<int>(MergeKind::none)) {
+    tdeg = keep_if(tdeg, [&](int v) { return (v > 1) == entry->oc->temporal; });
+    const auto& merge = base[index_of(Param::merge)];
+    if (merge.size() == 1 && merge[0] == static_cast<int>(MergeKind::none)) {
       for (const Param p : kMf)
-        fix(p, 1);
+        keep_only(base[index_of(p)], 1);
     }
-
     std::vector<Space::Values> out;
-    auto finish = [&](Space::Values part, int stream_axis) {
+    for (SpacePart& part : entry->family->space_parts(sp.shape_, *entry->oc, std::move(base))) {
       for (int d = 0; d < 3; ++d) {
-        if (d == stream_axis)
+        if (d == part.stream_axis)
           continue;
         const auto i = static_cast<std::size_t>(d);
-        const auto& mf = part[index_of(kMf[i])];
+        const auto& mf = part.values[index_of(kMf[i])];
         const int max_mf = mf.empty() ? 0 : mf.back();
-        auto& uf = part[index_of(kUf[i])];
+        auto& uf = part.values[index_of(kUf[i])];
         uf = keep_if(uf, [&](int v) { return v <= max_mf; });
       }
-      for (const auto& list : part) {
-        if (list.empty())
-          return;
-      }
-      out.push_back(std::move(part));
-    };
-    if (!streaming) {
-      base[index_of(Param::sd)] = {0};
-      base[index_of(Param::sb)] = {0};
-      finish(std::move(base), -1);
-      return out;
-    }
-    for (const int axis : sp.values_[index_of(Param::sd)]) {
-      if (axis >= sp.dims_)
-        continue;
-      const auto i = static_cast<std::size_t>(axis);
-      Space::Values part = base;
-      part[index_of(Param::sd)] = {axis};
-      const int extent = axis == 1 ? sp.grid_.ny : sp.grid_.nz;
-      auto& sb = part[index_of(Param::sb)];
-      sb = keep_if(sb, [&](int v) { return v <= extent; });
-      auto& tb = part[index_of(kTb[i])];
-      tb = contains(tb, 1) ? std::vector<int>{1} : std::vector<int>{};
-      auto& mf = part[index_of(kMf[i])];
-      mf = contains(mf, 1) ? std::vector<int>{1} : std::vector<int>{};
-      const int max_sb = sb.empty() ? 0 : sb.back();
-      auto& uf = part[index_of(kUf[i])];
-      uf = keep_if(uf, [&](int v) { return v <= max_sb; });
-      finish(std::move(part), axis);
+      const bool empty = std::any_of(part.values.begin(), part.values.end(),
+                                     [](const std::vector<int>& list) { return list.empty(); });
+      if (!empty)
+        out.push_back(std::move(part.values));
     }
     return out;
   }

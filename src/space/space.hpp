@@ -32,7 +32,7 @@ struct OcCount {
 
 class Space {
  public:
-  using Values = std::array<std::vector<int>, kParamCount>;
+  using Values = ParamValues;
 
   // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
   // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
@@ -54,9 +54,10 @@ class Space {
   [[nodiscard]] const ProblemShape& shape() const { return shape_; }
   // Largest |offset| of the stencil along an axis (0 = x, 1 = y, 2 = z).
   [[nodiscard]] int radius(int axis) const { return radius_[axis]; }
-  // The values each parameter may take inside OC `oc` once the OC's fixed flags and the
-  // canonical form are applied (e.g. sd = sb = 0 without streaming, mf = 1 for merge
-  // none); every list empty when the OC holds no valid setting at all.
+  // The values each parameter may take inside OC `oc` once the OC's values, the generic
+  // pruning and its family's (KernelFamily::space_parts) are applied (e.g. sd = sb = 0
+  // without streaming, mf = 1 for merge none); every list empty when the OC holds no valid
+  // setting at all or no family declares it.
   [[nodiscard]] const Values& oc_domain(int oc) const { return oc_domains_[oc]; }
 
   // Why the setting is not valid (one sentence naming the violated constraint), or
@@ -64,15 +65,16 @@ class Space {
   [[nodiscard]] std::optional<std::string> violation(const Setting& s) const;
   [[nodiscard]] bool valid(const Setting& s) const { return !violation(s).has_value(); }
 
-  // The OC of a setting and an OC's name (setting/oc.hpp, the one home of both).
+  // The OC of a setting and an OC's name (the families declare the OCs: kernel/registry.hpp).
   [[nodiscard]] static int oc_of(const Setting& s);
   [[nodiscard]] static std::string oc_name(int oc);
 
   // Number of valid settings and of distinct kernels per OC (only OCs with at least one
   // valid setting are listed, in id order). Exact by enumeration when the OC's raw product
   // of value counts is at most `enumerate_limit`, otherwise a seeded Monte-Carlo estimate.
-  // An OC whose settings all build kernels of another OC (stream+cyclic: stream+block)
-  // lists 0 kernels.
+  // The OCs are the families' (KernelFamily::ocs); a family declares no OC whose settings
+  // would all build another OC's kernels (tile+cyclic+tb, OC 17, is not declared), so an OC
+  // listed with 0 kernels is a Monte-Carlo estimate that drew no canonical setting.
   [[nodiscard]] std::vector<OcCount> count_per_oc(std::uint64_t seed,
                                                   double enumerate_limit = 2e6) const;
   // Sum of count_per_oc.

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "setting/oc.hpp"
 #include "trace/h5.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/run_writer.hpp"
@@ -388,16 +389,24 @@ std::vector<OcInfo> TraceReader::space_ocs() const {
     h5::Group group(H5_CHECK(H5Gopen2(impl_->file.get(), "space", H5P_DEFAULT)));
     if (!h5::exists(group.get(), "ocs"))
       return {};
-    const h5::Datatype row = trace_detail::oc_row_type();
+    // A trace written before the rule column has only the flags: its rule is theirs.
+    const h5::Dataset table(H5_CHECK(H5Dopen2(group.get(), "ocs", H5P_DEFAULT)));
+    const h5::Datatype file_type(H5_CHECK(H5Dget_type(table.get())));
+    const bool has_rule = H5Tget_member_index(file_type.get(), "rule") >= 0;
+    const h5::Datatype row = trace_detail::oc_row_type(has_rule);
     auto rows = read_flat<OcRow>(group.get(), "ocs", row.get());
     std::vector<OcInfo> ocs;
     for (const auto& r : rows) {
+      const OcFlags flags{r.streaming, r.merge, r.retiming, r.prefetch, r.temporal};
       ocs.push_back({r.oc, r.name != nullptr ? r.name : "", r.streaming, r.merge, r.retiming,
-                     r.prefetch, r.temporal});
+                     r.prefetch, r.temporal,
+                     has_rule ? (r.rule != nullptr ? r.rule : "") : flag_oc(flags).rule()});
     }
     h5::reclaim(row.get(), rows.data(), rows.size());
-    for (const OcInfo& oc : ocs)
+    for (const OcInfo& oc : ocs) {
       (void)impl_->plain_name(oc.name, "an OC name in /space/ocs");
+      (void)impl_->plain_name(oc.rule, "an OC rule in /space/ocs");
+    }
     return ocs;
   });
 }

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
-#include "setting/oc.hpp"
+#include "kernel/registry.hpp"
 #include "trace/h5.hpp"
 #include "trace/rank_writer.hpp"
 #include "trace/tables.hpp"
@@ -236,23 +236,26 @@ void RunTraceWriter::write_space_now(const Space::Values& values) {
   h5::Dataset parameters(H5_CHECK(H5Dopen2(group.get(), "parameters", H5P_DEFAULT)));
   h5::write_attr(parameters.get(), "neutral", neutral);
 
-  // The OC table, generated from setting/oc.hpp so that readers keep no copy of it.
+  // The OC table the kernel families declare (kernel/registry.hpp), so that readers keep no
+  // copy of it: each OC's rule, and the legacy flag columns.
   const h5::Datatype oc_row = trace_detail::oc_row_type();
-  std::vector<std::string> oc_names;
-  for (int oc = 0; oc < kOcCount; ++oc)
-    oc_names.push_back(oc_name(oc));
+  std::vector<std::string> rules;
+  for (const OcEntry& e : oc_table())
+    rules.push_back(e.oc->rule());
   std::vector<OcRow> ocs;
-  for (int oc = 0; oc < kOcCount; ++oc) {
-    const OcFlags f = oc_flags(oc);
-    ocs.push_back({oc, const_cast<char*>(oc_names[static_cast<std::size_t>(oc)].c_str()),
-                   f.streaming, f.merge, f.retiming, f.prefetch, f.temporal});
+  for (std::size_t i = 0; i < oc_table().size(); ++i) {
+    const Oc& oc = *oc_table()[i].oc;
+    const OcFlags f = flags_of(oc);
+    ocs.push_back({oc.id, const_cast<char*>(oc.name.c_str()), f.streaming, f.merge, f.retiming,
+                   f.prefetch, f.temporal, const_cast<char*>(rules[i].c_str())});
   }
   write_array(group.get(), "ocs", oc_row.get(), oc_row.get(), ocs.data(), ocs.size());
   h5::Dataset table(H5_CHECK(H5Dopen2(group.get(), "ocs", H5P_DEFAULT)));
   h5::write_attr(
       table.get(), "rule",
-      std::string_view("a setting's OC is the row whose streaming, merge, retiming and "
-                       "prefetch equal those parameters and whose temporal is tdeg > 1"));
+      std::string_view("a setting's OC is the row whose rule it meets: every name=value of the "
+                       "rule, and tdeg>1 or tdeg=1 (the flag columns: that row's streaming, "
+                       "merge, retiming and prefetch, and temporal = tdeg > 1)"));
 }
 
 void RunTraceWriter::write_sample(const SampleData& sample) {

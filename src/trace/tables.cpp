@@ -35,7 +35,7 @@ h5::Datatype parameter_row_type() {
   return row;
 }
 
-h5::Datatype oc_row_type() {
+h5::Datatype oc_row_type(bool with_rule) {
   h5::Datatype str = h5::string_type();
   h5::Datatype row(H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(OcRow))));
   H5_CHECK(H5Tinsert(row.get(), "oc", HOFFSET(OcRow, oc), H5T_NATIVE_INT32));
@@ -45,6 +45,8 @@ h5::Datatype oc_row_type() {
   H5_CHECK(H5Tinsert(row.get(), "retiming", HOFFSET(OcRow, retiming), H5T_NATIVE_INT32));
   H5_CHECK(H5Tinsert(row.get(), "prefetch", HOFFSET(OcRow, prefetch), H5T_NATIVE_INT32));
   H5_CHECK(H5Tinsert(row.get(), "temporal", HOFFSET(OcRow, temporal), H5T_NATIVE_INT32));
+  if (with_rule)
+    H5_CHECK(H5Tinsert(row.get(), "rule", HOFFSET(OcRow, rule), str.get()));
   return row;
 }
 

@@ -37,7 +37,11 @@ struct ParameterRow {
 };
 [[nodiscard]] h5::Datatype parameter_row_type();
 
-// One /space/ocs row (the OC table of setting/oc.hpp), and its compound type.
+// One /space/ocs row (the OC table the kernel families declare, kernel/registry.hpp), and its
+// compound type: id, name, the legacy flag columns (what the tiled and streaming families'
+// OCs give streaming, merge, retiming and prefetch, and tdeg > 1) and the OC's rule
+// (Oc::rule, e.g. "streaming=1,merge=2,retiming=0,prefetch=0,tdeg>1"). `with_rule` false:
+// the type without the rule, for traces written before it.
 struct OcRow {
   std::int32_t oc;
   char* name;
@@ -46,8 +50,9 @@ struct OcRow {
   std::int32_t retiming;
   std::int32_t prefetch;
   std::int32_t temporal;
+  char* rule;
 };
-[[nodiscard]] h5::Datatype oc_row_type();
+[[nodiscard]] h5::Datatype oc_row_type(bool with_rule = true);
 
 // The compound row types, created once per use.
 struct RowTypes {

@@ -81,12 +81,6 @@ inline DeviceLimits recorded_limits(const std::vector<EnvironmentInfo>& environm
   return limits;
 }
 
-// What every report, JSON document and export of a replayed run says about its times: they
-// are the dataset's measurements, and its clock (time budgets, compile seconds) simulated.
-inline std::string replayed_label(const std::string& dataset) {
-  return "replayed from " + dataset + ", clock simulated";
-}
-
 // One stencil feature (paper Table 2) by name.
 struct StencilFeature {
   std::string name;
@@ -113,11 +107,14 @@ struct ParameterInfo {
   bool operator==(const ParameterInfo&) const = default;
 };
 
-// /space/ocs: one row of the OC table (setting/oc.hpp).
+// /space/ocs: one row of the OC table (the families' OCs, kernel/registry.hpp): id, name, the
+// legacy flag columns and the rule (Oc::rule; for a trace written before the rule column,
+// the rule of its flags).
 struct OcInfo {
   int oc = 0;
   std::string name;
   int streaming = 0, merge = 0, retiming = 0, prefetch = 0, temporal = 0;
+  std::string rule;
   bool operator==(const OcInfo&) const = default;
 };
 

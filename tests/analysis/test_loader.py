@@ -128,6 +128,39 @@ def test_file_written_before_the_oc_table_uses_the_legacy_fallback():
     assert {r["name"] for r in compute.ocs(trace)["rows"]} == {"plain", "block", "cyclic"}
 
 
+def test_oc_table_without_rule_column_reads_the_rule_of_its_flags():
+    """A dataset written before /space/ocs had a rule column (48 flag rows): each row's rule
+    is its flags' and every setting's OC is the row its flags name, as the formula oc.hpp had
+    then (((streaming * 3 + merge) * 2 + retiming) * 2 + prefetch) * 2 + tdeg > 1."""
+    from isletune_analysis.trace import flag_rule
+    path = DATASET.parent / "h100-full-star3d2r-512.h5"
+    with h5py.File(path, "r") as f:
+        assert "rule" not in f["space/ocs"].dtype.names and len(f["space/ocs"]) == 48
+    trace = load_trace(path)
+    assert trace.schema.source["ocs"] == "trace"
+    assert trace.schema.ocs[17]["rule"] == "streaming=0,merge=2,retiming=0,prefetch=0,tdeg>1"
+    assert all(r["rule"] == flag_rule(r) for r in trace.schema.ocs)
+    v = trace.evaluations["values"].astype(np.int64)
+    formula = (((v[:, 0] * 3 + v[:, 1]) * 2 + v[:, 2]) * 2 + v[:, 3]) * 2 + (v[:, 4] > 1)
+    np.testing.assert_array_equal(trace.schema.oc_of(v), formula)
+
+
+def test_a_rule_naming_a_parameter_the_trace_lacks_reads_its_neutral_value():
+    """A family's own parameter (here `layout`) that a trace does not record counts as 0, its
+    neutral value: an OC that needs layout=1 holds no setting of the trace, one with layout=0
+    holds those its other values match."""
+    from dataclasses import replace
+    trace = load_trace(DATASET)
+    rows = ({"oc": 0, "name": "plain", "rule": "streaming=0,layout=0,tdeg=1"},
+            {"oc": 48, "name": "swizzled", "rule": "streaming=0,layout=1,tdeg=1"})
+    schema = replace(trace.schema, ocs=rows)
+    v = trace.evaluations["values"]
+    ids = schema.oc_of(v)
+    plain = (v[:, schema.index("streaming")] == 0) & (v[:, schema.index("tdeg")] == 1)
+    np.testing.assert_array_equal(ids, np.where(plain, 0, -1))
+    assert plain.any()
+
+
 def test_values_columns_are_mapped_by_name_and_a_missing_parameter_reads_neutral(tmp_path):
     """A dataset recorded before use_constant existed, its columns stored in another order."""
     copy = tmp_path / "old.h5"

@@ -71,15 +71,18 @@ def test_export_kt_of_real_run_has_every_measured_setting(replay_runs, tmp_path)
 def test_parameter_names_neutral_values_and_oc_table_come_from_the_trace(replay_runs, tmp_path):
     """A trace the current binary wrote records its parameters (with neutral values) and the
     OC table; the loader uses those, not a copy: with /space/parameters in another order plus
-    a parameter the analysis has never heard of, and the OC names changed, the values still
-    land under the right names, the new parameter reads its recorded neutral value and the
-    OC names are the file's."""
+    a parameter the analysis has never heard of, the OC names changed and the legacy flag
+    columns zeroed, the values still land under the right names, the new parameter reads its
+    recorded neutral value, the OC names are the file's and each setting's OC is the one whose
+    rule it meets."""
     original = replay_runs[(1, 1)]
     with h5py.File(original / "trace.h5", "r") as f:
         params = f["space/parameters"]
         rows, neutral = params[()], [int(v) for v in params.attrs["neutral"]]
         ocs = f["space/ocs"][()]
-        assert len(ocs) == 48 and params.attrs.get("neutral") is not None
+        assert len(ocs) == 29 and params.attrs.get("neutral") is not None  # no OC 17
+        assert "rule" in ocs.dtype.names
+        assert ocs["rule"][-1].decode() == "streaming=1,merge=2,retiming=1,prefetch=1,tdeg>1"
     names = [n.decode() for n in rows["name"]]
     before = load_trace(original)
     assert before.schema.source == {"parameters": "trace", "neutral": "trace", "ocs": "trace"}
@@ -98,6 +101,8 @@ def test_parameter_names_neutral_values_and_oc_table_come_from_the_trace(replay_
         d.attrs["neutral"] = np.asarray([neutral[i] for i in order] + [7], "i4")
         renamed = ocs.copy()
         renamed["name"] = [b"oc-" + n for n in ocs["name"]]
+        for flag in ("streaming", "merge", "retiming", "prefetch", "temporal"):
+            renamed[flag] = 0  # the rule decides, not the flags
         del f["space/ocs"]
         f.create_dataset("space/ocs", data=renamed)
     after = load_trace(run)

@@ -159,7 +159,8 @@ TEST(Codegen, EveryOcOfTheDefaultSpaceCompilesWithNvrtc) {
       break;
     }
   }
-  EXPECT_EQ(covered, 30);  // 48 OCs minus the 18 of retiming/prefetch without streaming
+  // Every OC the families declare: tiled 5 (no OC 17, tile+cyclic+tb), streaming 24.
+  EXPECT_EQ(covered, 29);
   expect_all_compile(jobs);
 }
 

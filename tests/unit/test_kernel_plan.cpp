@@ -86,6 +86,35 @@ Setting asym_streaming(int tdeg) {
   return s;
 }
 
+// The facts the predictor and the online model read come from the plan (issue 46): the x
+// spread of block merging, the points a thread computes, constant coefficients and the
+// family's cost factor (retiming and prefetch each 0.95 in the streaming family).
+TEST(KernelPlan, PredictorFactsAreFieldsOfThePlan) {
+  const Grid grid{256, 256, 64};
+  const DeviceLimits limits;
+  Setting tiled = base(32, 4, 2);
+  tiled[Param::merge] = static_cast<int>(MergeKind::block);
+  tiled[Param::mfx] = 4;
+  tiled[Param::mfy] = 2;
+  tiled[Param::use_constant] = 1;
+  const KernelPlan block = make_plan(asym3d(), grid, tiled, limits);
+  EXPECT_EQ(block.x_spread, 4);
+  EXPECT_EQ(block.merged_points, 8);
+  EXPECT_TRUE(block.constant_coefficients);
+  EXPECT_EQ(block.cost_factor, 1.0);
+  tiled[Param::merge] = static_cast<int>(MergeKind::cyclic);
+  tiled[Param::use_constant] = 0;
+  const KernelPlan cyclic = make_plan(asym3d(), grid, tiled, limits);
+  EXPECT_EQ(cyclic.x_spread, 1) << "cyclic merging keeps a warp's x accesses adjacent";
+  EXPECT_EQ(cyclic.merged_points, 8);
+  EXPECT_FALSE(cyclic.constant_coefficients);
+  Setting stream = asym_streaming(1);
+  EXPECT_EQ(make_plan(asym3d(), grid, stream, limits).cost_factor, 1.0);
+  stream[Param::retiming] = 1;
+  stream[Param::prefetch] = 1;
+  EXPECT_DOUBLE_EQ(make_plan(asym3d(), grid, stream, limits).cost_factor, 0.95 * 0.95);
+}
+
 TEST(KernelPlan, StreamingThreadsCoverTheLoadedPlaneAndTheStreamIsClipped) {
   Setting s = asym_streaming(2);
   const Grid g{70, 9, 40};

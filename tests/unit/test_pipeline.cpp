@@ -12,6 +12,7 @@
 #include "stencil/typical.hpp"
 #include "test_ga_fakes.hpp"
 #include "test_replay_records.hpp"
+#include "trace/replay_dataset.hpp"
 
 namespace isletune {
 namespace {
@@ -116,7 +117,7 @@ ReplayEvaluator three_kernels(int threads) {
     r.measurement = cost(compile, gpu);
     rows.push_back(r);
   }
-  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
   replay.set_compile_threads(threads);
   return replay;
 }
@@ -175,7 +176,7 @@ struct Cold {
 
 const Cold& cold() {
   static const Cold c = [] {
-    Cold out{ReplayEvaluator::from_file(kCold), {}};
+    Cold out{load_replay(kCold), {}};
     out.settings = out.replay.candidates();
     return out;
   }();

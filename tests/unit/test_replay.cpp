@@ -15,6 +15,7 @@
 #include "stencil/typical.hpp"
 #include "test_replay_records.hpp"
 #include "trace/reader.hpp"
+#include "trace/replay_dataset.hpp"
 
 namespace isletune {
 namespace {
@@ -37,7 +38,7 @@ EvaluationRecord record(int tbx, Status status, double median, double cost_ms) {
 TEST(Replay, AnswersRecordedSettingsAndAdvancesClockByTheirCost) {
   const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
                                               record(64, Status::wrong_result, NAN, 40)};
-  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
   EXPECT_EQ(replay.name(), "replay");
   EXPECT_EQ(replay.clock_s(), 0.0);
   const std::vector<Setting> batch = {setting_with(64), setting_with(32), setting_with(128)};
@@ -87,7 +88,7 @@ TEST(Replay, BatchClockSimulatesParallelCompilesAndRunsKernelsAsTheirCompilesEnd
 
   const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
                                               record(64, Status::ok, 0.4, 40)};
-  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
   replay.set_compile_threads(16);
   (void)replay.evaluate(std::vector<Setting>{setting_with(32), setting_with(64)});
   // Compiles 100 and 40 ms at once: the second kernel first, 40 + (20 + 10), then the first
@@ -103,7 +104,7 @@ TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
   const std::vector<EvaluationRecord> rows = {
       record(32, Status::ok, 0.5, 1),       record(32, Status::ok, 0.9, 1),     cached, migrant,
       record(256, Status::invalid, NAN, 0), record(64, Status::crashed, NAN, 3)};
-  ReplayEvaluator replay(small_shape(), rows, DeviceLimits{}, "test");
+  ReplayEvaluator replay(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
   ASSERT_EQ(replay.candidates().size(), 2u);
   EXPECT_EQ(replay.candidates()[0], setting_with(32));
   EXPECT_EQ(replay.candidates()[1], setting_with(64));
@@ -114,13 +115,16 @@ TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {
 
 TEST(Replay, NoUsableRecordsIsAnInputError) {
   EXPECT_THROW(
-      ReplayEvaluator(small_shape(), {record(32, Status::invalid, NAN, 0)}, DeviceLimits{}, "x"),
+      ReplayEvaluator(
+          small_shape(),
+          measured_pairs(std::vector<EvaluationRecord>{record(32, Status::invalid, NAN, 0)}),
+          DeviceLimits{}, "x"),
       InputError);
 }
 
 TEST(Replay, MissingFileIsOneSentenceNamingIt) {
   try {
-    (void)ReplayEvaluator::from_file("/nonexistent/data.h5");
+    (void)load_replay("/nonexistent/data.h5");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/data.h5"), std::string::npos);
@@ -129,7 +133,7 @@ TEST(Replay, MissingFileIsOneSentenceNamingIt) {
 
 TEST(Replay, LoadsTheShippedSyntheticDataset) {
   const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
-  ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  ReplayEvaluator replay = load_replay(path);
   EXPECT_GT(replay.candidates().size(), 3000u);
   std::array<int, kStatusCount> seen{};
   double best = INFINITY;
@@ -154,7 +158,7 @@ TEST(Replay, LoadsTheShippedSyntheticDataset) {
 // bandwidth and 60 MiB L2, not the H100 defaults of DeviceLimits), and it says so.
 TEST(Replay, AnswersWithTheRecordingGpusLimits) {
   const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "h200-star2d1r.h5";
-  const ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  const ReplayEvaluator replay = load_replay(path);
   const DeviceLimits h100;
   const DeviceLimits recorded = *TraceReader(path).environment().front().limits;
   const DeviceLimits answered = replay.limits();
@@ -192,7 +196,7 @@ TEST(Replay, RecordedLimitsOfAnOlderTraceKeepItsNameAndSmCount) {
 
 TEST(Replay, SamplerDrawsOnlyRecordedSettingsAndAllOfThemAnswer) {
   const auto path = std::filesystem::path(ISLETUNE_TEST_DATA) / "synthetic-star2d1r.h5";
-  ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  ReplayEvaluator replay = load_replay(path);
   ListSource source(replay.shape(), replay.candidates());
   SamplerSettings settings;
   settings.max_samples = 300;

@@ -18,6 +18,7 @@
 #include "setting/setting.hpp"
 #include "stencil/typical.hpp"
 #include "trace/reader.hpp"
+#include "trace/replay_dataset.hpp"
 
 namespace isletune {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 double roofline_rank_correlation(const std::filesystem::path& path) {
   const Config config =
       parse_config(TraceReader(path).config_yaml(), path.string(), path.parent_path());
-  ReplayEvaluator replay = ReplayEvaluator::from_file(path);
+  ReplayEvaluator replay = load_replay(path);
   const RooflinePredictor roofline(resolve_stencil(config), config.grid, replay.limits());
   std::vector<Setting> settings = replay.candidates();
   const std::vector<Measurement> measured = replay.evaluate(settings);
@@ -67,7 +68,7 @@ TEST(RooflineOnRecordedData, IssueTermLeavesEveryRecordedDatasetAlone) {
     const std::string name = entry.path().filename().string();
     const Config config = parse_config(TraceReader(entry.path()).config_yaml(),
                                        entry.path().string(), entry.path().parent_path());
-    ReplayEvaluator replay = ReplayEvaluator::from_file(entry.path());
+    ReplayEvaluator replay = load_replay(entry.path());
     const Stencil stencil = resolve_stencil(config);
     EXPECT_FALSE(issue_term_applies(stencil.flops_per_cell(), replay.limits())) << name;
     const RooflinePredictor gated(stencil, config.grid, replay.limits()),

@@ -27,6 +27,7 @@
 #include "sample/setting_source.hpp"
 #include "test_ga_fakes.hpp"
 #include "trace/reader.hpp"
+#include "trace/replay_dataset.hpp"
 
 namespace isletune {
 namespace {
@@ -51,7 +52,7 @@ const Recorded& recorded() {
   static const Recorded r = [] {
     Config c = parse_config(TraceReader(kDataset).config_yaml(), kDataset.string(),
                             kDataset.parent_path());
-    Recorded out{resolve_stencil(c), c, std::nullopt, ReplayEvaluator::from_file(kDataset), {}, {}};
+    Recorded out{resolve_stencil(c), c, std::nullopt, load_replay(kDataset), {}, {}};
     out.space.emplace(out.stencil, c.grid, out.replay.limits(), space_values(c));
     for (const Setting& s : out.replay.candidates()) {
       if (out.space->valid(s))

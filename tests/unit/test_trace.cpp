@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "kernel/registry.hpp"
 #include "setting/oc.hpp"
 #include "trace/reader.hpp"
 #include "trace/run_writer.hpp"
@@ -217,17 +218,25 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   ASSERT_EQ(neutral.size(), kParamCount);
   for (std::size_t i = 0; i < kParamCount; ++i)
     EXPECT_EQ(neutral[i], neutral_value(param_at(i))) << reader.space_parameters()[i].name;
+  // The OC table is the families' (kernel/registry.hpp): every declared OC by id, with its
+  // rule, and the legacy flag columns that number the tiled and streaming families' OCs.
   const std::vector<OcInfo> ocs = reader.space_ocs();
-  ASSERT_EQ(ocs.size(), static_cast<std::size_t>(kOcCount));
-  for (int oc = 0; oc < kOcCount; ++oc) {
-    const OcInfo& row = ocs[static_cast<std::size_t>(oc)];
-    const OcFlags f = oc_flags(oc);
-    EXPECT_EQ(row,
-              (OcInfo{oc, oc_name(oc), f.streaming, f.merge, f.retiming, f.prefetch, f.temporal}));
+  ASSERT_EQ(ocs.size(), oc_table().size());
+  ASSERT_EQ(ocs.size(), 29u)
+      << "tiled: 3 merge kinds x tdeg but cyclic x fused (OC 17); streaming: 3 x 2 x 2 x 2";
+  for (std::size_t i = 0; i < ocs.size(); ++i) {
+    const OcInfo& row = ocs[i];
+    const Oc& oc = *oc_table()[i].oc;
+    const OcFlags f = oc_flags(oc.id);
+    EXPECT_EQ(row, (OcInfo{oc.id, oc_name(oc.id), f.streaming, f.merge, f.retiming, f.prefetch,
+                           f.temporal, oc.rule()}));
     EXPECT_EQ(oc_id(OcFlags{row.streaming, row.merge, row.retiming, row.prefetch, row.temporal}),
-              oc);
+              oc.id);
   }
-  EXPECT_EQ(ocs[47].name, "stream+cyclic+retime+prefetch+tb");
+  EXPECT_EQ(ocs.back().oc, 47);
+  EXPECT_EQ(ocs.back().rule, "streaming=1,merge=2,retiming=1,prefetch=1,tdeg>1");
+  EXPECT_EQ(ocs.front().rule, "streaming=0,merge=0,retiming=0,prefetch=0,tdeg=1");
+  EXPECT_EQ(ocs.back().name, "stream+cyclic+retime+prefetch+tb");
   ASSERT_TRUE(reader.sample().has_value());
   EXPECT_EQ(*reader.sample(), w.sample);
   const auto env = reader.environment();
@@ -273,6 +282,26 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   EXPECT_EQ(result->evaluations, 24);
   EXPECT_EQ(result->source, w.result.source);
   fs::remove_all(dir);
+}
+
+// A trace written before /space/ocs had a rule column (all 48 flag rows, the phantom tiled
+// retiming/prefetch ones among them) reads with each row's rule made from its flags, and
+// every OC the families declare today is a row of it with the same name and rule.
+TEST(Trace, OcTableWithoutRuleColumnReadsTheRuleOfItsFlags) {
+  const TraceReader reader(std::filesystem::path(ISLETUNE_TEST_DATA) / "h100-full-star3d2r-512.h5");
+  const std::vector<OcInfo> ocs = reader.space_ocs();
+  ASSERT_EQ(ocs.size(), 48u);
+  for (const OcInfo& row : ocs) {
+    const Oc flags = flag_oc({row.streaming, row.merge, row.retiming, row.prefetch, row.temporal});
+    EXPECT_EQ(row.rule, flags.rule()) << row.oc;
+    EXPECT_EQ(row.name, flags.name) << row.oc;
+  }
+  EXPECT_EQ(ocs[17].rule, "streaming=0,merge=2,retiming=0,prefetch=0,tdeg>1");
+  for (const OcEntry& e : oc_table()) {
+    const OcInfo& row = ocs[static_cast<std::size_t>(e.oc->id)];
+    EXPECT_EQ(row.name, e.oc->name);
+    EXPECT_EQ(row.rule, e.oc->rule());
+  }
 }
 
 TEST(Trace, TablesGrowAcrossFlushesAndUnflushedRowsAreNotVisible) {

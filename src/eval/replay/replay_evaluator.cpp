@@ -11,20 +11,19 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
-#include "config/config.hpp"
 #include "eval/byte_codec.hpp"
 #include "kernel/registry.hpp"
-#include "trace/reader.hpp"
 
 namespace isletune {
 
 ReplayEvaluator::ReplayEvaluator(const ProblemShape& shape,
-                                 const std::vector<EvaluationRecord>& records, DeviceLimits limits,
+                                 std::span<const RecordedMeasurement> measured, DeviceLimits limits,
                                  std::string origin)
-    : shape_(shape), limits_(std::move(limits)), origin_(std::move(origin)) {
-  for (const EvaluationRecord& r : records) {
-    if (r.cached || r.migrant)
-      continue;
+    : shape_(shape), limits_(std::move(limits)) {
+  recording_.origin = std::move(origin);
+  std::vector<Setting>& candidates_ = recording_.candidates;
+  const std::string& origin_ = recording_.origin;
+  for (const RecordedMeasurement& r : measured) {
     if (r.measurement.status == Status::invalid)
       continue;
     const Setting kernel = canonical(shape_, r.setting);
@@ -50,7 +49,7 @@ ReplayEvaluator::ReplayEvaluator(const ProblemShape& shape,
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  fingerprint_ = text;
+  recording_.fingerprint = text;
 }
 
 // The queue's schedule (QueueModel) of a batch submitted at once.
@@ -71,7 +70,7 @@ void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   Measurement m;
   if (it == table_.end()) {
     m.status = Status::invalid;
-    m.message = "no record of this setting in " + origin_;
+    m.message = "no record of this setting in " + recording_.origin;
   } else {
     ++measured_;
     m = it->second;
@@ -150,39 +149,12 @@ bool ReplayEvaluator::restore_queue(const std::vector<std::uint8_t>& bytes) {
   return true;
 }
 
-ReplayEvaluator ReplayEvaluator::from_file(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path)) {
-    throw InputError(path.string() +
-                     ": replay dataset not found (expected an isletune dataset "
-                     "or a trace written by `isletune measure` or `isletune run`).");
-  }
-  const TraceReader reader(path);
-  std::vector<EvaluationRecord> records;
-  for (int rank : reader.ranks()) {
-    auto rows = reader.evaluations(rank);
-    std::move(rows.begin(), rows.end(), std::back_inserter(records));
-  }
-  // The recording GPU's limits (bandwidth and L2 feed the space, the roofline predictor and
-  // the copy share; a replayed run's trace records them again).
-  const auto environment = reader.environment();
-  const DeviceLimits limits = recorded_limits(environment);
-  // The recorded problem: its stencil (/stencil) and grid (/config, when recorded).
-  const StencilInfo info = reader.stencil();
-  const Stencil stencil = Stencil::make(info.name, info.dims, info.offsets, info.coefficients);
-  const RecordedProblem problem = recorded_problem(reader.config_yaml());
-  ReplayEvaluator replay(on_device(shape_of(stencil, problem.grid.value_or(Grid{})), limits),
-                         records, limits, path.string());
-  if (!environment.empty())
-    replay.set_compile_threads(environment.front().compile_threads);
-  return replay;
-}
-
 std::string ReplayEvaluator::detail() const {
   char gpu[96];
   std::snprintf(gpu, sizeof gpu, " (%.0f GB/s copy, %.0f MiB L2)", limits_.memory_bandwidth_gbs,
                 limits_.l2_bytes / (1024.0 * 1024.0));
   // The GPU's name comes from the dataset: escaped and bounded for the terminal.
-  return replayed_label(origin_) + "; recorded on " + printable(limits_.name, 80) + gpu;
+  return replayed_label(recording_.origin) + "; recorded on " + printable(limits_.name, 80) + gpu;
 }
 
 // Replay records no kernel sources: the result carries none (export regenerates it).

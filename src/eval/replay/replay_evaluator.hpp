@@ -18,6 +18,8 @@
 //   worker starts with is not recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
 //   settings with an answer; limits() are the recording device's.
+// - It takes (setting, measurement) pairs: the trace layer reads a dataset or trace into them
+//   (trace/replay_dataset.hpp, load_replay), so this layer imports nothing above it.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +31,6 @@
 
 #include "eval/evaluator.hpp"
 #include "eval/queue_model.hpp"
-#include "ga/records.hpp"
 #include "kernel/family.hpp"
 
 namespace isletune {
@@ -40,18 +41,19 @@ namespace isletune {
 // of every cost.
 [[nodiscard]] double batch_span_s(std::span<const Measurement> batch, int threads);
 
+// What every report, JSON document and export of a replayed run says about its times: they
+// are the dataset's measurements, and its clock (time budgets, compile seconds) simulated.
+inline std::string replayed_label(const std::string& dataset) {
+  return "replayed from " + dataset + ", clock simulated";
+}
+
 class ReplayEvaluator final : public AsyncEvaluator {
  public:
-  // Answers from the given records of a problem of this shape (whose canonical settings key
-  // them); `origin` names where they came from (for messages).
-  ReplayEvaluator(const ProblemShape& shape, const std::vector<EvaluationRecord>& records,
+  // Answers from the given measurements of a problem of this shape (whose canonical settings
+  // key them; invalid ones skipped, the first of a kernel answers); `origin` names where they
+  // came from (for messages). Throws InputError when none is usable.
+  ReplayEvaluator(const ProblemShape& shape, std::span<const RecordedMeasurement> measured,
                   DeviceLimits limits, std::string origin);
-
-  // Loads every rank's evaluations of a dataset or trace file (trace.h5 follows its rank
-  // links), keyed by their canonical settings for the file's /stencil and /config grid. Throws
-  // InputError naming the file when it is missing, not an isletune dataset/trace, of another schema
-  // version, or has no usable records.
-  static ReplayEvaluator from_file(const std::filesystem::path& path);
 
   [[nodiscard]] DeviceLimits limits() const override { return limits_; }
   [[nodiscard]] double clock_s() const override { return clock_s_; }
@@ -59,29 +61,30 @@ class ReplayEvaluator final : public AsyncEvaluator {
   // "replayed from DATASET, clock simulated; recorded on GPU (copy GB/s, L2 MiB)".
   [[nodiscard]] std::string detail() const override;
   [[nodiscard]] std::string source(const Setting& s) const override;
+  [[nodiscard]] const Recording* recording() const override { return &recording_; }
+  // Resume continues the simulated clock of the interrupted run.
+  void resume_clock_s(double s) override { clock_s_ = s; }
 
   // The recorded settings (invalid records excluded), in recording order.
-  [[nodiscard]] const std::vector<Setting>& candidates() const { return candidates_; }
+  [[nodiscard]] const std::vector<Setting>& candidates() const { return recording_.candidates; }
   // Number of settings measured so far (each costs its recorded time).
   [[nodiscard]] long long measured() const { return measured_; }
-  // NVRTC threads of the simulated batch compile (0: every cost in series). from_file takes
+  // NVRTC threads of the simulated batch compile (0: every cost in series). load_replay takes
   // the recording's.
   // Only while nothing is queued.
   void set_compile_threads(int threads) { queue_ = QueueModel(threads); }
   [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
   [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
   bool restore_queue(const std::vector<std::uint8_t>& bytes) override;
-  // Restores the simulated clock (resume continues the clock of the interrupted run).
-  void set_clock_s(double s) { clock_s_ = s; }
   // Real seconds to sleep per kDelayEvery measurements: slows a replay run down to a GPU-like pace
   // (the Slurm time-limit test uses it); 0 = as fast as possible.
   void set_delay_s(double s) { delay_s_ = s; }
-  [[nodiscard]] const std::string& origin() const { return origin_; }
+  [[nodiscard]] const std::string& origin() const { return recording_.origin; }
   // The recorded problem's shape (its canonical settings key the records).
   [[nodiscard]] const ProblemShape& shape() const { return shape_; }
   // 16 hex digits summing up every recorded setting and measurement this evaluator answers
   // with (FNV-1a): a run records it, and resume refuses a dataset whose answers changed.
-  [[nodiscard]] const std::string& fingerprint() const { return fingerprint_; }
+  [[nodiscard]] const std::string& fingerprint() const { return recording_.fingerprint; }
 
  protected:
   void enqueue(Ticket ticket, const Setting& s) override;
@@ -91,10 +94,8 @@ class ReplayEvaluator final : public AsyncEvaluator {
   static constexpr int kDelayEvery = 10;  // about a generation's new measurements
   ProblemShape shape_;
   std::unordered_map<Setting, Measurement, SettingHash> table_;
-  std::vector<Setting> candidates_;
   DeviceLimits limits_;
-  std::string origin_;
-  std::string fingerprint_;
+  Recording recording_;  // candidates, fingerprint, origin
   double clock_s_ = 0;
   double delay_s_ = 0;
   long long measured_ = 0;
