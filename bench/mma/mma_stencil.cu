@@ -51,13 +51,13 @@
 #include <tuple>
 #include <vector>
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                         \
-    }                                                                                       \
+      std::exit(2);                                                                           \
+    }                                                                                         \
   } while (0)
 
 // ---------------------------------------------------------------------------------------
@@ -71,7 +71,9 @@ __device__ __forceinline__ void copy_async16(double* dst, const double* src) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
@@ -121,7 +123,8 @@ struct Dims {
 __global__ void reference_step(const double* __restrict__ in, double* __restrict__ out, Dims d) {
   const long long cells = 1LL * d.nx * d.ny * d.nz;
   const long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x;
-  if (g >= cells) return;
+  if (g >= cells)
+    return;
   const long long plane = 1LL * d.nx * d.ny;
   const int x = static_cast<int>(g % d.nx);
   const int y = static_cast<int>((g / d.nx) % d.ny);
@@ -224,12 +227,14 @@ __global__ void compare(const double* __restrict__ o, const double* __restrict__
 // slowest: z in 3-D, y in 2-D); reach per axis (largest negative / positive offset).
 template <int NX_, int NY_, int NS_, int XLO_, int XHI_, int YLO_, int YHI_, int SLO_, int SHI_>
 struct Geo {
-  static constexpr int NX = NX_, NY = NY_, NS = NS_, XLO = XLO_, XHI = XHI_, YLO = YLO_,
-                       YHI = YHI_, SLO = SLO_, SHI = SHI_;
+  static constexpr int NX = NX_, NY = NY_, NS = NS_, XLO = XLO_, XHI = XHI_, YLO = YLO_, YHI = YHI_,
+                       SLO = SLO_, SHI = SHI_;
   static constexpr long long PLANE = 1LL * NX * NY;
 };
 
-constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }
+constexpr int round_up(int a, int b) {
+  return (a + b - 1) / b * b;
+}
 
 // BX x BY x BS points per block (product 8, BX even); PX x PY window positions per MMA k
 // (product 4); MM blocks per MMA (8: m8n8k4, 16: m16n8k4); NB batches of MM blocks per
@@ -261,8 +266,8 @@ struct Cfg {
   static constexpr int TXS = TX + WXP - BX, TYS = TY + WYP - BY, PLANE_S = TXS * TYS;
   static constexpr int NWARPS = WXW * WYW * KS, THREADS = 32 * NWARPS;
   static constexpr int ACC = MM / 4;
-  static constexpr int NCH = BS * NQYK * NQX;      // patches of one group (per warp)
-  static constexpr int NCH4 = round_up(NCH, 4);    // padded for k16
+  static constexpr int NCH = BS * NQYK * NQX;    // patches of one group (per warp)
+  static constexpr int NCH4 = round_up(NCH, 4);  // padded for k16
   static constexpr int NCOEF = KK == 4 ? WSP * NQYK * NQX : NP * NCH4;  // doubles per thread
   static constexpr int RING = STAGES * BS * PLANE_S;
   static constexpr int SCR_ONE = WXW * WYW * (KS - 1) * 32 * NB * ACC;
@@ -301,11 +306,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   } else {
     const double* cp = coefg + static_cast<size_t>(ks) * C::NCOEF * 32 + lane;
 #pragma unroll
-    for (int e = 0; e < C::NCOEF; ++e) cr[e] = __ldg(cp + e * 32);
+    for (int e = 0; e < C::NCOEF; ++e)
+      cr[e] = __ldg(cp + e * 32);
   }
   // This lane's A element inside a staged plane: block gq of the batch, patch position kq.
-  const int lane_off = (yw + ks * C::NQYK * C::PY + kq / C::PX) * C::TXS + xw + gq * C::BX +
-                       kq % C::PX;
+  const int lane_off =
+      (yw + ks * C::NQYK * C::PY + kq / C::PX) * C::TXS + xw + gq * C::BX + kq % C::PX;
 
   auto stage = [&](int gi) {
     double* dst = ring + (gi % C::STAGES) * C::BS * C::PLANE_S;
@@ -352,8 +358,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
       if (!(rowin && gx >= G::XLO && gx + 1 < G::NX - G::XHI)) {
         const bool i0 = rowin && gx >= G::XLO && gx < G::NX - G::XHI;
         const bool i1 = rowin && gx + 1 >= G::XLO && gx + 1 < G::NX - G::XHI;
-        if (!i0) r0 = in[gidx];
-        if (!i1) r1 = in[gidx + 1];
+        if (!i0)
+          r0 = in[gidx];
+        if (!i1)
+          r1 = in[gidx + 1];
       }
       *reinterpret_cast<double2*>(out + gidx) = make_double2(r0, r1);
     }
@@ -365,7 +373,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
 #pragma unroll
     for (int j = 0; j < C::NP; ++j)
 #pragma unroll
-      for (int a = 0; a < C::ACC; ++a) acc[b][j][a] = 0.0;
+      for (int a = 0; a < C::ACC; ++a)
+        acc[b][j][a] = 0.0;
   double pend[C::NB][C::ACC];
   int pend_t = -1;
   // Adds the other KS-1 warps' partial sums (scratch buffer `buf`) and stores step pend_t.
@@ -379,11 +388,13 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         for (int a = 0; a < C::ACC; ++a)
           pend[b][a] += sc[((kk * 32 + lane) * C::NB + b) * C::ACC + a];
 #pragma unroll
-    for (int b = 0; b < C::NB; ++b) store(pend[b], b, pend_t);
+    for (int b = 0; b < C::NB; ++b)
+      store(pend[b], b, pend_t);
   };
 
 #pragma unroll
-  for (int gi = 0; gi < C::STAGES - 1; ++gi) stage(gi);
+  for (int gi = 0; gi < C::STAGES - 1; ++gi)
+    stage(gi);
 
 #pragma unroll 1
   for (int gi = 0; gi < C::NG; ++gi) {
@@ -391,7 +402,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
     __syncthreads();
     if constexpr (C::KS > 1) {
       // The previous group's completed step: add the other warps' partial sums.
-      if (ks == 0 && pend_t >= 0) reduce_store((gi - 1) & 1);
+      if (ks == 0 && pend_t >= 0)
+        reduce_store((gi - 1) & 1);
     }
     if (gi + C::STAGES - 1 < C::NG)
       stage(gi + C::STAGES - 1);
@@ -424,55 +436,59 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
       }
     } else {
 #pragma unroll
-    for (int i = 0; i < C::BS; ++i) {
+      for (int i = 0; i < C::BS; ++i) {
 #pragma unroll
-      for (int qq = 0; qq < C::NQYK; ++qq) {
+        for (int qq = 0; qq < C::NQYK; ++qq) {
 #pragma unroll
-        for (int qx = 0; qx < C::NQX; ++qx) {
-          const int off = i * C::PLANE_S + qq * C::PY * C::TXS + qx * C::PX;
-          double a0[C::NB], a1[C::NB];
-#pragma unroll
-          for (int b = 0; b < C::NB; ++b) {
-            a0[b] = base[off + b * C::MM * C::BX];
-            if constexpr (C::MM == 16) a1[b] = base[off + b * C::MM * C::BX + 8 * C::BX];
-          }
-#pragma unroll
-          for (int j = 0; j < C::NP; ++j) {
-            const int e = (((C::NP - 1 - j) * C::BS + i) * C::NQYK + qq) * C::NQX + qx;
-            const double w = C::CSM ? csm[e * 32] : cr[C::CSM ? 0 : e];
+          for (int qx = 0; qx < C::NQX; ++qx) {
+            const int off = i * C::PLANE_S + qq * C::PY * C::TXS + qx * C::PX;
+            double a0[C::NB], a1[C::NB];
 #pragma unroll
             for (int b = 0; b < C::NB; ++b) {
-              if constexpr (C::MM == 8)
-                mma_m8(acc[b][j], a0[b], w);
-              else
-                mma_m16(acc[b][j], a0[b], a1[b], w);
+              a0[b] = base[off + b * C::MM * C::BX];
+              if constexpr (C::MM == 16)
+                a1[b] = base[off + b * C::MM * C::BX + 8 * C::BX];
+            }
+#pragma unroll
+            for (int j = 0; j < C::NP; ++j) {
+              const int e = (((C::NP - 1 - j) * C::BS + i) * C::NQYK + qq) * C::NQX + qx;
+              const double w = C::CSM ? csm[e * 32] : cr[C::CSM ? 0 : e];
+#pragma unroll
+              for (int b = 0; b < C::NB; ++b) {
+                if constexpr (C::MM == 8)
+                  mma_m8(acc[b][j], a0[b], w);
+                else
+                  mma_m16(acc[b][j], a0[b], a1[b], w);
+              }
             }
           }
         }
       }
-    }
     }
     // Slot 0 holds block step t, now complete.
     const int t = gi - C::NP + 1;
     if constexpr (C::KS == 1) {
       if (t >= 0) {
 #pragma unroll
-        for (int b = 0; b < C::NB; ++b) store(acc[b][0], b, t);
+        for (int b = 0; b < C::NB; ++b)
+          store(acc[b][0], b, t);
       }
     } else {
       if (ks == 0) {
 #pragma unroll
         for (int b = 0; b < C::NB; ++b)
 #pragma unroll
-          for (int a = 0; a < C::ACC; ++a) pend[b][a] = acc[b][0][a];
+          for (int a = 0; a < C::ACC; ++a)
+            pend[b][a] = acc[b][0][a];
         pend_t = t;
       } else {
-        double* sc = scratch + (gi & 1) * C::SCR_ONE +
-                     (wo * (C::KS - 1) + ks - 1) * 32 * C::NB * C::ACC;
+        double* sc =
+            scratch + (gi & 1) * C::SCR_ONE + (wo * (C::KS - 1) + ks - 1) * 32 * C::NB * C::ACC;
 #pragma unroll
         for (int b = 0; b < C::NB; ++b)
 #pragma unroll
-          for (int a = 0; a < C::ACC; ++a) sc[(lane * C::NB + b) * C::ACC + a] = acc[b][0][a];
+          for (int a = 0; a < C::ACC; ++a)
+            sc[(lane * C::NB + b) * C::ACC + a] = acc[b][0][a];
       }
     }
 #pragma unroll
@@ -480,14 +496,17 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
 #pragma unroll
       for (int j = 0; j + 1 < C::NP; ++j)
 #pragma unroll
-        for (int a = 0; a < C::ACC; ++a) acc[b][j][a] = acc[b][j + 1][a];
+        for (int a = 0; a < C::ACC; ++a)
+          acc[b][j][a] = acc[b][j + 1][a];
 #pragma unroll
-      for (int a = 0; a < C::ACC; ++a) acc[b][C::NP - 1][a] = 0.0;
+      for (int a = 0; a < C::ACC; ++a)
+        acc[b][C::NP - 1][a] = 0.0;
     }
   }
   if constexpr (C::KS > 1) {
     __syncthreads();
-    if (ks == 0 && pend_t >= 0) reduce_store((C::NG - 1) & 1);
+    if (ks == 0 && pend_t >= 0)
+      reduce_store((C::NG - 1) & 1);
   }
 }
 
@@ -500,10 +519,13 @@ __global__ void peak_m8(double* out, int iters) {
 #pragma unroll 1
   for (int it = 0; it < iters; ++it)
 #pragma unroll
-    for (int c = 0; c < 8; ++c) mma_m8(acc[c], a, b);
+    for (int c = 0; c < 8; ++c)
+      mma_m8(acc[c], a, b);
   double s = 0;
-  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1];
-  if (s == 12345.678) out[0] = s;
+  for (int c = 0; c < 8; ++c)
+    s += acc[c][0] + acc[c][1];
+  if (s == 12345.678)
+    out[0] = s;
 }
 __global__ void peak_m16(double* out, int iters) {
   double acc[8][4] = {};
@@ -511,10 +533,13 @@ __global__ void peak_m16(double* out, int iters) {
 #pragma unroll 1
   for (int it = 0; it < iters; ++it)
 #pragma unroll
-    for (int c = 0; c < 8; ++c) mma_m16(acc[c], a, b, a);
+    for (int c = 0; c < 8; ++c)
+      mma_m16(acc[c], a, b, a);
   double s = 0;
-  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678) out[0] = s;
+  for (int c = 0; c < 8; ++c)
+    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 12345.678)
+    out[0] = s;
 }
 // Throughput only (fragment contents are arbitrary): m16n8k8 and m16n8k16 f64 (sm_90).
 __global__ void peak_m16k8(double* out, int iters) {
@@ -529,8 +554,10 @@ __global__ void peak_m16k8(double* out, int iters) {
           : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
           : "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a));
   double s = 0;
-  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678) out[0] = s;
+  for (int c = 0; c < 8; ++c)
+    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 12345.678)
+    out[0] = s;
 }
 __global__ void peak_m16k16(double* out, int iters) {
   double acc[8][4] = {};
@@ -542,23 +569,29 @@ __global__ void peak_m16k16(double* out, int iters) {
       asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
           "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
           : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
-          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a),
-            "d"(b), "d"(a));
+          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a), "d"(b),
+            "d"(a));
   double s = 0;
-  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678) out[0] = s;
+  for (int c = 0; c < 8; ++c)
+    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 12345.678)
+    out[0] = s;
 }
 __global__ void peak_fma(double* out, int iters) {
   double acc[8];
-  for (int c = 0; c < 8; ++c) acc[c] = threadIdx.x * 1e-9 + c;
+  for (int c = 0; c < 8; ++c)
+    acc[c] = threadIdx.x * 1e-9 + c;
   const double a = 1.0 - 1e-12, b = 1e-12;
 #pragma unroll 1
   for (int it = 0; it < iters; ++it)
 #pragma unroll
-    for (int c = 0; c < 8; ++c) acc[c] = fma(acc[c], a, b);
+    for (int c = 0; c < 8; ++c)
+      acc[c] = fma(acc[c], a, b);
   double s = 0;
-  for (int c = 0; c < 8; ++c) s += acc[c];
-  if (s == 12345.678) out[0] = s;
+  for (int c = 0; c < 8; ++c)
+    s += acc[c];
+  if (s == 12345.678)
+    out[0] = s;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -585,9 +618,11 @@ static std::uint64_t offset_hash(int x, int y, int z, std::uint64_t salt) {
   const int zmax = dims == 3 ? order : 0;
   for (int x = -order; x <= order; ++x)
     for (int y = -order; y <= order; ++y)
-      for (int z = -zmax; z <= zmax; ++z) pts.insert({x, y, z});
+      for (int z = -zmax; z <= zmax; ++z)
+        pts.insert({x, y, z});
   std::vector<Pt> out;
-  for (auto [x, y, z] : pts) out.push_back({x, y, z, 0.0});
+  for (auto [x, y, z] : pts)
+    out.push_back({x, y, z, 0.0});
   const unsigned __int128 total = static_cast<unsigned __int128>(1) << 50;
   const size_t n = out.size();
   for (std::uint64_t salt = 0;; ++salt) {
@@ -601,9 +636,12 @@ static std::uint64_t offset_hash(int x, int y, int z, std::uint64_t salt) {
       m[k] = static_cast<std::uint64_t>(w[k] * total / sum);
       assigned += m[k];
     }
-    for (size_t k = 0; assigned < total; ++k, ++assigned) ++m[k];
-    if (std::set<std::uint64_t>(m.begin(), m.end()).size() != n) continue;
-    for (size_t k = 0; k < n; ++k) out[k].c = static_cast<double>(m[k]) * 0x1.0p-50;
+    for (size_t k = 0; assigned < total; ++k, ++assigned)
+      ++m[k];
+    if (std::set<std::uint64_t>(m.begin(), m.end()).size() != n)
+      continue;
+    for (size_t k = 0; k < n; ++k)
+      out[k].c = static_cast<double>(m[k]) * 0x1.0p-50;
     return out;
   }
 }
@@ -628,7 +666,8 @@ struct Ctx {
   double peak_dmma_gflops = 0, peak_dfma_gflops = 0;
 };
 
-[[maybe_unused]] static void compare_to_ref(Ctx& c, const double* out, double& rel_l2, double& max_rel, double& bad) {
+[[maybe_unused]] static void compare_to_ref(Ctx& c, const double* out, double& rel_l2,
+                                            double& max_rel, double& bad) {
   compare<<<c.compare_blocks, 256>>>(out, c.ref, c.p.cells(), c.partial);
   CK(cudaGetLastError());
   std::vector<double> h(4 * c.compare_blocks);
@@ -661,7 +700,8 @@ static double time_steps(Ctx& c, F&& step) {
   std::vector<double> runs;
   for (int r = 0; r < 5; ++r) {
     CK(cudaEventRecord(e0));
-    for (int s = 0; s < n; ++s) (s % 2 == 0) ? step(c.p1, c.p2) : step(c.p2, c.p1);
+    for (int s = 0; s < n; ++s)
+      (s % 2 == 0) ? step(c.p1, c.p2) : step(c.p2, c.p1);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms = 0;
@@ -676,21 +716,24 @@ static double time_steps(Ctx& c, F&& step) {
 }
 
 static void emit(Ctx& c, const char* variant, const std::string& params, double eff, int regs,
-                 int spill, int smem, int threads, double ms, double rel, double maxrel, double bad) {
+                 int spill, int smem, int threads, double ms, double rel, double maxrel,
+                 double bad) {
   const double gc = c.p.cells() / (ms * 1e-3) / 1e9;
   const double flops = 2.0 * c.p.pts.size();
   const bool ok = rel <= 1e-13 && bad == 0;
-  std::printf("%-9s %-8s %-58s eff %.3f regs %3d spill %4d smem %6d thr %4d  %8.4f ms  %7.2f GCells/s  "
-              "(%.1f TFLOP/s useful)  relL2 %.2e maxrel %.2e nonfinite %.0f %s\n",
-              c.p.name.c_str(), variant, params.c_str(), eff, regs, spill, smem, threads, ms, gc,
-              gc * flops / 1e3, rel, maxrel, bad, ok ? "ok" : "FAILED");
+  std::printf(
+      "%-9s %-8s %-58s eff %.3f regs %3d spill %4d smem %6d thr %4d  %8.4f ms  %7.2f GCells/s  "
+      "(%.1f TFLOP/s useful)  relL2 %.2e maxrel %.2e nonfinite %.0f %s\n",
+      c.p.name.c_str(), variant, params.c_str(), eff, regs, spill, smem, threads, ms, gc,
+      gc * flops / 1e3, rel, maxrel, bad, ok ? "ok" : "FAILED");
   std::fflush(stdout);
   if (c.csv) {
-    std::fprintf(c.csv,
-                 "%s,%dx%dx%d,%s,%s,\"%s\",%.4f,%d,%d,%d,%d,%.5f,%.3f,%.3f,%.3e,%.3e,%.0f,%s,%.0f,%.0f\n",
-                 c.p.name.c_str(), c.p.nx, c.p.ny, c.p.nz, c.gpu.c_str(), variant, params.c_str(), eff,
-                 regs, spill, smem, threads, ms, gc, gc * flops / 1e3, rel, maxrel, bad,
-                 ok ? "ok" : "failed", c.peak_dfma_gflops, c.peak_dmma_gflops);
+    std::fprintf(
+        c.csv,
+        "%s,%dx%dx%d,%s,%s,\"%s\",%.4f,%d,%d,%d,%d,%.5f,%.3f,%.3f,%.3e,%.3e,%.0f,%s,%.0f,%.0f\n",
+        c.p.name.c_str(), c.p.nx, c.p.ny, c.p.nz, c.gpu.c_str(), variant, params.c_str(), eff, regs,
+        spill, smem, threads, ms, gc, gc * flops / 1e3, rel, maxrel, bad, ok ? "ok" : "failed",
+        c.peak_dfma_gflops, c.peak_dmma_gflops);
     std::fflush(c.csv);
   }
 }
@@ -699,7 +742,8 @@ static void emit(Ctx& c, const char* variant, const std::string& params, double 
 [[maybe_unused]] static double coef_at(const Problem& p, int dx, int dy, int ds) {
   for (const Pt& q : p.pts) {
     const int qx = q.x, qy = p.dims == 3 ? q.y : 0, qs = p.dims == 3 ? q.z : q.y;
-    if (qx == dx && qy == dy && qs == ds) return q.c;
+    if (qx == dx && qy == dy && qs == ds)
+      return q.c;
   }
   return 0.0;
 }
@@ -724,7 +768,8 @@ static void run_dmma(Ctx& c, const char* tag) {
             if (wx < C::WXE && wy < C::WYE && ws < C::WSE)
               v = coef_at(c.p, wx - G::XLO - px, wy - G::YLO - py, ws - G::SLO - ps);
             nonzero += v != 0.0;
-            h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 + lane] = v;
+            h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 +
+              lane] = v;
           }
   if constexpr (C::KK == 16) {
     // [ks][slot j][patch c of the group][lane]; c = (i, qq, qx), window plane (NP-1-j)*BS+i.
@@ -736,7 +781,8 @@ static void run_dmma(Ctx& c, const char* tag) {
           const int ws = (C::NP - 1 - j) * C::BS + i;
           for (int lane = 0; lane < 32; ++lane)
             h16[((static_cast<size_t>(ks) * C::NP + j) * C::NCH4 + cc) * 32 + lane] =
-                h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 + lane];
+                h[(((static_cast<size_t>(ks) * C::WSP + ws) * C::NQYK + qq) * C::NQX + qx) * 32 +
+                  lane];
         }
     h.swap(h16);
   }
@@ -752,7 +798,9 @@ static void run_dmma(Ctx& c, const char* tag) {
   cudaFuncAttributes fa{};
   CK(cudaFuncGetAttributes(&fa, kern));
   const dim3 grid(G::NX / C::TX, G::NY / C::TY, G::NS / C::TS), block(C::THREADS);
-  auto step = [&](const double* in, double* out) { kern<<<grid, block, C::SMEM>>>(in, out, dcoef); };
+  auto step = [&](const double* in, double* out) {
+    kern<<<grid, block, C::SMEM>>>(in, out, dcoef);
+  };
   // Verify one step from the pristine input into a NaN-poisoned buffer.
   fill_nan<<<1024, 256>>>(c.p2, c.p.cells());
   step(c.a0, c.p2);
@@ -766,8 +814,8 @@ static void run_dmma(Ctx& c, const char* tag) {
   std::snprintf(params, sizeof params,
                 "blk %dx%dx%d patch %dx%d m%dk%d nb %d warps %dx%dx%d tile %dx%dx%d st %d coef %s "
                 "minb %d",
-                C::BX, C::BY, C::BS, C::PX, C::PY, C::MM, C::KK, C::NB, C::WXW, C::WYW, C::KS, C::TX,
-                C::TY, C::TS, C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
+                C::BX, C::BY, C::BS, C::PX, C::PY, C::MM, C::KK, C::NB, C::WXW, C::WYW, C::KS,
+                C::TX, C::TY, C::TS, C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
   emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
        ms, rel, maxrel, bad);
   CK(cudaFree(dcoef));
@@ -778,9 +826,11 @@ static void run_dmma(Ctx& c, const char* tag) {
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   for (const Pt& q : p.pts) {
     const int v[3] = {q.x, q.y, q.z};
-    for (int a = 0; a < 3; ++a) lo[a] = std::max(lo[a], -v[a]), hi[a] = std::max(hi[a], v[a]);
+    for (int a = 0; a < 3; ++a)
+      lo[a] = std::max(lo[a], -v[a]), hi[a] = std::max(hi[a], v[a]);
   }
-  const Dims d{p.nx, p.ny, p.nz, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], static_cast<int>(p.pts.size())};
+  const Dims d{p.nx,  p.ny,  p.nz,  lo[0], hi[0],
+               lo[1], hi[1], lo[2], hi[2], static_cast<int>(p.pts.size())};
   const long long cells = p.cells();
   const unsigned blocks = static_cast<unsigned>((cells + 255) / 256);
   auto step = [&](const double* in, double* out) { reference_step<<<blocks, 256>>>(in, out, d); };
@@ -811,7 +861,8 @@ static void run_naive(Ctx& c) {
   compare_to_ref(c, c.p2, rel, maxrel, bad);
   const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
   char params[96];
-  std::snprintf(params, sizeof params, "compile-time offsets, one thread a point, block %dx%d", bx, by);
+  std::snprintf(params, sizeof params, "compile-time offsets, one thread a point, block %dx%d", bx,
+                by);
   emit(c, "naive", params, 1.0, 0, 0, 0, bx * by, ms, rel, maxrel, bad);
 }
 
@@ -852,9 +903,10 @@ static void run_naive(Ctx& c) {
   const double fm = 1.0 * blocks * threads * iters * 16 * 8 * 2.0 / (ms * 1e-3) / 1e9;
   int clk = 0;
   CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
-  std::printf("peaks: DMMA m8n8k4 %.0f, m16n8k4 %.0f, m16n8k8 %.0f, m16n8k16 %.0f GFLOP/s; DFMA %.0f "
-              "GFLOP/s (%d SMs, max SM clock %d MHz)\n",
-              m8, m16, k8, k16, fm, sms, clk / 1000);
+  std::printf(
+      "peaks: DMMA m8n8k4 %.0f, m16n8k4 %.0f, m16n8k8 %.0f, m16n8k16 %.0f GFLOP/s; DFMA %.0f "
+      "GFLOP/s (%d SMs, max SM clock %d MHz)\n",
+      m8, m16, k8, k16, fm, sms, clk / 1000);
   c.peak_dmma_gflops = std::max({m8, m16, k8, k16});
   c.peak_dfma_gflops = fm;
   if (c.csv) {
@@ -946,10 +998,19 @@ int main(int argc, char** argv) {
   static const struct {
     const char* name;
     int dims, order, n;
-  } kProblems[] = {{"box2d2r", 2, 2, 8192}, {"box2d4r", 2, 4, 8192}, {"box3d2r", 3, 2, 512},
-                   {"box3d3r", 3, 3, 512},  {"box3d4r", 3, 4, 512}};
+  } kProblems[] = {{"box2d2r", 2, 2, 8192},
+                   {"box2d4r", 2, 4, 8192},
+                   {"box3d2r", 3, 2, 512},
+                   {"box3d3r", 3, 3, 512},
+                   {"box3d4r", 3, 4, 512}};
   const auto& sp = kProblems[STENCIL];
-  c.p = Problem{sp.name, sp.dims, sp.order, sp.n, sp.n, sp.dims == 3 ? sp.n : 1, typical_box(sp.dims, sp.order)};
+  c.p = Problem{sp.name,
+                sp.dims,
+                sp.order,
+                sp.n,
+                sp.n,
+                sp.dims == 3 ? sp.n : 1,
+                typical_box(sp.dims, sp.order)};
   std::vector<int> off(3 * c.p.pts.size());
   std::vector<double> co(c.p.pts.size());
   for (size_t k = 0; k < c.p.pts.size(); ++k) {
@@ -967,12 +1028,14 @@ int main(int argc, char** argv) {
   fill_random<<<4096, 256>>>(c.a0, c.p.cells(), 0x5eedULL);
   CK(cudaGetLastError());
   double csum = 0;
-  for (const Pt& q : c.p.pts) csum += q.c;
+  for (const Pt& q : c.p.pts)
+    csum += q.c;
   std::printf("%s: %zu points, coefficient sum %.17g, grid %dx%dx%d, GPU %s\n", c.p.name.c_str(),
               c.p.pts.size(), csum, c.p.nx, c.p.ny, c.p.nz, c.gpu.c_str());
   run_reference(c);
   run_variants(c);
-  if (c.csv) std::fclose(c.csv);
+  if (c.csv)
+    std::fclose(c.csv);
   return 0;
 #endif
 }

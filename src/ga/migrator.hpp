@@ -80,14 +80,19 @@ struct StopTally {
   int done_votes = 0;                   // islands that are done
   int votes = 0;
   void add(StopReason wish) {
+    needs_every_island(wish) ? add(StopReason::none, wish) : add(wish, StopReason::none);
+  }
+  // One island's wish already split into the reason that stops all and the one it is done for
+  // (either may be none; the async vote counts an island's own limits as done).
+  void add(StopReason stops_all, StopReason done_for) {
     ++votes;
-    if (needs_every_island(wish)) {
+    if (done_for != StopReason::none) {
       ++done_votes;
-      if (done == StopReason::none || wish < done)
-        done = wish;
-    } else if (wish != StopReason::none && (other == StopReason::none || wish < other)) {
-      other = wish;
+      if (done == StopReason::none || done_for < done)
+        done = done_for;
     }
+    if (stops_all != StopReason::none && (other == StopReason::none || stops_all < other))
+      other = stops_all;
   }
   // The decision once all `islands` have voted.
   [[nodiscard]] StopReason decision(int islands) const {

@@ -55,22 +55,10 @@ void AsyncStopVote::receive() {
 }
 
 StopReason AsyncStopVote::tally() const {
-  // StopTally's rule over the sticky wishes: a reason that stops all wins; else, once every
-  // island is done, the smallest reason they were done for.
-  StopReason other = StopReason::none, done = StopReason::none;
-  int islands_done = 0;
-  for (const Wish& w : wishes_) {
-    if (smaller(w.other, other))
-      other = w.other;
-    if (w.done != StopReason::none) {
-      ++islands_done;
-      if (smaller(w.done, done))
-        done = w.done;
-    }
-  }
-  if (other != StopReason::none)
-    return other;
-  return islands_done == static_cast<int>(wishes_.size()) ? done : StopReason::none;
+  StopTally t;
+  for (const Wish& w : wishes_)
+    t.add(w.other, w.done);
+  return t.decision(static_cast<int>(wishes_.size()));
 }
 
 StopReason AsyncStopVote::vote(int /*generation*/, StopReason local) {
@@ -96,11 +84,6 @@ StopReason AsyncStopVote::vote(int /*generation*/, StopReason local) {
 StopReason AsyncStopVote::drain() {
   mail_.drain([this](int source, const std::vector<double>& v) { take(source, v); });
   return tally();
-}
-
-StopReason AsyncStopVote::known(int rank) const {
-  const Wish& w = wishes_.at(static_cast<std::size_t>(rank));
-  return w.other != StopReason::none ? w.other : w.done;
 }
 
 }  // namespace isletune::ring

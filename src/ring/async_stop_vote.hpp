@@ -33,9 +33,6 @@ class AsyncStopVote final : public StopVote {
   // the tally of every island's final wish).
   StopReason drain();
 
-  // The sticky wish of island `rank` as this island knows it.
-  [[nodiscard]] StopReason known(int rank) const;
-
  private:
   // A wish as two reasons: the smallest that stops all, the smallest that needs every island.
   struct Wish {
