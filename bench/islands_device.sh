@@ -22,10 +22,46 @@ cmake --build $B -j"$(nproc)" --target isletune isletune-worker >$OUT/build.txt 
 echo "built in $(( $(date +%s) - start )) s"
 nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv |
   tee $OUT/nvidia-smi.csv
+# GPU_TESTS=1: the GPU tests of the CUDA worker as well (kernels and families on every typical
+# stencil, planted faults in a real run), within GPU_TESTS_S seconds (default 200): on the last
+# GPU and the last quarter of the CPUs while the modes that leave that GPU free run, waited for
+# before a mode that needs every GPU.
+ngpu=$(nvidia-smi -L | wc -l)
+tests_pid=
+if [ "${GPU_TESTS:-0}" = 1 ]; then
+  t0=$(date +%s)
+  cmake --build $B -j"$(nproc)" --target test_gpu_kernels test_gpu_families >>$OUT/build.txt 2>&1 ||
+    { grep -E "error" -A3 $OUT/build.txt | tail -40; }
+  echo "GPU tests built in $(( $(date +%s) - t0 )) s"
+  ncpu=$(nproc)
+  cpus=$(( ncpu * 3 / 4 ))-$(( ncpu - 1 ))
+  (( ngpu > 1 )) || cpus=0-$(( ncpu - 1 ))
+  # The binaries directly: ctest's gtest discovery failed on the H200 machine (2026-11-28: its
+  # generated test list had a syntax error), as bench/device_run.sh already does.
+  (
+    export CUDA_VISIBLE_DEVICES=$(( ngpu - 1 ))
+    cd $B/tests/gpu && timeout "${GPU_TESTS_S:-200}" taskset -c $cpus sh -c \
+      './test_gpu_kernels --gtest_brief=1; echo "kernels rc=$?"; ./test_gpu_families --gtest_brief=1; echo "families rc=$?"'
+    echo "timeout rc=$?"
+    cd - >/dev/null
+    ISLETUNE_WORKER=$B/bin/isletune-worker timeout 200 taskset -c $cpus tests/gpu/planted_faults_run.sh \
+      $B/bin/isletune mpirun --oversubscribe -q --allow-run-as-root
+    echo "planted faults rc=$?"
+  ) >$OUT/gpu-tests.txt 2>&1 &
+  tests_pid=$!
+  (( ngpu > 1 )) || { wait $tests_pid; tests_pid=; }
+fi
+wait_tests() {
+  [ -n "$tests_pid" ] || return 0
+  wait $tests_pid
+  tests_pid=
+  grep -E "FAILED|Failure|PASSED|SKIPPED \]|rc=" $OUT/gpu-tests.txt | tail -30
+}
 W=runs-device/islands
 for mode in "$@"; do
   drift=${mode%%:*}
   ranks=${mode#*:}
+  (( ${ranks##*,} >= ngpu )) && wait_tests
   left=$(( stop - ($(date +%s) - start) ))
   (( left > 0 )) || { echo "# STOP reached: $mode not started"; continue; }
   configs=$(bench/islands_configs.py $W/configs --budget-s "$budget" --drift "$drift")
@@ -35,23 +71,7 @@ for mode in "$@"; do
     --stop-after "$left" "${args[@]}" --work $W --runs |
     tee -a "$OUT/islands.txt"
 done
-# GPU_TESTS=1: then the GPU tests of the CUDA worker (kernels and families on every typical
-# stencil, planted faults in a real run), on GPU 0, within GPU_TESTS_S seconds (default 200).
-if [ "${GPU_TESTS:-0}" = 1 ]; then
-  t0=$(date +%s)
-  cmake --build $B -j"$(nproc)" --target test_gpu_kernels test_gpu_families >>$OUT/build.txt 2>&1 ||
-    { grep -E "error" -A3 $OUT/build.txt | tail -40; }
-  echo "GPU tests built in $(( $(date +%s) - t0 )) s"
-  # The binaries directly: ctest's gtest discovery failed on the H200 machine (2026-11-28: its
-  # generated test list had a syntax error), as bench/device_run.sh already does.
-  (cd $B/tests/gpu && timeout "${GPU_TESTS_S:-200}" sh -c \
-    './test_gpu_kernels --gtest_brief=1; echo "kernels rc=$?"; ./test_gpu_families --gtest_brief=1; echo "families rc=$?"' \
-    >$OUT/gpu-tests.txt 2>&1; echo "timeout rc=$?" >>$OUT/gpu-tests.txt)
-  ISLETUNE_WORKER=$B/bin/isletune-worker timeout 200 tests/gpu/planted_faults_run.sh $B/bin/isletune \
-    mpirun --oversubscribe -q --allow-run-as-root >>$OUT/gpu-tests.txt 2>&1
-  echo "planted faults rc=$?" >>$OUT/gpu-tests.txt
-  grep -E "FAILED|Failure|PASSED|SKIPPED \]|rc=" $OUT/gpu-tests.txt | tail -30
-fi
+wait_tests
 for r in $W/*/np*-seed*/; do
   { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
 done

@@ -45,7 +45,9 @@
 //         for every island's generation g - 1 - D, ga.migration.drift's rule; -1, the default:
 //         never), fill (with drift: an island that would wait measures the model's next `fill`
 //         picks instead, as one batch, again until it may start; ga.migration.fill, whose
-//         default, 0, applies: it waits),
+//         default, 0, applies: it waits), timing (0/1, default: async; the island strategy
+//         of a run that depends on timing: restarts wait for their sample breeding on and
+//         leave their stragglers queued, as on GPUs),
 //         interact (the online model's interacting parameters: parameter names joined by
 //         '+', e.g. `merge` (the previous default), `none`; `family` (the default: merge,
 //         streaming, retiming, prefetch), `flags` (family, use_shared, use_constant)),
@@ -393,6 +395,11 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     // Lag 0 (each island waits for its neighbours' current generation) needs the islands
     // on threads; threads=1 runs any lag so.
     const bool async = islands > 1 && v.num("async", 0) != 0;
+    // timing (0/1, default: async): the island strategy of a run that depends on timing, as
+    // on GPUs (ga.migration.drift >= 0): restarts wait for their sample breeding on and leave
+    // their stragglers queued (IslandStrategy).
+    if (v.num("timing", async ? 1 : 0) != 0)
+      ga.migration_drift = GaSettings::kDriftAsync;
     const bool threaded = !async && islands > 1 && (lag == 0 || v.num("threads", 0) != 0);
     MemoryRing ring(islands, lag, threaded);
     MemoryStopVote votes(islands, threaded);

@@ -115,7 +115,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     run_cols = ["trace", "stencil", "strategy", "seed", "ranks", "best_ms", "gcells_per_s",
                 "stop_reason", "evaluations", "wall_s", "ok", "invalid", "compile_error",
                 "launch_error", "wrong_result", "crashed", "timeout", "best_key", "replayed"]
-    isl_cols = ["trace", "rank", "measured", "fills", "ok", "failed", "cached", "migrants", "best_ms",
+    isl_cols = ["trace", "rank", "measured", "fills", "restarts", "ok", "failed", "cached", "migrants", "best_ms",
                 "generations", "wall_s", "wait_s", "final_mcr", "gpu"]
     if args.csv:
         print_table(runs, run_cols, True)

@@ -107,6 +107,7 @@ def summary(trace: Trace) -> dict[str, Any]:
             "migrants": int(np.count_nonzero(e["migrant"])),
             # of measured: made while the island would have waited (ga.migration.fill)
             "fills": int(np.sum(g["fills"])) if len(g) else 0,
+            "restarts": int(np.sum(g["restart"])) if len(g) else 0,
             "best_ms": island_best,
             # generations after the initial population (generation 0), as /result counts
             # them and `isletune report` prints them

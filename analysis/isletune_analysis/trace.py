@@ -163,7 +163,7 @@ EVAL_DTYPE = eval_dtype(len(LEGACY_PARAM_NAMES))
 GEN_DTYPE = np.dtype([
     ("rank", "i4"), ("generation", "i4"), ("wall_s", "f8"), ("wait_s", "f8"),
     ("best_ms", "f8"), ("mean_fitness", "f8"), ("mcr", "f8"), ("unique_genomes", "i4"),
-    ("evaluations", "i4"), ("cache_hits", "i4"), ("fills", "i4"),
+    ("evaluations", "i4"), ("cache_hits", "i4"), ("fills", "i4"), ("restart", "i4"),
 ])
 MIG_DTYPE = np.dtype([
     ("rank", "i4"), ("generation", "i4"), ("direction", "i4"), ("peer", "i4"), ("key", "O"),

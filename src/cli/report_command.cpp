@@ -70,6 +70,7 @@ struct RankTime {
   int generations = 0;  // after the initial population, as /result counts them
   long long measured = 0;
   long long fills = 0;   // of measured: while it would wait for the others (ga.migration.fill)
+  int restarts = 0;      // generations that restarted the island on a fresh sample
   double compile_s = 0;  // its new measurements' compile times, summed (compiles run in parallel)
   double wait_s = 0;     // wall seconds in the ring's collectives (GenerationRecord::wait_s)
   double clock_s = 0;    // the evaluator clock at its last generation (simulated in replay)
@@ -210,6 +211,7 @@ Report gather(const TraceReader& reader) {
       t.generations = std::max(t.generations, g.generation);
       t.wait_s += g.wait_s;
       t.fills += g.fills;
+      t.restarts += g.restart;
       t.clock_s = std::max(t.clock_s, g.wall_s);
       rep.last_generation = std::max(rep.last_generation, g.generation);
     }
@@ -327,6 +329,7 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"generations", t.generations},
                      {"measured", t.measured},
                      {"fills", t.fills},
+                     {"restarts", t.restarts},
                      {"compile_s", t.compile_s},
                      {"wait_s", t.wait_s},
                      {"clock_s", t.clock_s},
@@ -418,13 +421,13 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
 
   if (!rep.ranks.empty()) {
     fmt::print(
-        "\n rank  gens measured  filled  compile s   wait s  clock s  waiting  GPU busy  threads "
-        "busy  queue\n");
+        "\n rank  gens restarts measured  filled  compile s   wait s  clock s  waiting  GPU busy  "
+        "threads busy  queue\n");
     for (const auto& [rank, t] : rep.ranks) {
       fmt::print(
-          "{:5d} {:5d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}% {:8.0f}% {:3d} {:4.0f}% "
+          "{:5d} {:5d} {:8d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}% {:8.0f}% {:3d} {:4.0f}% "
           "{:6.1f}\n",
-          rank, t.generations, t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
+          rank, t.generations, t.restarts, t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
           t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0, 100 * t.gpu_busy(), t.threads,
           100 * t.threads_busy(), t.queue_depth());
     }

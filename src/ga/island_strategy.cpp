@@ -57,7 +57,7 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       restart_mcr_(settings.mcr_threshold),
       extras_(std::move(extras)),
       pipeline_(settings.pipeline_broods()),
-      defer_restarts_(settings.migration_drift >= 0) {
+      timing_(settings.migration_drift >= 0) {
   pipeline_.set_on_result(
       [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
   window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
@@ -91,7 +91,7 @@ void IslandStrategy::prefetch_next_epoch() {
 // drawn. On four H200s a restart that waited for its sample left a rank's GPU idle for 8-20 s
 // (docs/studies/2026-11-28-async-islands-4xh200.md); meanwhile the island breeds on as before.
 bool IslandStrategy::epoch_ready() {
-  if (!defer_restarts_ || !extras_.refill || !restarts_on_)
+  if (!timing_ || !extras_.refill || !restarts_on_)
     return true;
   prefetch_next_epoch();
   return !prefetch_.valid() || prefetched_epoch_ != epoch_ + 1 ||
@@ -118,9 +118,15 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     return out;
   }
   if (restart_due_ && pipeline_.broods() == 0 && epoch_ready()) {
-    // A restart may open another epoch's alphabet: nothing of the old one stays queued.
-    pipeline_.drain_late(ctx.evaluator,
-                         [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+    // A restart may open another epoch's alphabet: no proposal of the old one stays queued.
+    // Its stragglers (settled proposals' last settings) come back as late measurements,
+    // cached and given a cell where the new alphabet holds them; a deterministic run waits
+    // for them here, as it always has (the GPU idled up to a slowest compile, 3.5 s on an
+    // H200, at each restart).
+    if (!timing_) {
+      pipeline_.drain_late(ctx.evaluator,
+                           [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+    }
     out = restart(ctx);
     out.measured += std::exchange(late_, 0);
     return out;
@@ -220,16 +226,24 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   }
   epoch_ = epoch;
   ++restarts_;
+  out.restart = true;
   restart_due_ = false;
   window_gens_ = 0;
   window_repeats_ = window_children_ = 0;
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
   island_.emplace(alpha, torus_, ops_, state);
   island_->set_clock_offset(ctx.clock_offset);
-  // (The late measurements drained before it count against the cap.)
-  std::optional<Brood> b =
-      island_->propose_restart(alpha.id_of(kept).value_or(population_best),
-                               ctx.room < 0 ? -1 : std::max<std::int64_t>(0, ctx.room - late_));
+  // The stragglers still queued are the new island's too: it proposes none of them again.
+  if (std::vector<Setting> owed = pipeline_.straggling(); !owed.empty()) {
+    Brood queued;
+    queued.kind = Brood::Kind::initial;
+    queued.fresh = std::move(owed);
+    island_->adopt(queued);
+  }
+  // (The late measurements drained before it and the stragglers count against the cap.)
+  std::optional<Brood> b = island_->propose_restart(
+      alpha.id_of(kept).value_or(population_best),
+      ctx.room < 0 ? -1 : std::max<std::int64_t>(0, ctx.room - late_ - pipeline_.owed()));
   if (b) {
     pipeline_.push(std::move(*b), ctx.evaluator);
     out.measured = settle_next(ctx, false);

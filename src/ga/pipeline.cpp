@@ -40,6 +40,15 @@ int Pipeline::owed() const {
   return n;
 }
 
+std::vector<Setting> Pipeline::straggling() const {
+  std::vector<Setting> out;
+  for (const auto& [t, s] : late_)
+    out.push_back(s);
+  for (const auto& [s, c] : deferred_)
+    out.push_back(s);
+  return out;
+}
+
 int Pipeline::target(const Evaluator& evaluator) const {
   const int threads = evaluator.compile_threads();
   if (threads <= 0)

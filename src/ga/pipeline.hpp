@@ -62,6 +62,8 @@ class Pipeline {
   [[nodiscard]] int owed() const;
   // Settings of settled proposals still queued.
   [[nodiscard]] int stragglers() const { return static_cast<int>(late_.size()); }
+  // Their settings, and those of stragglers come back and not yet handed on.
+  [[nodiscard]] std::vector<Setting> straggling() const;
   // Settings to keep queued: enough compiles to feed the GPU at the measured pace (1.5 x the
   // mean compile over the mean GPU time, for the compiles' spread), plus two compiled kernels
   // ready, at most the evaluator's compile threads plus four.

@@ -39,6 +39,7 @@ struct GenerationRecord {
   int evaluations = 0;  // new measurements this generation (cache hits excluded)
   int cache_hits = 0;   // proposals answered from the cache (not written as evaluation rows)
   int fills = 0;        // of `evaluations`, measured while the island would wait (SearchLoop::fill)
+  int restart = 0;      // 1: the island restarted on a fresh sample this generation
 };
 
 // One row of /ranks/NNNN/migrations.

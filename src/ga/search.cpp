@@ -129,6 +129,7 @@ bool SearchLoop::step() {
   r.unique_genomes = pop.unique_genomes;
   r.evaluations = outcome.measured + static_cast<int>(filled_);
   r.fills = static_cast<int>(filled_);
+  r.restart = outcome.restart ? 1 : 0;
   filled_ = 0;
   r.cache_hits = sink_->take_cache_hits();
   if (hooks_.on_generation) {

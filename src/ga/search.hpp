@@ -66,6 +66,7 @@ struct SearchState {
 struct GenerationOutcome {
   int measured = 0;        // new measurements
   bool exhausted = false;  // the strategy has nothing new left to propose
+  bool restart = false;    // the island restarted on a fresh sample (IslandStrategy::restart)
 };
 
 // The population figures of a generation record.
@@ -322,8 +323,10 @@ class IslandStrategy final : public SearchStrategy {
   Pipeline pipeline_;
   int late_ = 0;  // late measurements since the last generation settled
   // A run that depends on timing anyway (GaSettings::migration_drift >= 0): a due restart
-  // waits, breeding on, until its epoch's sample is drawn (epoch_ready()).
-  bool defer_restarts_ = false;
+  // waits, breeding on, until its epoch's sample is drawn (epoch_ready()), and does not wait
+  // for the settled generations' last compiles (their measurements come back as late ones of
+  // the new epoch) so the GPU keeps measuring while the restart's settings compile.
+  bool timing_ = false;
   [[nodiscard]] bool epoch_ready();
 };
 

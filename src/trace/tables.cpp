@@ -99,6 +99,7 @@ struct GenerationRow {
   std::int32_t evaluations;
   std::int32_t cache_hits;  // absent in traces written before it (read as 0)
   std::int32_t fills;       // absent in traces written before it (read as 0)
+  std::int32_t restart;     // absent in traces written before it (read as 0)
 };
 
 // In-memory layout of one /ranks/NNNN/migrations row.
@@ -176,6 +177,7 @@ h5::Datatype generation_type() {
   INSERT(id, GenerationRow, evaluations, H5T_NATIVE_INT32);
   INSERT(id, GenerationRow, cache_hits, H5T_NATIVE_INT32);
   INSERT(id, GenerationRow, fills, H5T_NATIVE_INT32);
+  INSERT(id, GenerationRow, restart, H5T_NATIVE_INT32);
   return t;
 }
 
@@ -512,7 +514,8 @@ std::vector<GenerationRecord> read_generations(hid_t loc) {
     if (row.generation >= cut)
       break;
     records.push_back({row.generation, row.wall_s, row.wait_s, row.best_ms, row.mean_fitness,
-                       row.mcr, row.unique_genomes, row.evaluations, row.cache_hits, row.fills});
+                       row.mcr, row.unique_genomes, row.evaluations, row.cache_hits, row.fills,
+                       row.restart});
   }
   return records;
 }
@@ -682,7 +685,7 @@ void RankTables::flush(const CheckpointView* checkpoint) {
   std::vector<GenerationRow> gen_rows;
   for (const GenerationRecord& r : generations_) {
     gen_rows.push_back({r.generation, r.wall_s, r.wait_s, r.best_ms, r.mean_fitness, r.mcr,
-                        r.unique_genomes, r.evaluations, r.cache_hits, r.fills});
+                        r.unique_genomes, r.evaluations, r.cache_hits, r.fills, r.restart});
   }
   std::vector<MigrationRow> mig_rows;
   for (const MigrationRecord& r : migrations_) {

@@ -11,6 +11,10 @@ import h5py
 import numpy as np
 
 IGNORED_FIELDS = {"wait_s"}
+# Columns added after the golden data was recorded: hashed only where a row holds a value
+# other than 0 (what a trace written before them reads as), so a digest changes only when
+# the trajectory does.
+LATER_FIELDS = {"restart"}
 
 
 def feed(h, dset) -> int:
@@ -19,7 +23,8 @@ def feed(h, dset) -> int:
         h.update(np.ascontiguousarray(data).tobytes() if data.dtype.kind != "O"
                  else repr(data.tolist()).encode())
         return int(data.shape[0]) if data.shape else 1
-    names = [n for n in data.dtype.names if n not in IGNORED_FIELDS]
+    names = [n for n in data.dtype.names if n not in IGNORED_FIELDS and
+             not (n in LATER_FIELDS and not np.any(data[n]))]
     for row in data:
         h.update(repr([row[n].tolist() if hasattr(row[n], "tolist") else row[n]
                        for n in names]).encode())

@@ -276,6 +276,50 @@ TEST(Pipeline, ResumesFromAnySnapshotWithTheUninterruptedTrace) {
   }
 }
 
+// A restart of a run that depends on timing (GPUs: drift or async islands) leaves the settled
+// generations' last settings queued, so the GPU measures them while the restart's settings
+// compile; the deterministic run waits for every one of them first, as replay always has.
+// Every restart is flagged in its generation's record.
+TEST(Pipeline, ARestartOfARunThatDependsOnTimingLeavesItsStragglersQueued) {
+  for (const int drift : {-1, GaSettings::kDriftAsync}) {
+    GaSettings ga = timed_ga(0);
+    ga.migration_drift = drift;
+    int restarts = 0, spanned = 0;
+    for (const std::uint64_t seed : {1, 2, 3}) {
+      ReplayEvaluator eval = cold().replay;
+      SampledSet set;
+      set.settings = cold().settings;
+      NoMigrator alone;
+      LocalStopVote vote;
+      testing::MemorySink sink;
+      (void)run_island(ga, set, eval, alone, vote, sink, seed, 0);
+      for (const GenerationRecord& g : sink.generations) {
+        if (g.restart == 0)
+          continue;
+        ++restarts;
+        // The restart's settings are submitted together, after everything else of its
+        // generation's rows (the late ones).
+        double submitted = -1;
+        for (const EvaluationRecord& r : sink.evaluations) {
+          if (r.generation == g.generation && !r.cached && !r.migrant)
+            submitted = std::max(submitted, r.timeline.submit_s);
+        }
+        ASSERT_GE(submitted, 0) << "a restart with no new measurement";
+        for (const EvaluationRecord& r : sink.evaluations) {
+          if (!r.cached && !r.migrant && r.timeline.submit_s < submitted &&
+              r.timeline.finish_s > submitted)
+            ++spanned;
+        }
+      }
+    }
+    ASSERT_GE(restarts, 3) << "drift " << drift << ": too few restarts to tell";
+    if (drift < 0)
+      EXPECT_EQ(spanned, 0) << "the deterministic run's restart did not wait for its stragglers";
+    else
+      EXPECT_GT(spanned, 0) << "no restart left a straggler queued";
+  }
+}
+
 // A synchronous evaluator (a fake) gets one generation at a time whatever the setting.
 TEST(Pipeline, ASynchronousEvaluatorRunsOneGenerationAtATime) {
   GaSettings ga;

@@ -66,7 +66,8 @@ EvaluationRecord sample_evaluation(std::int64_t id, int generation, bool ok) {
 }
 
 GenerationRecord sample_generation(int g) {
-  return {g, 10.0 + g, 0.01 * g, 0.5 - 0.01 * g, 2.0 + g, 0.0625 * g, 16 - g, 16, 3 * g};
+  return {g,  10.0 + g, 0.01 * g, 0.5 - 0.01 * g, 2.0 + g, 0.0625 * g, 16 - g,
+          16, 3 * g,    0,        g == 2 ? 1 : 0};
 }
 
 // NaN-aware equality for doubles.
@@ -267,6 +268,8 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
     EXPECT_EQ(gens[2].mcr, 0.125);
     EXPECT_EQ(gens[1].wait_s, 0.01);
     EXPECT_EQ(gens[2].cache_hits, 6);
+    EXPECT_EQ(gens[1].restart, 0);
+    EXPECT_EQ(gens[2].restart, 1);
     const auto migs = reader.migrations(r);
     ASSERT_EQ(migs.size(), 3u);
     EXPECT_EQ(migs[1].direction, -1);

@@ -8,6 +8,7 @@
 // error (illegal address, trap, assert) ends this process after it reports the kernel as
 // crashed; a hang is ended by the parent.
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -563,6 +564,12 @@ int main(int argc, char** argv) {
   ::setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   // Compile mode: NVRTC for the worker that started this process (compile_process.hpp).
   if (argc == 3 && std::string(argv[1]) == "--compile-server") {
+    // Compiles take whatever CPU is left: the threads that feed the GPU, the rank's search
+    // loop and its sample draws come first (on four H200s, 64 compile processes beside four
+    // ranks left a rank's GPU idle while its host work waited for a CPU). A failure leaves
+    // the priority as it was.
+    constexpr int kCompileNice = 5;
+    (void)::setpriority(PRIO_PROCESS, 0, kCompileNice);
     const isletune::cuda::CubinCompiler compiler(std::atoi(argv[2]), "");
     isletune::cuda::serve_compiles(
         0, 1, [&](const std::string& src) { return compiler.compile_fresh(src); });
