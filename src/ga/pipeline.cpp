@@ -131,6 +131,12 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
   return out;
 }
 
+void Pipeline::refill(Evaluator& evaluator,
+                      const std::function<std::optional<Brood>()>& propose) {
+  if (pipelined(evaluator) && propose)
+    top_up(evaluator, propose);
+}
+
 bool Pipeline::pump(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
   if (!pipelined(evaluator))
     return false;
