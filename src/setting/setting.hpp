@@ -37,6 +37,9 @@ enum class Param : std::uint8_t {
 // A kernel family's own parameters are appended here, never inserted (docs/kernel-plan.md,
 // "A family with its own parameter"): one enum line and one kParamInfo line below, the rest
 // is the family's (KernelFamily::own_params).
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+  tpl_px,  // test build only (tests/axis): the template family's points per thread along x
+#endif
 };
 
 // The parameters of the generic space, in every key, trace and blob recorded before a family
@@ -69,6 +72,9 @@ inline constexpr std::array kParamInfo = {
     ParamInfo{"mfz", ParamKind::integer, 1},     ParamInfo{"ufx", ParamKind::integer, 1},
     ParamInfo{"ufy", ParamKind::integer, 1},     ParamInfo{"ufz", ParamKind::integer, 1},
     ParamInfo{"use_shared", ParamKind::flag, 0}, ParamInfo{"use_constant", ParamKind::flag, 0},
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+    ParamInfo{"tpl_px", ParamKind::integer, 1},
+#endif
 };
 
 inline constexpr std::size_t kParamCount = kParamInfo.size();

@@ -110,10 +110,9 @@ TEST(CliCheckpoint, AFormat4CheckpointReadsAndANewerSettingIsRefused) {
   std::int32_t tag = -static_cast<std::int32_t>(kParamCount);
   std::uint8_t tag_bytes[sizeof tag];
   std::memcpy(tag_bytes, &tag, sizeof tag);
-  std::vector<std::uint8_t> old(now.begin(), now.begin() + 4);
+  std::vector<std::uint8_t> old(now.begin(), now.begin() + 8);  // magic, format
   const std::uint32_t format4 = 4;
-  const auto* f = reinterpret_cast<const std::uint8_t*>(&format4);
-  old.insert(old.end(), f, f + sizeof format4);
+  std::memcpy(&old[4], &format4, sizeof format4);
   std::vector<std::size_t> tags;  // where a setting's count starts
   for (std::size_t i = 8; i < now.size();) {
     if (i + sizeof tag <= now.size() && std::equal(tag_bytes, tag_bytes + sizeof tag, &now[i])) {
