@@ -1,6 +1,13 @@
 // Byte encoding of settings and measurements for what crosses a process boundary (ring
 // migrants) or a restart (resume checkpoints). Host byte order: every rank of a run, and
 // the resume of a run, is the same binary on the same kind of machine. Pure.
+//
+// A setting carries its parameter count, so a blob written before a family appended a
+// parameter still reads (the parameter at its neutral value) and one written by a build
+// with more parameters is refused in one sentence (docs/decisions.md#family-ocs): the int
+// -N, then the N values in parameter order. Blobs of before the count (checkpoint format 4
+// and older) hold kBaseParamCount values and no count; their first value, streaming, is
+// never negative, which tells the two apart.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/error.hpp"
 #include "eval/evaluator.hpp"
 #include "setting/setting.hpp"
 
@@ -37,7 +45,9 @@ class ByteWriter {
     for (const int x : v)
       put(static_cast<std::int32_t>(x));
   }
+  // The count, then every value (the file comment has the layout).
   void put_setting(const Setting& s) {
+    put(-static_cast<std::int32_t>(kParamCount));
     for (const int v : s.values)
       put(static_cast<std::int32_t>(v));
   }
@@ -89,10 +99,28 @@ class ByteReader {
       x = get<std::int32_t>();
     return v;
   }
+  // A setting of this build's parameters or fewer (the rest at their neutral values). Throws
+  // InputError for one of more parameters than this build knows; a count below
+  // kBaseParamCount is corrupt (`fail`).
   Setting get_setting() {
-    Setting s;
-    for (int& v : s.values)
-      v = get<std::int32_t>();
+    Setting s;  // parameters the blob does not hold stay neutral
+    const auto first = get<std::int32_t>();
+    std::size_t count = kBaseParamCount;
+    std::size_t i = 0;
+    if (first >= 0) {  // no count: a blob of before the count
+      s.values[i++] = first;
+    } else {
+      count = static_cast<std::size_t>(-static_cast<std::int64_t>(first));
+      if (count < kBaseParamCount)
+        failed();
+      if (count > kParamCount) {
+        throw InputError("a setting in this saved state has " + std::to_string(count) +
+                         " parameters and this isletune knows " + std::to_string(kParamCount) +
+                         ": a newer isletune wrote it, so only that version can read it.");
+      }
+    }
+    for (; i < count; ++i)
+      s.values[i] = get<std::int32_t>();
     return s;
   }
   Measurement get_measurement() {

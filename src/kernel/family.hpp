@@ -94,6 +94,18 @@ struct SpacePart {
   int stream_axis = -1;
 };
 
+// A parameter a family brings (appended to Param, setting.hpp: its name, kind and neutral value
+// live there): the values the space gives it by default for a problem, and which values a
+// `space` list may hold. Only the declaring family's settings take it away from its neutral
+// value: the space holds it neutral in every other family's OCs, and canonical settings of
+// other families have it neutral (registry.hpp).
+struct OwnParam {
+  Param param;
+  std::vector<int> (*defaults)(int dims, const Grid& grid);
+  bool (*allowed)(int value, int dims);
+  std::string_view expected;  // what `allowed` accepts, e.g. "1, 2 or 4": a space list's error
+};
+
 // Narrows a value list to {v} when it holds v, else to {} (no valid setting).
 inline void keep_only(std::vector<int>& list, int v) {
   const bool has = std::find(list.begin(), list.end(), v) != list.end();
@@ -146,6 +158,14 @@ class KernelFamily {
   [[nodiscard]] virtual Setting canonical(const ProblemShape& shape, const Setting& s) const {
     (void)shape;
     return s;
+  }
+  // The parameters it brings (appended after the base parameters, each declared by one family;
+  // docs/kernel-plan.md, "A family with its own parameter"). Default: none.
+  [[nodiscard]] virtual std::span<const OwnParam> own_params() const { return {}; }
+  // Whether its kernel reads appended parameter p (one of its own_params).
+  [[nodiscard]] bool owns(Param p) const {
+    const auto list = own_params();
+    return std::any_of(list.begin(), list.end(), [p](const OwnParam& o) { return o.param == p; });
   }
   // Its rules for the space (checked for the settings it builds).
   [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;

@@ -8,6 +8,14 @@
 //      space's counts, the sampler and the analysis package take them from there), its
 //      pruning of the space (space_parts) and its rules, its plan arithmetic, its code;
 //   3. add one line to the registry (src/kernel/registry.cpp).
+// A family with a parameter of its own appends it to Param (src/setting/setting.hpp: the enum
+// line and its kParamInfo line: name, kind, neutral value) and declares its default values
+// and allowed values here (own_params); the space holds it neutral in the other families'
+// OCs and their canonical settings, keys leave it out at its neutral value, and traces and
+// saved states written before it read it neutral (docs/kernel-plan.md). The template's own
+// parameter, tpl_px (points per thread along x), is appended only in the test build of
+// tests/axis (ISLETUNE_TEST_TEMPLATE_AXIS); elsewhere the template computes one point per
+// thread.
 // Unlike a real family it is not in the registry: its one OC (48, "template": no streaming, no
 // merging, one step) could hold the tiled family's OC 0 settings, which the registry's OC
 // table rejects; a real family selects settings no other family's OCs hold. The unit tests
@@ -21,6 +29,16 @@
 
 namespace isletune {
 namespace {
+
+// Points per thread along x: the template's own parameter where the build has it.
+int points_x(const Setting& s) {
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+  return s[Param::tpl_px];
+#else
+  (void)s;
+  return 1;
+#endif
+}
 
 // A family rule: `stage` is the last parameter it reads; on failure it fills *why (when
 // given) with one sentence. This one: one step per launch (the kernel fuses no steps).
@@ -63,10 +81,25 @@ class FamilyTemplate final : public KernelFamily {
     return {SpacePart{std::move(part), -1}};
   }
   std::span<const FamilyRule> rules() const override { return kRules; }
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+  // Its own parameters: default values for a problem and the values a space list may hold.
+  std::span<const OwnParam> own_params() const override {
+    static constexpr std::array<OwnParam, 1> list = {OwnParam {
+      Param::tpl_px,
+      [](int, const Grid&) {
+        return std::vector<int>{1, 2, 4};
+      },
+      [](int v, int) { return v == 1 || v == 2 || v == 4 || v == 8; },
+      "1, 2, 4 or 8"
+    }};
+    return list;
+  }
+#endif
 
-  // Tile = the block (one point per thread); no shared memory; the overlapped-tile costs.
-  void plan(const ProblemShape& shape, const Setting&, KernelPlan& p) const override {
-    plan_tiles(p, shape, p.block);
+  // Tile = the block times the points per thread along x; no shared memory; the
+  // overlapped-tile costs.
+  void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const override {
+    plan_tiles(p, shape, {p.block[0] * points_x(s), p.block[1], p.block[2]});
     p.shared_bytes = 0;
     plan_costs(p);
   }
@@ -81,13 +114,13 @@ class FamilyTemplate final : public KernelFamily {
   std::string apply_member(const Stencil&, const Setting&, const KernelPlan&) const override {
     return "";
   }
-  FamilyCode code(const KernelPlan& plan, const Setting&, const Grid& grid,
+  FamilyCode code(const KernelPlan& plan, const Setting& s, const Grid& grid,
                   std::string_view name) const override {
     std::ostringstream c;
     c << "struct " << name << " {\n"
-      << constant("TBX", plan.block[0]) << constant("TBY", plan.block[1])
-      << constant("TBZ", plan.block[2]) << constant("NX", grid.nx) << constant("NY", grid.ny)
-      << constant("NZ", grid.nz) << constant("XLO", plan.halo_lo[0])
+      << constant("TBX", plan.block[0]) << constant("PX", points_x(s))
+      << constant("TBY", plan.block[1]) << constant("TBZ", plan.block[2]) << constant("NX", grid.nx)
+      << constant("NY", grid.ny) << constant("NZ", grid.nz) << constant("XLO", plan.halo_lo[0])
       << constant("XHI", plan.halo_hi[0]) << constant("YLO", plan.halo_lo[1])
       << constant("YHI", plan.halo_hi[1]) << constant("ZLO", plan.halo_lo[2])
       << constant("ZHI", plan.halo_hi[2]) << "};\n";

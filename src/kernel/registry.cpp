@@ -34,8 +34,7 @@ const KernelFamily* find_family(std::string_view name) {
 }
 
 Setting canonical(const ProblemShape& shape, const Setting& s) {
-  const KernelFamily* f = find_family(s);
-  return f ? f->canonical(shape, s) : s;
+  return registered_ocs().canonical(shape, s);
 }
 
 bool is_canonical(const ProblemShape& shape, const Setting& s) {
@@ -67,6 +66,21 @@ std::string who(const Oc& oc, const KernelFamily& f) {
 
 OcTable::OcTable(std::span<const KernelFamily* const> families)
     : families_(families.begin(), families.end()) {
+  for (const KernelFamily* f : families_) {
+    for (const OwnParam& own : f->own_params()) {
+      const std::string name(param_name(own.param));
+      if (!is_appended(own.param)) {
+        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
+                               " as its own, but it is a base parameter (kBaseParamCount)");
+      }
+      const KernelFamily* first = owner(own.param);
+      if (first != f) {
+        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
+                               ", which the " + std::string(first->name()) +
+                               " family declares already");
+      }
+    }
+  }
   row_.fill(-1);
   std::array<OcEntry, kOcCount> by_id{};
   for (const KernelFamily* f : families_) {
@@ -94,6 +108,34 @@ OcTable::OcTable(std::span<const KernelFamily* const> families)
       entries_.push_back(e);
     }
   }
+}
+
+const KernelFamily* OcTable::family_of(const Setting& s) const {
+  for (const KernelFamily* f : families_) {
+    if (f->builds(s))
+      return f;
+  }
+  return nullptr;
+}
+
+const KernelFamily* OcTable::owner(Param p) const {
+  for (const KernelFamily* f : families_) {
+    if (f->owns(p))
+      return f;
+  }
+  return nullptr;
+}
+
+Setting OcTable::canonical(const ProblemShape& shape, const Setting& s) const {
+  const KernelFamily* f = family_of(s);
+  if (f == nullptr)
+    return s;
+  Setting c = f->canonical(shape, s);
+  for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
+    if (!f->owns(param_at(i)))
+      c.values[i] = neutral_value(param_at(i));
+  }
+  return c;
 }
 
 const OcEntry* OcTable::find(int id) const {

@@ -23,9 +23,10 @@ inline constexpr Param kFamilyKnown = Param::tdeg;
 // The registered family named `name`, or nullptr.
 [[nodiscard]] const KernelFamily* find_family(std::string_view name);
 // The canonical setting of s for a problem of this shape, by the family that builds it (s
-// itself when none does): two settings build the same kernel of that problem exactly when
-// their canonical settings are equal. The stencil matters: a factor its code clips for a large
-// stencil (KernelPlan::unroll) is canonical at the clipped value.
+// itself when none does), with every appended parameter that family does not own at its
+// neutral value (OcTable::canonical): two settings build the same kernel of that problem
+// exactly when their canonical settings are equal. The stencil matters: a factor its code
+// clips for a large stencil (KernelPlan::unroll) is canonical at the clipped value.
 [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s);
 // Whether s is its own canonical setting for a problem of this shape.
 [[nodiscard]] bool is_canonical(const ProblemShape& shape, const Setting& s);
@@ -37,13 +38,23 @@ struct OcEntry {
 };
 
 // The OC table of a list of families (the registry's: oc_table() below; a test's own list, to
-// try a family before it is registered). Throws std::logic_error naming both when an id is out
-// of range, declared twice, or when two families' OCs could hold one setting (every parameter
-// both name at one value, both temporal or neither): the first family would build it, the
-// other's OC would never be reached.
+// try a family before it is registered, and a Space over it). Throws std::logic_error naming
+// both when an id is out of range, declared twice, or when two families' OCs could hold one
+// setting (every parameter both name at one value, both temporal or neither): the first
+// family would build it, the other's OC would never be reached; and naming the family when
+// it declares a base parameter as its own, or one another family of the list declares.
 class OcTable {
  public:
   explicit OcTable(std::span<const KernelFamily* const> families);
+  // The families of the list, in order.
+  [[nodiscard]] std::span<const KernelFamily* const> families() const { return families_; }
+  // The first family of the list that builds s, or nullptr.
+  [[nodiscard]] const KernelFamily* family_of(const Setting& s) const;
+  // The family of the list that declares appended parameter p (KernelFamily::own_params), or
+  // nullptr (then every setting holds it neutral).
+  [[nodiscard]] const KernelFamily* owner(Param p) const;
+  // The canonical setting of s (as ::canonical, for this list's families).
+  [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s) const;
   // Every OC by ascending id.
   [[nodiscard]] std::span<const OcEntry> entries() const { return entries_; }
   // The OC with this id, or nullptr when no family of the list declares it.

@@ -12,8 +12,11 @@ namespace isletune::run {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x49534c43U;  // "ISLC"
-// 4: the evaluator's queue (SearchState::queue); 3: up to kMaxKeptStates generations (2: two).
-constexpr std::uint32_t kFormat = 4;
+// 5: every setting with its parameter count (eval/byte_codec.hpp), so an older isletune
+// refuses the blob instead of misreading it; 4: the evaluator's queue (SearchState::queue);
+// 3: up to kMaxKeptStates generations (2: two). Formats 2-4 read: their settings are told
+// apart by the codec itself.
+constexpr std::uint32_t kFormat = 5;
 
 // A damaged blob is the user's problem to know about: one sentence, no crash.
 [[noreturn]] void damaged() {
@@ -126,7 +129,7 @@ RankCheckpoint decode_checkpoint(const std::vector<std::uint8_t>& bytes) {
     damaged();
   // Format 2 (one earlier state at most) reads as format 3 with a count of 0 or 1.
   const std::uint32_t format = r.get<std::uint32_t>();
-  if (format != kFormat && format != 3 && format != 2)
+  if (format < 2 || format > kFormat)
     damaged();
   RankCheckpoint c;
   c.current = get_state(r, format);

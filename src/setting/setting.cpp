@@ -7,22 +7,13 @@
 namespace isletune {
 namespace {
 
-constexpr std::array<std::string_view, kParamCount> kNames = {
-    "streaming", "merge", "retiming", "prefetch", "tdeg",       "sd",
-    "sb",        "tbx",   "tby",      "tbz",      "mfx",        "mfy",
-    "mfz",       "ufx",   "ufy",      "ufz",      "use_shared", "use_constant"};
-
 constexpr std::array<std::string_view, 3> kMergeNames = {"none", "block", "cyclic"};
 
 }  // namespace
 
-std::string_view param_name(Param p) {
-  return kNames[index_of(p)];
-}
-
 std::optional<Param> param_from_name(std::string_view name) {
   for (std::size_t i = 0; i < kParamCount; ++i) {
-    if (kNames[i] == name)
+    if (kParamInfo[i].name == name)
       return param_at(i);
   }
   return std::nullopt;
@@ -40,91 +31,74 @@ std::optional<MergeKind> merge_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-ParamKind param_kind(Param p) {
-  switch (p) {
-    case Param::streaming:
-    case Param::retiming:
-    case Param::prefetch:
-    case Param::use_shared:
-    case Param::use_constant:
-      return ParamKind::flag;
-    case Param::merge:
-      return ParamKind::enumeration;
-    case Param::sd:
-      return ParamKind::axis;
-    default:
-      return ParamKind::integer;
-  }
-}
-
-int neutral_value(Param p) {
-  switch (p) {
-    case Param::tdeg:
-    case Param::tbx:
-    case Param::tby:
-    case Param::tbz:
-    case Param::mfx:
-    case Param::mfy:
-    case Param::mfz:
-    case Param::ufx:
-    case Param::ufy:
-    case Param::ufz:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 std::string_view param_kind_name(ParamKind k) {
   constexpr std::array<std::string_view, 4> names = {"flag", "enum", "axis", "int"};
   return names[static_cast<std::size_t>(k)];
 }
 
+namespace {
+
+void append_pair(std::string& key, std::size_t i, int v) {
+  if (!key.empty())
+    key += ',';
+  key += kParamInfo[i].name;
+  key += '=';
+  if (param_at(i) == Param::merge && v >= 0 && v < 3) {
+    key += kMergeNames[static_cast<std::size_t>(v)];
+  } else {
+    key += std::to_string(v);
+  }
+}
+
+// The value text of parameter i in a key, or nullopt.
+std::optional<int> value_of(std::size_t i, std::string_view text) {
+  if (param_at(i) == Param::merge) {
+    const auto kind = merge_from_name(text);
+    if (!kind)
+      return std::nullopt;
+    return static_cast<int>(*kind);
+  }
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 std::string canonical_key(const Setting& s) {
   std::string key;
   key.reserve(200);
   for (std::size_t i = 0; i < kParamCount; ++i) {
-    if (i > 0)
-      key += ',';
-    key += kNames[i];
-    key += '=';
-    const int v = s.values[i];
-    if (param_at(i) == Param::merge && v >= 0 && v < 3) {
-      key += kMergeNames[static_cast<std::size_t>(v)];
-    } else {
-      key += std::to_string(v);
-    }
+    if (i < kBaseParamCount || s.values[i] != kParamInfo[i].neutral)
+      append_pair(key, i, s.values[i]);
   }
   return key;
 }
 
 std::optional<Setting> setting_from_key(std::string_view key) {
-  Setting s;
+  Setting s;             // appended parameters neutral until named
+  std::size_t next = 0;  // the first parameter the next pair may name
   std::size_t pos = 0;
-  for (std::size_t i = 0; i < kParamCount; ++i) {
+  while (pos <= key.size() && !(pos == key.size() && next >= kBaseParamCount)) {
     const std::size_t end = std::min(key.find(',', pos), key.size());
     const std::string_view pair = key.substr(pos, end - pos);
     const std::size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || pair.substr(0, eq) != kNames[i])
+    if (eq == std::string_view::npos)
       return std::nullopt;
-    const std::string_view text = pair.substr(eq + 1);
-    if (param_at(i) == Param::merge) {
-      const auto kind = merge_from_name(text);
-      if (!kind)
-        return std::nullopt;
-      s.values[i] = static_cast<int>(*kind);
-    } else {
-      int v = 0;
-      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec != std::errc() || ptr != text.data() + text.size())
-        return std::nullopt;
-      s.values[i] = v;
-    }
+    const auto p = param_from_name(pair.substr(0, eq));
+    // Base parameters in order, each named; then appended ones in order, each optional.
+    if (!p || index_of(*p) < next || (next < kBaseParamCount && index_of(*p) != next))
+      return std::nullopt;
+    const auto v = value_of(index_of(*p), pair.substr(eq + 1));
+    if (!v)
+      return std::nullopt;
+    s.values[index_of(*p)] = *v;
+    next = index_of(*p) + 1;
     pos = end + 1;
-    if (i + 1 < kParamCount && end >= key.size())
-      return std::nullopt;
   }
-  if (pos < key.size())
+  if (next < kBaseParamCount)
     return std::nullopt;
   return s;
 }

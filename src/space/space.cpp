@@ -71,6 +71,7 @@ enum Rule : int {
   kAllowedValue,  // one per parameter, checked in parameter order
   kFamilyRules,   // the building family's other rules
   kDeclaredOc,    // the setting is in an OC its family declares (KernelFamily::ocs)
+  kOwnParams,     // appended parameters neutral unless the family declares them
   kThreads,
   kBlockLimits,
   kMergeNoneFactors,
@@ -82,9 +83,12 @@ enum Rule : int {
 };
 
 // Each generic rule in a line (`isletune space`), in Rule order.
-constexpr std::array<std::pair<Rule, const char*>, 9> kRuleTexts = {{
+constexpr std::array<std::pair<Rule, const char*>, 10> kRuleTexts = {{
     {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and sd = 1"},
     {kDeclaredOc, "the setting is in an OC its kernel family declares"},
+    {kOwnParams,
+     "a parameter a kernel family brings is at its neutral value in every other family's "
+     "settings"},
     {kThreads, "threads per block tbx*tby*tbz >= 32"},
     {kBlockLimits, "the block within the device's per-axis limits and maxThreadsPerBlock"},
     {kMergeNoneFactors, "merge = none => mfx = mfy = mfz = 1"},
@@ -121,8 +125,8 @@ constexpr Param stage_of(Rule r) {
       return Param::ufz;
     case kKernelPlan:
       return Param::use_shared;
-    default:
-      return Param::use_constant;
+    default:  // kOwnParams and the checks of whole settings: the last parameter
+      return param_at(kParamCount - 1);
   }
 }
 
@@ -276,8 +280,23 @@ struct SpaceRules {
             return false;
         }
         return true;
+      case kOwnParams:
+        for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
+          const Param p = param_at(i);
+          if (!family || family->owns(p) || s[p] == neutral_value(p))
+            continue;
+          return fail([&] {
+            const KernelFamily* owner = sp.ocs_->owner(p);
+            return std::string(param_name(p)) + "=" + std::to_string(s[p]) + " is read by " +
+                   (owner ? "the " + std::string(owner->name()) + " family only"
+                          : "no kernel family of this build") +
+                   "; the " + std::string(family->name()) + " family's settings hold it at " +
+                   std::to_string(neutral_value(p)) + ".";
+          });
+        }
+        return true;
       case kDeclaredOc:
-        if (!family || oc_of(s) >= 0)
+        if (!family || sp.ocs_->oc_of(s) >= 0)
           return true;  // no family: kFamilyForm says so
         return fail([&] {
           std::string rules;
@@ -297,7 +316,7 @@ struct SpaceRules {
   // Every rule, fast path without messages, for settings drawn from an OC's parts (their
   // values are allowed by construction).
   static bool all_ok(const Space& sp, const Setting& s) {
-    const KernelFamily* family = find_family(s);
+    const KernelFamily* family = sp.ocs_->family_of(s);
     if (!family)
       return false;
     for (std::size_t p = 0; p < kParamCount; ++p) {
@@ -307,8 +326,10 @@ struct SpaceRules {
     return true;
   }
 
-  // Validates one user/default value list and brings it into sorted, distinct form.
-  static void validate_list(Param p, std::vector<int>& list, int dims) {
+  // Validates one user/default value list and brings it into sorted, distinct form. An
+  // appended parameter's values are those its family allows (KernelFamily::own_params), or
+  // its neutral value alone when no family of `ocs` declares it.
+  static void validate_list(Param p, std::vector<int>& list, int dims, const OcTable& ocs) {
     const std::string who = "space parameter '" + std::string(param_name(p)) + "'";
     if (list.empty())
       throw InputError(who + " has no values; expected at least one.");
@@ -320,6 +341,22 @@ struct SpaceRules {
       }
     };
     const bool z_param = p == Param::tbz || p == Param::mfz || p == Param::ufz;
+    if (is_appended(p)) {
+      const KernelFamily* owner = ocs.owner(p);
+      const OwnParam* own = nullptr;
+      for (const OwnParam& o : owner ? owner->own_params() : std::span<const OwnParam>{})
+        own = o.param == p ? &o : own;
+      const int neutral = neutral_value(p);
+      for (const int v : list) {
+        if (own != nullptr) {
+          require(own->allowed(v, dims), v, std::string(own->expected));
+        } else {
+          require(v == neutral, v,
+                  "only " + std::to_string(neutral) + " (no kernel family of this build reads it)");
+        }
+      }
+      return;
+    }
     for (const int v : list) {
       if (dims == 2 && z_param)
         require(v == 1, v, "only 1 for a 2-D stencil");
@@ -368,12 +405,16 @@ struct SpaceRules {
   // tdeg on the OC's side of 1, merge none's factors 1, and uf_d at most the largest mf_d
   // along every axis but a streamed one.
   static std::vector<Space::Values> parts(const Space& sp, int oc) {
-    const OcEntry* entry = find_oc(oc);
+    const OcEntry* entry = sp.ocs_->find(oc);
     if (entry == nullptr)
       return {};
     Space::Values base = sp.values_;
     for (const OcValue& v : entry->oc->values)
       keep_only(base[index_of(v.param)], v.value);
+    for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
+      if (!entry->family->owns(param_at(i)))
+        keep_only(base[i], neutral_value(param_at(i)));
+    }
     auto& tdeg = base[index_of(Param::tdeg)];
     tdeg = keep_if(tdeg, [&](int v) { return (v > 1) == entry->oc->temporal; });
     const auto& merge = base[index_of(Param::merge)];
@@ -402,15 +443,23 @@ struct SpaceRules {
 
   // A uniform draw from one product set. Each 64-bit engine output yields two 32-bit
   // halves mapped to an index by multiply-shift (bias below n / 2^32, immaterial here
-  // and far cheaper than a division per parameter).
+  // and far cheaper than a division per parameter). An appended parameter draws only when
+  // its list has a choice, so a part that holds it at one value (every OC but its family's)
+  // draws what it drew before the parameter existed.
   static Setting draw(const Space::Values& part, Rng& rng) {
     Setting s;
     std::uint64_t bits = 0;
+    std::size_t n = 0;  // halves drawn
     for (std::size_t p = 0; p < kParamCount; ++p) {
-      if (p % 2 == 0)
-        bits = rng();
-      const std::uint64_t half = p % 2 == 0 ? (bits & 0xFFFFFFFFULL) : (bits >> 32);
       const auto& list = part[p];
+      if (p >= kBaseParamCount && list.size() == 1) {
+        s.values[p] = list[0];
+        continue;
+      }
+      if (n % 2 == 0)
+        bits = rng();
+      const std::uint64_t half = n % 2 == 0 ? (bits & 0xFFFFFFFFULL) : (bits >> 32);
+      ++n;
       s.values[p] = list[(half * list.size()) >> 32];
     }
     return s;
@@ -434,7 +483,7 @@ struct SpaceRules {
       const auto k = static_cast<std::size_t>(
           std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
       const Setting s = draw(*parts[std::min(k, parts.size() - 1)], rng);
-      if (all_ok(sp, s) && (!kernels || is_canonical(sp.shape_, s)))
+      if (all_ok(sp, s) && (!kernels || sp.ocs_->canonical(sp.shape_, s) == s))
         return s;
     }
     return std::nullopt;
@@ -443,8 +492,10 @@ struct SpaceRules {
 
 std::vector<std::string> Space::constraints() {
   std::vector<std::string> out;
-  for (const auto& [rule, text] : kRuleTexts)
-    out.emplace_back(text);
+  for (const auto& [rule, text] : kRuleTexts) {
+    if (rule != kOwnParams || kParamCount > kBaseParamCount)  // a rule only with such parameters
+      out.emplace_back(text);
+  }
   out.emplace_back("every value in its parameter's list (sd and sb only while streaming)");
   for (const KernelFamily* family : families()) {
     for (const FamilyRule& rule : family->rules())
@@ -453,7 +504,7 @@ std::vector<std::string> Space::constraints() {
   return out;
 }
 
-Space::Values Space::default_values(int dims, const Grid& grid) {
+Space::Values Space::default_values(int dims, const Grid& grid, const OcTable& ocs) {
   Values v;
   auto set = [&](Param p, std::vector<int> list) { v[index_of(p)] = std::move(list); };
   set(Param::streaming, {0, 1});
@@ -480,23 +531,35 @@ Space::Values Space::default_values(int dims, const Grid& grid) {
   }
   set(Param::use_shared, {0, 1});
   set(Param::use_constant, {0, 1});
+  for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    set(p, {neutral_value(p)});
+    if (const KernelFamily* owner = ocs.owner(p)) {
+      for (const OwnParam& own : owner->own_params()) {
+        if (own.param == p)
+          set(p, own.defaults(dims, grid));
+      }
+    }
+  }
   return v;
 }
 
-Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits, Values values)
+Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits, Values values,
+             const OcTable& ocs)
     : dims_(stencil.dims()),
       order_(stencil.order()),
       radius_{stencil.radius(0), stencil.radius(1), stencil.radius(2)},
       shape_(shape_of(stencil, grid)),
       grid_(grid),
       limits_(limits),
+      ocs_(&ocs),
       values_(std::move(values)) {
   if (grid.nx < 1 || grid.ny < 1 || grid.nz < 1) {
     throw InputError("the grid extents must be at least 1 (got " + std::to_string(grid.nx) + "x" +
                      std::to_string(grid.ny) + "x" + std::to_string(grid.nz) + ").");
   }
   for (std::size_t p = 0; p < kParamCount; ++p) {
-    SpaceRules::validate_list(param_at(p), values_[p], dims_);
+    SpaceRules::validate_list(param_at(p), values_[p], dims_, ocs);
   }
   oc_domains_.resize(kOcCount);
   oc_parts_.resize(kOcCount);
@@ -517,7 +580,7 @@ Space::Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limit
 }
 
 bool Space::stage_ok(const Setting& s, std::size_t p) const {
-  return stage_ok(s, p, p < index_of(kFamilyKnown) ? nullptr : find_family(s));
+  return stage_ok(s, p, p < index_of(kFamilyKnown) ? nullptr : ocs_->family_of(s));
 }
 
 bool Space::stage_ok(const Setting& s, std::size_t p, const KernelFamily* family) const {
@@ -538,7 +601,7 @@ bool Space::stage_ok(const Setting& s, std::size_t p, const KernelFamily* family
 
 std::optional<std::string> Space::violation(const Setting& s) const {
   std::string why;
-  const KernelFamily* family = find_family(s);
+  const KernelFamily* family = ocs_->family_of(s);
   for (int r = 0; r < kRuleCount; ++r) {
     if (r == kAllowedValue) {
       for (std::size_t p = 0; p < kParamCount; ++p) {
@@ -574,7 +637,7 @@ std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_li
       long long n = 0, k = 0;
       for_each_valid(oc, [&](const Setting& s) {
         ++n;
-        k += is_canonical(shape_, s) ? 1 : 0;
+        k += ocs_->canonical(shape_, s) == s ? 1 : 0;
       });
       c.count = static_cast<double>(n);
       c.kernels = static_cast<double>(k);
@@ -589,7 +652,7 @@ std::vector<OcCount> Space::count_per_oc(std::uint64_t seed, double enumerate_li
           const Setting s = SpaceRules::draw(part, rng);
           if (SpaceRules::all_ok(*this, s)) {
             ++hits;
-            kernel_hits += is_canonical(shape_, s) ? 1 : 0;
+            kernel_hits += ocs_->canonical(shape_, s) == s ? 1 : 0;
           }
         }
         c.count += static_cast<double>(hits) / static_cast<double>(draws) * product(part);

@@ -35,14 +35,18 @@ class Space {
   using Values = ParamValues;
 
   // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
-  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value.
-  static Values default_values(int dims, const Grid& grid);
+  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value. An appended
+  // parameter gets the defaults of the family of `ocs` that declares it (KernelFamily::
+  // own_params), else its neutral value alone.
+  static Values default_values(int dims, const Grid& grid, const OcTable& ocs = registered_ocs());
   // Every explicit constraint in a line: the generic rules, then each registered family's.
   [[nodiscard]] static std::vector<std::string> constraints();
 
-  // Space over `values` (each list sorted, distinct, non-empty after construction).
+  // Space over `values` (each list sorted, distinct, non-empty after construction) and the
+  // kernel families of `ocs` (the registry's; a test's own list, which must outlive the space).
   // Throws InputError naming the parameter when a value list is empty or out of range.
-  Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits, Values values);
+  Space(const Stencil& stencil, const Grid& grid, const DeviceLimits& limits, Values values,
+        const OcTable& ocs = registered_ocs());
 
   [[nodiscard]] const std::vector<int>& values(Param p) const { return values_[index_of(p)]; }
   [[nodiscard]] const Values& all_values() const { return values_; }
@@ -65,7 +69,10 @@ class Space {
   [[nodiscard]] std::optional<std::string> violation(const Setting& s) const;
   [[nodiscard]] bool valid(const Setting& s) const { return !violation(s).has_value(); }
 
-  // The OC of a setting and an OC's name (the families declare the OCs: kernel/registry.hpp).
+  // The kernel families and OCs of this space.
+  [[nodiscard]] const OcTable& ocs() const { return *ocs_; }
+  // The OC of a setting and an OC's name (the registered families declare the OCs:
+  // kernel/registry.hpp).
   [[nodiscard]] static int oc_of(const Setting& s);
   [[nodiscard]] static std::string oc_name(int oc);
 
@@ -110,6 +117,7 @@ class Space {
   ProblemShape shape_;
   Grid grid_;
   DeviceLimits limits_;
+  const OcTable* ocs_;
   Values values_;
   std::vector<Values> oc_domains_;             // per OC: union of its parts
   std::vector<std::vector<Values>> oc_parts_;  // per OC: product sets (one per sd) to sample
@@ -138,7 +146,7 @@ void Space::for_each_valid(int oc, F&& f) const {
       }
       s.values[depth] = dom[depth][at[depth]];
       if (depth == index_of(kFamilyKnown))
-        family = find_family(s);
+        family = ocs_->family_of(s);
       if (!stage_ok(s, depth, depth >= index_of(kFamilyKnown) ? family : nullptr)) {
         ++at[depth];
         continue;

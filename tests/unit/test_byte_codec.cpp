@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "eval/byte_codec.hpp"
@@ -77,10 +78,56 @@ TEST(ByteCodec, EveryTruncationAndABadStatusReachTheCallersError) {
         << "cut at " << n;
   }
   std::vector<std::uint8_t> bad = w.bytes;
-  bad[kParamCount * sizeof(std::int32_t)] = kStatusCount;  // the status byte
+  bad[(1 + kParamCount) * sizeof(std::int32_t)] = kStatusCount;  // the status byte (after
+                                                                 // the count and the values)
   ByteReader r(bad, [] { throw Corrupt(); });
   (void)r.get_setting();
   EXPECT_THROW((void)r.get_measurement(), Corrupt);
+}
+
+// A setting carries its parameter count: without one (a blob of before the count) it reads
+// as the base parameters; fewer than the base parameters is corrupt; more than this build
+// knows is one sentence naming both counts (docs/decisions.md#family-ocs).
+TEST(ByteCodec, ASettingReadsWithoutItsCountAndOneOfMoreParametersIsRefused) {
+  Setting s;
+  for (std::size_t i = 0; i < kParamCount; ++i)
+    s.values[i] = static_cast<int>(2 * i);
+  ByteWriter w;
+  w.put_setting(s);
+  ASSERT_EQ(w.bytes.size(), (1 + kParamCount) * sizeof(std::int32_t));
+  ByteReader counted(w.bytes, [] { throw Corrupt(); });
+  EXPECT_EQ(counted.get_setting(), s);
+
+  const std::vector<std::uint8_t> bare(
+      w.bytes.begin() + sizeof(std::int32_t),
+      w.bytes.begin() + static_cast<std::ptrdiff_t>((1 + kBaseParamCount) * sizeof(std::int32_t)));
+  ByteReader old(bare, [] { throw Corrupt(); });
+  const Setting back = old.get_setting();
+  EXPECT_TRUE(old.done());
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    EXPECT_EQ(back.values[i], i < kBaseParamCount ? s.values[i] : neutral_value(param_at(i)))
+        << param_name(param_at(i));
+  }
+
+  auto with_count = [&](std::int32_t count) {
+    std::vector<std::uint8_t> b = w.bytes;
+    std::memcpy(b.data(), &count, sizeof count);
+    b.resize(b.size() + sizeof(std::int32_t) * 4, 0);  // room for a longer setting
+    return b;
+  };
+  const auto fewer = with_count(-static_cast<std::int32_t>(kBaseParamCount) + 1);
+  ByteReader corrupt(fewer, [] { throw Corrupt(); });
+  EXPECT_THROW((void)corrupt.get_setting(), Corrupt);
+  const auto more = with_count(-static_cast<std::int32_t>(kParamCount) - 1);
+  ByteReader newer(more, [] { throw Corrupt(); });
+  try {
+    (void)newer.get_setting();
+    FAIL() << "a setting of more parameters than this build knows was read";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(std::to_string(kParamCount + 1) + " parameters"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("knows " + std::to_string(kParamCount)), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // sentence, and the recording decorators forward calls and restore the ring state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "run/checkpoint.hpp"
@@ -96,6 +98,48 @@ TEST(CliCheckpoint, DamagedBlobIsAnInputError) {
   bytes.resize(bytes.size() / 2);
   EXPECT_THROW((void)decode_checkpoint(bytes), InputError);
   EXPECT_THROW((void)decode_checkpoint({1, 2, 3}), InputError);
+}
+
+// A checkpoint written before settings carried their parameter count (format 4: the same
+// blob, the format field 4 and no count before a setting) still reads, every setting as it
+// was; one whose settings hold more parameters than this build knows is refused in one
+// sentence (docs/decisions.md#family-ocs).
+TEST(CliCheckpoint, AFormat4CheckpointReadsAndANewerSettingIsRefused) {
+  const RankCheckpoint c{state(5), {state(4)}};
+  const std::vector<std::uint8_t> now = encode_checkpoint(c);
+  std::int32_t tag = -static_cast<std::int32_t>(kParamCount);
+  std::uint8_t tag_bytes[sizeof tag];
+  std::memcpy(tag_bytes, &tag, sizeof tag);
+  std::vector<std::uint8_t> old(now.begin(), now.begin() + 8);  // magic, format
+  const std::uint32_t format4 = 4;
+  std::memcpy(&old[4], &format4, sizeof format4);
+  std::vector<std::size_t> tags;  // where a setting's count starts
+  for (std::size_t i = 8; i < now.size();) {
+    if (i + sizeof tag <= now.size() && std::equal(tag_bytes, tag_bytes + sizeof tag, &now[i])) {
+      tags.push_back(i);
+      i += sizeof tag;
+      continue;
+    }
+    old.push_back(now[i++]);
+  }
+  ASSERT_EQ(tags.size(), 2u) << "one migrant setting per state, each with its count";
+  const RankCheckpoint back = decode_checkpoint(old);
+  ASSERT_EQ(back.current.last_sent.size(), 1u);
+  EXPECT_EQ(back.current.last_sent[0].setting, setting(3));
+  EXPECT_EQ(back.current.search.strategy, c.current.search.strategy);
+  EXPECT_EQ(back.at(4)->last_sent.at(0).setting, setting(3));
+
+  std::vector<std::uint8_t> newer = now;
+  const std::int32_t more = tag - 1;
+  std::memcpy(&newer[tags[0]], &more, sizeof more);
+  try {
+    (void)decode_checkpoint(newer);
+    FAIL() << "a setting of more parameters than this build knows was read";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(std::to_string(kParamCount + 1) + " parameters"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("newer isletune"), std::string::npos) << msg;
+  }
 }
 
 // A migrator/vote that records what reaches it.
