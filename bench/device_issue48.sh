@@ -5,8 +5,8 @@
 # high-order stars (naive, the hand-picked cases named in CASES, the copy roofline of the same
 # run), optionally Nsight Compute on one case and the tuner (bench/tune_all.py, STENCILS comma-free:
 # one stencil). Everything under $OUT.
-#   BIN=DIR CASES=I,J,... [STENCILS=a,b] [NCU="STENCIL CASE"] [TUNE="STENCILS SECONDS"] \
-#     [TESTS=0] bench/device_issue48.sh
+#   BIN=DIR CASES=I,J,... [STENCILS=a,b] [PASSES=N] [NCU="STENCIL CASE"] \
+#     [TUNE="STENCIL SECONDS"] [TESTS=0] [TEST_S=SECONDS] bench/device_issue48.sh
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 BIN=${BIN:?BIN: the folder of the prebuilt binaries}
@@ -15,13 +15,18 @@ mkdir -p "$OUT"
 chmod +x "$BIN"/* 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv | tee "$OUT/nvidia-smi.csv"
-stdbuf -oL "$BIN/isletune-bench-kernels" --families --stencils "$STENCILS" --cases "$CASES" \
-  --csv "$OUT/families.csv" 2>&1 | tee "$OUT/families.log"
+for pass in $(seq 1 "${PASSES:-1}"); do
+  stdbuf -oL "$BIN/isletune-bench-kernels" --families --stencils "$STENCILS" --cases "$CASES" \
+    --csv "$OUT/families-$pass.csv" 2>&1 | tee "$OUT/families-$pass.log"
+done
 if [ "${TESTS:-1}" = 1 ]; then
-  timeout 150 "$BIN/test_gpu_families" --gtest_filter='FamiliesStreaming.*' \
-    > "$OUT/test_gpu_families.log" 2>&1
-  echo "test_gpu_families rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|verified" "$OUT/test_gpu_families.log" | head -20
-  timeout 120 "$BIN/test_gpu_kernels" > "$OUT/test_gpu_kernels.log" 2>&1
+  # The test binaries start the worker at the path they were built with.
+  worker=$(strings "$BIN/test_gpu_families" | grep -m1 '/isletune-worker$')
+  worker=${worker:-/work/wt-48/build/bin/isletune-worker}
+  mkdir -p "$(dirname "$worker")" && cp "$BIN/isletune-worker" "$worker"
+  timeout "${TEST_S:-120}" "$BIN/test_gpu_families" > "$OUT/test_gpu_families.log" 2>&1
+  echo "test_gpu_families rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|^\[       OK" "$OUT/test_gpu_families.log" | head -20
+  timeout "${TEST_S:-120}" "$BIN/test_gpu_kernels" > "$OUT/test_gpu_kernels.log" 2>&1
   echo "test_gpu_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED)" "$OUT/test_gpu_kernels.log" | head -10
 fi
 if [ -n "${NCU:-}" ]; then
