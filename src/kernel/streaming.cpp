@@ -513,41 +513,35 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   r << "  }\n";
   if (st.live.lag >= 0) {
     // The centre-queue kernel: the centre column's terms from zq, every in-plane term from the
-    // shared plane of its stream offset (po[d]: the plane d behind the newest). Two chains of
-    // multiply-adds, the centre column's (registers, ready before the barrier) and the in-plane
-    // terms' (shared loads), added at the end: half the dependent chain of one sum.
+    // shared plane of its stream offset (po[d]: the plane d behind the newest). One chain of
+    // multiply-adds in the stencil's order: two chains (the centre column's, ready before the
+    // barrier, and the in-plane loads') measured 2-6 % slower at radius 3-4 on the H200
+    // (docs/studies/2026-11-28-centre-queue-high-order-stars.md).
     const auto behind = [&](int j) { return std::to_string(slo + shi - j); };
-    const auto chains = [](const std::array<std::string, 2>& part) {
-      if (part[0].empty() || part[1].empty())
-        return part[0] + part[1];
-      return "(" + part[0] + ") + (" + part[1] + ")";
-    };
-    const auto add = [](std::string& chain, const std::string& term) {
-      chain += (chain.empty() ? "" : " + ") + term;
-    };
-    std::array<std::string, 2> one;
-    for (const Term& t : terms) {
-      add(one[t.m == 0 ? 0 : 1],
-          coef(t.k) + " * " +
-              (t.m == 0 ? "zq[" + std::to_string(t.j) + "][p]"
-                        : "at[po[" + behind(t.j) + "] + " + offset(t.m) + "]"));
-    }
     r << "  template <int PITCH, int Q, int NPT, int D>\n"
       << "  static __device__ __forceinline__ double lsum(const double (&zq)[Q][NPT], int p,\n"
       << "                                              const double* at, const int (&po)[D]) {\n"
-      << "    return " << chains(one) << ";\n  }\n";
+      << "    double s;\n";
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      r << "    s " << (t ? "+=" : "=") << " " << coef(terms[t].k) << " * ";
+      if (terms[t].m == 0)
+        r << "zq[" << terms[t].j << "][p];\n";
+      else
+        r << "at[po[" << behind(terms[t].j) << "] + " << offset(terms[t].m) << "];\n";
+    }
+    r << "    return s;\n  }\n";
     // The pair's own values in the output plane are its centre queue's (slot slo).
     const std::string own = "zq[" + std::to_string(slo) + "][p";
     PairLoads pl("at", own + "]", own + " + 1]", slo);
-    std::array<std::array<std::string, 2>, 2> sum;
+    std::array<std::string, 2> sum;
     for (int k = 0; k < 2; ++k) {
       const std::string pk = k ? "p + 1" : "p";
-      for (const Term& t : terms) {
-        const auto& ab = inplane[static_cast<std::size_t>(t.m)];
-        add(sum[static_cast<std::size_t>(k)][t.m == 0 ? 0 : 1],
-            coef(t.k) + " * " +
-                (t.m == 0 ? "zq[" + std::to_string(t.j) + "][" + pk + "]"
-                          : pl.value(t.j, ab[0] + k, ab[1])));
+      for (std::size_t t = 0; t < terms.size(); ++t) {
+        const auto& ab = inplane[static_cast<std::size_t>(terms[t].m)];
+        sum[static_cast<std::size_t>(k)] +=
+            (t ? " + " : "") + coef(terms[t].k) + " * " +
+            (terms[t].m == 0 ? "zq[" + std::to_string(terms[t].j) + "][" + pk + "]"
+                             : pl.value(terms[t].j, ab[0] + k, ab[1]));
       }
     }
     r << "  template <int PITCH, int Q, int NPT, int D>\n"
@@ -556,7 +550,7 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
       << "                                               double (&s)[2]) {\n"
       << pl.loads([&](int j) { return " + po[" + behind(j) + "]"; });
     for (int k = 0; k < 2; ++k)
-      r << "    s[" << k << "] = " << chains(sum[static_cast<std::size_t>(k)]) << ";\n";
+      r << "    s[" << k << "] = " << sum[static_cast<std::size_t>(k)] << ";\n";
     r << "  }\n";
   }
   r << "  template <int PITCH, int Q>\n"
