@@ -12,7 +12,11 @@
 # since, on purpose, is OC 17 (tile+cyclic+tb): its settings built the kernels of OC 9
 # (tile+block+tb), 0 distinct kernels, so OC 17 is no longer valid (compare_space.py). The
 # replay trajectories are unchanged by it: replay samples the dataset's recorded settings,
-# loaded canonical, and OC 17 never held a canonical one.
+# loaded canonical, and OC 17 never held a canonical one. space.golden was re-recorded for
+# issue 48 (docs/decisions.md#centre-queue): at tdeg 1 without retiming a star builds the
+# centre-queue kernel, whose 2r + 1 doubles a point admit more settings in the stars' OCs
+# stream, stream+prefetch, stream+block(+prefetch) and stream+cyclic(+prefetch); nothing else
+# changed.
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")
