@@ -356,6 +356,17 @@ std::vector<FamilyCase> family_cases(int dims) {
       {"streaming", 1, s3("sb=256 tbx=32 tby=16 merge=block mfx=2 ufz=2 retiming=1")},
       {"streaming", 1, s3("sb=256 tbx=64 tby=8 merge=block mfx=2 ufz=2 retiming=1")},
       {"streaming", 1, s3("sb=256 tbx=32 tby=32 merge=block mfx=2 ufz=2 retiming=1")},
+      // tdeg 1 without retiming: for the stars the centre-queue kernel (2r + 1 values a point,
+      // the in-plane neighbours read from the lagged input plane in shared memory; 42-44 are
+      // cases 35, 36 and 41 without retiming), then more points or threads per block.
+      {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfx=2 mfy=2 ufz=8")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=8 merge=block mfx=2 mfy=4 ufz=2")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=32 merge=block mfx=2 ufz=2")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=16 merge=block mfx=2 mfy=2 ufz=2")},
+      {"streaming", 1, s3("sb=256 tbx=64 tby=8 merge=block mfx=2 mfy=2 ufz=2")},
+      {"streaming", 1, s3("sb=512 tbx=32 tby=8 merge=block mfx=2 mfy=4 ufz=4")},
+      {"streaming", 1, s3("sb=256 tbx=64 tby=4 merge=block mfx=2 mfy=2 ufz=4 use_constant=1")},
+      {"streaming", 1, s3("sb=256 tbx=32 tby=16 merge=block mfx=2 mfy=4 ufz=2")},
   };
 }
 

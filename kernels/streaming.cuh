@@ -38,6 +38,15 @@
 // instead of T, so the same registers cover a larger plane (less recomputed halo) at the cost
 // of the last level's stream-axis reads from shared memory.
 //
+// CQ (the centre-queue kernel, tdeg 1 without retiming, for stencils whose every in-plane
+// offset lies in one plane): a thread keeps only its points' centre column along S (zq, the
+// planes newest - Q + 1 .. newest), and level 0's input planes stay in a ring of NB0 = PF + 2 +
+// LAG shared buffers, so the output plane (newest - SHI) reads each in-plane neighbour from the
+// buffer of the plane it lies in, up to LAG planes behind the newest (a star: all in the output
+// plane, LAG = SHI). The queue kernel kept every in-plane neighbour for SHI + 1 planes and
+// retiming keeps Q + SHI + 1 partial sums and centre values; this one keeps Q values a point
+// (star3d4r: 9 against 14) with the same shared reads.
+//
 // Boundary condition (every level): a point whose stencil would leave the GRID keeps its
 // previous value. Columns are tested once per thread (fixed for the stream), planes once per
 // level and iteration (uniform). Points outside the grid read 0 and are never stored.
@@ -178,10 +187,16 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // memory PF = ASYNC planes ahead of use: PF planes per block in flight during every
   // iteration without holding a register. Then level 0 has NB0 = PF + 2 rotating buffers
   // (the one being filled is never the one being read) instead of rd/wr.
+  // CQ: level 0 always in the ring of NB0 buffers (LAG planes more), filled by the
+  // asynchronous copies or, without them (PF = 0), from registers in step (C).
   constexpr int PF = C::ASYNC;
-  constexpr int NB0 = PF + 2;
+  constexpr int CQ = C::CQ;
+  constexpr bool LB0 = PF > 0 || CQ;  // level 0's planes in the ring of NB0 buffers
+  constexpr int NB0 = PF + 2 + C::LAG;
   static_assert(PF == 0 || (T == 1 && !C::PREFETCH), "asynchronous copies at tdeg 1 only");
-  for (int k = tid; k < (PF > 0 ? NB0 : 2 * TL + SQ * NQ) * PLANE; k += THREADS)
+  static_assert(CQ == 0 || (T == 1 && !C::RETIME && SQ == 0), "the centre queue: tdeg 1 only");
+  static_assert(CQ == 1 || C::LAG == 0, "lagged planes belong to the centre queue");
+  for (int k = tid; k < (LB0 ? NB0 : 2 * TL + SQ * NQ) * PLANE; k += THREADS)
     smem[k] = 0.0;
   __syncthreads();
   double* rd = smem + TL * PLANE;  // planes written in the previous iteration
@@ -191,7 +206,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // -SLO..SHI of level T's plane, oldest first.
   double* const shq = smem + 2 * TL * PLANE + sm0;
   int slot = 0;
-  int b_rd = NB0 - 1;   // PF > 0: buffer of input plane p0 + i - 1
+  int b_rd = NB0 - 1;   // LB0: buffer of input plane p0 + i - 1
   int b_pf = PF % NB0;  // PF > 0: buffer of input plane p0 + i + PF
 
   // cur[l][p]: level l's newest plane at the thread's points (produced last iteration).
@@ -199,16 +214,25 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
   // Retiming off: w[l][j][p][m] = level l, plane (newest - Q + 1 + j), in-plane offset m.
   // Retiming on: acc[l][j][p] = partial sum for level l+1's plane (newest - SHI + j), and
   // cq[l][j][p] = level l's centre value of plane (newest - SHI + j).
-  double w[C::RETIME ? 1 : T][C::RETIME ? 1 : Q][NPT][C::RETIME ? 1 : NM];
+  // CQ: zq[j][p] = the centre value of plane (newest - Q + 1 + j) (slots LOWC.. are live).
+  constexpr int NOQ = C::RETIME || CQ;  // no queue of in-plane neighbours
+  double w[NOQ ? 1 : T][NOQ ? 1 : Q][NPT][NOQ ? 1 : NM];
   double acc[C::RETIME ? T : 1][Q][NPT];
   double cq[C::RETIME ? T : 1][C::SHI + 1][NPT];
+  double zq[CQ ? Q : 1][NPT];
 #pragma unroll
   for (int l = 0; l <= T; ++l) {
 #pragma unroll
     for (int p = 0; p < NPT; ++p)
       cur[l][p] = 0.0;
   }
-  if constexpr (!C::RETIME) {
+  if constexpr (CQ) {
+#pragma unroll
+    for (int j = 0; j < Q; ++j)
+#pragma unroll
+      for (int p = 0; p < NPT; ++p)
+        zq[j][p] = 0.0;
+  } else if constexpr (!C::RETIME) {
 #pragma unroll
     for (int l = 0; l < T; ++l)
 #pragma unroll
@@ -312,7 +336,7 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     // (A) Source levels 0..T-1: take in the plane each produced last iteration.
 #pragma unroll
     for (int l = 0; l < TL; ++l) {
-      const double* src = (PF > 0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
+      const double* src = (LB0 ? smem + b_rd * PLANE : rd + l * PLANE) + sm0;
       each_group<C, US>([&](int p, int u, int v) {
         const double* at = src + u * DA + v * DB * PITCH;
         if (PF > 0 && l == 0) {
@@ -324,7 +348,15 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
             cur[0][p] = *at;
           }
         }
-        if constexpr (C::VEC && !C::RETIME)
+        if constexpr (CQ) {  // the centre column only; the neighbours stay in shared memory
+#pragma unroll
+          for (int k = 0; k < US; ++k) {
+#pragma unroll
+            for (int j = Apply::LOWC; j + 1 < Q; ++j)
+              zq[j][p + k] = zq[j + 1][p + k];
+            zq[Q - 1][p + k] = cur[0][p + k];
+          }
+        } else if constexpr (C::VEC && !C::RETIME)
           Apply::template push2<PITCH>(w[l], p, cur[l][p], cur[l][p + 1], at);
         else if constexpr (C::VEC)
           Apply::template push_part2<PITCH>(acc[l], cq[l], p, cur[l][p], cur[l][p + 1], at);
@@ -347,8 +379,27 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
     for (int l = 1; l <= T; ++l) {
       const int q = q_top - l * (C::SHI + 1);
       const bool plane_ok = q >= C::SLO && q < C::NS - C::SHI;
-      double rs[NPT], rk[NPT];  // SQ: the ring level's sums and kept values
-      if (SQ && l == T) {
+      double rs[NPT], rk[NPT];  // SQ, CQ: the last level's sums and kept values
+      if constexpr (CQ) {
+        int po[C::LAG + 1];  // the planes 0..LAG behind the newest (buffer offsets)
+#pragma unroll
+        for (int d = 0; d <= C::LAG; ++d)
+          po[d] = (b_rd - d < 0 ? b_rd - d + NB0 : b_rd - d) * PLANE;
+        each_group<C, US>([&](int p, int u, int v) {
+          const double* at = smem + sm0 + u * DA + v * DB * PITCH;
+          if constexpr (C::VEC) {
+            double s2[2];
+            Apply::template lsum2<PITCH>(zq, p, at, po, s2);
+            rs[p] = s2[0];
+            rs[p + 1] = s2[1];
+            rk[p] = zq[C::SLO][p];
+            rk[p + 1] = zq[C::SLO][p + 1];
+          } else {
+            rs[p] = Apply::template lsum<PITCH>(zq, p, at, po);
+            rk[p] = zq[C::SLO][p];
+          }
+        });
+      } else if (SQ && l == T) {
         each_group<C, US>([&](int p, int u, int v) {
           const double* at = shq + u * DA + v * DB * PITCH;
           if constexpr (C::VEC) {
@@ -367,10 +418,10 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
 #pragma unroll
       for (int p = 0; p < NPT; ++p) {
         double s, prev;
-        if (SQ && l == T) {
+        if (CQ || (SQ && l == T)) {
           s = rs[p];
           prev = rk[p];
-        } else if constexpr (!C::RETIME) {
+        } else if constexpr (!NOQ) {
           s = Apply::qsum(w[l - 1], p);
           prev = w[l - 1][C::SLO][p][0];
         } else {
@@ -428,15 +479,16 @@ __device__ __forceinline__ void stream_step(const double* __restrict__ in, doubl
         load(cur[0], q_top);
         load_ring(ring, q_top);
       }
-      store_points(wr + sm0, cur[0]);
+      double* const w0 = CQ ? smem + next(b_rd) * PLANE : wr;  // input plane q_top's buffer
+      store_points(w0 + sm0, cur[0]);
 #pragma unroll
       for (int r = 0; r < RSLOT; ++r) {
         if (RING > 0 && ring_sm[r] >= 0)
-          wr[ring_sm[r]] = ring[r];
+          w0[ring_sm[r]] = ring[r];
       }
     }
     __syncthreads();
-    if constexpr (PF > 0)
+    if constexpr (LB0)
       b_rd = next(b_rd);
     if constexpr (SQ)
       slot = slot + 1 == NQ ? 0 : slot + 1;

@@ -38,10 +38,17 @@ struct StencilReach {
 // queue's live slots: the planes along the axis and the in-plane neighbours of the planes
 // still to be used), `sums` with retiming (the 2r+1 pending partial sums plus the centre
 // queue), `neighbours` the in-plane neighbours a plane brings (read once, not kept).
+// `centre` and `lag`: the centre-queue kernel (tdeg 1 without retiming, streaming.cpp
+// centre_queue) keeps only the centre column's planes (`centre` values) and reads every
+// in-plane neighbour from the shared input plane it lies in, up to `lag` planes behind the
+// newest; lag is -1 where an in-plane offset occurs in two planes (boxes: the kernel would read
+// it twice from shared memory), and the queue kernel is built instead.
 struct StreamLive {
   int queue = 0;
   int sums = 0;
   int neighbours = 0;
+  int centre = 0;
+  int lag = -1;
 };
 [[nodiscard]] StreamLive stream_live(const Stencil& stencil, std::size_t axis);
 

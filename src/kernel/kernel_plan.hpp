@@ -102,9 +102,13 @@ struct KernelPlan {
   // Streaming: along stream_axis only, the stream loop's unroll (uf_sd halved while the unrolled
   // body exceeds its limit, src/kernel/streaming.cpp). {1, 1, 1} for families without unrolling.
   std::array<int, 3> unroll{1, 1, 1};
-  int stream_axis = -1;        // -1 tiled, 1 = y, 2 = z
-  long long stream_len = 0;    // points along stream_axis per block
-  int async_planes = 0;        // streaming: input planes copied (cp.async) ahead of use
+  int stream_axis = -1;      // -1 tiled, 1 = y, 2 = z
+  long long stream_len = 0;  // points along stream_axis per block
+  int async_planes = 0;      // streaming: input planes copied (cp.async) ahead of use
+  // Streaming, the centre-queue kernel (tdeg 1 without retiming, src/kernel/streaming.cpp
+  // centre_queue): the input planes behind the newest that stay in shared memory for their
+  // in-plane neighbours (the stencil's StreamLive::lag); -1 for every other kernel.
+  int centre_lag = -1;
   long long shared_bytes = 0;  // dynamic shared memory per block
   // Cost inputs per useful cell and time step (predictor, benchmark).
   double global_read_doubles = 1;   // incl. halo re-reads and temporal redundancy

@@ -36,12 +36,25 @@ constexpr long long kPipelineFixedRegisters = 8;
 // memory per block). Fewer planes ahead where the buffers would not fit a block's shared
 // memory; none (the register prefetch) where not even one would, so no setting of the space
 // is lost to the copies.
+// The centre-queue kernel keeps `lag` more planes (its ring, centre_queue) and, where its
+// registers let two blocks share an SM (`pair`), takes the most planes ahead at which two
+// blocks' buffers fit the SM's shared memory (a guess, not measured apart: two blocks with
+// two planes ahead each keep more bytes in flight per SM than one block with three).
+constexpr long long kSharedPerSm = 228 * 1024;  // H100/H200 shared memory per SM
+constexpr long long kSharedReservedPerBlock = 1024;
 int async_planes(const Setting& s, int tdeg, int dims, long long plane_bytes,
-                 long long shared_per_block) {
+                 long long shared_per_block, int lag = 0, bool pair = false) {
   if (s[Param::prefetch] == 0 || tdeg != 1)
     return 0;
-  for (int a = dims == 3 ? 3 : 2; a > 0; --a) {
-    if ((a + 2) * plane_bytes <= shared_per_block)
+  const int most = dims == 3 ? 3 : 2;
+  if (pair) {
+    for (int a = most; a > 0; --a) {
+      if (2 * ((a + 2 + lag) * plane_bytes + kSharedReservedPerBlock) <= kSharedPerSm)
+        return a;
+    }
+  }
+  for (int a = most; a > 0; --a) {
+    if ((a + 2 + lag) * plane_bytes <= shared_per_block)
       return a;
   }
   return 0;
@@ -57,6 +70,21 @@ bool shared_ring(const Setting& s, int tdeg) {
 // Fused levels that keep a register pipeline per point.
 int register_levels(const Setting& s, int tdeg) {
   return tdeg - (shared_ring(s, tdeg) ? 1 : 0);
+}
+
+// The centre-queue kernel (kernels/streaming.cuh, CQ): at tdeg 1 without retiming, for a
+// stencil whose every in-plane offset lies in one plane (StreamLive::lag >= 0: the stars and
+// every stencil without in-plane offsets off one plane), a thread keeps only its points'
+// centre column along the stream axis (2r + 1 values a point for a star of radius r) and reads
+// the in-plane neighbours from the shared input plane they lie in, kept lag planes behind the
+// newest. The queue kernel it replaces kept each in-plane neighbour for r + 1 planes (star3d4r:
+// 89 values a point) and the partial sums of retiming keep 3r + 2 (14): the same shared reads
+// in 2r + 1 registers pairs a point. Boxes keep the queue kernel (every in-plane offset in
+// every plane: each would be read 2r + 1 times).
+bool centre_queue(const ProblemShape& shape, const Setting& s, int tdeg) {
+  const int sd = s[Param::sd];
+  return (sd == 1 || sd == 2) && tdeg == 1 && s[Param::retiming] == 0 &&
+         shape.stream_live[static_cast<std::size_t>(sd)].lag >= 0;
 }
 
 // Paired points (kernels/streaming.cuh, VEC): a block-merged thread with an even number of x
@@ -103,6 +131,11 @@ double l1_doubles_per_point(const ProblemShape& shape, const Setting& s, std::si
   const double conflict = !block ? 1.0 : std::max(1.0, s[Param::mfx] / (paired ? 2.0 : 1.0));
   const double share = paired ? kPairReadShare : 1.0;
   return shared_reads_per_point(shape, s, axis, tdeg) * share * conflict + tdeg + 2;
+}
+
+// A thread's merged points (mf_sd is 1).
+long long per_thread_points(const Setting& s) {
+  return 1LL * s[Param::mfx] * s[Param::mfy] * s[Param::mfz];
 }
 
 long long ceil_div(long long a, long long b) {
@@ -191,7 +224,6 @@ std::optional<std::string> streaming_unsupported(const Setting& s) {
 // The stream loop is unrolled uf_sd ways, halved while the unrolled body would exceed this
 // many point-level stencil points (NVRTC time grows with the body).
 constexpr long long kMaxUnrolledPointLevels = 4096;
-constexpr long long kSharedPerSm = 228 * 1024;  // H100/H200 shared memory per SM
 
 // The streaming axis of s (1 or 2), or -1 when sd is not a streaming axis (the allowed-value
 // rules report that).
@@ -252,7 +284,9 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
     << constant("PREFETCH", s[Param::prefetch] != 0 && plan.async_planes == 0 ? 1 : 0)
     << constant("ASYNC", plan.async_planes) << constant("RETIME", s[Param::retiming] != 0 ? 1 : 0)
     << constant("SHQ", shared_ring(s, plan.tdeg) ? 1 : 0)
-    << constant("VEC", paired_points(s) ? 1 : 0) << constant("GVEC", plan.x_vector == 2 ? 1 : 0);
+    << constant("VEC", paired_points(s) ? 1 : 0) << constant("GVEC", plan.x_vector == 2 ? 1 : 0)
+    << constant("CQ", plan.centre_lag >= 0 ? 1 : 0)
+    << constant("LAG", std::max(0, plan.centre_lag));
   const PlaneRow row =
       plane_row(s[kTb[0]] * s[kMf[0]], plan.halo_lo[0], plan.halo_hi[0], paired_points(s));
   c << constant("PADA", row.pad) << constant("PITCH", row.pitch);
@@ -260,11 +294,12 @@ FamilyCode streaming_code(const KernelPlan& plan, const Setting& s, const Grid& 
   // pipeline (IslApply's estimate of live values per point and level) fits half the register
   // file and two blocks' shared memory fit the SM; otherwise one block of up to 255 registers.
   const long long two_block_regs = 65536 / (2LL * plan.threads_per_block);
-  const bool smem_two = 2 * (plan.shared_bytes + 1024) <= kSharedPerSm;
+  const bool smem_two = 2 * (plan.shared_bytes + kSharedReservedPerBlock) <= kSharedPerSm;
   c << "  static constexpr int MIN_BLOCKS = " << (smem_two ? "" : "0 && ")
     << npt * register_levels(s, plan.tdeg)
-    << " * (RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + 32 <= " << two_block_regs
-    << " ? 2 : 1;\n};\n";
+    << " * (CQ ? IslApply::LIVE_CENTRE : RETIME ? IslApply::LIVE_RETIME : IslApply::LIVE_QUEUE) + "
+       "32 <= "
+    << two_block_regs << " ? 2 : 1;\n};\n";
   FamilyCode code{"streaming.cuh", "stream_step", c.str()};
   code.min_blocks = std::string(name) + "::MIN_BLOCKS";
   return code;
@@ -312,6 +347,23 @@ StreamTerms stream_terms(const Stencil& stencil, std::size_t sd, int slo, int sh
     t.live.neighbours += m > 0 && t.low[m] < t.q;
   }
   t.live.sums = t.q + shi + 1;
+  // The centre-queue kernel: every in-plane offset in one plane (stream offset os = j - slo),
+  // read there from the shared input plane shi - os planes behind the newest.
+  t.live.centre = t.q - t.low[0];
+  std::vector<int> plane_of(nm, -1);
+  int lag = 0;
+  for (const StreamTerms::Term& term : t.terms) {
+    if (term.m == 0)
+      continue;
+    int& j = plane_of[static_cast<std::size_t>(term.m)];
+    if (j >= 0 && j != term.j) {
+      lag = -1;
+      break;
+    }
+    j = term.j;
+    lag = std::max(lag, slo + shi - term.j);
+  }
+  t.live.lag = lag;
   return t;
 }
 
@@ -400,7 +452,9 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
   std::ostringstream r;
   r << "  static constexpr int NM = " << nm << ";\n"
     << "  static constexpr int LIVE_QUEUE = " << st.live.queue << ";  // values per point-level\n"
-    << "  static constexpr int LIVE_RETIME = " << st.live.sums + st.live.neighbours << ";\n";
+    << "  static constexpr int LIVE_RETIME = " << st.live.sums + st.live.neighbours << ";\n"
+    << "  static constexpr int LIVE_CENTRE = " << st.live.centre << ";\n"
+    << "  static constexpr int LOWC = " << low[0] << ";  // the centre queue's oldest slot\n";
   r << "  template <int Q, int NPT, int NMM>\n"
     << "  static __device__ __forceinline__ void init(double (&w)[Q][NPT][NMM], int p) {\n";
   for (int m = 0; m < nm; ++m) {
@@ -457,6 +511,48 @@ std::string stream_functions(const Stencil& stencil, const KernelPlan& plan, boo
       r << ";\n";
   }
   r << "  }\n";
+  if (st.live.lag >= 0) {
+    // The centre-queue kernel: the centre column's terms from zq, every in-plane term from the
+    // shared plane of its stream offset (po[d]: the plane d behind the newest). One chain of
+    // multiply-adds in the stencil's order: two chains (the centre column's, ready before the
+    // barrier, and the in-plane loads') measured 2-6 % slower at radius 3-4 on the H200
+    // (docs/studies/2026-11-28-centre-queue-high-order-stars.md).
+    const auto behind = [&](int j) { return std::to_string(slo + shi - j); };
+    r << "  template <int PITCH, int Q, int NPT, int D>\n"
+      << "  static __device__ __forceinline__ double lsum(const double (&zq)[Q][NPT], int p,\n"
+      << "                                              const double* at, const int (&po)[D]) {\n"
+      << "    double s;\n";
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      r << "    s " << (t ? "+=" : "=") << " " << coef(terms[t].k) << " * ";
+      if (terms[t].m == 0)
+        r << "zq[" << terms[t].j << "][p];\n";
+      else
+        r << "at[po[" << behind(terms[t].j) << "] + " << offset(terms[t].m) << "];\n";
+    }
+    r << "    return s;\n  }\n";
+    // The pair's own values in the output plane are its centre queue's (slot slo).
+    const std::string own = "zq[" + std::to_string(slo) + "][p";
+    PairLoads pl("at", own + "]", own + " + 1]", slo);
+    std::array<std::string, 2> sum;
+    for (int k = 0; k < 2; ++k) {
+      const std::string pk = k ? "p + 1" : "p";
+      for (std::size_t t = 0; t < terms.size(); ++t) {
+        const auto& ab = inplane[static_cast<std::size_t>(terms[t].m)];
+        sum[static_cast<std::size_t>(k)] +=
+            (t ? " + " : "") + coef(terms[t].k) + " * " +
+            (terms[t].m == 0 ? "zq[" + std::to_string(terms[t].j) + "][" + pk + "]"
+                             : pl.value(terms[t].j, ab[0] + k, ab[1]));
+      }
+    }
+    r << "  template <int PITCH, int Q, int NPT, int D>\n"
+      << "  static __device__ __forceinline__ void lsum2(const double (&zq)[Q][NPT], int p,\n"
+      << "                                               const double* at, const int (&po)[D],\n"
+      << "                                               double (&s)[2]) {\n"
+      << pl.loads([&](int j) { return " + po[" + behind(j) + "]"; });
+    for (int k = 0; k < 2; ++k)
+      r << "    s[" << k << "] = " << sum[static_cast<std::size_t>(k)] << ";\n";
+    r << "  }\n";
+  }
   r << "  template <int PITCH, int Q>\n"
     << "  static __device__ __forceinline__ double ssum(const double* at, const int (&so)[Q]) {\n"
     << "    double s;\n";
@@ -649,7 +745,9 @@ bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string*
       points *= s[kMf[d]];
   }
   const StreamLive& live = shape.stream_live[static_cast<std::size_t>(sd)];
-  const int per_level = s[Param::retiming] != 0 ? live.sums : live.queue;
+  const int per_level = centre_queue(shape, s, std::max(1, s[Param::tdeg])) ? live.centre
+                        : s[Param::retiming] != 0                           ? live.sums
+                                                                            : live.queue;
   const int tdeg = register_levels(s, std::max(1, s[Param::tdeg]));
   const long long needed = 2 * points * tdeg * per_level + kPipelineFixedRegisters;
   const long long threads = std::max(1LL, 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz]);
@@ -779,11 +877,20 @@ class Streaming final : public KernelFamily {
       covered_plane *= covered;
       tile_plane *= std::max(1, p.tile[d]);
     }
-    p.async_planes = async_planes(s, p.tdeg, shape.dims, plane * 8, shape.shared_per_block);
     const int reg_levels = register_levels(s, p.tdeg);
     const int q = shape.reach.lo[a] + shape.reach.hi[a] + 1;
+    // The centre-queue kernel: lag planes more, and two blocks an SM where its registers
+    // (MIN_BLOCKS of streaming_code: points x centre values + 32) fit half the register file.
+    const StreamLive& live = shape.stream_live[a];
+    p.centre_lag = centre_queue(shape, s, p.tdeg) ? live.lag : -1;
+    const int lag = std::max(0, p.centre_lag);
+    const long long threads = 1LL * s[Param::tbx] * s[Param::tby] * s[Param::tbz];
+    const bool pair = p.centre_lag >= 0 && 2 * threads <= 2048 &&
+                      per_thread_points(s) * live.centre + 32 <= 65536 / (2 * threads);
+    p.async_planes =
+        async_planes(s, p.tdeg, shape.dims, plane * 8, shape.shared_per_block, lag, pair);
     const long long ring_planes = reg_levels < p.tdeg ? q + 1 : 0;
-    p.shared_bytes = (p.async_planes + 2LL * reg_levels + ring_planes) * plane * 8;
+    p.shared_bytes = (p.async_planes + 2LL * reg_levels + ring_planes + lag) * plane * 8;
     // Each block reads its loaded plane over stream_len + halo planes and, in the skewed
     // pipeline, computes every level on the whole covered plane for stream_len + tdeg *
     // (lo + hi + 1) iterations.

@@ -12,7 +12,13 @@
 # since, on purpose, is OC 17 (tile+cyclic+tb): its settings built the kernels of OC 9
 # (tile+block+tb), 0 distinct kernels, so OC 17 is no longer valid (compare_space.py). The
 # replay trajectories are unchanged by it: replay samples the dataset's recorded settings,
-# loaded canonical, and OC 17 never held a canonical one.
+# loaded canonical, and OC 17 never held a canonical one. space.golden was re-recorded for
+# issue 48 (docs/decisions.md#centre-queue): at tdeg 1 without retiming a star builds the
+# centre-queue kernel, whose 2r + 1 doubles a point admit more settings in the stars' OCs
+# stream, stream+prefetch, stream+block(+prefetch) and stream+cyclic(+prefetch) (the file no
+# longer lists OC 17). replay.golden was re-recorded with it: the trajectories of the star
+# datasets (star2d2r, star3d1r, star3d2r; 9 of 24 runs) changed, since the sampler and the
+# roofline see those OCs' new settings and the centre-queue kernel's plan (its shared planes).
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")

@@ -251,6 +251,55 @@ TEST(FamiliesStreaming, DeepTdegVerifiesOnOddGridsAndAsymmetricStencils) {
   }
 }
 
+// The centre-queue kernel (tdeg 1 without retiming, the in-plane neighbours read from input
+// planes kept up to r behind the newest in shared memory) of the 3-D stars of radius 2-4 and a
+// 2-D star: x pairs and scalar points, cyclic and block tiles, asynchronous copies or the
+// register path, streaming along z and y, on grids that are not tile multiples.
+TEST(FamiliesStreaming, CentreQueueVerifiesForHighOrderStars) {
+  const std::vector<std::pair<std::string, Grid>> cases{{"star3d2r", Grid{69, 45, 41}},
+                                                        {"star3d3r", Grid{67, 37, 43}},
+                                                        {"star3d4r", Grid{71, 41, 47}},
+                                                        {"star2d3r", Grid{517, 301, 1}}};
+  for (const auto& [name, g] : cases) {
+    const Stencil st = typical_stencil(name);
+    START_OR_SKIP(e, st, g);
+    const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
+    std::vector<Setting> batch;
+    for (const int sd : {1, 2}) {
+      if (sd >= st.dims())
+        continue;
+      for (const int prefetch : {0, 1}) {
+        for (const int merge : {0, 1, 2}) {
+          Setting s = naive_setting(st.dims());
+          s[Param::streaming] = 1;
+          s[Param::prefetch] = prefetch;
+          s[Param::merge] = merge;
+          s[Param::sd] = sd;
+          s[Param::sb] = 16;
+          s[Param::ufx] = s[Param::ufy] = s[Param::ufz] = 1;
+          const Param across = sd == 2 ? Param::tby : Param::tbz;
+          s[sd == 2 ? Param::tbz : Param::tby] = 1;
+          s[Param::tbx] = st.dims() == 2 ? 128 : 32;
+          if (st.dims() == 3)
+            s[across] = 16;
+          if (merge == 1) {
+            s[Param::mfx] = 2;  // x pairs
+            if (st.dims() == 3)
+              s[sd == 2 ? Param::mfy : Param::mfz] = 2;
+          } else if (merge == 2) {
+            s[st.dims() == 3 ? (sd == 2 ? Param::mfy : Param::mfz) : Param::mfx] = 2;
+          }
+          s[sd == 2 ? Param::ufz : Param::ufy] = 4;
+          ASSERT_TRUE(space.valid(s))
+              << name << " " << canonical_key(s) << ": " << *space.violation(s);
+          batch.push_back(s);
+        }
+      }
+    }
+    expect_all_verify(batch, e.evaluate(batch), name + " centre queue");
+  }
+}
+
 // A uniform sample of the whole default space: nothing the space admits is invalid or fails
 // to launch (and everything verifies).
 TEST(FamiliesDefaultSpace, RandomSampleHasNoInvalidAndNoLaunchError) {

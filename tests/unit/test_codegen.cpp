@@ -310,12 +310,17 @@ TEST(Codegen, RegisterPipelineRuleCountsTheStencilsLiveDoublesInRegisters) {
   const Stencil star3 = typical_stencil("star3d3r");
   EXPECT_EQ(shape_of(star3, g).stream_live[2].queue, 55);  // 7 planes + 12 neighbours x 4 planes
   EXPECT_EQ(shape_of(star3, g).stream_live[2].sums, 11);   // 7 partial sums + 4 centres
+  EXPECT_EQ(shape_of(star3, g).stream_live[2].centre, 7);  // the centre-queue kernel's column
   Setting s = streaming_setting(3, 2, 128, 32);
   s[Param::prefetch] = 1;
+  // At tdeg 1 without retiming the centre-queue kernel keeps 7 values: 2 x 7 + 8 = 22.
+  EXPECT_FALSE(unsupported_reason(star3, g, s).has_value());
+  s[Param::tdeg] = 2;  // the queue kernel of two levels: 2 x 2 x 55 + 8 registers
   const auto why = unsupported_reason(star3, g, s);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("55 doubles = 110 registers"), std::string::npos) << *why;
+  EXPECT_NE(why->find("2 levels x 55 doubles = 220 registers"), std::string::npos) << *why;
   EXPECT_NE(why->find("more than the 64"), std::string::npos) << *why;
+  s[Param::tdeg] = 1;
   s[Param::retiming] = 1;  // 2 x 11 + 8 = 30 registers
   EXPECT_FALSE(unsupported_reason(star3, g, s).has_value());
   const Stencil star4 = typical_stencil("star3d4r");
@@ -354,9 +359,11 @@ TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) 
 }
 
 TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegistersBeyond) {
-  // star3d1r streaming along z, 32 x 8 threads: the padded plane is (32+2) x (8+2).
+  // star3d1r streaming along z, 32 x 8 threads: the padded plane is (32+2) x (8+2). With
+  // retiming (without it, at tdeg 1, the centre-queue kernel keeps more planes: below).
   const Stencil st = typical_stencil("star3d1r");
   Setting s = streaming_setting(3, 2, 8, 8);
+  s[Param::retiming] = 1;
   const long long plane = 8LL * 34 * 10;
   const KernelSource none = generate_kernel(st, grid_for(3), s);
   EXPECT_TRUE(has(none, "PREFETCH = 0;"));
@@ -376,6 +383,7 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   // A 2-D row: two rows ahead.
   Setting r = streaming_setting(2, 1, 8, 1);
   r[Param::prefetch] = 1;
+  r[Param::retiming] = 1;
   const KernelSource row = generate_kernel(typical_stencil("star2d1r"), grid_for(2), r);
   EXPECT_TRUE(has(row, "ASYNC = 2;")) << row.source;
   // A row of 256 x 8 points (16.4 KB) under a 60 KB block limit: two rows ahead would need 4
@@ -397,6 +405,92 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   ASSERT_TRUE(std::holds_alternative<KernelPlan>(plan));
   EXPECT_EQ(std::get<KernelPlan>(plan).async_planes, 0);
   EXPECT_EQ(std::get<KernelPlan>(plan).shared_bytes, 2 * wide);
+}
+
+// The centre-queue kernel (tdeg 1 without retiming, a stencil whose in-plane offsets lie in one
+// plane): star3d4r keeps its 9-plane centre column a point (retiming: 9 sums + 5 centres), the
+// input planes stay 4 planes behind the newest in shared memory (a 64 x 16 covered plane padded
+// to 72 x 24 doubles), two blocks an SM fit with two planes ahead, and an x pair reads its
+// in-plane neighbours with 12 aligned double2 loads (4 of its row, its own pair from the centre
+// queue, one of each of 8 rows); star3d2r's pair with 6, as retiming's push_part2. Retiming,
+// tdeg 2 and a box keep their kernels. Every variant compiles (pairs, scalar points, the
+// register path without asynchronous copies, 2-D, an odd reach).
+TEST(Codegen, CentreQueueKernelKeepsTheCentreColumnAndLaggedPlanes) {
+  const Grid g{512, 512, 512};
+  const Stencil star4 = typical_stencil("star3d4r");
+  const ProblemShape shape = shape_of(star4, g);
+  EXPECT_EQ(shape.stream_live[2].centre, 9);
+  EXPECT_EQ(shape.stream_live[2].lag, 4);
+  EXPECT_EQ(shape.stream_live[2].sums, 14);
+  EXPECT_EQ(shape_of(typical_stencil("box3d1r"), g).stream_live[2].lag, -1);
+  Setting s = streaming_setting(3, 2, 512, 8);
+  s[Param::tbx] = 32;
+  s[Param::merge] = static_cast<int>(MergeKind::block);
+  s[Param::mfx] = 2;
+  s[Param::mfy] = 2;
+  s[Param::prefetch] = 1;
+  ASSERT_FALSE(unsupported_reason(star4, g, s).has_value()) << *unsupported_reason(star4, g, s);
+  const KernelSource k = generate_kernel(star4, g, s);
+  EXPECT_TRUE(has(k, "CQ = 1;"));
+  EXPECT_TRUE(has(k, "LAG = 4;"));
+  EXPECT_TRUE(has(k, "LIVE_CENTRE = 9;"));
+  EXPECT_TRUE(has(k, "ASYNC = 2;"));
+  const long long plane = 72LL * 24 * 8;
+  EXPECT_EQ(k.launch.shared_bytes, (2 + 2 + 4) * plane);
+  const auto loads_in = [](const std::string& text, const std::string& function) {
+    const auto from = text.find(function);
+    const auto to = text.find("  }\n", from);
+    int n = 0;
+    for (auto at = text.find("const double2 v", from); at < to;
+         at = text.find("const double2 v", at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(loads_in(k.source, "void lsum2("), 12);
+  const Stencil star2 = typical_stencil("star3d2r");
+  const KernelSource k2 = generate_kernel(star2, g, s);
+  EXPECT_EQ(loads_in(k2.source, "void lsum2("), 6);
+  EXPECT_EQ(loads_in(k2.source, "void lsum2("), loads_in(k2.source, "void push_part2("));
+  std::vector<Job> jobs{{"star3d4r pairs", k}};
+  Setting r = s;
+  r[Param::retiming] = 1;
+  const KernelSource retimed = generate_kernel(star4, g, r);
+  EXPECT_TRUE(has(retimed, "CQ = 0;"));
+  EXPECT_TRUE(has(retimed, "LAG = 0;"));
+  EXPECT_EQ(retimed.launch.shared_bytes, (3 + 2) * plane);
+  Setting box = s;
+  box[Param::mfy] = 1;
+  EXPECT_TRUE(has(generate_kernel(typical_stencil("box3d1r"), g, box), "CQ = 0;"));
+  Setting deep = s;
+  deep[Param::mfx] = deep[Param::mfy] = 1;
+  deep[Param::merge] = static_cast<int>(MergeKind::none);
+  deep[Param::tdeg] = 2;
+  deep[Param::tbx] = 64;
+  deep[Param::tby] = 16;
+  const KernelSource two = generate_kernel(typical_stencil("star3d1r"), g, deep);
+  EXPECT_TRUE(has(two, "CQ = 0;"));  // the main kernel; its one-step tail is a centre queue
+  EXPECT_TRUE(has(two, "CQ = 1;"));
+  // Scalar points of an odd reach on the register path (no asynchronous copies): star3d3r's
+  // 3 planes behind the newest and the two in use, rows of 3 + 64 + 3 doubles.
+  Setting scalar = streaming_setting(3, 2, 16, 4);
+  scalar[Param::tbx] = 64;
+  const Stencil star3 = typical_stencil("star3d3r");
+  const KernelSource sk = generate_kernel(star3, grid_for(3), scalar);
+  EXPECT_TRUE(has(sk, "CQ = 1;"));
+  EXPECT_TRUE(has(sk, "ASYNC = 0;"));
+  EXPECT_EQ(sk.launch.shared_bytes, (2 + 3) * (70LL * 10 * 8));
+  jobs.push_back({"star3d3r scalar registers", sk});
+  Setting odd = s;
+  odd[Param::sb] = 16;
+  jobs.push_back({"star3d3r pairs", generate_kernel(star3, grid_for(3), odd)});
+  Setting row = streaming_setting(2, 1, 64, 1);
+  row[Param::tbx] = 128;
+  row[Param::prefetch] = 1;
+  const KernelSource rk = generate_kernel(typical_stencil("star2d2r"), grid_for(2), row);
+  EXPECT_TRUE(has(rk, "CQ = 1;"));
+  EXPECT_TRUE(has(rk, "LAG = 2;"));
+  jobs.push_back({"star2d2r row", rk});
+  expect_all_compile(jobs);
 }
 
 TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {

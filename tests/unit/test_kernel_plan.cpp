@@ -146,14 +146,18 @@ TEST(KernelPlan, StreamingAtTdegOneStoresTheWholeCoveredPlaneAndReadsTheRing) {
   EXPECT_EQ(p.loaded, (std::array<int, 3>{32 + 1, 8 + 2, 40 + 3}));
   EXPECT_EQ(p.tile, (std::array<int, 3>{32, 8, 40}));
   EXPECT_EQ(p.grid, (std::array<long long, 3>{3, 2, 1}));  // 70/32, 9/8, 40/40
-  EXPECT_EQ(p.shared_bytes, 2LL * (33 * 10) * 8);
+  // Without retiming the centre-queue kernel: the plane being read, the one being written and
+  // the plane one (the z reach hi) behind the newest, whose in-plane neighbours it reads.
+  EXPECT_EQ(p.centre_lag, 1);
+  EXPECT_EQ(p.shared_bytes, 3LL * (33 * 10) * 8);
   // Every thread's point is output: no redundant compute beyond the pipeline fill.
   EXPECT_NEAR(p.redundancy, (40.0 + 4) / 40, 1e-12);
   // tdeg 2: overlapped tiles, the threads cover the loaded plane.
   const KernelPlan q = make_plan(asym3d(), g, asym_streaming(2), DeviceLimits{});
   EXPECT_EQ(q.loaded[0], 32);
   EXPECT_EQ(q.tile[0], 32 - 1 * 2);
-  EXPECT_EQ(q.shared_bytes, 2 * p.shared_bytes);
+  EXPECT_EQ(q.centre_lag, -1);
+  EXPECT_EQ(q.shared_bytes, 2 * 2LL * (33 * 10) * 8);  // two levels, double-buffered
 }
 
 // Shared memory grows with tdeg x plane (not tdeg x (2r+1) x plane), so deep tdeg fits.
@@ -164,9 +168,9 @@ TEST(KernelPlan, StreamingSharedMemoryGrowsWithTdegTimesOnePlane) {
   s[Param::sd] = 1;
   s[Param::sb] = 256;
   const Grid g{8192, 8192, 1};
-  s[Param::tdeg] = 1;
-  const long long one = make_plan(st, g, s, DeviceLimits{}).shared_bytes;
-  EXPECT_EQ(one, 2LL * (256 + 2) * 8);
+  s[Param::tdeg] = 1;  // the centre-queue kernel: one row more (its in-plane neighbours')
+  EXPECT_EQ(make_plan(st, g, s, DeviceLimits{}).shared_bytes, 3LL * (256 + 2) * 8);
+  const long long one = 2LL * (256 + 2) * 8;  // a level's row, double-buffered
   for (const int t : {2, 4, 8, 12, 16}) {
     s[Param::tdeg] = t;
     const KernelPlan p = make_plan(st, g, s, DeviceLimits{});
