@@ -3,9 +3,11 @@
 # the CUDA targets, writes the user configs (bench/islands_configs.py: two stencils no test
 # uses, BUDGET seconds, 16 NVRTC threads per rank), then runs bench/scaling.py (cold cubin
 # caches, one GPU per rank) for each "DRIFT:RANKS" given, e.g. async:1,4 1:4 (async islands on
-# 1 and 4 GPUs, then drift 1 on 4), SEEDS seeds each. The study stops starting runs after STOP
-# seconds; traces, logs and figures go to $OUT.
-#   bench/islands_device.sh BUDGET SEEDS STOP DRIFT:RANKS...
+# 1 and 4 GPUs, then drift 1 on 4), SEEDS seeds each; "A+B" runs modes A and B at once on
+# consecutive GPUs (async:1+async:2: GPU 0, and GPUs 1-2). The study stops starting runs after
+# STOP seconds; traces, logs and figures go to $OUT. GPU_TESTS=1 or first: the GPU tests too
+# (below).
+#   [GPU_TESTS=first] bench/islands_device.sh BUDGET SEEDS STOP MODE...
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"
@@ -30,7 +32,7 @@ nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,tempe
 # the other on GPU 0 before the modes.
 ngpu=$(nvidia-smi -L | wc -l)
 tests_pid=
-if [ "${GPU_TESTS:-0}" = 1 ]; then
+if [ "${GPU_TESTS:-0}" != 0 ]; then
   t0=$(date +%s)
   cmake --build $B -j"$(nproc)" --target test_gpu_kernels test_gpu_families >>$OUT/build.txt 2>&1 ||
     { grep -E "error" -A3 $OUT/build.txt | tail -40; }
@@ -48,12 +50,29 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
       echo "$* rc=$? in $(( $(date +%s) - s )) s" ) >>"$OUT/$log" 2>&1
   }
   faults() {
-    ISLETUNE_WORKER=$B/bin/isletune-worker CUDA_VISIBLE_DEVICES=$1 timeout 200 taskset -c "$2" \
+    # (Not bound: the script checks that the worker compiles on every CPU of the node.)
+    ISLETUNE_WORKER=$B/bin/isletune-worker CUDA_VISIBLE_DEVICES=$1 timeout 200 \
       tests/gpu/planted_faults_run.sh $B/bin/isletune mpirun --oversubscribe -q --allow-run-as-root \
       >>"$OUT/gpu-tests-faults.txt" 2>&1
     echo "planted faults rc=$?" >>"$OUT/gpu-tests-faults.txt"
   }
-  if (( ngpu >= 4 )); then
+  if [ "${GPU_TESTS}" = first ] && (( ngpu >= 4 )); then
+    # Before the modes, on every GPU at once: kernels then planted faults on GPU 0, the
+    # families in three parts on GPUs 1-3.
+    ( part 0 0-$(( q - 1 )) gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1
+      faults 0 0-$(( q - 1 )) ) &
+    p0=$!
+    part 1 $q-$(( 2 * q - 1 )) gpu-tests-families-a.txt ./test_gpu_families \
+      --gtest_brief=1 '--gtest_filter=-*OnAnOddGrid*:*SmallerThanOneTile*' &
+    p1=$!
+    part 2 $(( 2 * q ))-$(( 3 * q - 1 )) gpu-tests-families-b.txt ./test_gpu_families \
+      --gtest_brief=1 '--gtest_filter=*SmallerThanOneTile*' &
+    p2=$!
+    part 3 $(( 3 * q ))-$(( ncpu - 1 )) gpu-tests-families-c.txt ./test_gpu_families \
+      --gtest_brief=1 '--gtest_filter=*OnAnOddGrid*' &
+    p3=$!
+    wait $p0 $p1 $p2 $p3
+  elif (( ngpu >= 4 )); then
     ( part 1 $q-$(( 2 * q - 1 )) gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1
       faults 1 $q-$(( 2 * q - 1 )) ) &
     p1=$!
@@ -71,31 +90,59 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   fi
 fi
 wait_tests() {
-  [ "${GPU_TESTS:-0}" = 1 ] || return 0
+  [ "${GPU_TESTS:-0}" != 0 ] || return 0
   [ -z "$tests_pid" ] || wait $tests_pid  # (unquoted: the parts' PIDs)
   tests_pid=
   grep -E "FAILED|Failure|PASSED|SKIPPED \]|rc=" $OUT/gpu-tests-*.txt | tail -30
 }
 W=runs-device/islands
-for mode in "$@"; do
-  drift=${mode%%:*}
-  ranks=${mode#*:}
-  (( ${ranks##*,} > 1 )) && wait_tests
-  left=$(( stop - ($(date +%s) - start) ))
-  (( left > 0 )) || { echo "# STOP reached: $mode not started"; continue; }
+# run_mode DRIFT:RANKS [GPUS]: the study's runs of one mode (on GPUS, e.g. 1,2, when given).
+run_mode() {
+  local drift=${1%%:*} ranks=${1#*:} gpus=${2:-}
+  local left=$(( stop - ($(date +%s) - start) ))
+  (( left > 0 )) || { echo "# STOP reached: $1 not started"; return; }
+  local configs args=()
   configs=$(bench/islands_configs.py $W/configs --budget-s "$budget" --drift "$drift")
-  args=()
   for c in $configs; do args+=(--config "$c"); done
-  bench/scaling.py --backend cuda --build $B --nice 0 --seeds "$seeds" --ranks "$ranks" \
-    --stop-after "$left" "${args[@]}" --work $W --runs |
-    tee -a "$OUT/islands.txt"
+  ( [ -z "$gpus" ] || export CUDA_VISIBLE_DEVICES=$gpus
+    bench/scaling.py --backend cuda --build $B --nice 0 --seeds "$seeds" --ranks "$ranks" \
+      --stop-after "$left" "${args[@]}" --work $W --runs ) >>"$OUT/islands.txt" 2>&1
+}
+# A mode "A+B" runs A and B at once on consecutive GPUs (e.g. async:1+async:2: one GPU and
+# two beside it), each with one rank count.
+for mode in "$@"; do
+  if [[ $mode == *+* ]]; then
+    wait_tests
+    next=0
+    pids=()
+    IFS=+ read -ra parts <<<"$mode"
+    for m in "${parts[@]}"; do
+      n=${m#*:}
+      gpus=$(seq -s, $next $(( next + n - 1 )))
+      next=$(( next + n ))
+      run_mode "$m" "$gpus" &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+    continue
+  fi
+  (( ${mode##*[:,]} > 1 )) && wait_tests
+  run_mode "$mode"
 done
 wait_tests
 for r in $W/*/np*-seed*/; do
   { echo "== $r"; $B/bin/isletune report "$r"; } >>"$OUT/reports.txt" 2>&1
 done
-# One archive per run (the files that come back are at most 16 MiB each).
+# At most 8 files come back (16 MiB each): the reports; the GPU tests' logs in one; build,
+# nvidia-smi and the runs' output in one archive; the one-GPU traces together; one archive per
+# run of several GPUs.
+cat $OUT/gpu-tests-*.txt >$OUT/gpu-tests.txt 2>/dev/null && rm -f $OUT/gpu-tests-*.txt
+tar czf $OUT/logs.tar.gz -C $OUT build.txt nvidia-smi.csv islands.txt 2>/dev/null &&
+  rm -f $OUT/build.txt $OUT/nvidia-smi.csv $OUT/islands.txt
+one=$(ls -d $W/*/np1-seed*/ 2>/dev/null)
+[ -z "$one" ] || tar czf $OUT/traces-np1.tar.gz $(for r in $one; do echo "$r"trace.h5 "$r"rank-*.h5; done)
 for r in $W/*/np*-seed*/; do
+  [[ $r == */np1-seed* ]] && continue
   name=$(basename "$(dirname "$r")")-$(basename "$r")
   tar czf "$OUT/traces-$name.tar.gz" "$r"trace.h5 "$r"rank-*.h5 2>/dev/null
 done
