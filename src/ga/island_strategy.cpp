@@ -139,27 +139,19 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     pipeline_.push(island_->propose_offspring(room), ctx.evaluator);
   }
   out.measured = settle_next(ctx, true);
-  // A due restart stays due until it happens: the generations still queued settle first, and
-  // their offspring (bred from the converged population) must not call it off. Recomputed
-  // each window, a restart due at MCR 1.0 was called off by the next window's 0.5 while its
-  // island had stopped proposing to drain its queue: an island of 4 then drained its queue
-  // for nothing, again and again (replay, star3d2r 512^3: GPU busy 61 % against 86 % for an
-  // island of 16).
-  if (restarts_on_ && !restart_due_) {
-    if (restart_mcr_ > 0) {
-      const auto [repeats, children] = island_->offspring_counts();
-      window_repeats_ += repeats;
-      window_children_ += children;
-      if (++window_gens_ >= window_) {
-        restart_due_ =
-            window_children_ > 0 && static_cast<double>(window_repeats_) >=
-                                        restart_mcr_ * static_cast<double>(window_children_);
-        window_gens_ = 0;
-        window_repeats_ = window_children_ = 0;
-      }
-    } else {
-      restart_due_ = out.measured == 0;
+  if (restarts_on_ && restart_mcr_ > 0) {
+    const auto [repeats, children] = island_->offspring_counts();
+    window_repeats_ += repeats;
+    window_children_ += children;
+    if (++window_gens_ >= window_) {
+      restart_due_ =
+          window_children_ > 0 && static_cast<double>(window_repeats_) >=
+                                      restart_mcr_ * static_cast<double>(window_children_);
+      window_gens_ = 0;
+      window_repeats_ = window_children_ = 0;
     }
+  } else if (restarts_on_) {
+    restart_due_ = out.measured == 0;
   }
   refill(ctx, out.measured);
   return out;
@@ -231,7 +223,12 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
     epoch = epoch_ + 1;
   }
   if (!next && (extras_.refill || epoch == epoch_)) {
-    exhausted_ = out.exhausted = true;  // every setting this island may draw is measured
+    // Every setting this island may draw is measured or queued: the stragglers still queued
+    // (a run that depends on timing leaves them queued) are recorded before the island stops.
+    pipeline_.drain_late(ctx.evaluator,
+                         [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+    out.measured += std::exchange(late_, 0);
+    exhausted_ = out.exhausted = true;
     return out;
   }
   // Cell 0 keeps `kept`; an alphabet without it (a best received from an island of
