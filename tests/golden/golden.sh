@@ -19,6 +19,9 @@
 # longer lists OC 17). replay.golden was re-recorded with it: the trajectories of the star
 # datasets (star2d2r, star3d1r, star3d2r; 9 of 24 runs) changed, since the sampler and the
 # roofline see those OCs' new settings and the centre-queue kernel's plan (its shared planes).
+# Re-recorded again for Pipeline::refill (an island tops its queue up after each settled
+# generation): on the one dataset whose recording names its compile threads and so runs the
+# pipeline, h100-full-star3d2r-512, seed 1 took another trajectory (same counts).
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")

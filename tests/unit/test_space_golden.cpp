@@ -2,8 +2,10 @@
 // OC of four 2-D typical stencils at 8192^2, as `isletune space --json` printed them on main
 // 52505bc, before the kernel families declared the OCs (tests/golden/space.golden). The full
 // check, all 24 typical stencils at 8192^2 / 512^3 and the replay trajectories, is
-// tests/golden/golden.sh (ctest cli.golden.*). The one change since, on purpose: OC 17
-// (tile+cyclic+tb), whose settings built only OC 9's kernels (0 distinct kernels), is gone.
+// tests/golden/golden.sh (ctest cli.golden.*). The changes since, on purpose: OC 17
+// (tile+cyclic+tb), whose settings built only OC 9's kernels (0 distinct kernels), is gone; the
+// stars' no-retiming streaming OCs at tdeg 1 hold the centre-queue kernel's settings (the data
+// re-recorded then, without OC 17: docs/decisions.md#centre-queue).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -56,7 +58,7 @@ std::string entry(const OcCount& c) {
   return Space::oc_name(c.oc) + buf;
 }
 
-TEST(SpaceGolden, FourTwoDimensionalStencilsCountAsOnMainBeforeTheFamiliesDeclaredTheOcsButOc17) {
+TEST(SpaceGolden, FourTwoDimensionalStencilsCountAsRecorded) {
   const auto golden = read_golden();
   ASSERT_EQ(golden.size(), 24u) << kGolden;
   const Grid grid{8192, 8192, 1};
@@ -72,13 +74,15 @@ TEST(SpaceGolden, FourTwoDimensionalStencilsCountAsOnMainBeforeTheFamiliesDeclar
       valid += c.count;
       kernels += c.kernels;
     }
-    // OC 17 built no kernel of its own; it is gone, with its settings.
-    ASSERT_TRUE(want.ocs.count(17)) << "the golden data has OC 17";
-    const std::string oc17 = want.ocs[17];
-    EXPECT_EQ(oc17.substr(oc17.rfind(':')), ":0") << oc17;
+    // OC 17 built no kernel of its own; it is gone, with its settings (data recorded before
+    // that still lists it).
     EXPECT_FALSE(got.count(17)) << got[17];
-    want.valid -= std::stod(oc17.substr(oc17.find(':') + 1));
-    want.ocs.erase(17);
+    if (want.ocs.count(17)) {
+      const std::string oc17 = want.ocs[17];
+      EXPECT_EQ(oc17.substr(oc17.rfind(':')), ":0") << oc17;
+      want.valid -= std::stod(oc17.substr(oc17.find(':') + 1));
+      want.ocs.erase(17);
+    }
     EXPECT_EQ(got, want.ocs);
     EXPECT_EQ(valid, want.valid);
     EXPECT_EQ(kernels, want.kernels);
