@@ -20,8 +20,9 @@
 # datasets (star2d2r, star3d1r, star3d2r; 9 of 24 runs) changed, since the sampler and the
 # roofline see those OCs' new settings and the centre-queue kernel's plan (its shared planes).
 # Re-recorded again for Pipeline::refill (an island tops its queue up after each settled
-# generation): on the one dataset whose recording names its compile threads and so runs the
-# pipeline, h100-full-star3d2r-512, seed 1 took another trajectory (same counts).
+# generation): of the datasets whose recordings name their compile threads and so run the
+# pipeline (h100-full-star3d2r-512, h100-full-box2d2r-8192), star3d2r seed 1 took another
+# trajectory (the same counts).
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")
