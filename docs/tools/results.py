@@ -190,21 +190,25 @@ def busy(out: list[str]) -> None:
         "",
         "One rank on one NVIDIA H200 (16 CPUs, `compile_threads: 16`, cold cubin cache), a "
         "user's config of only stencil, grid and `time_budget_s: 60` over the whole default "
-        "space, 2026-11-28 (tree `bdb97a7`; "
-        "[study](studies/2026-11-28-pipeline-one-h200.md), rows in "
-        "`docs/bench/pipeline-busy-nvidia-h200.csv`). *GPU busy*: the share of the clock the "
+        "space, one run each, 2026-11-28, tree `d6c1e0d` (the queue topped up after every "
+        "settled generation, NVRTC processes at nice 5, the centre-queue kernel; "
+        "[study](studies/2026-11-28-gpus-busy-restarts-refill.md)); below it tree `bdb97a7`, "
+        "the first pipeline ([study](studies/2026-11-28-pipeline-one-h200.md)); rows in "
+        "`docs/bench/pipeline-busy-nvidia-h200.csv`. *GPU busy*: the share of the clock the "
         "GPU verified and timed kernels; *before*: main `482d225`, one generation at a time "
         "(issue 44). `pipeline 1` is the same build with one generation at a time.",
         "",
-        "| stencil | pipeline | measurements | GPU busy | before: measurements, busy | best GCells/s |",
-        "|---|---|---|---|---|---|",
+        "| tree | stencil | pipeline | measurements | GPU busy | before: measurements, busy | best GCells/s |",
+        "|---|---|---|---|---|---|---|",
     ]
+    trees = {"4": "d6c1e0d", "2": "bdb97a7", "3": "bdb97a7"}
+    runs = sorted(runs, key=lambda r: (r["call"] != "4", r["pipeline"]))
     for r in runs:
-        if r["call"] not in ("2", "3"):
+        if r["call"] not in trees:
             continue
         b = before.get(r["stencil"])
         was = f"{b['measurements']}, {b['gpu_busy_pct']} %" if b else "–"
-        out.append(f"| {r['stencil']} | {r['pipeline']} | {r['measured']} | "
+        out.append(f"| {trees[r['call']]} | {r['stencil']} | {r['pipeline']} | {r['measured']} | "
                    f"{pct(100 * float(r['gpu_busy']))} | {was} | {f1(float(r['best_gcells']))} |")
     out += [
         "",
