@@ -191,7 +191,7 @@ def busy(out: list[str]) -> None:
         "One rank on one NVIDIA H200 (16 CPUs, `compile_threads: 16`, cold cubin cache), a "
         "user's config of only stencil, grid and `time_budget_s: 60` over the whole default "
         "space, one run each, 2026-11-28, tree `d6c1e0d` (the queue topped up after every "
-        "settled generation, NVRTC processes at nice 5, the centre-queue kernel; "
+        "settled generation, since moved to the start of the island's wait, NVRTC processes at nice 5, the centre-queue kernel; "
         "[study](studies/2026-11-28-gpus-busy-restarts-refill.md)); below it tree `bdb97a7`, "
         "the first pipeline ([study](studies/2026-11-28-pipeline-one-h200.md)); rows in "
         "`docs/bench/pipeline-busy-nvidia-h200.csv`. *GPU busy*: the share of the clock the "

@@ -111,7 +111,6 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     }
     pipeline_.push(island_->propose_initial(ctx.room, fixed), ctx.evaluator);
     out.measured = settle_next(ctx, false);
-    refill(ctx, out.measured);
     return out;
   }
   if (exhausted_) {
@@ -130,7 +129,6 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     }
     out = restart(ctx);
     out.measured += std::exchange(late_, 0);
-    refill(ctx, out.measured);
     return out;
   }
   if (pipeline_.broods() == 0) {
@@ -153,19 +151,7 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   } else if (restarts_on_) {
     restart_due_ = out.measured == 0;
   }
-  refill(ctx, out.measured);
   return out;
-}
-
-// The queue topped up from the population as it now stands (Pipeline::refill), unless a
-// restart is due or nothing is left; within the cap less the `measured` of this generation.
-void IslandStrategy::refill(const StepContext& ctx, int measured) {
-  if (exhausted_)
-    return;
-  StepContext now = ctx;
-  if (now.room >= 0)
-    now.room = std::max<std::int64_t>(0, now.room - measured);
-  pipeline_.refill(now.evaluator, [&] { return propose_next(now); });
 }
 
 // More generations while earlier ones' measurements come back, within the cap on new

@@ -87,12 +87,6 @@ class Pipeline {
   void set_on_result(std::function<void(const Setting&, const Measurement&)> f) {
     on_result_ = std::move(f);
   }
-  // After a proposal settled: proposes more as take() does (while fewer than target()
-  // settings and fewer than max_broods proposals are queued). take() proposes only while it
-  // waits, so without this an island whose later proposals had all come back took them one
-  // generation after another and let the queue run dry meanwhile (islands of 4: the queue
-  // 12.9 settings deep against 20.3 for one of 16, in replay).
-  void refill(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose);
   // Waits for every straggler (to `on_late`).
   void drain_late(Evaluator& evaluator,
                   const std::function<void(const Setting&, const Completion&)>& on_late);

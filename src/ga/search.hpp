@@ -294,7 +294,6 @@ class IslandStrategy final : public SearchStrategy {
   int settle_next(StepContext& ctx, bool early);
   // The next generation's proposal within the cap (nullopt: none now).
   std::optional<Brood> propose_next(const StepContext& ctx);
-  void refill(const StepContext& ctx, int measured);
   // A measurement of a settled proposal, come back late.
   void on_late(StepContext& ctx, const Setting& s, const Completion& c);
 

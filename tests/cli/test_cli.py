@@ -235,7 +235,8 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
         assert r["clock_s"] >= float(i["wall_s"]) - 1e-4
         assert r["compile_s"] > 0
         assert r["fills"] == int(i["fills"]) == 0  # none without drift, nor in older traces
-        assert re.search(rf"^\s+{r['rank']}\s+{r['generations']}\s+{r['measured']}\s+"
+        assert r["restarts"] == int(i["restarts"])
+        assert re.search(rf"^\s+{r['rank']}\s+{r['generations']}\s+{r['restarts']}\s+{r['measured']}\s+"
                          rf"{r['fills']}\s+{r['compile_s']:.1f}\s+{r['wait_s']:.1f}\s+{r['clock_s']:.1f}\s+\d+%"
                          rf"\s+{100 * r['gpu_busy']:.0f}%\s+{r['compile_threads']}\s+"
                          rf"{100 * r['compile_threads_busy']:.0f}%\s+{r['queue_depth']:.1f}$",

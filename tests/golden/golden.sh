@@ -19,8 +19,8 @@
 # longer lists OC 17). replay.golden was re-recorded with it: the trajectories of the star
 # datasets (star2d2r, star3d1r, star3d2r; 9 of 24 runs) changed, since the sampler and the
 # roofline see those OCs' new settings and the centre-queue kernel's plan (its shared planes).
-# Re-recorded again for Pipeline::refill (an island tops its queue up after each settled
-# generation): of the datasets whose recordings name their compile threads and so run the
+# Re-recorded again when an island's queue was first topped up after each settled generation
+# (now at the start of each Pipeline::take, which gives the same digests): of the datasets whose recordings name their compile threads and so run the
 # pipeline (h100-full-star3d2r-512, h100-full-box2d2r-8192), star3d2r seed 1 took another
 # trajectory (the same counts).
 set -euo pipefail
