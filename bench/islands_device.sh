@@ -50,43 +50,44 @@ if [ "${GPU_TESTS:-0}" != 0 ]; then
       echo "$* rc=$? in $(( $(date +%s) - s )) s" ) >>"$OUT/$log" 2>&1
   }
   faults() {
-    # (Not bound: the script checks that the worker compiles on every CPU of the node.)
+    # On GPU $1, unbound: the script checks that the worker compiles on every CPU of the node.
     ISLETUNE_WORKER=$B/bin/isletune-worker CUDA_VISIBLE_DEVICES=$1 timeout 200 \
       tests/gpu/planted_faults_run.sh $B/bin/isletune mpirun --oversubscribe -q --allow-run-as-root \
       >>"$OUT/gpu-tests-faults.txt" 2>&1
     echo "planted faults rc=$?" >>"$OUT/gpu-tests-faults.txt"
   }
+  # The i-th quarter of the CPUs (the last one takes the remainder).
+  slice() { echo $(( $1 * q ))-$(( $1 == 3 ? ncpu - 1 : ($1 + 1) * q - 1 )); }
+  families=./test_gpu_families
   if [ "${GPU_TESTS}" = first ] && (( ngpu >= 4 )); then
     # Before the modes, on every GPU at once: kernels then planted faults on GPU 0, the
     # families in three parts on GPUs 1-3.
-    ( part 0 0-$(( q - 1 )) gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1
-      faults 0 0-$(( q - 1 )) ) &
+    ( part 0 "$(slice 0)" gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1; faults 0 ) &
     p0=$!
-    part 1 $q-$(( 2 * q - 1 )) gpu-tests-families-a.txt ./test_gpu_families \
-      --gtest_brief=1 '--gtest_filter=-*OnAnOddGrid*:*SmallerThanOneTile*' &
+    part 1 "$(slice 1)" gpu-tests-families-a.txt $families --gtest_brief=1 \
+      '--gtest_filter=-*OnAnOddGrid*:*SmallerThanOneTile*' &
     p1=$!
-    part 2 $(( 2 * q ))-$(( 3 * q - 1 )) gpu-tests-families-b.txt ./test_gpu_families \
-      --gtest_brief=1 '--gtest_filter=*SmallerThanOneTile*' &
+    part 2 "$(slice 2)" gpu-tests-families-b.txt $families --gtest_brief=1 \
+      '--gtest_filter=*SmallerThanOneTile*' &
     p2=$!
-    part 3 $(( 3 * q ))-$(( ncpu - 1 )) gpu-tests-families-c.txt ./test_gpu_families \
-      --gtest_brief=1 '--gtest_filter=*OnAnOddGrid*' &
+    part 3 "$(slice 3)" gpu-tests-families-c.txt $families --gtest_brief=1 \
+      '--gtest_filter=*OnAnOddGrid*' &
     p3=$!
     wait $p0 $p1 $p2 $p3
   elif (( ngpu >= 4 )); then
-    ( part 1 $q-$(( 2 * q - 1 )) gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1
-      faults 1 $q-$(( 2 * q - 1 )) ) &
+    ( part 1 "$(slice 1)" gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1; faults 1 ) &
     p1=$!
-    part 2 $(( 2 * q ))-$(( 3 * q - 1 )) gpu-tests-families-a.txt ./test_gpu_families \
-      --gtest_brief=1 '--gtest_filter=-*OnAnOddGrid*' &
+    part 2 "$(slice 2)" gpu-tests-families-a.txt $families --gtest_brief=1 \
+      '--gtest_filter=-*OnAnOddGrid*' &
     p2=$!
-    part 3 $(( 3 * q ))-$(( ncpu - 1 )) gpu-tests-families-b.txt ./test_gpu_families \
-      --gtest_brief=1 '--gtest_filter=*OnAnOddGrid*' &
+    part 3 "$(slice 3)" gpu-tests-families-b.txt $families --gtest_brief=1 \
+      '--gtest_filter=*OnAnOddGrid*' &
     p3=$!
     tests_pid="$p1 $p2 $p3"
   else
     part 0 0-$(( ncpu - 1 )) gpu-tests-kernels.txt ./test_gpu_kernels --gtest_brief=1
-    part 0 0-$(( ncpu - 1 )) gpu-tests-families.txt ./test_gpu_families --gtest_brief=1
-    faults 0 0-$(( ncpu - 1 ))
+    part 0 0-$(( ncpu - 1 )) gpu-tests-families.txt $families --gtest_brief=1
+    faults 0
   fi
 fi
 wait_tests() {

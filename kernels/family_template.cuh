@@ -27,8 +27,8 @@ __device__ __forceinline__ void template_step(const double* __restrict__ in,
     if (x >= C::NX)
       return;
     const long long g = (1LL * z * C::NY + y) * C::NX + x;
-    const bool interior = x >= C::XLO && x < C::NX - C::XHI && y >= C::YLO &&
-                          y < C::NY - C::YHI && z >= C::ZLO && z < C::NZ - C::ZHI;
+    const bool interior = x >= C::XLO && x < C::NX - C::XHI && y >= C::YLO && y < C::NY - C::YHI &&
+                          z >= C::ZLO && z < C::NZ - C::ZHI;
     out[g] = interior ? Apply::template at<C::NX, C::NX * C::NY>(in + g) : in[g];
   }
 }

@@ -197,7 +197,7 @@ struct Outcome {
   double gpu_s = 0;  // verify + run of every new measurement
 };
 
-Outcome run_cold(int pipeline, std::uint64_t seed, const SearchHooks& hooks = {},
+Outcome run_cold(const GaSettings& ga, std::uint64_t seed, const SearchHooks& hooks = {},
                  const std::optional<SearchState>& resume = std::nullopt) {
   Outcome o;
   ReplayEvaluator eval = cold().replay;
@@ -205,7 +205,7 @@ Outcome run_cold(int pipeline, std::uint64_t seed, const SearchHooks& hooks = {}
   set.settings = cold().settings;
   NoMigrator alone;
   LocalStopVote vote;
-  o.result = run_island(timed_ga(pipeline), set, eval, alone, vote, o.sink, seed, 0, hooks, resume);
+  o.result = run_island(ga, set, eval, alone, vote, o.sink, seed, 0, hooks, resume);
   for (const EvaluationRecord& r : o.sink.evaluations) {
     if (!r.cached && !r.migrant)
       o.gpu_s += (r.measurement.verify_ms + r.measurement.run_ms) * 1e-3;
@@ -219,8 +219,8 @@ TEST(Pipeline, RecordedWithCompileThreads) {
 
 TEST(Pipeline, KeepsTheGpuBusierAndMeasuresMoreInTheSameTime) {
   for (const std::uint64_t seed : {1, 2, 3}) {
-    const Outcome one = run_cold(1, seed);
-    const Outcome deep = run_cold(0, seed);
+    const Outcome one = run_cold(timed_ga(1), seed);
+    const Outcome deep = run_cold(timed_ga(0), seed);
     const double one_busy = one.gpu_s / one.sink.generations.back().wall_s;
     const double deep_busy = deep.gpu_s / deep.sink.generations.back().wall_s;
     EXPECT_GT(deep.result.evaluations, 1.3 * static_cast<double>(one.result.evaluations))
@@ -241,8 +241,8 @@ TEST(Pipeline, KeepsTheGpuBusierAndMeasuresMoreInTheSameTime) {
 }
 
 TEST(Pipeline, SameSeedSameTraceAndTheBudgetHolds) {
-  const Outcome a = run_cold(0, 7);
-  const Outcome b = run_cold(0, 7);
+  const Outcome a = run_cold(timed_ga(0), 7);
+  const Outcome b = run_cold(timed_ga(0), 7);
   ASSERT_EQ(a.sink.evaluations.size(), b.sink.evaluations.size());
   for (std::size_t i = 0; i < a.sink.evaluations.size(); ++i) {
     EXPECT_EQ(a.sink.evaluations[i].setting, b.sink.evaluations[i].setting);
@@ -257,11 +257,11 @@ TEST(Pipeline, ResumesFromAnySnapshotWithTheUninterruptedTrace) {
   std::vector<SearchState> snapshots;
   SearchHooks hooks;
   hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
-  const Outcome whole = run_cold(0, 5, hooks);
+  const Outcome whole = run_cold(timed_ga(0), 5, hooks);
   ASSERT_GE(snapshots.size(), 10u);
   for (const std::size_t i : {std::size_t{1}, snapshots.size() / 2, snapshots.size() - 3}) {
     ASSERT_FALSE(snapshots[i].queue.empty());
-    const Outcome rest = run_cold(0, 5, {}, snapshots[i]);
+    const Outcome rest = run_cold(timed_ga(0), 5, {}, snapshots[i]);
     const int next = snapshots[i].generation + 1;
     std::vector<std::pair<Setting, double>> expected, got;
     for (const EvaluationRecord& r : whole.sink.evaluations) {
@@ -286,13 +286,8 @@ TEST(Pipeline, ARestartOfARunThatDependsOnTimingLeavesItsStragglersQueued) {
     ga.migration_drift = drift;
     int restarts = 0, spanned = 0;
     for (const std::uint64_t seed : {1, 2, 3}) {
-      ReplayEvaluator eval = cold().replay;
-      SampledSet set;
-      set.settings = cold().settings;
-      NoMigrator alone;
-      LocalStopVote vote;
-      testing::MemorySink sink;
-      (void)run_island(ga, set, eval, alone, vote, sink, seed, 0);
+      const Outcome run = run_cold(ga, seed);
+      const testing::MemorySink& sink = run.sink;
       for (const GenerationRecord& g : sink.generations) {
         if (g.restart == 0)
           continue;
