@@ -49,9 +49,9 @@ def configs() -> dict[str, tuple[object, list[int]]]:
 
 
 def config_text(stencil: object, grid: list[int], budget: float, threads: int,
-                pipeline: int) -> str:
+                pipeline: int, seed: int = 1) -> str:
     return json.dumps({  # YAML is a superset of JSON
-        "stencil": stencil, "grid": grid,
+        "stencil": stencil, "grid": grid, "seed": seed,
         "budget": {"time_budget_s": budget},
         "ga": {"pipeline": pipeline},
         "evaluator": {"backend": "cuda", "compile_threads": threads},
@@ -84,24 +84,26 @@ def main() -> int:
     ap.add_argument("--work", default="runs/busy")
     ap.add_argument("--csv")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--seeds", type=int, nargs="*", default=[1],
+                    help="one run per seed and config (default: seed 1)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     cmd = ["mpirun", "-q", "-np", "1", "--bind-to", "none"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    header = ["stencil", "pipeline", "budget_s", "clock_s", "wall_s", "measured", "ok",
+    header = ["stencil", "seed", "pipeline", "budget_s", "clock_s", "wall_s", "measured", "ok",
               "gpu_busy", "threads_busy", "queue_depth", "worker_waits", "worker_host",
               "best_ms", "best_gcells"]
     print(" ".join(f"{h:>12}" for h in header), flush=True)
     rows = []
     failed = 0
-    for name, (stencil, grid) in configs().items():
-        if a.only and name not in a.only:
-            continue
-        tag = f"{name}-p{a.pipeline}"
+    runs = [(name, sg, seed) for seed in a.seeds for name, sg in configs().items()
+            if not a.only or name in a.only]
+    for name, (stencil, grid), seed in runs:
+        tag = f"{name}-p{a.pipeline}" + (f"-s{seed}" if seed != 1 else "")
         cfg = os.path.join(a.work, tag + ".yaml")
         with open(cfg, "w") as f:
-            f.write(config_text(stencil, grid, a.budget_s, a.threads, a.pipeline))
+            f.write(config_text(stencil, grid, a.budget_s, a.threads, a.pipeline, seed))
         out = os.path.join(a.work, tag)
         log = os.path.join(a.work, tag + ".worker.log")
         if os.path.exists(log):
@@ -122,7 +124,7 @@ def main() -> int:
         r = rep["ranks"][0]
         waits, host = worker_shares(log, r["clock_s"])
         best = (rep.get("result") or {}).get("best") or {}
-        row = [name, a.pipeline, a.budget_s, round(r["clock_s"], 2), round(wall, 1), r["measured"],
+        row = [name, seed, a.pipeline, a.budget_s, round(r["clock_s"], 2), round(wall, 1), r["measured"],
                rep["evaluations"]["by_status"].get("ok", 0), round(r["gpu_busy"], 3),
                round(r["compile_threads_busy"], 3), round(r["queue_depth"], 2), waits, host,
                best.get("median_ms", ""), round(best.get("gcells_per_s", 0), 2)]
