@@ -67,6 +67,29 @@ std::string World::host() const {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
+std::string World::node() const {
+  const char* slurm = std::getenv("SLURMD_NODENAME");
+  if (slurm != nullptr && *slurm != '\0')
+    return slurm;
+  return host();
+}
+
+std::string World::gpu_device() const {
+  const int ordinal = gpu();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr || *visible == '\0')
+    return std::to_string(ordinal);
+  const std::string list(visible);
+  std::size_t start = 0;
+  for (int i = 0; i < ordinal; ++i) {
+    start = list.find(',', start);
+    if (start == std::string::npos)
+      return std::to_string(ordinal);
+    ++start;
+  }
+  return list.substr(start, list.find(',', start) - start);
+}
+
 std::string World::library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;

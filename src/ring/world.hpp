@@ -39,6 +39,12 @@ class World {
   [[nodiscard]] int gpu() const;
   // Host name of this rank.
   [[nodiscard]] std::string host() const;
+  // The node of this rank: Slurm's name of it (SLURMD_NODENAME) where Slurm started the
+  // rank, else host(). The ranks of one node are those of MPI_COMM_TYPE_SHARED.
+  [[nodiscard]] std::string node() const;
+  // The GPU of this rank as its environment numbers it: the gpu()-th entry of
+  // CUDA_VISIBLE_DEVICES when that is set and not empty, else gpu() itself.
+  [[nodiscard]] std::string gpu_device() const;
   // "Open MPI v4.1.4, ..." as the library reports it.
   [[nodiscard]] static std::string library_version();
 

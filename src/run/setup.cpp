@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "eval/cuda/compile_cpus.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
@@ -128,6 +129,10 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     env.driver_version = "none";
     env.cuda_version = "none";
     env.compile_threads = replay->compile_threads();
+    // Nothing compiles in replay; the share a CUDA worker would compile on here is recorded
+    // all the same, so a replayed job shows how its ranks split each node's CPUs.
+    env.compile_cpus =
+        cuda::cpu_list_text(cuda::probe_compile_cpus({std::max(node_rank, 0), node_ranks}));
     return replay;
   }
 #ifdef ISLETUNE_HAVE_CUDA

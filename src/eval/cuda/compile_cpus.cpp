@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 namespace isletune::cuda {
 
@@ -89,6 +90,14 @@ std::vector<int> take_compile_cpus(NodeShare s) {
   if (!set_cpus(compile_cpus(own, node, s)))
     set_cpus(own);
   return current_cpus();
+}
+
+std::vector<int> probe_compile_cpus(NodeShare s) {
+  std::vector<int> cpus;
+  // A new thread starts with the caller's affinity; setting its own changes no one else's.
+  std::thread probe([&] { cpus = take_compile_cpus(s); });
+  probe.join();
+  return cpus;
 }
 
 std::string cpu_list_text(const std::vector<int>& cpus) {

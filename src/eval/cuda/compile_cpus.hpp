@@ -41,6 +41,10 @@ struct NodeShare {
 // as it was.
 std::vector<int> take_compile_cpus(NodeShare s);
 
+// What take_compile_cpus(s) would give the calling thread, worked out on a thread of its own:
+// the caller's affinity stays as it is (a replayed run records the share it would compile on).
+[[nodiscard]] std::vector<int> probe_compile_cpus(NodeShare s);
+
 // "0-3,8,10-11" for logs.
 [[nodiscard]] std::string cpu_list_text(const std::vector<int>& cpus);
 
