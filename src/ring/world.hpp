@@ -58,6 +58,9 @@ class World {
   // Collective: rank 0 gets every rank's `mine` (all of the same length) concatenated in
   // rank order; other ranks get {}.
   [[nodiscard]] std::vector<double> gather(const std::vector<double>& mine) const;
+  // Collective over the ranks of this rank's node (MPI_COMM_TYPE_SHARED): every one of them
+  // gets every node rank's `mine` in node-rank order (e.g. their CPU bindings).
+  [[nodiscard]] std::vector<std::vector<int>> gather_node(const std::vector<int>& mine) const;
   // Collective: every rank gets root's string.
   [[nodiscard]] std::string broadcast(const std::string& s, int root = 0) const;
   // Collective: the maximum over ranks.
@@ -68,6 +71,7 @@ class World {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;  // the ranks of this rank's node
   bool owns_mpi_ = false;
   int rank_ = 0;
   int size_ = 1;

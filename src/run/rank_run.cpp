@@ -24,6 +24,7 @@
 #include "common/error.hpp"
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
+#include "eval/cuda/compile_cpus.hpp"
 #include "ga/search.hpp"
 #include "ring/async_stop_vote.hpp"
 #include "ring/bounded_wait.hpp"
@@ -691,6 +692,9 @@ RunOutcome failure(const ring::World& world, const Session& s) {
 // `resuming`: a resumed run keeps its backend, so a cuda run that cannot start here is
 // told where it can be resumed (not to switch to replay, which `resume` does not offer).
 void build(const ring::World& world, Session& s, Phases& phases, bool resuming = false) {
+  // Collective over the node's ranks, so before anything that may throw: do the CPU
+  // bindings they inherited overlap (then each compiles on its own slice of the node)?
+  const bool bindings_overlap = cuda::any_overlap(world.gather_node(cuda::current_cpus()));
   phases.attempt([&] {
     s.stencil = resolve_stencil(s.config);
     s.env.rank = world.rank();
@@ -701,8 +705,8 @@ void build(const ring::World& world, Session& s, Phases& phases, bool resuming =
     s.env.gpu_device = world.gpu_device();
     s.env.mpi_library = ring::World::library_version();
     try {
-      s.evaluator =
-          make_evaluator(s.config, world.gpu(), s.env, world.local_rank(), world.local_size());
+      s.evaluator = make_evaluator(s.config, world.gpu(), s.env, world.local_rank(),
+                                   world.local_size(), bindings_overlap);
     } catch (const InputError& e) {
       if (!resuming || s.config.evaluator.backend != Backend::cuda)
         throw;
