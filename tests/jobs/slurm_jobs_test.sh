@@ -335,6 +335,14 @@ scenario_multinode() {
   gens_before=$(sed -n 's/^gen *\([0-9]*\).*/\1/p' "$run/status.txt")
   log "job $job at generation $gens_before on $(job_field "$job" NodeList): scontrol requeue"
   scontrol requeue "$job"
+  # Slurm holds a requeued batch job back for about two minutes (its begin time); once it
+  # is pending again, let it start at once.
+  deadline=$((SECONDS + 120))
+  until [[ $(job_field "$job" JobState) == PENDING && $(job_field "$job" Restarts) -ge 1 ]]; do
+    ((SECONDS < deadline)) || fail "job $job not pending after the requeue: $(job_field "$job" JobState)"
+    sleep 0.5
+  done
+  scontrol update JobId="$job" StartTime=now
   wait_restarted_job "$job" 300 1
   unset ISLETUNE_REPLAY_DELAY_S
   grep -q "stop requested (TERM)" "$log_file" ||
