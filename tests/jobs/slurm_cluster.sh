@@ -61,6 +61,13 @@ start() {
   libdir=$(dirname "$(find /usr/lib /usr/lib64 -name select_cons_tres.so -print -quit 2>/dev/null)")
   [[ -n $libdir && -d $libdir ]] || skip "Slurm plugins not found (select_cons_tres.so)"
 
+  if ((nodes > 1)); then  # each node's slurmd in a mount namespace of its own (below)
+    command -v unshare >/dev/null || skip "no 'unshare' (util-linux) for the nodes' own /tmp"
+    unshare --mount --propagation private mount --bind /tmp /tmp 2>/dev/null ||
+      skip "cannot bind-mount in a mount namespace of its own (unshare --mount) for the" \
+        "nodes' own /tmp"
+  fi
+
   mkdir -p "$dir"/{etc,munge,state,spool,log,run}
   chmod 700 "$dir" "$dir/munge"
   local host cpus
@@ -174,9 +181,6 @@ CONF
     # (the first rank of each node would map the same segment). Each slurmd, and so every
     # job step it starts, gets both of its own, as on a machine of its own: a private
     # mount namespace with DIR/tmp/nI bound on /tmp and DIR/shm/nI on /dev/shm.
-    command -v unshare >/dev/null || skip "no 'unshare' (util-linux) for the nodes' own /tmp"
-    unshare --mount --propagation private true 2>/dev/null ||
-      skip "cannot make a mount namespace (unshare --mount) for the nodes' own /tmp"
     for name in "${names[@]}"; do
       mkdir -p "$dir/tmp/$name" "$dir/shm/$name"
       chmod 1777 "$dir/tmp/$name" "$dir/shm/$name"
