@@ -36,6 +36,10 @@
 //  * KS > 1 splits the window's patch rows over KS warps (coefficient registers / KS); the
 //    partial sums meet in shared memory, double-buffered, behind the ring's barrier.
 //  * Staging: cp.async ring of STAGES groups (BS planes each) of the CTA's tile plus halo.
+//
+// The second mapping, the same windows tiled exactly by pairs of k4 patches and issued as
+// m16n8k16 / m16n8k8 without zero padding (dmma2_step, Cfg2), is in pairs.cuh
+// (docs/studies/2026-12-05-dmma-pair-tiled-window.md).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -859,12 +863,7 @@ static void run_dmma2(Ctx& c, const char* tag) {
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM));
   cudaFuncAttributes fa{};
   CK(cudaFuncGetAttributes(&fa, kern));
-  dim3 grid(G::NX / C::TX, G::NY / C::TY, G::NS / C::TS), block(C::THREADS);
-  int resident = 0, sms = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kern, C::THREADS, C::SMEM));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  if (C::PERSIST)
-    grid = dim3(sms * resident);
+  const dim3 grid(G::NX / C::TX, G::NY / C::TY, G::NS / C::TS), block(C::THREADS);
   auto step = [&](const double* in, double* out) {
     kern<<<grid, block, C::SMEM>>>(in, out, dcoef);
   };
@@ -878,11 +877,10 @@ static void run_dmma2(Ctx& c, const char* tag) {
   char params[256];
   std::snprintf(params, sizeof params,
                 "pairs blk %dx%dx%d units %dxk16 %dxk8 %dxk4 %s nb %d warps %dx%d tile %dx%dx%d "
-                "pitch %d st %d gpb %d coef %s minb %d ctas/sm %d grid %s",
+                "pitch %d st %d coef %s minb %d",
                 C::BX, C::BY, C::BS, C::N16P + C::N16S, C::N8P + C::N8S, C::N4S,
-                C::K8 ? "k8" : "k8as2k4", C::NB, C::WXW, C::WYW, C::TX, C::TY,
-                C::PERSIST ? 0 : C::TS, C::TXS, C::STAGES, C::GPB, C::CSM ? "smem" : "reg", C::MINB,
-                resident, C::PERSIST ? ("persistent " + std::to_string(grid.x)).c_str() : "tiles");
+                C::K8 ? "k8" : "k8as2k4", C::NB, C::WXW, C::WYW, C::TX, C::TY, C::TS, C::TXS,
+                C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
   emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
        ms, rel, maxrel, bad);
   CK(cudaFree(dcoef));
@@ -997,50 +995,54 @@ static void run_naive(Ctx& c) {
   // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK, CSM, MINB]>: the
   // 2026-11-28 study's best variant per stencil (same-run baseline); its other variants:
   // docs/bench/dmma-prototype-run{1,2,3,4}-nvidia-h200.csv.
-  // Cfg2<G, BX, BY, BS, NB, WXW, WYW, TS, STAGES, CSM, MINB, K8, PERSIST, GPB>: the pair-tiled
-  // mapping; run 1's other Cfg2 variants: docs/bench/dmma-pairs-nvidia-h100.csv.
+  // Cfg2<G, BX, BY, BS, NB, WXW, WYW, TS, STAGES, CSM, MINB, K8>: the pair-tiled mapping
+  // (docs/studies/2026-12-05-dmma-pair-tiled-window.md; rows docs/bench/dmma-pairs-*).
 #if STENCIL == 0  // box2d2r 8192^2
   using G = Geo<8192, 1, 8192, 2, 2, 0, 0, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
   run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 1, 1>>(c, "pairs-pa");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0>>(c, "pairs-c");
 #elif STENCIL == 1  // box2d4r 8192^2
   using G = Geo<8192, 1, 8192, 4, 4, 0, 0, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 2, 1, 128, 3, 0, 1, 1>>(c, "pairs-c");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0, 1, 1>>(c, "pairs-d");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0, 2, 1>>(c, "pairs-e");
   run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 1, 4, 1>>(c, "pairs-f");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 1, 4, 1, 1>>(c, "pairs-pf");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 2, 1, 4, 1, 1, 2>>(c, "pairs-pf2");
-  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0, 2, 1, 1>>(c, "pairs-pe");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 4>>(c, "dmma-v");
   run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 0, 1, 1>>(c, "pairs-c");
   run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 3, 1, 4, 1>>(c, "pairs-d");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 1, 1>>(c, "pairs-pa");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 3, 1, 4, 1, 1>>(c, "pairs-pd");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 2, 1, 3, 1, 1, 2>>(c, "pairs-pa2");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 2, 1, 4, 1, 1, 2>>(c, "pairs-pd2");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1, 1>>(c, "pairs-pg");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 2, 1, 2, 1, 1, 2>>(c, "pairs-pe2");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-e");
+  run_dmma2<Cfg2<G, 2, 2, 2, 4, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-f");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-g");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 256, 3, 1, 3, 1>>(c, "pairs-h");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 4, 1, 4, 1>>(c, "pairs-i");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
   run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1, 1>>(c, "pairs-pc");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 2, 1, 2, 1, 1, 2>>(c, "pairs-pc2");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1, 1>>(c, "pairs-pd");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-d");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
   run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1, 1>>(c, "pairs-pc");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 2, 1, 2, 1, 1, 2>>(c, "pairs-pc2");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 8, 128, 3, 1, 1, 1, 1>>(c, "pairs-pb");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 16, 128, 3, 1, 1, 1>>(c, "pairs-d");
 #endif
 }
 

@@ -20,6 +20,9 @@
 //    in different bank halves).
 // K8 = 0 replaces each m16n8k8 by two m16n8k4 (same B layout), a check of the k8 fragment
 // order and its rate.
+// Measured and not kept (run 2 of the study, commit 82c7579): a persistent grid streaming equal
+// shares of (tile, block step) pairs (L2 reuse of the halos lost: 24 % slower on box3d2r) and
+// two groups a barrier (no gain).
 
 // D (16x8) += A (16x8) * B (8x8), f64 (sm_90). Lane l: a0/a2 = A[l/4][k], a1/a3 = A[l/4+8][k],
 // b0/b1 = B[k][l/4], for k = k(0, l%4) and k(1, l%4): the same k order as mma_k16 (the kernel
@@ -37,17 +40,13 @@ enum : int { kP81 = 0, kP42 = 1, kP24 = 2, kS22 = 3, kS41 = 4 };
 
 // BX x BY x BS blocks (product 8, BX even); NB batches of 16 blocks a warp; WXW x WYW warps;
 // TS output planes a CTA; STAGES ring depth; CSM coefficients in shared memory; MINB minimum
-// resident CTAs; K8 m16n8k8 (1) or two m16n8k4 (0) for two-patch units; PERSIST = 1: a 1-D grid of
-// (resident CTAs) CTAs, each streaming an equal share of all (tile, block step) pairs in
-// segments (no partial last wave; TS only sets the tile's z extent of the non-persistent grid);
-// GPB groups between two barriers (the ring holds STAGES x GPB groups).
+// resident CTAs; K8 m16n8k8 (1) or two m16n8k4 (0) for two-patch units.
 template <class G, int BX_, int BY_, int BS_, int NB_, int WXW_, int WYW_, int TS_, int STAGES_,
-          int CSM_, int MINB_ = 1, int K8_ = 1, int PERSIST_ = 0, int GPB_ = 1>
+          int CSM_, int MINB_ = 1, int K8_ = 1>
 struct Cfg2 {
   using Geom = G;
   static constexpr int BX = BX_, BY = BY_, BS = BS_, NB = NB_, WXW = WXW_, WYW = WYW_, TS = TS_,
-                       STAGES = STAGES_, CSM = CSM_, MINB = MINB_, K8 = K8_, PERSIST = PERSIST_,
-                       GPB = GPB_, MM = 16, ACC = 4;
+                       STAGES = STAGES_, CSM = CSM_, MINB = MINB_, K8 = K8_, MM = 16, ACC = 4;
   static_assert(BX * BY * BS == 8 && BX % 2 == 0, "8-point blocks, x pairs");
   static constexpr int WXE = BX + G::XLO + G::XHI, WYE = BY + G::YLO + G::YHI,
                        WSE = BS + G::SLO + G::SHI;
@@ -135,10 +134,9 @@ struct Cfg2 {
   static constexpr int TXS = TWOD ? round_up(TXN, 2) : TXN + ((8 - TXN % 16) + 16) % 16;
   static constexpr int TYS = TY + WYE - BY, PLANE_S = TXS * TYS;
   static constexpr int NWARPS = WXW * WYW, THREADS = 32 * NWARPS;
-  static constexpr int RING = STAGES * GPB * BS * PLANE_S;
+  static constexpr int RING = STAGES * BS * PLANE_S;
   static constexpr int SMEM = RING * 8 + (CSM ? NCOEF * 32 * 8 : 0);
-  static constexpr int NSTEPS = TS / BS, NSB = G::NS / BS;
-  static constexpr int NTX = G::NX / TX, NTY = G::NY / TY;
+  static constexpr int NSTEPS = TS / BS, NG = NSTEPS + NP - 1;
   static constexpr bool VEC2 = G::XLO % 2 == 0 && TXN % 2 == 0 && G::NX % 2 == 0;
   static_assert(G::NX % TX == 0 && G::NY % TY == 0 && G::NS % TS == 0 && TS % BS == 0,
                 "the prototype needs tiles that divide the grid");
@@ -155,6 +153,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wxi = warp % C::WXW, wyi = warp / C::WXW;
   const int gq = lane >> 2, kq = lane & 3;
+  const int x0 = blockIdx.x * C::TX, y0 = blockIdx.y * C::TY, s0 = blockIdx.z * C::TS;
   const int xw = wxi * C::WFX, yw = wyi * C::BY;
 
   // B: element t of a lane (t = slot * NBL + unit base + 2 half + e) at (t/2)*64 + 2 lane + t%2.
@@ -180,209 +179,163 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
     return t == kP81 ? lo81 : t == kP42 ? lo42 : t == kP24 ? lo24 : t == kS22 ? lo22 : lo41;
   };
 
-  // One segment: block steps [s0 / BS, s0 / BS + nsteps) of the tile at (x0, y0).
-  auto segment = [&](const int x0, const int y0, const int s0, const int nsteps) {
-    // Ring slot of group gi (GPB groups a stage).
-    auto slot_of = [&](int gi) { return ((gi / C::GPB) % C::STAGES) * C::GPB + gi % C::GPB; };
-    // Issues the copies of group gi (no commit).
-    auto stage = [&](int gi) {
-      double* dst = ring + slot_of(gi) * C::BS * C::PLANE_S;
-#pragma unroll 1
-      for (int row = warp; row < C::BS * C::TYS; row += C::NWARPS) {
-        const int i = row / C::TYS, ty = row - i * C::TYS;
-        const int gs = s0 - G::SLO + gi * C::BS + i;
-        const int gy = y0 - G::YLO + ty;
-        const bool rin = gs >= 0 && gs < G::NS && gy >= 0 && gy < G::NY;
-        if constexpr (C::VEC2) {
-#pragma unroll 1
-          for (int tx = 2 * lane; tx < C::TXN; tx += 64) {
-            const int gx = x0 - G::XLO + tx;
-            double* d = dst + i * C::PLANE_S + ty * C::TXS + tx;
-            if (rin && gx >= 0 && gx < G::NX)
-              copy_async16(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
-            else
-              d[0] = d[1] = 0.0;
-          }
-        } else {
-#pragma unroll 1
-          for (int tx = lane; tx < C::TXN; tx += 32) {
-            const int gx = x0 - G::XLO + tx;
-            double* d = dst + i * C::PLANE_S + ty * C::TXS + tx;
-            if (rin && gx >= 0 && gx < G::NX)
-              copy_async8(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
-            else
-              *d = 0.0;
-          }
+  auto stage = [&](int gi) {
+    double* dst = ring + (gi % C::STAGES) * C::BS * C::PLANE_S;
+    for (int row = warp; row < C::BS * C::TYS; row += C::NWARPS) {
+      const int i = row / C::TYS, ty = row - i * C::TYS;
+      const int gs = s0 - G::SLO + gi * C::BS + i;
+      const int gy = y0 - G::YLO + ty;
+      const bool rin = gs >= 0 && gs < G::NS && gy >= 0 && gy < G::NY;
+      if constexpr (C::VEC2) {
+        for (int tx = 2 * lane; tx < C::TXN; tx += 64) {
+          const int gx = x0 - G::XLO + tx;
+          double* d = dst + i * C::PLANE_S + ty * C::TXS + tx;
+          if (rin && gx >= 0 && gx < G::NX)
+            copy_async16(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
+          else
+            d[0] = d[1] = 0.0;
         }
-      }
-    };
-
-    // Stores batch b's completed block step t (value select at the grid's edge).
-    auto store = [&](const double(&v)[C::ACC], int b, int t) {
-#pragma unroll
-      for (int h = 0; h < C::ACC / 2; ++h) {
-        const int m = b * C::MM + gq + 8 * h;
-        const int n = 2 * kq;
-        const int px = n % C::BX, py = (n / C::BX) % C::BY, ps = n / (C::BX * C::BY);
-        const int gx = x0 + xw + m * C::BX + px, gy = y0 + yw + py, gs = s0 + t * C::BS + ps;
-        const long long gidx = 1LL * gs * G::PLANE + 1LL * gy * G::NX + gx;
-        double r0 = v[2 * h], r1 = v[2 * h + 1];
-        const bool rowin =
-            gy >= G::YLO && gy < G::NY - G::YHI && gs >= G::SLO && gs < G::NS - G::SHI;
-        if (!(rowin && gx >= G::XLO && gx + 1 < G::NX - G::XHI)) {
-          const bool i0 = rowin && gx >= G::XLO && gx < G::NX - G::XHI;
-          const bool i1 = rowin && gx + 1 >= G::XLO && gx + 1 < G::NX - G::XHI;
-          if (!i0)
-            r0 = in[gidx];
-          if (!i1)
-            r1 = in[gidx + 1];
-        }
-        *reinterpret_cast<double2*>(out + gidx) = make_double2(r0, r1);
-      }
-    };
-
-    double acc[C::NB][C::NP][C::ACC];
-
-#pragma unroll
-    for (int b = 0; b < C::NB; ++b)
-#pragma unroll
-      for (int j = 0; j < C::NP; ++j)
-#pragma unroll
-        for (int a = 0; a < C::ACC; ++a)
-          acc[b][j][a] = 0.0;
-    const int ng = (C::PERSIST ? nsteps : C::NSTEPS) + C::NP - 1, nsg = (ng + C::GPB - 1) / C::GPB;
-    auto stage_super = [&](int sg) {
-#pragma unroll
-      for (int g = 0; g < C::GPB; ++g)
-        stage(sg * C::GPB + g);
-      cp_async_commit();
-    };
-#pragma unroll
-    for (int sg = 0; sg < C::STAGES - 1; ++sg)
-      stage_super(sg);
-#pragma unroll 1
-    for (int sg = 0; sg < nsg; ++sg) {
-      cp_async_wait<C::STAGES - 2>();
-      __syncthreads();
-      if (sg + C::STAGES - 1 < nsg)
-        stage_super(sg + C::STAGES - 1);
-      else
-        cp_async_commit();
-#pragma unroll 1
-      for (int g = 0; g < C::GPB; ++g) {
-        const int gi = sg * C::GPB + g;
-        if (C::GPB > 1 && gi >= ng)
-          break;
-        // Group gi: the MMAs of its BS planes into the NP slots, the store of slot 0 (block
-        // step gi - NP + 1 of the segment, when complete) and the slot rotation.
-        const double* base = ring + slot_of(gi) * C::BS * C::PLANE_S + lane_base;
-#pragma unroll
-        for (int u = 0; u < C::NU; ++u) {
-          constexpr int R8 = 8 * C::BX;  // row m + 8 of the batch
-          double a[C::NB][8];
-          if (C::upair(u)) {
-#pragma unroll
-            for (int t = 0; t < C::npatch(u) / 2; ++t) {
-              const int pr = C::item(u, t), i = pr / C::NPAIR, d = pr % C::NPAIR;
-              const int off =
-                  i * C::PLANE_S + C::ddy(d) * C::TXS + C::ddx(d) + lane_off(C::dtype(d));
-#pragma unroll
-              for (int b = 0; b < C::NB; ++b) {
-                const double2 v0 =
-                    *reinterpret_cast<const double2*>(base + off + b * C::MM * C::BX);
-                const double2 v1 =
-                    *reinterpret_cast<const double2*>(base + off + b * C::MM * C::BX + R8);
-                a[b][4 * t] = v0.x;
-                a[b][4 * t + 1] = v1.x;
-                a[b][4 * t + 2] = v0.y;
-                a[b][4 * t + 3] = v1.y;
-              }
-            }
-          } else {
-#pragma unroll
-            for (int t = 0; t < C::npatch(u); ++t) {
-              const int sg = C::item(u, t), i = sg / C::NSING, d = C::NPAIR + sg % C::NSING;
-              const int off =
-                  i * C::PLANE_S + C::ddy(d) * C::TXS + C::ddx(d) + lane_off(C::dtype(d));
-#pragma unroll
-              for (int b = 0; b < C::NB; ++b) {
-                a[b][2 * t] = base[off + b * C::MM * C::BX];
-                a[b][2 * t + 1] = base[off + b * C::MM * C::BX + R8];
-              }
-            }
-          }
-#pragma unroll
-          for (int j = 0; j < C::NP; ++j) {
-            const int q = j * C::NBL + C::ubase(u);
-            double w[4];
-#pragma unroll
-            for (int h = 0; h < (C::npatch(u) + 1) / 2; ++h) {
-              if constexpr (C::CSM) {
-                const double2 v = *reinterpret_cast<const double2*>(csm + (q + 2 * h) * 32);
-                w[2 * h] = v.x;
-                w[2 * h + 1] = v.y;
-              } else {
-                w[2 * h] = cr[C::CSM ? 0 : q + 2 * h];
-                w[2 * h + 1] = cr[C::CSM ? 0 : q + 2 * h + 1];
-              }
-            }
-#pragma unroll
-            for (int b = 0; b < C::NB; ++b) {
-              if (C::ukind(u) == 16) {
-                mma_k16(acc[b][j], a[b], w[0], w[1], w[2], w[3]);
-              } else if (C::ukind(u) == 8) {
-                if constexpr (C::K8) {
-                  mma_k8(acc[b][j], a[b][0], a[b][1], a[b][2], a[b][3], w[0], w[1]);
-                } else {
-                  mma_m16(acc[b][j], a[b][0], a[b][1], w[0]);
-                  mma_m16(acc[b][j], a[b][2], a[b][3], w[1]);
-                }
-              } else {
-                mma_m16(acc[b][j], a[b][0], a[b][1], w[0]);
-              }
-            }
-          }
-        }
-        // Slot 0 holds block step t, now complete.
-        const int t = gi - C::NP + 1;
-        if (t >= 0) {
-#pragma unroll
-          for (int b = 0; b < C::NB; ++b)
-            store(acc[b][0], b, t);
-        }
-#pragma unroll
-        for (int b = 0; b < C::NB; ++b) {
-#pragma unroll
-          for (int j = 0; j + 1 < C::NP; ++j)
-#pragma unroll
-            for (int a = 0; a < C::ACC; ++a)
-              acc[b][j][a] = acc[b][j + 1][a];
-#pragma unroll
-          for (int a = 0; a < C::ACC; ++a)
-            acc[b][C::NP - 1][a] = 0.0;
+      } else {
+        for (int tx = lane; tx < C::TXN; tx += 32) {
+          const int gx = x0 - G::XLO + tx;
+          double* d = dst + i * C::PLANE_S + ty * C::TXS + tx;
+          if (rin && gx >= 0 && gx < G::NX)
+            copy_async8(d, in + (1LL * gs * G::PLANE + 1LL * gy * G::NX + gx));
+          else
+            *d = 0.0;
         }
       }
     }
-    if constexpr (C::PERSIST) {
-      // The ring is reused by the next segment.
-      cp_async_wait<0>();
-      __syncthreads();
+    cp_async_commit();
+  };
+
+  // Stores batch b's completed block step t (value select at the grid's edge).
+  auto store = [&](const double(&v)[C::ACC], int b, int t) {
+#pragma unroll
+    for (int h = 0; h < C::ACC / 2; ++h) {
+      const int m = b * C::MM + gq + 8 * h;
+      const int n = 2 * kq;
+      const int px = n % C::BX, py = (n / C::BX) % C::BY, ps = n / (C::BX * C::BY);
+      const int gx = x0 + xw + m * C::BX + px, gy = y0 + yw + py, gs = s0 + t * C::BS + ps;
+      const long long gidx = 1LL * gs * G::PLANE + 1LL * gy * G::NX + gx;
+      double r0 = v[2 * h], r1 = v[2 * h + 1];
+      const bool rowin = gy >= G::YLO && gy < G::NY - G::YHI && gs >= G::SLO && gs < G::NS - G::SHI;
+      if (!(rowin && gx >= G::XLO && gx + 1 < G::NX - G::XHI)) {
+        const bool i0 = rowin && gx >= G::XLO && gx < G::NX - G::XHI;
+        const bool i1 = rowin && gx + 1 >= G::XLO && gx + 1 < G::NX - G::XHI;
+        if (!i0)
+          r0 = in[gidx];
+        if (!i1)
+          r1 = in[gidx + 1];
+      }
+      *reinterpret_cast<double2*>(out + gidx) = make_double2(r0, r1);
     }
   };
 
-  if constexpr (C::PERSIST) {
-    // An equal share of the (tile, block step) pairs, tile-major, in segments.
-    const long long total = 1LL * C::NTX * C::NTY * C::NSB;
-    long long w = blockIdx.x * total / gridDim.x;
-    const long long wend = (blockIdx.x + 1) * total / gridDim.x;
+  double acc[C::NB][C::NP][C::ACC];
+#pragma unroll
+  for (int b = 0; b < C::NB; ++b)
+#pragma unroll
+    for (int j = 0; j < C::NP; ++j)
+#pragma unroll
+      for (int a = 0; a < C::ACC; ++a)
+        acc[b][j][a] = 0.0;
+
+#pragma unroll
+  for (int gi = 0; gi < C::STAGES - 1; ++gi)
+    stage(gi);
+
 #pragma unroll 1
-    while (w < wend) {
-      const int tile = static_cast<int>(w / C::NSB), t0 = static_cast<int>(w % C::NSB);
-      const int n = static_cast<int>(wend - w < C::NSB - t0 ? wend - w : C::NSB - t0);
-      segment((tile % C::NTX) * C::TX, (tile / C::NTX) * C::TY, t0 * C::BS, n);
-      w += n;
+  for (int gi = 0; gi < C::NG; ++gi) {
+    cp_async_wait<C::STAGES - 2>();
+    __syncthreads();
+    if (gi + C::STAGES - 1 < C::NG)
+      stage(gi + C::STAGES - 1);
+    else
+      cp_async_commit();
+
+    const double* base = ring + (gi % C::STAGES) * C::BS * C::PLANE_S + lane_base;
+#pragma unroll
+    for (int u = 0; u < C::NU; ++u) {
+      constexpr int R8 = 8 * C::BX;  // row m + 8 of the batch
+      double a[C::NB][8];
+      if (C::upair(u)) {
+#pragma unroll
+        for (int t = 0; t < C::npatch(u) / 2; ++t) {
+          const int pr = C::item(u, t), i = pr / C::NPAIR, d = pr % C::NPAIR;
+          const int off = i * C::PLANE_S + C::ddy(d) * C::TXS + C::ddx(d) + lane_off(C::dtype(d));
+#pragma unroll
+          for (int b = 0; b < C::NB; ++b) {
+            const double2 v0 = *reinterpret_cast<const double2*>(base + off + b * C::MM * C::BX);
+            const double2 v1 =
+                *reinterpret_cast<const double2*>(base + off + b * C::MM * C::BX + R8);
+            a[b][4 * t] = v0.x;
+            a[b][4 * t + 1] = v1.x;
+            a[b][4 * t + 2] = v0.y;
+            a[b][4 * t + 3] = v1.y;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int t = 0; t < C::npatch(u); ++t) {
+          const int sg = C::item(u, t), i = sg / C::NSING, d = C::NPAIR + sg % C::NSING;
+          const int off = i * C::PLANE_S + C::ddy(d) * C::TXS + C::ddx(d) + lane_off(C::dtype(d));
+#pragma unroll
+          for (int b = 0; b < C::NB; ++b) {
+            a[b][2 * t] = base[off + b * C::MM * C::BX];
+            a[b][2 * t + 1] = base[off + b * C::MM * C::BX + R8];
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < C::NP; ++j) {
+        const int q = j * C::NBL + C::ubase(u);
+        double w[4];
+#pragma unroll
+        for (int h = 0; h < (C::npatch(u) + 1) / 2; ++h) {
+          if constexpr (C::CSM) {
+            const double2 v = *reinterpret_cast<const double2*>(csm + (q + 2 * h) * 32);
+            w[2 * h] = v.x;
+            w[2 * h + 1] = v.y;
+          } else {
+            w[2 * h] = cr[C::CSM ? 0 : q + 2 * h];
+            w[2 * h + 1] = cr[C::CSM ? 0 : q + 2 * h + 1];
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < C::NB; ++b) {
+          if (C::ukind(u) == 16) {
+            mma_k16(acc[b][j], a[b], w[0], w[1], w[2], w[3]);
+          } else if (C::ukind(u) == 8) {
+            if constexpr (C::K8) {
+              mma_k8(acc[b][j], a[b][0], a[b][1], a[b][2], a[b][3], w[0], w[1]);
+            } else {
+              mma_m16(acc[b][j], a[b][0], a[b][1], w[0]);
+              mma_m16(acc[b][j], a[b][2], a[b][3], w[1]);
+            }
+          } else {
+            mma_m16(acc[b][j], a[b][0], a[b][1], w[0]);
+          }
+        }
+      }
     }
-  } else {
-    segment(blockIdx.x * C::TX, blockIdx.y * C::TY, blockIdx.z * C::TS, C::NSTEPS);
+    // Slot 0 holds block step t, now complete.
+    const int t = gi - C::NP + 1;
+    if (t >= 0) {
+#pragma unroll
+      for (int b = 0; b < C::NB; ++b)
+        store(acc[b][0], b, t);
+    }
+#pragma unroll
+    for (int b = 0; b < C::NB; ++b) {
+#pragma unroll
+      for (int j = 0; j + 1 < C::NP; ++j)
+#pragma unroll
+        for (int a = 0; a < C::ACC; ++a)
+          acc[b][j][a] = acc[b][j + 1][a];
+#pragma unroll
+      for (int a = 0; a < C::ACC; ++a)
+        acc[b][C::NP - 1][a] = 0.0;
+    }
   }
 }
