@@ -3,7 +3,8 @@
 # (nvcc -O3 -arch=sm_90, in parallel), measures the DMMA / DFMA peaks, then runs the naive
 # reference and every DMMA variant on box2d2r, box2d4r (8192^2), box3d2r, box3d3r, box3d4r
 # (512^3): verification (relative L2 vs the reference) and GCells/s per variant, one CSV.
-# With NCU=1 (default) an ncu pass on the DMMA kernels of box3d2r and box2d4r follows.
+# With NCU=1 (default) an ncu pass on the DMMA kernels (dmma_step and dmma2_step) of box3d2r and
+# box2d4r follows (NCU_STENCILS, NCU_COUNT launches, NCU_TIMEOUT seconds each).
 # STENCILS="box3d2r ..." limits the stencils (all five by default), PEAKS=0 skips the peak
 # micro-benchmarks, NCU_SKIP=n skips the first n DMMA launches in the ncu pass.
 # Usage: bash bench/mma/mma_device.sh [source dir, default: this script's dir]; writes to
@@ -49,8 +50,8 @@ cat "$out/run.log"
 # ncu: one verified launch of each DMMA variant (MMA_NCU=1), DMMA pipe share, stalls.
 if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
   for n in ${NCU_STENCILS:-box3d2r box2d4r}; do
-    MMA_NCU=1 timeout 50 ncu --clock-control none -k regex:dmma_step \
-      --launch-skip "${NCU_SKIP:-0}" -c 8 \
+    MMA_NCU=1 timeout "${NCU_TIMEOUT:-50}" ncu --clock-control none -k regex:dmma \
+      --launch-skip "${NCU_SKIP:-0}" -c "${NCU_COUNT:-8}" \
       --section ComputeWorkloadAnalysis --section SpeedOfLight --section Occupancy \
       --section MemoryWorkloadAnalysis --section WarpStateStats --page raw --csv \
       --log-file "$out/ncu_$n.csv" "$build/mma_$n" >/dev/null 2>>"$out/run.log"

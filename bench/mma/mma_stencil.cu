@@ -36,6 +36,10 @@
 //  * KS > 1 splits the window's patch rows over KS warps (coefficient registers / KS); the
 //    partial sums meet in shared memory, double-buffered, behind the ring's barrier.
 //  * Staging: cp.async ring of STAGES groups (BS planes each) of the CTA's tile plus halo.
+//
+// The second mapping, the same windows tiled exactly by pairs of k4 patches and issued as
+// m16n8k16 / m16n8k8 without zero padding (dmma2_step, Cfg2), is in pairs.cuh
+// (docs/studies/2026-12-05-dmma-pair-tiled-window.md).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -510,6 +514,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   }
 }
 
+#include "pairs.cuh"
+
 // ---------------------------------------------------------------------------------------
 // Peak micro-benchmarks: independent MMA / FMA chains in registers.
 // ---------------------------------------------------------------------------------------
@@ -821,6 +827,65 @@ static void run_dmma(Ctx& c, const char* tag) {
   CK(cudaFree(dcoef));
 }
 
+// The pair-tiled mapping (pairs.cuh): B as [slot][unit][half][lane][2], built from the same
+// descriptors the kernel reads A with.
+template <class C>
+static void run_dmma2(Ctx& c, const char* tag) {
+  using G = typename C::Geom;
+  std::vector<double> h(static_cast<size_t>(C::NCOEF) * 32, 0.0);
+  long long nonzero = 0;
+  for (int j = 0; j < C::NP; ++j)
+    for (int u = 0; u < C::NU; ++u)
+      for (int p = 0; p < C::npatch(u); ++p) {
+        int i, d, e;
+        C::patch(u, p, i, d, e);
+        const int ws = (C::NP - 1 - j) * C::BS + i;
+        for (int lane = 0; lane < 32; ++lane) {
+          const int k = lane % 4, n = lane / 4;
+          int wx, wy;
+          C::pos(d, e, k, wx, wy);
+          const int px = n % C::BX, py = (n / C::BX) % C::BY, ps = n / (C::BX * C::BY);
+          double v = 0.0;
+          if (wx < C::WXE && wy < C::WYE && ws < C::WSE)
+            v = coef_at(c.p, wx - G::XLO - px, wy - G::YLO - py, ws - G::SLO - ps);
+          nonzero += v != 0.0;
+          h[static_cast<size_t>(j * C::NBL + C::ubase(u) + 2 * (p / 2)) * 32 + 2 * lane + p % 2] =
+              v;
+        }
+      }
+  const double eff = static_cast<double>(c.p.pts.size()) / (1.0 * C::WXE * C::WYE * C::WSP);
+  if (nonzero != static_cast<long long>(c.p.pts.size()) * 8)
+    std::printf("warning: %lld non-zero B entries, expected %zu\n", nonzero, c.p.pts.size() * 8);
+  double* dcoef = nullptr;
+  CK(cudaMalloc(&dcoef, h.size() * 8));
+  CK(cudaMemcpy(dcoef, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
+  auto kern = dmma2_step<C>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM));
+  cudaFuncAttributes fa{};
+  CK(cudaFuncGetAttributes(&fa, kern));
+  const dim3 grid(G::NX / C::TX, G::NY / C::TY, G::NS / C::TS), block(C::THREADS);
+  auto step = [&](const double* in, double* out) {
+    kern<<<grid, block, C::SMEM>>>(in, out, dcoef);
+  };
+  fill_nan<<<1024, 256>>>(c.p2, c.p.cells());
+  step(c.a0, c.p2);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  double rel, maxrel, bad;
+  compare_to_ref(c, c.p2, rel, maxrel, bad);
+  const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
+  char params[256];
+  std::snprintf(params, sizeof params,
+                "pairs blk %dx%dx%d units %dxk16 %dxk8 %dxk4 %s nb %d warps %dx%d tile %dx%dx%d "
+                "pitch %d st %d coef %s minb %d",
+                C::BX, C::BY, C::BS, C::N16P + C::N16S, C::N8P + C::N8S, C::N4S,
+                C::K8 ? "k8" : "k8as2k4", C::NB, C::WXW, C::WYW, C::TX, C::TY, C::TS, C::TXS,
+                C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
+  emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
+       ms, rel, maxrel, bad);
+  CK(cudaFree(dcoef));
+}
+
 [[maybe_unused]] static void run_reference(Ctx& c) {
   const Problem& p = c.p;
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
@@ -927,55 +992,57 @@ static void run_naive(Ctx& c) {
 #endif
 
 [[maybe_unused]] static void run_variants(Ctx& c) {
-  // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK]>. The variants of the
-  // study's three runs that are not here: docs/bench/dmma-prototype-run{1,2}-nvidia-h200.csv.
+  // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK, CSM, MINB]>: the
+  // 2026-11-28 study's best variant per stencil (same-run baseline); its other variants:
+  // docs/bench/dmma-prototype-run{1,2,3,4}-nvidia-h200.csv.
+  // Cfg2<G, BX, BY, BS, NB, WXW, WYW, TS, STAGES, CSM, MINB, K8>: the pair-tiled mapping
+  // (docs/studies/2026-12-05-dmma-pair-tiled-window.md; rows docs/bench/dmma-pairs-*).
 #if STENCIL == 0  // box2d2r 8192^2
   using G = Geo<8192, 1, 8192, 2, 2, 0, 0, 2, 2>;
   run_naive<G>(c);
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-k");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0>>(c, "pairs-c");
 #elif STENCIL == 1  // box2d4r 8192^2
   using G = Geo<8192, 1, 8192, 4, 4, 0, 0, 4, 4>;
   run_naive<G>(c);
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 8, 1, 8, 1, 1, 128, 3>>(c, "dmma-a");
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-k");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3, 16>>(c, "dmma-l");
-  run_dmma<Cfg<G, 2, 1, 4, 4, 1, 16, 2, 2, 1, 1, 128, 3, 16>>(c, "dmma-m");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 2, 1, 1, 128, 3, 4, 1, 4>>(c, "dmma-s");
-  run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 2, 4, 1, 1, 128, 3, 4, 1, 2>>(c, "dmma-t");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 2, 1, 128, 3, 0, 1, 1>>(c, "pairs-c");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0, 1, 1>>(c, "pairs-d");
+  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0, 2, 1>>(c, "pairs-e");
+  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 1, 4, 1>>(c, "pairs-f");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
   run_naive<G>(c);
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 4, 1, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 1, 128, 3, 16>>(c, "dmma-k");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 16>>(c, "dmma-l");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 1, 128, 3, 16>>(c, "dmma-m");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 2, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-t");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 4, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-u");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 4>>(c, "dmma-v");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 0>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 0, 1, 1>>(c, "pairs-c");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 3, 1, 4, 1>>(c, "pairs-d");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-e");
+  run_dmma2<Cfg2<G, 2, 2, 2, 4, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-f");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-g");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 256, 3, 1, 3, 1>>(c, "pairs-h");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 4, 1, 4, 1>>(c, "pairs-i");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
   run_naive<G>(c);
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 2, 2, 2, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3>>(c, "dmma-b");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 4, 2, 128, 3, 16>>(c, "dmma-k");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 2, 4, 128, 3, 16>>(c, "dmma-l");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 2, 2, 128, 3, 16>>(c, "dmma-m");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 4, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-u");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-d");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
   run_naive<G>(c);
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 8, 1, 1, 2, 5, 128, 3>>(c, "dmma-a");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 1, 5, 128, 3>>(c, "dmma-f");
-  run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 1, 1, 1, 5, 128, 3, 16>>(c, "dmma-k");
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
+  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-a");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
+  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 16, 128, 3, 1, 1, 1>>(c, "pairs-d");
 #endif
 }
 
