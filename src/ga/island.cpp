@@ -468,7 +468,8 @@ int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
 // Roulette parents among the torus neighbours, crossover, mutation, decoding.
 int Island::breed(int cell, const std::vector<double>& fitness) {
   const auto [a, b] = select_parents(torus_, cell, fitness, rng_);
-  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
+  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_,
+                           alphabet_.alleles());
   mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
   return alphabet_.decode(child, rng_);
 }

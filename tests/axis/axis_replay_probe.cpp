@@ -67,8 +67,9 @@ int replay(const std::string& dataset, std::uint64_t seed) {
   LocalStopVote vote;
   PrintSink sink;
   const SearchResult r = run_island(ga, set, eval, alone, vote, sink, seed, 0);
-  std::printf("best %s generations %d evaluations %lld\n", canonical_key(r.best).c_str(),
-              r.generations, static_cast<long long>(r.evaluations));
+  const std::string best = r.best ? canonical_key(*r.best) : "none";
+  std::printf("best %s generations %d evaluations %lld\n", best.c_str(), r.generations,
+              static_cast<long long>(r.evaluations));
   return 0;
 }
 
