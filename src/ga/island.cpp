@@ -7,8 +7,16 @@
 #include <stdexcept>
 
 #include "ga/variation.hpp"
+#include "kernel/registry.hpp"
 
 namespace isletune {
+
+std::vector<Param> model_interactions() {
+  std::vector<Param> out(std::begin(kModelInteractions), std::end(kModelInteractions));
+  for (const FamilySelector& sel : registered_ocs().selectors())
+    out.push_back(sel.param);
+  return out;
+}
 
 // Cells by fitness, best first; stable so ties keep the lower cell first.
 std::vector<int> select_best(std::span<const Individual> population, int count) {

@@ -2,7 +2,7 @@
 # unit.axis.replay: parameters a family appends change nothing recorded without them, and a
 # trace that holds them is refused by a build without them.
 #   axis_replay.sh PROBE PROBE_APPENDED DATA   (the probe without and with tpl_px and tpl_on)
-# 1. Recorded datasets replay the same in both builds: every evaluation row (generation, cell,
+# 1. Every recorded dataset of tests/data replays the same in both builds: every evaluation row (generation, cell,
 #    key, time, clock, flags), every generation's best and clock, and the best, for two seeds.
 # 2. A dataset the appended build wrote (template settings with tpl_px and tpl_on away from
 #    neutral) reads back in that build and is refused by the other in one sentence.
@@ -14,7 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 rows=0
-for dataset in h200-star2d1r.h5 synthetic-star2d1r.h5; do
+for dataset in "$data"/*.h5; do
+  dataset=$(basename "$dataset")
   for seed in 1 2; do
     "$prod" replay "$data/$dataset" "$seed" >"$work/prod.txt"
     "$axis" replay "$data/$dataset" "$seed" >"$work/axis.txt"

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "ga/island.hpp"
 #include "kernel/kernel_plan.hpp"
 #include "kernel/registry.hpp"
 #include "sample/predictor.hpp"
@@ -105,6 +106,11 @@ TEST(FamilyAxis, TheSelectorPicksTheFamilyInTheRegistryAndTheOcTable) {
   EXPECT_TRUE(space.violation(streamed).has_value());
   // The OC's rule names the selector (the trace's /space/ocs rule column).
   EXPECT_EQ(find_oc(48)->oc->rule(), "streaming=0,merge=0,retiming=0,prefetch=0,tpl_on=1,tdeg=1");
+  // The online model lets the selector interact with every other parameter, as the streaming
+  // switch does (production: kModelInteractions alone).
+  const std::vector<Param> interact = model_interactions();
+  ASSERT_EQ(interact.size(), std::size(kModelInteractions) + 1);
+  EXPECT_EQ(interact.back(), Param::tpl_on);
   // With its selector the template's OC holds no tiled setting: a table of the two is accepted
   // (without it, it is refused: tests/unit/test_kernel_family.cpp).
   const std::array<const KernelFamily*, 2> list = {&tiled_family(), &template_family()};
