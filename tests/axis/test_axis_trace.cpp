@@ -16,7 +16,10 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 #include "ga/search.hpp"
 #include "ga/variation.hpp"
@@ -152,12 +155,22 @@ std::vector<Row> rows_of(const std::vector<EvaluationRecord>& records, int from 
   return out;
 }
 
-fs::path fresh_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("isletune-axis-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir / "run.h5";
-}
+// A directory of this process's own (ctest may run the tests of this file side by side),
+// removed with its files when the object goes.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() /
+                  ("isletune-axis-trace-" + std::to_string(static_cast<long long>(::getpid())));
+  TempDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
 
 // One island over the sample, measured by `eval`, its rows written to `sink`.
 SearchResult run(Evaluator& eval, TraceSink& sink, const SearchHooks& hooks = {},
@@ -170,31 +183,31 @@ SearchResult run(Evaluator& eval, TraceSink& sink, const SearchHooks& hooks = {}
 // The run of the tests below, its rows written to a dataset file (as `isletune measure` writes
 // one) and kept in memory, with its snapshots.
 struct Recorded {
-  fs::path file;
+  TempDir dir;
+  fs::path file = dir.path / "run.h5";
   MemorySink rows;
   std::vector<SearchState> snapshots;
   SearchResult result;
-};
 
-const Recorded& recorded() {
-  static const Recorded r = [] {
-    Recorded out;
-    out.file = fresh_file("trace");
-    RunTraceWriter ds = RunTraceWriter::create_dataset(out.file, {"axis test", 17, "", "0.1.0"});
+  Recorded() {
+    RunTraceWriter ds = RunTraceWriter::create_dataset(file, {"axis test", 17, "", "0.1.0"});
     ds.write_config("grid: [256, 256]\n");
     ds.write_stencil(stencil());
     ds.write_space(space().all_values());
     RankTraceWriter rank = ds.inline_rank(0);
     TeeSink tee(rank);
     SearchHooks hooks;
-    hooks.on_snapshot = [&](const SearchState& s) { out.snapshots.push_back(s); };
+    hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
     ReplayEvaluator eval = whole_sample();
-    out.result = run(eval, tee, hooks);
+    result = run(eval, tee, hooks);
     rank.flush();
     ds.flush();
-    out.rows = tee.rows;
-    return out;
-  }();
+    rows = tee.rows;
+  }
+};
+
+const Recorded& recorded() {
+  static const Recorded r;
   return r;
 }
 
