@@ -117,6 +117,59 @@ TEST(FamilyAxis, TheSelectorPicksTheFamilyInTheRegistryAndTheOcTable) {
   EXPECT_NO_THROW((void)OcTable(list));
 }
 
+// A family that owns tpl_on and declares the OCs it is given (a stand-in for a family whose
+// selector is declared wrongly).
+class SelectorFamily final : public KernelFamily {
+ public:
+  explicit SelectorFamily(std::vector<Oc> ocs) : ocs_(std::move(ocs)) {}
+  std::string_view name() const override { return "selector"; }
+  bool builds(const Setting&) const override { return true; }
+  const std::vector<Oc>& ocs() const override { return ocs_; }
+  std::span<const OwnParam> own_params() const override { return template_family().own_params(); }
+  std::span<const FamilyRule> rules() const override { return {}; }
+  void plan(const ProblemShape&, const Setting&, KernelPlan&) const override {}
+  std::optional<std::string> unsupported(const Setting&) const override { return std::nullopt; }
+  std::string apply_member(const Stencil&, const Setting&, const KernelPlan&) const override {
+    return "";
+  }
+  FamilyCode code(const KernelPlan&, const Setting&, const Grid&, std::string_view) const override {
+    return {};
+  }
+
+ private:
+  std::vector<Oc> ocs_;
+};
+
+TEST(FamilyAxis, AWronglyDeclaredSelectorIsRefusedInOneSentence) {
+  const auto refused = [](std::vector<Oc> ocs) -> std::string {
+    const SelectorFamily f(std::move(ocs));
+    const std::array<const KernelFamily*, 2> list = {&tiled_family(), &f};
+    try {
+      const OcTable table(list);
+    } catch (const std::logic_error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  const auto oc = [](int id, std::vector<OcValue> values) {
+    return Oc{id, "oc" + std::to_string(id), std::move(values), true};
+  };
+  EXPECT_NE(refused({oc(50, {{Param::streaming, 0}, {Param::tpl_on, 0}})})
+                .find("names its selector tpl_on at its neutral value 0"),
+            std::string::npos);
+  EXPECT_NE(refused({oc(50, {{Param::streaming, 0}, {Param::tpl_on, 1}}),
+                     oc(51, {{Param::streaming, 1}})})
+                .find("OC 51 (streaming=1,tdeg>1) of the selector family does not name tpl_on"),
+            std::string::npos);
+  EXPECT_NE(refused({oc(50, {{Param::tpl_on, 1}, {Param::tpl_px, 2}})})
+                .find("names two parameters of its own in its OCs (tpl_px and tpl_on)"),
+            std::string::npos);
+  // Without a selector the same OC overlaps the tiled family's fused OCs; with it, it does not.
+  EXPECT_NE(refused({oc(50, {{Param::streaming, 0}})}).find("could hold the settings of"),
+            std::string::npos);
+  EXPECT_EQ(refused({oc(50, {{Param::streaming, 0}, {Param::tpl_on, 1}})}), "accepted");
+}
+
 TEST(FamilyAxis, TheDefaultSpaceLeavesTheTemplateOutAndAListAddsItsOcAlone) {
   for (const char* name : {"star2d1r", "box3d1r"}) {
     SCOPED_TRACE(name);
