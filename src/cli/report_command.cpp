@@ -78,6 +78,10 @@ struct RankTime {
   double queued_s = 0;   // seconds its measurements spent queued (submit to finish), summed
   int threads = 0;       // its NVRTC threads (0: not recorded)
   std::string cpus;      // the CPUs they ran on ("" : not recorded)
+  std::string node;      // its node, its place among the node's ranks and its GPU there
+  int node_rank = 0;     // ("", 0 of 0, "": not recorded)
+  int node_ranks = 0;
+  std::string gpu_device;
   // Shares of its clock: the GPU measuring, the compile threads compiling; and the mean
   // number of settings in the evaluator's queue (Little's law; 0 without timelines).
   [[nodiscard]] double gpu_busy() const { return clock_s > 0 ? gpu_s / clock_s : 0.0; }
@@ -153,6 +157,10 @@ Report gather(const TraceReader& reader) {
       rep.bandwidth_gbs = env.limits->memory_bandwidth_gbs;
     rep.ranks[env.rank].threads = env.compile_threads;
     rep.ranks[env.rank].cpus = printable(env.compile_cpus, 40);
+    rep.ranks[env.rank].node = printable(env.node, 80);
+    rep.ranks[env.rank].node_rank = env.node_rank;
+    rep.ranks[env.rank].node_ranks = env.node_ranks;
+    rep.ranks[env.rank].gpu_device = printable(env.gpu_device, 40);
   }
   if (!environment.empty())
     rep.gpu = printable(recorded_limits(environment).name, 80);
@@ -335,6 +343,10 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"clock_s", t.clock_s},
                      {"compile_threads", t.threads},
                      {"compile_cpus", t.cpus},
+                     {"node", t.node},
+                     {"node_rank", t.node_rank},
+                     {"node_ranks", t.node_ranks},
+                     {"gpu_device", t.gpu_device},
                      {"gpu_busy", t.gpu_busy()},
                      {"compile_threads_busy", t.threads_busy()},
                      {"queue_depth", t.queue_depth()}});
@@ -401,9 +413,18 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
              stencil.offsets.size());
   for (const auto& env : reader.environment()) {
     fmt::print("rank {}: {} on {}", env.rank, printable(env.gpu_name, 80), printable(env.host, 80));
-    if (!env.compile_cpus.empty())
+    if (!env.node.empty() && env.node != env.host)
+      fmt::print(" (node {})", printable(env.node, 80));
+    if (!env.gpu_device.empty() && rep.replayed.empty())
+      fmt::print(", GPU {}", printable(env.gpu_device, 40));
+    if (env.node_ranks > 0)
+      fmt::print(", node rank {} of {}", env.node_rank, env.node_ranks);
+    // A replayed run compiles nothing: its CPUs are the share a CUDA worker would take there.
+    if (!env.compile_cpus.empty() && rep.replayed.empty())
       fmt::print(", NVRTC {} threads on CPUs {}", env.compile_threads,
                  printable(env.compile_cpus, 40));
+    else if (!env.compile_cpus.empty())
+      fmt::print(", CPU share {}", printable(env.compile_cpus, 40));
     fmt::print("\n");
   }
   if (!rep.replayed.empty())

@@ -327,6 +327,9 @@ class IslandStrategy final : public SearchStrategy {
   // for the settled generations' last compiles (their measurements come back as late ones of
   // the new epoch) so the GPU keeps measuring while the restart's settings compile.
   bool timing_ = false;
+  // New settings of the island's last proposal (-1: none yet, or not saved across a resume):
+  // in a run that depends on timing a due restart stops the proposals once one brings none.
+  int last_fresh_ = -1;
   [[nodiscard]] bool epoch_ready();
 };
 

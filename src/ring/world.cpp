@@ -39,11 +39,9 @@ World::World(int* argc, char*** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &local_rank_);
-  MPI_Comm_size(node, &local_size_);
-  MPI_Comm_free(&node);
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_);
+  MPI_Comm_rank(node_comm_, &local_rank_);
+  MPI_Comm_size(node_comm_, &local_size_);
 }
 
 World::~World() {
@@ -51,6 +49,7 @@ World::~World() {
   MPI_Finalized(&finalised);
   if (finalised)
     return;
+  MPI_Comm_free(&node_comm_);
   MPI_Comm_free(&comm_);
   if (owns_mpi_)
     MPI_Finalize();
@@ -65,6 +64,45 @@ std::string World::host() const {
   int len = 0;
   MPI_Get_processor_name(name, &len);
   return std::string(name, static_cast<std::size_t>(len));
+}
+
+std::string World::node() const {
+  const char* slurm = std::getenv("SLURMD_NODENAME");
+  if (slurm != nullptr && *slurm != '\0')
+    return slurm;
+  return host();
+}
+
+std::string World::gpu_device() const {
+  const int ordinal = gpu();
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr || *visible == '\0')
+    return std::to_string(ordinal);
+  const std::string list(visible);
+  std::size_t start = 0;
+  for (int i = 0; i < ordinal; ++i) {
+    start = list.find(',', start);
+    if (start == std::string::npos)
+      return std::to_string(ordinal);
+    ++start;
+  }
+  return list.substr(start, list.find(',', start) - start);
+}
+
+std::vector<std::vector<int>> World::gather_node(const std::vector<int>& mine) const {
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(local_size_));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, node_comm_);
+  std::vector<int> offsets(counts.size(), 0);
+  for (std::size_t i = 1; i < counts.size(); ++i)
+    offsets[i] = offsets[i - 1] + counts[i - 1];
+  std::vector<int> all(static_cast<std::size_t>(offsets.back() + counts.back()));
+  MPI_Allgatherv(mine.data(), count, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
+                 node_comm_);
+  std::vector<std::vector<int>> out;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    out.emplace_back(all.begin() + offsets[i], all.begin() + offsets[i] + counts[i]);
+  return out;
 }
 
 std::string World::library_version() {

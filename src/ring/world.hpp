@@ -39,6 +39,12 @@ class World {
   [[nodiscard]] int gpu() const;
   // Host name of this rank.
   [[nodiscard]] std::string host() const;
+  // The node of this rank: Slurm's name of it (SLURMD_NODENAME) where Slurm started the
+  // rank, else host(). The ranks of one node are those of MPI_COMM_TYPE_SHARED.
+  [[nodiscard]] std::string node() const;
+  // The GPU of this rank as its environment numbers it: the gpu()-th entry of
+  // CUDA_VISIBLE_DEVICES when that is set and not empty, else gpu() itself.
+  [[nodiscard]] std::string gpu_device() const;
   // "Open MPI v4.1.4, ..." as the library reports it.
   [[nodiscard]] static std::string library_version();
 
@@ -52,6 +58,9 @@ class World {
   // Collective: rank 0 gets every rank's `mine` (all of the same length) concatenated in
   // rank order; other ranks get {}.
   [[nodiscard]] std::vector<double> gather(const std::vector<double>& mine) const;
+  // Collective over the ranks of this rank's node (MPI_COMM_TYPE_SHARED): every one of them
+  // gets every node rank's `mine` in node-rank order (e.g. their CPU bindings).
+  [[nodiscard]] std::vector<std::vector<int>> gather_node(const std::vector<int>& mine) const;
   // Collective: every rank gets root's string.
   [[nodiscard]] std::string broadcast(const std::string& s, int root = 0) const;
   // Collective: the maximum over ranks.
@@ -62,6 +71,7 @@ class World {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;  // the ranks of this rank's node
   bool owns_mpi_ = false;
   int rank_ = 0;
   int size_ = 1;

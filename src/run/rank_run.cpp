@@ -24,6 +24,7 @@
 #include "common/error.hpp"
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
+#include "eval/cuda/compile_cpus.hpp"
 #include "ga/search.hpp"
 #include "ring/async_stop_vote.hpp"
 #include "ring/bounded_wait.hpp"
@@ -212,7 +213,9 @@ std::string pack(const EnvironmentInfo& e) {
   return std::to_string(e.rank) + sep + e.host + sep + e.gpu_name + sep + e.gpu_uuid + sep +
          std::to_string(e.sm_count) + sep + std::to_string(e.sm_clock_mhz) + sep +
          std::to_string(e.memory_clock_mhz) + sep + e.driver_version + sep + e.cuda_version + sep +
-         e.mpi_library + sep + std::to_string(e.compile_threads) + sep + e.compile_cpus;
+         e.mpi_library + sep + std::to_string(e.compile_threads) + sep + e.compile_cpus + sep +
+         e.node + sep + std::to_string(e.node_rank) + sep + std::to_string(e.node_ranks) + sep +
+         e.gpu_device;
 }
 
 EnvironmentInfo unpack(const std::string& s) {
@@ -225,7 +228,7 @@ EnvironmentInfo unpack(const std::string& s) {
       break;
     start = end + 1;
   }
-  f.resize(12);
+  f.resize(16);
   EnvironmentInfo e;
   e.rank = std::atoi(f[0].c_str());
   e.host = f[1];
@@ -239,6 +242,10 @@ EnvironmentInfo unpack(const std::string& s) {
   e.mpi_library = f[9];
   e.compile_threads = std::atoi(f[10].c_str());
   e.compile_cpus = f[11];
+  e.node = f[12];
+  e.node_rank = std::atoi(f[13].c_str());
+  e.node_ranks = std::atoi(f[14].c_str());
+  e.gpu_device = f[15];
   return e;
 }
 
@@ -685,14 +692,21 @@ RunOutcome failure(const ring::World& world, const Session& s) {
 // `resuming`: a resumed run keeps its backend, so a cuda run that cannot start here is
 // told where it can be resumed (not to switch to replay, which `resume` does not offer).
 void build(const ring::World& world, Session& s, Phases& phases, bool resuming = false) {
+  // Collective over the node's ranks, so before anything that may throw: do the CPU
+  // bindings they inherited overlap (then each compiles on its own slice of the node)?
+  const bool bindings_overlap = cuda::any_overlap(world.gather_node(cuda::current_cpus()));
   phases.attempt([&] {
     s.stencil = resolve_stencil(s.config);
     s.env.rank = world.rank();
     s.env.host = world.host();
+    s.env.node = world.node();
+    s.env.node_rank = world.local_rank();
+    s.env.node_ranks = world.local_size();
+    s.env.gpu_device = world.gpu_device();
     s.env.mpi_library = ring::World::library_version();
     try {
-      s.evaluator =
-          make_evaluator(s.config, world.gpu(), s.env, world.local_rank(), world.local_size());
+      s.evaluator = make_evaluator(s.config, world.gpu(), s.env, world.local_rank(),
+                                   world.local_size(), bindings_overlap);
     } catch (const InputError& e) {
       if (!resuming || s.config.evaluator.backend != Backend::cuda)
         throw;

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "eval/cuda/compile_cpus.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
@@ -105,7 +106,7 @@ DeviceLimits configured_limits(const Config& config, const Stencil& stencil) {
 }
 
 std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, EnvironmentInfo& env,
-                                          int node_rank, int node_ranks) {
+                                          int node_rank, int node_ranks, bool bindings_overlap) {
   if (config.evaluator.backend == Backend::replay) {
     check_replay_dataset(config, resolve_stencil(config));
     auto replay = std::make_unique<ReplayEvaluator>(load_replay(config.evaluator.dataset));
@@ -128,6 +129,10 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     env.driver_version = "none";
     env.cuda_version = "none";
     env.compile_threads = replay->compile_threads();
+    // Nothing compiles in replay; the share a CUDA worker would compile on here is recorded
+    // all the same, so a replayed job shows how its ranks split each node's CPUs.
+    env.compile_cpus =
+        cuda::cpu_list_text(cuda::probe_compile_cpus({node_rank, node_ranks, bindings_overlap}));
     return replay;
   }
 #ifdef ISLETUNE_HAVE_CUDA
@@ -140,7 +145,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;
   options.compile_threads = config.evaluator.compile_threads;
-  options.node_share = {node_rank, node_ranks};
+  options.node_share = {node_rank, node_ranks, bindings_overlap};
   auto evaluator = std::make_unique<cuda::CudaEvaluator>(config.problem(), options);
   const cuda::GpuEnvironment& g = evaluator->environment();
   env.gpu_name = g.name;
@@ -157,6 +162,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   (void)gpu;
   (void)node_rank;
   (void)node_ranks;
+  (void)bindings_overlap;
   throw InputError(config.origin +
                    ": evaluator.backend cuda is not available: this isletune was built without "
                    "the CUDA evaluator (ISLETUNE_WITH_CUDA); use --backend replay.");

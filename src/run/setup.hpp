@@ -21,11 +21,14 @@ namespace isletune::run {
 // The evaluator of `config.evaluator.backend` for this rank's GPU ordinal `gpu`
 // (cuda) or the recorded dataset (replay). Fills `env` (GPU name, UUID, clocks, ...).
 // `node_rank` of `node_ranks`: this rank's place among the ranks of its node, whose share of
-// the node's CPUs the CUDA worker compiles on. Throws InputError when the backend cannot
-// start here (no driver, not built with CUDA, missing dataset).
+// the node's CPUs the CUDA worker compiles on; `bindings_overlap`: the CPU bindings the node's
+// ranks inherited overlap, so each takes its slice whatever its binding
+// (eval/cuda/compile_cpus.hpp). Throws InputError when the backend cannot start here (no
+// driver, not built with CUDA, missing dataset).
 [[nodiscard]] std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu,
                                                         EnvironmentInfo& env, int node_rank = 0,
-                                                        int node_ranks = 1);
+                                                        int node_ranks = 1,
+                                                        bool bindings_overlap = false);
 
 // Throws InputError, one sentence naming both problems, unless `dataset` (a replay dataset
 // or trace) measured the problem of `config`: the same stencil points (their coefficients

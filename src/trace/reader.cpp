@@ -482,6 +482,12 @@ std::vector<EnvironmentInfo> TraceReader::environment() const {
         e.compile_threads = static_cast<int>(h5::read_attr_int(id, "compile_threads"));
       if (h5::has_attr(id, "compile_cpus"))  // absent in older traces
         e.compile_cpus = h5::read_attr_string(id, "compile_cpus");
+      if (h5::has_attr(id, "node")) {  // absent in older traces
+        e.node = h5::read_attr_string(id, "node");
+        e.node_rank = static_cast<int>(h5::read_attr_int(id, "node_rank"));
+        e.node_ranks = static_cast<int>(h5::read_attr_int(id, "node_ranks"));
+        e.gpu_device = h5::read_attr_string(id, "gpu_device");
+      }
       if (h5::exists(id, "device_limits")) {
         h5::Group limits(H5_CHECK(H5Gopen2(id, "device_limits", H5P_DEFAULT)));
         const hid_t l = limits.get();

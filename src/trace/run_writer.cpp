@@ -303,6 +303,10 @@ void RunTraceWriter::write_environment_now(const EnvironmentInfo& env) {
   h5::write_attr(g, "mpi_library", std::string_view(env.mpi_library));
   h5::write_attr(g, "compile_threads", static_cast<std::int32_t>(env.compile_threads));
   h5::write_attr(g, "compile_cpus", std::string_view(env.compile_cpus));
+  h5::write_attr(g, "node", std::string_view(env.node));
+  h5::write_attr(g, "node_rank", static_cast<std::int32_t>(env.node_rank));
+  h5::write_attr(g, "node_ranks", static_cast<std::int32_t>(env.node_ranks));
+  h5::write_attr(g, "gpu_device", std::string_view(env.gpu_device));
   if (env.limits) {
     const DeviceLimits& d = *env.limits;
     h5::Group limits = h5::open_or_create_group(g, "device_limits");

@@ -47,8 +47,20 @@ struct EnvironmentInfo {
   // NVRTC threads that compiled each batch (the CUDA worker's pool); 0 when not known (older
   // traces, replayed runs that knew none). Replay simulates a batch's parallel compile with it.
   int compile_threads = 0;
-  // The CPUs those threads ran on ("0-15"; empty when not known).
+  // The CPUs those threads ran on ("0-15"; empty when not known): the rank's share of its
+  // node (eval/cuda/compile_cpus.hpp). A replayed run records the share a CUDA worker would
+  // take there (nothing compiles in replay).
   std::string compile_cpus;
+  // The node the rank ran on (Slurm's node name where Slurm started it, else `host`), and
+  // its place among the ranks of that node (MPI_COMM_TYPE_SHARED): node-local rank
+  // `node_rank` of `node_ranks`, which pick its GPU and its share of the node's CPUs.
+  // node_ranks 0: not known (older traces).
+  std::string node;
+  int node_rank = 0;
+  int node_ranks = 0;
+  // The GPU the rank uses as its environment numbers it: its entry of CUDA_VISIBLE_DEVICES,
+  // else its device ordinal; empty when not known (older traces).
+  std::string gpu_device;
   // The device's limits (stored as /environment/rank_NNNN/device_limits), so replay and
   // the space of a resumed run see the recording GPU; nullopt when not known.
   std::optional<DeviceLimits> limits;

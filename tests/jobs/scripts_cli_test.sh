@@ -22,6 +22,14 @@ done
 out=$(bash "$src/jobs/slurm/tune.sbatch" --dry-run "$config" "$scratch/run")
 grep -q "^fresh -> .* run $config --out $scratch/run --backend" <<<"$out" || fail "sbatch fresh: $out"
 [[ ! -e $scratch/run ]] || fail "sbatch --dry-run created $scratch/run"
+# ISLETUNE_LAUNCHER=mpirun inside an allocation with GPUs: Open MPI's daemons (started with
+# srun) get the node's GPUs, unless the user set plm_slurm_args.
+out=$(SLURM_GPUS_ON_NODE=4 ISLETUNE_LAUNCHER=mpirun bash "$src/jobs/slurm/tune.sbatch" --dry-run "$config" "$scratch/run")
+grep -q "^fresh -> mpirun .* --mca plm_slurm_args --gpus-per-node=4 .* run $config" <<<"$out" ||
+  fail "sbatch mpirun daemons without the node's GPUs: $out"
+out=$(SLURM_GPUS_ON_NODE=4 OMPI_MCA_plm_slurm_args=--x ISLETUNE_LAUNCHER=mpirun \
+  bash "$src/jobs/slurm/tune.sbatch" --dry-run "$config" "$scratch/run")
+! grep -q "plm_slurm_args" <<<"$out" || fail "sbatch mpirun overrode the user's plm_slurm_args: $out"
 out=$(bash "$src/jobs/slurm/tune.sbatch" --dry-run "$config" "$finished")
 grep -q '^finished:mcr -> nothing to do' <<<"$out" || fail "sbatch finished: $out"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# jobs.* tests: runs jobs/slurm/*.sbatch on a private single-node Slurm (slurm_cluster.sh)
-# with the replay backend on the shipped dataset, and checks the traces they leave.
+# jobs.* tests: runs jobs/slurm/*.sbatch on a private Slurm (slurm_cluster.sh: one node,
+# or two for `multinode`) with the replay backend on the shipped dataset, and checks the
+# traces they leave.
 #
 #   slurm_jobs_test.sh SCENARIO ISLETUNE SOURCE_DIR WORK_DIR
 #
@@ -13,6 +14,14 @@
 #   timelimit  tune.sbatch with --time=1 and a slowed-down replay: the pre-time-limit
 #              SIGTERM stops all ranks after a generation (stop reason `signal`, job
 #              COMPLETED), and a second submission resumes the same run to a final result.
+#   multinode  two nodes (n1, n2: two slurmd on this host, each with its own /tmp and
+#              /dev/shm), tune.sbatch --nodes=2 --ntasks-per-node=2 with srun: the job
+#              spans both nodes, every rank wrote its part of the trace, each node's ranks
+#              are node ranks 0 and 1 of 2 with their own GPU and disjoint CPU shares of
+#              the node; `scontrol requeue` mid-run stops the ranks after a generation and
+#              the requeued job resumes the run to its end. Then the same with
+#              ISLETUNE_LAUNCHER=mpirun, and a run directory the nodes do not share
+#              (/tmp) is refused before any rank starts.
 # Exit 77 (ctest SKIP_RETURN_CODE) when the machine cannot run Slurm; the daemons are
 # always stopped on exit.
 set -euo pipefail
@@ -35,13 +44,15 @@ mkdir -p "$work"
 if [[ $scenario != mpirun ]]; then
   cluster=$work/slurm
   rc=0
-  "$here/slurm_cluster.sh" start "$cluster" >/dev/null || rc=$?
+  nodes=1
+  [[ $scenario == multinode ]] && nodes=2
+  "$here/slurm_cluster.sh" start "$cluster" "$nodes" >/dev/null || rc=$?
   trap '"$here/slurm_cluster.sh" stop "$cluster"' EXIT
   if ((rc == 77)); then exit 77; fi
   ((rc == 0)) || fail "could not start the test Slurm (logs in $cluster/log)"
   export SLURM_CONF=$cluster/etc/slurm.conf
   export PATH=$PATH:/usr/sbin:/sbin
-  log "Slurm up: $(sinfo -h -o '%N %T %c CPUs %G')"
+  log "Slurm up: $(sinfo -h -N -o '%N %T %c CPUs %G' | tr '\n' ';')"
 fi
 
 [[ -x $isletune ]] || fail "no isletune binary at $isletune"
@@ -232,8 +243,152 @@ scenario_mpirun() {
   log "resumed to the end: stop reason $reason"
 }
 
+# Checks the per-rank environment of run dir $1 (job $2, $3 nodes x $4 ranks each): the
+# ranks are spread over the job's nodes, $4 on each, with node ranks 0..$4-1 of $4,
+# distinct GPUs and pairwise disjoint, non-empty CPU shares within each node; every rank
+# measured settings of its own (its rank file holds its part of the trace).
+expect_layout() {
+  local dir=$1 job=$2 nodes=$3 per_node=$4
+  local nodelist
+  nodelist=$(scontrol show hostnames "$(job_field "$job" NodeList)" | sort | tr '\n' ' ')
+  "$isletune" report "$dir" --json >"$dir.json" || fail "isletune report --json $dir failed"
+  python3 - "$dir.json" "$nodes" "$per_node" "$nodelist" <<'PY' || fail "rank layout of $dir is wrong (report: $dir.json)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+nodes, per_node = int(sys.argv[2]), int(sys.argv[3])
+job_nodes = sorted(sys.argv[4].split())
+ranks = doc["ranks"]
+def cpus(text):
+    out = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+errors = []
+if len(ranks) != nodes * per_node:
+    errors.append(f"{len(ranks)} ranks in the report, expected {nodes * per_node}")
+by_node = {}
+for r in ranks:
+    by_node.setdefault(r["node"], []).append(r)
+    if r["measured"] <= 0:
+        errors.append(f"rank {r['rank']} measured nothing")
+    if not r["compile_cpus"]:
+        errors.append(f"rank {r['rank']} recorded no CPU share")
+if sorted(by_node) != job_nodes or len(job_nodes) != nodes:
+    errors.append(f"ranks ran on {sorted(by_node)}, the job had {job_nodes}, expected {nodes} nodes")
+for node, rs in sorted(by_node.items()):
+    if sorted(r["node_rank"] for r in rs) != list(range(per_node)) or \
+            any(r["node_ranks"] != per_node for r in rs):
+        errors.append(f"{node}: node ranks {[(r['node_rank'], r['node_ranks']) for r in rs]}")
+    gpus = [r["gpu_device"] for r in rs]
+    if len(set(gpus)) != len(gpus):
+        errors.append(f"{node}: ranks share a GPU: {gpus}")
+    shares = [cpus(r["compile_cpus"]) for r in rs if r["compile_cpus"]]
+    for i in range(len(shares)):
+        for j in range(i + 1, len(shares)):
+            if shares[i] & shares[j]:
+                errors.append(f"{node}: CPU shares overlap: {[r['compile_cpus'] for r in rs]}")
+    print(f"  {node}: " + "; ".join(
+        f"rank {r['rank']} = node rank {r['node_rank']}/{r['node_ranks']}, GPU {r['gpu_device']}, "
+        f"CPUs {r['compile_cpus']}, {r['measured']} measured" for r in sorted(rs, key=lambda r: r["rank"])))
+for e in errors:
+    print("layout:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+}
+
+# Waits up to $2 s until job $1 is COMPLETED or FAILED after $3 restarts (a requeued job
+# leaves and re-enters the queue, so squeue alone cannot tell).
+wait_restarted_job() {
+  local job=$1 deadline=$((SECONDS + $2)) restarts=$3 state
+  while true; do
+    state=$(job_field "$job" JobState)
+    if [[ $(job_field "$job" Restarts) -ge $restarts ]] &&
+      [[ $state == COMPLETED || $state == FAILED || $state == CANCELLED ]]; then
+      return
+    fi
+    ((SECONDS < deadline)) || fail "job $job: $state after $2 s, $(job_field "$job" Restarts) restarts"
+    sleep 1
+  done
+}
+
+scenario_multinode() {
+  # Every "node" is this host: the ranks of different nodes talk over TCP, which Open MPI
+  # keeps off the loopback interface unless told (a CI machine may have no other).
+  export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+  local cfg=$work/slow.yaml run=$work/runs/multi out=$work/multi-%j.out job
+  # Slow enough (0.5 s per generation) that the requeue comes mid-run.
+  write_config "$cfg" star2d1r 40 0 0.2 1
+  export ISLETUNE_REPLAY_DELAY_S=0.5
+  job=$(submit --nodes=2 --ntasks-per-node=2 --output="$out" \
+    "$source_dir/jobs/slurm/tune.sbatch" "$cfg" "$run")
+  local log_file=${out//%j/$job}
+  log "submitted tune.sbatch --nodes=2 --ntasks-per-node=2 as job $job"
+  local deadline=$((SECONDS + 120))
+  until [[ -s $run/status.txt && -f $run/rank-0003.h5 ]] &&
+    [[ $(sed -n 's/^gen *\([0-9]*\).*/\1/p' "$run/status.txt") -ge 3 ]]; do
+    ((SECONDS < deadline)) || fail "job $job: no progress after 120 s: $(cat "$log_file" 2>/dev/null)"
+    [[ -n $(squeue -h -j "$job") ]] || fail "job $job ended before the requeue: $(cat "$log_file")"
+    sleep 0.5
+  done
+  local gens_before
+  gens_before=$(sed -n 's/^gen *\([0-9]*\).*/\1/p' "$run/status.txt")
+  log "job $job at generation $gens_before on $(job_field "$job" NodeList): scontrol requeue"
+  scontrol requeue "$job"
+  # Slurm holds a requeued batch job back for about two minutes (its begin time); once it
+  # is pending again, let it start at once.
+  deadline=$((SECONDS + 120))
+  until [[ $(job_field "$job" JobState) == PENDING && $(job_field "$job" Restarts) -ge 1 ]]; do
+    ((SECONDS < deadline)) || fail "job $job not pending after the requeue: $(job_field "$job" JobState)"
+    sleep 0.5
+  done
+  scontrol update JobId="$job" StartTime=now
+  wait_restarted_job "$job" 300 1
+  unset ISLETUNE_REPLAY_DELAY_S
+  grep -q "stop requested (TERM)" "$log_file" ||
+    fail "job $job: the requeue's SIGTERM was not turned into a graceful stop: $(cat "$log_file")"
+  grep -q "restart 1) .* 4 tasks on 2 node(s)" "$log_file" ||
+    fail "job $job did not run again after the requeue on 2 nodes: $(cat "$log_file")"
+  grep -q "resumable -> srun .* resume $run\$" "$log_file" ||
+    fail "job $job did not resume the run after the requeue: $(cat "$log_file")"
+  [[ $(job_field "$job" NumNodes) == 2 ]] || fail "job $job ran on $(job_field "$job" NumNodes) nodes"
+  expect_finished "$job" "$run" 4 "$log_file"
+  ! compgen -G "$run/earlier-*" >/dev/null || fail "resume started $run over (earlier-* kept)"
+  local gens_after
+  gens_after=$(h5dump -a /result/generations "$run/trace.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p')
+  ((gens_after > gens_before)) ||
+    fail "after the requeue the run has $gens_after generations, not more than the $gens_before before"
+  expect_layout "$run" "$job" 2 2
+  log "job $job: requeued at generation $gens_before, resumed to $gens_after on 2 nodes"
+
+  # mpirun inside the allocation: Open MPI starts its daemons with srun; each node's ranks
+  # must still get GPUs of their own (tune.sbatch hands the daemons the node's GPUs).
+  local cfg2=$work/quick.yaml run2=$work/runs/multi-mpirun
+  write_config "$cfg2" star2d1r 8
+  job=$(ISLETUNE_LAUNCHER=mpirun submit --nodes=2 --ntasks-per-node=2 --output="$out" \
+    "$source_dir/jobs/slurm/tune.sbatch" "$cfg2" "$run2")
+  TIMEOUT=200 wait_jobs "$job"
+  grep -q "fresh -> mpirun " "${out//%j/$job}" || fail "job $job did not use mpirun: $(cat "${out//%j/$job}")"
+  expect_finished "$job" "$run2" 4 "${out//%j/$job}"
+  expect_layout "$run2" "$job" 2 2
+  log "job $job (mpirun): 4 ranks on 2 nodes, a GPU each"
+
+  # A run directory only one node sees (/tmp is per node here, as on real nodes) is
+  # refused with one sentence before any rank starts.
+  local private=/tmp/isletune-multinode-$$/run
+  job=$(submit --nodes=2 --ntasks-per-node=1 --output="$out" \
+    "$source_dir/jobs/slurm/tune.sbatch" "$cfg2" "$private")
+  TIMEOUT=120 wait_jobs "$job"
+  [[ $(job_field "$job" ExitCode) == 2:0 ]] ||
+    fail "job $job with an unshared run dir: exit $(job_field "$job" ExitCode): $(cat "${out//%j/$job}")"
+  grep -q "is not shared with every node of the job (not seen on: n2)" "${out//%j/$job}" ||
+    fail "job $job: no clear refusal of an unshared run dir: $(cat "${out//%j/$job}")"
+  log "job $job: unshared run dir $private refused"
+}
+
 case "$scenario" in
   mpirun) scenario_mpirun ;;
+  multinode) scenario_multinode ;;
   batch) scenario_batch ;;
   timelimit) scenario_timelimit ;;
   *) fail "unknown scenario '$scenario'" ;;

@@ -26,7 +26,16 @@ TEST(CompileCpus, ParsesTheNodeShare) {
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->rank, 3);
   EXPECT_EQ(s->ranks, 8);
-  for (const char* bad : {"", "8/8", "-1/4", "1/0", "a/4", "1/", "/4", "1-4", "2/3x"})
+  EXPECT_FALSE(s->bindings_overlap);
+  const auto o = parse_node_share("1/2:overlap");
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->rank, 1);
+  EXPECT_EQ(o->ranks, 2);
+  EXPECT_TRUE(o->bindings_overlap);
+  EXPECT_EQ(node_share_text(*o), "1/2:overlap");
+  EXPECT_EQ(node_share_text(*s), "3/8");
+  for (const char* bad : {"", "8/8", "-1/4", "1/0", "a/4", "1/", "/4", "1-4", "2/3x", ":overlap",
+                          "1/2:overlapx", "1/2overlap"})
     EXPECT_FALSE(parse_node_share(bad).has_value()) << bad;
 }
 
@@ -71,6 +80,31 @@ TEST(CompileCpus, ANarrowBindingIsWidenedAWideOneKept) {
   EXPECT_EQ(compile_cpus(node, node, {0, 1}), node);
 }
 
+// The node's ranks unbound (--bind-to none, Slurm without task binding) or bound to one
+// package by Open MPI (above two ranks): their bindings overlap, so a wide binding is no share
+// of its own and each rank takes its slice, also on every node of a multi-node job.
+TEST(CompileCpus, OverlappingBindingsTakeTheSlice) {
+  const std::vector<int> node = range(0, 16);
+  EXPECT_EQ(compile_cpus(node, node, {0, 2, true}), range(0, 8));
+  EXPECT_EQ(compile_cpus(node, node, {1, 2, true}), range(8, 8));
+  // Package binding, 4 ranks on 2 packages of 8: the slices, not the package.
+  EXPECT_EQ(compile_cpus(range(0, 8), node, {1, 4, true}), range(4, 4));
+  EXPECT_EQ(compile_cpus(range(8, 8), node, {2, 4, true}), range(8, 4));
+  // Alone on its node, an unbound rank keeps every CPU (its slice is the node).
+  EXPECT_EQ(compile_cpus(node, node, {0, 1, true}), node);
+}
+
+TEST(CompileCpus, OverlapOfBindings) {
+  EXPECT_FALSE(any_overlap({}));
+  EXPECT_FALSE(any_overlap({range(0, 16)}));
+  EXPECT_FALSE(any_overlap({range(0, 8), range(8, 8)}));
+  EXPECT_FALSE(any_overlap({{0}, {1}, {2, 3}}));
+  EXPECT_TRUE(any_overlap({range(0, 16), range(0, 16)}));
+  EXPECT_TRUE(any_overlap({range(0, 8), range(4, 8)}));
+  EXPECT_TRUE(any_overlap({{0}, {1}, {2, 1}}));
+  EXPECT_FALSE(any_overlap({{0, 0}, {1}}));  // a CPU listed twice in one binding is no overlap
+}
+
 TEST(CompileCpus, ListTextIsCompact) {
   EXPECT_EQ(cpu_list_text({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
   EXPECT_EQ(cpu_list_text({5}), "5");
@@ -112,6 +146,44 @@ TEST(CompileCpus, TakesTheShareOfABoundProcess) {
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "10: could not bind, 11: binding not seen, 12: not "
          "widened to the allowed CPUs, 13: a binding as wide as the share not kept";
+}
+
+// probe_compile_cpus() (a replayed run's record of its share) says what take_compile_cpus()
+// would give without changing the caller's affinity.
+TEST(CompileCpus, ProbeLeavesTheCallerAsItWas) {
+  const std::vector<int> allowed = current_cpus();
+  ASSERT_FALSE(allowed.empty());
+  if (allowed.size() < 2)
+    GTEST_SKIP() << "this machine lets the test use one CPU only";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(allowed.front(), &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0)
+      ::_exit(10);
+    if (probe_compile_cpus({0, 1}) != allowed)
+      ::_exit(12);
+    if (current_cpus() != std::vector<int>{allowed.front()})
+      ::_exit(14);
+    // Unbound ranks of a node (overlapping bindings) probe disjoint slices.
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (const int c : allowed)
+      CPU_SET(c, &all);
+    if (::sched_setaffinity(0, sizeof all, &all) != 0)
+      ::_exit(10);
+    if (probe_compile_cpus({0, 2, true}) != cpu_slice(allowed, {0, 2}) ||
+        probe_compile_cpus({1, 2, true}) != cpu_slice(allowed, {1, 2}))
+      ::_exit(15);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: could not bind, 12: wrong share, 14: the caller's "
+                                       "affinity changed, 15: overlapping ranks not split";
 }
 
 }  // namespace

@@ -149,6 +149,11 @@ WrittenTrace write_two_rank_trace(const fs::path& dir) {
   }
   EnvironmentInfo with_limits;
   with_limits.rank = 2;
+  with_limits.compile_cpus = "8-15";
+  with_limits.node = "n2";
+  with_limits.node_rank = 1;
+  with_limits.node_ranks = 4;
+  with_limits.gpu_device = "3";
   with_limits.limits = DeviceLimits{};
   with_limits.limits->name = "NVIDIA H200";
   with_limits.limits->shared_per_block_optin = 232447;
@@ -255,6 +260,12 @@ TEST(Trace, EveryFieldReadsBackExactlyThroughExternalLinks) {
   EXPECT_EQ(env[0].sm_clock_mhz, 1980);
   EXPECT_EQ(env[0].compile_threads, 0);
   EXPECT_EQ(env[1].compile_threads, 16);
+  EXPECT_EQ(env[2].compile_cpus, "8-15");
+  EXPECT_EQ(env[2].node, "n2");
+  EXPECT_EQ(env[2].node_rank, 1);
+  EXPECT_EQ(env[2].node_ranks, 4);
+  EXPECT_EQ(env[2].gpu_device, "3");
+  EXPECT_EQ(env[0].node_ranks, 0);
 
   EXPECT_EQ(reader.ranks(), (std::vector<int>{0, 1}));
   for (int r = 0; r < 2; ++r) {

@@ -5,10 +5,18 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
+#include <string_view>
+#include <thread>
 
 namespace isletune::cuda {
 
-std::optional<NodeShare> parse_node_share(const std::string& text) {
+std::optional<NodeShare> parse_node_share(const std::string& whole) {
+  constexpr std::string_view kOverlap = ":overlap";
+  std::string text = whole;
+  const bool overlap = text.ends_with(kOverlap);
+  if (overlap)
+    text.resize(text.size() - kOverlap.size());
   const auto slash = text.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == text.size())
     return std::nullopt;
@@ -19,7 +27,7 @@ std::optional<NodeShare> parse_node_share(const std::string& text) {
   };
   if (!digits(a) || !digits(b))
     return std::nullopt;
-  const NodeShare s{std::atoi(a.c_str()), std::atoi(b.c_str())};
+  const NodeShare s{std::atoi(a.c_str()), std::atoi(b.c_str()), overlap};
   if (s.ranks < 1 || s.rank < 0 || s.rank >= s.ranks)
     return std::nullopt;
   return s;
@@ -38,9 +46,25 @@ std::vector<int> cpu_slice(const std::vector<int>& node, NodeShare s) {
 std::vector<int> compile_cpus(const std::vector<int>& own, const std::vector<int>& node,
                               NodeShare s) {
   const std::vector<int> slice = cpu_slice(node, s);
-  if (slice.empty() || own.size() >= slice.size())
+  if (slice.empty() || (!s.bindings_overlap && own.size() >= slice.size()))
     return own;
   return slice;
+}
+
+std::string node_share_text(NodeShare s) {
+  return std::to_string(s.rank) + "/" + std::to_string(s.ranks) +
+         (s.bindings_overlap ? ":overlap" : "");
+}
+
+bool any_overlap(const std::vector<std::vector<int>>& bindings) {
+  std::set<int> seen;
+  for (const auto& cpus : bindings) {
+    for (const int c : std::set<int>(cpus.begin(), cpus.end())) {
+      if (!seen.insert(c).second)
+        return true;
+    }
+  }
+  return false;
 }
 
 namespace {
@@ -89,6 +113,14 @@ std::vector<int> take_compile_cpus(NodeShare s) {
   if (!set_cpus(compile_cpus(own, node, s)))
     set_cpus(own);
   return current_cpus();
+}
+
+std::vector<int> probe_compile_cpus(NodeShare s) {
+  std::vector<int> cpus;
+  // A new thread starts with the caller's affinity; setting its own changes no one else's.
+  std::thread probe([&] { cpus = take_compile_cpus(s); });
+  probe.join();
+  return cpus;
 }
 
 std::string cpu_list_text(const std::vector<int>& cpus) {

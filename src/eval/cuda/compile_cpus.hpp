@@ -4,7 +4,9 @@
 // batch of 16 settings compiles 16 times slower than the node allows. The worker therefore takes
 // its node-local share of the CPUs the node lets it use: the node's CPUs split evenly among the
 // node's ranks, the `local_rank`-th slice. A binding at least as wide as the share is the
-// user's choice (`srun --cpus-per-task`, `--map-by ...:PE=n`) and is kept.
+// user's choice (`srun --cpus-per-task`, `--map-by ...:PE=n`) and is kept, unless the node's
+// ranks' bindings overlap (none at all, `--bind-to none`, or Open MPI's package binding above
+// two ranks): then every rank takes its slice, so no two ranks of a node compile on one CPU.
 #pragma once
 
 #include <optional>
@@ -13,13 +15,15 @@
 
 namespace isletune::cuda {
 
-// Which of a node's ranks this worker serves: local rank r of n ranks on the node.
+// Which of a node's ranks this worker serves: local rank r of n ranks on the node, and whether
+// the inherited CPU bindings of the node's ranks overlap (then a wide binding is not kept).
 struct NodeShare {
   int rank = 0;
   int ranks = 1;
+  bool bindings_overlap = false;
 };
 
-// "r/n" -> NodeShare; nullopt unless 0 <= r < n.
+// "r/n" or "r/n:overlap" -> NodeShare; nullopt unless 0 <= r < n.
 [[nodiscard]] std::optional<NodeShare> parse_node_share(const std::string& text);
 
 // The slice of `node` (sorted CPU ids) for share `s`: contiguous, sizes differing by at most one,
@@ -28,7 +32,8 @@ struct NodeShare {
 [[nodiscard]] std::vector<int> cpu_slice(const std::vector<int>& node, NodeShare s);
 
 // The CPU set the compile pool should use: `own` (the inherited binding) when it holds at least
-// as many CPUs as the share's slice of `node`, else the slice.
+// as many CPUs as the share's slice of `node` and the node's ranks' bindings do not overlap,
+// else the slice.
 [[nodiscard]] std::vector<int> compile_cpus(const std::vector<int>& own,
                                             const std::vector<int>& node, NodeShare s);
 
@@ -40,6 +45,16 @@ struct NodeShare {
 // narrows that). Returns the CPU set in effect afterwards. On any failure the affinity is left
 // as it was.
 std::vector<int> take_compile_cpus(NodeShare s);
+
+// What take_compile_cpus(s) would give the calling thread, worked out on a thread of its own:
+// the caller's affinity stays as it is (a replayed run records the share it would compile on).
+[[nodiscard]] std::vector<int> probe_compile_cpus(NodeShare s);
+
+// "r/n" or "r/n:overlap", what parse_node_share() reads.
+[[nodiscard]] std::string node_share_text(NodeShare s);
+
+// Whether any two of `bindings` (CPU id lists) share a CPU.
+[[nodiscard]] bool any_overlap(const std::vector<std::vector<int>>& bindings);
 
 // "0-3,8,10-11" for logs.
 [[nodiscard]] std::string cpu_list_text(const std::vector<int>& cpus);

@@ -107,14 +107,13 @@ void CudaEvaluator::stop_worker(bool kill) {
 }
 
 void CudaEvaluator::start_worker() {
-  std::vector<std::string> words{
-      worker_path_,
-      "--device",
-      std::to_string(options_.device),
-      "--compile-threads",
-      std::to_string(options_.compile_threads),
-      "--node-share",
-      std::to_string(options_.node_share.rank) + "/" + std::to_string(options_.node_share.ranks)};
+  std::vector<std::string> words{worker_path_,
+                                 "--device",
+                                 std::to_string(options_.device),
+                                 "--compile-threads",
+                                 std::to_string(options_.compile_threads),
+                                 "--node-share",
+                                 node_share_text(options_.node_share)};
   if (!options_.cache_dir.empty()) {
     words.push_back("--cache-dir");
     words.push_back(options_.cache_dir);
