@@ -376,7 +376,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       by_prediction = std::move(sorted);
     }
     const bool whole = sampled.settings.size() >= p.candidates.size();
-    std::vector<Param> interact(std::begin(kModelInteractions), std::end(kModelInteractions));
+    std::vector<Param> interact = model_interactions();
     if (v.get("interact", "") == "flags") {
       interact = {Param::merge,    Param::streaming,  Param::retiming,
                   Param::prefetch, Param::use_shared, Param::use_constant};

@@ -106,12 +106,17 @@ class Schema:
 
     def oc_of(self, values: np.ndarray) -> np.ndarray:
         """OC id of each setting row: the first row of the OC table whose rule it meets (a
-        parameter the settings lack reads as its neutral value); -1 where none is met."""
+        parameter the settings lack reads as its neutral value); -1 where none is met. A
+        family's selector (an appended parameter, not one of LEGACY_PARAM_NAMES, that some
+        rules name) is at its neutral value in every rule that does not name it: the other
+        families' settings hold it there (src/kernel/registry.hpp, OcTable::family_of)."""
         v = np.atleast_2d(np.asarray(values, dtype="i8"))
         temporal = v[:, self.index("tdeg")] > 1 if len(v) else np.zeros(0, bool)
         ids = np.full(len(v), -1, dtype=int)
-        for r in self.ocs:
-            wanted, fused = parse_rule(r["rule"])
+        rules = [parse_rule(r["rule"]) for r in self.ocs]
+        selectors = {name for wanted, _ in rules for name in wanted} - set(LEGACY_PARAM_NAMES)
+        for r, (wanted, fused) in zip(self.ocs, rules):
+            wanted = {**{name: self.neutral_of(name) for name in selectors}, **wanted}
             hit = temporal == fused
             for name, value in wanted.items():
                 if name in self.names:

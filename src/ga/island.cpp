@@ -7,8 +7,16 @@
 #include <stdexcept>
 
 #include "ga/variation.hpp"
+#include "kernel/registry.hpp"
 
 namespace isletune {
+
+std::vector<Param> model_interactions() {
+  std::vector<Param> out(std::begin(kModelInteractions), std::end(kModelInteractions));
+  for (const FamilySelector& sel : registered_ocs().selectors())
+    out.push_back(sel.param);
+  return out;
+}
 
 // Cells by fitness, best first; stable so ties keep the lower cell first.
 std::vector<int> select_best(std::span<const Individual> population, int count) {
@@ -468,7 +476,8 @@ int Island::extra(Evaluator& evaluator, TraceSink& sink, int count) {
 // Roulette parents among the torus neighbours, crossover, mutation, decoding.
 int Island::breed(int cell, const std::vector<double>& fitness) {
   const auto [a, b] = select_parents(torus_, cell, fitness, rng_);
-  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_);
+  Genome child = crossover(population_[a].genome, population_[b].genome, ops_.crossover_rate, rng_,
+                           alphabet_.alleles());
   mutate(child, alphabet_.alleles(), ops_.mutation_rate, rng_);
   return alphabet_.decode(child, rng_);
 }

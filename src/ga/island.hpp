@@ -56,6 +56,12 @@ struct IslandState {
 // fails when a family's OCs name another).
 inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
                                                Param::prefetch};
+// kModelInteractions, then the selector of every registered family that has one
+// (OcTable::selectors, kernel/registry.hpp): a selector changes what the other parameters do
+// as the streaming switch does. No registered family of the production build has one, so
+// there it is kModelInteractions; a selector the sampled settings hold at one value adds no
+// column (OnlineModel skips a parameter that does not vary).
+[[nodiscard]] std::vector<Param> model_interactions();
 
 // The online model's fit and how its choices spread (the product's defaults; the replay
 // sweep varies them: bench/sweep.cpp).
@@ -140,7 +146,7 @@ struct GaOperators {
   int ranked_until = 0;
   // Parameters whose indicators interact with every other one in the online model
   // (OnlineModel's `interact`).
-  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  std::vector<Param> interact = model_interactions();
   // How the model chooses its picks and a restart's model cells (GaSettings::model_policy).
   ModelPolicy model_policy = GaSettings{}.model_policy;
   ModelKnobs model;

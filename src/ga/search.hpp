@@ -236,7 +236,7 @@ struct IslandExtras {
   // own ranking (GaOperators::ranked_until); hash shares after.
   int ranked_until = 0;
   // The online model's interacting parameters (GaOperators::interact).
-  std::vector<Param> interact{std::begin(kModelInteractions), std::end(kModelInteractions)};
+  std::vector<Param> interact = model_interactions();
   ModelKnobs model;  // the online model's fit and choices (GaOperators::model)
 };
 

@@ -4,11 +4,14 @@
 namespace isletune {
 
 // Uniform crossover with probability `rate`, else a copy of the first parent.
-Genome crossover(const Genome& first, const Genome& second, double rate, Rng& rng) {
+Genome crossover(const Genome& first, const Genome& second, double rate, Rng& rng,
+                 std::span<const int> alleles) {
   Genome child = first;
   if (!rng.chance(rate))
     return child;
   for (std::size_t g = 0; g < child.size(); ++g) {
+    if (g >= kBaseParamCount && g < alleles.size() && alleles[g] < 2)
+      continue;  // an appended parameter at one value: no draw (both parents hold it)
     if (rng.chance(0.5))
       child[g] = second[g];
   }

@@ -105,7 +105,9 @@ struct SpacePart {
 // live there): the values the space gives it by default for a problem, and which values a
 // `space` list may hold. Only the declaring family's settings take it away from its neutral
 // value: the space holds it neutral in every other family's OCs, and canonical settings of
-// other families have it neutral (registry.hpp).
+// other families have it neutral (registry.hpp). When the family's OCs name it, it is the
+// family's selector (KernelFamily::ocs): its defaults decide whether the default space holds
+// the family (a list without the selecting value leaves the family's OCs empty).
 struct OwnParam {
   Param param;
   std::vector<int> (*defaults)(int dims, const Grid& grid);
@@ -135,13 +137,21 @@ class KernelFamily {
   // Short name: "tiled", "streaming" (plans, tests, docs).
   [[nodiscard]] virtual std::string_view name() const = 0;
   // Whether this family builds s. It may read only the parameters up to kFamilyKnown (tdeg,
-  // registry.hpp): the space picks the family once they are set.
+  // registry.hpp) and its selector: the space picks the family once they are set. A family
+  // with a selector is asked only about settings that give the selector one of its values,
+  // every other family only about settings that hold every selector neutral
+  // (OcTable::family_of).
   [[nodiscard]] virtual bool builds(const Setting& s) const = 0;
   // The OCs it builds (registry.hpp lists every family's in one table): each an id that no
   // other family declares (below kOcCount; an id recorded in traces never changes meaning, a
   // new family appends), a name, the parameter values that define it (parameters up to
-  // kFamilyKnown) and whether it fuses steps. Every setting it builds that its rules admit
-  // is in exactly one of them; a setting in none is not valid.
+  // kFamilyKnown, and its selector) and whether it fuses steps. Every setting it builds that
+  // its rules admit is in exactly one of them; a setting in none is not valid. A family's
+  // selector is a parameter of its own (own_params) that every one of its OCs names at a value
+  // other than the parameter's neutral one: the settings that give it such a value are the
+  // family's, whatever the other OC parameters say (the tensor-core family of issue 47 beside
+  // the tiled one; tests/axis gives the template one: tpl_on = 1). Its one home is these OC
+  // values: the registry reads the selector from them.
   [[nodiscard]] virtual const std::vector<Oc>& ocs() const = 0;
   // Its pruning of the space inside one of its OCs: `part` arrives with the OC's values
   // fixed, tdeg kept to the OC's side of 1 and the generic pruning done (merge none: mf = 1);

@@ -12,13 +12,17 @@
 // line and its kParamInfo line: name, kind, neutral value) and declares its default values
 // and allowed values here (own_params); the space holds it neutral in the other families'
 // OCs and their canonical settings, keys leave it out at its neutral value, and traces and
-// saved states written before it read it neutral (docs/kernel-plan.md). The template's own
-// parameter, tpl_px (points per thread along x), is appended only in the test build of
-// tests/axis (ISLETUNE_TEST_TEMPLATE_AXIS); elsewhere the template computes one point per
-// thread.
-// Unlike a real family it is not in the registry: its one OC (48, "template": no streaming, no
-// merging, one step) could hold the tiled family's OC 0 settings, which the registry's OC
-// table rejects; a real family selects settings no other family's OCs hold. The unit tests
+// saved states written before it read it neutral (docs/kernel-plan.md). A family whose OCs
+// would hold another family's settings (as the template's OC 48, no streaming, no merging,
+// one step, holds the tiled family's OC 0 settings) brings a selector: a parameter of its own
+// that its OCs name at a value other than its neutral one; the registry builds the settings
+// with that value by this family and every other setting by the others (OcTable::family_of).
+// The template's own parameters, tpl_px (points per thread along x) and its selector tpl_on
+// (0/1), are appended only in the test build of tests/axis (ISLETUNE_TEST_TEMPLATE_AXIS),
+// where the template is registered (src/kernel/registry.cpp); tpl_on defaults to 0 alone, so
+// that build's default space is the production build's and a space list `tpl_on: [0, 1]`
+// adds the template's OC. Elsewhere the template computes one point per thread and is not in
+// the registry (its OC would hold OC 0's settings, which the OC table rejects); the unit tests
 // build an OC table with it (OcTable), plan and generate it explicitly and compile it with
 // NVRTC (tests/unit/test_kernel_family.cpp).
 #include <sstream>
@@ -59,15 +63,20 @@ class FamilyTemplate final : public KernelFamily {
            s[Param::tdeg] == 1;
   }
   // Its OCs: an id above those in use (kOcCount bounds them), a name, the values that define
-  // it, and whether it fuses steps.
+  // it (its selector among them, where the build has one), and whether it fuses steps.
   const std::vector<Oc>& ocs() const override {
     static const std::vector<Oc> list = {
         Oc{48,
            "template",
-           {{Param::streaming, 0},
-            {Param::merge, static_cast<int>(MergeKind::none)},
-            {Param::retiming, 0},
-            {Param::prefetch, 0}},
+           {
+               {Param::streaming, 0},
+               {Param::merge, static_cast<int>(MergeKind::none)},
+               {Param::retiming, 0},
+               {Param::prefetch, 0},
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+               {Param::tpl_on, 1},
+#endif
+           },
            false},
     };
     return list;
@@ -80,18 +89,22 @@ class FamilyTemplate final : public KernelFamily {
     part[index_of(Param::sb)] = {0};
     return {SpacePart{std::move(part), -1}};
   }
-  std::span<const FamilyRule> rules() const override { return kRules; }
+  std::span<const FamilyRule> rules() const override {
+    return kRules;
+  }
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
   // Its own parameters: default values for a problem and the values a space list may hold.
+  // tpl_on is its selector (its OC names it): off by default, on where a space list has 1.
   std::span<const OwnParam> own_params() const override {
-    static constexpr std::array<OwnParam, 1> list = {OwnParam {
-      Param::tpl_px,
-      [](int, const Grid&) {
-        return std::vector<int>{1, 2, 4};
-      },
-      [](int v, int) { return v == 1 || v == 2 || v == 4 || v == 8; },
-      "1, 2, 4 or 8"
-    }};
+    static constexpr std::array<OwnParam, 2> list = {
+        OwnParam{Param::tpl_px,
+                 [](int, const Grid&) {
+                   return std::vector<int>{1, 2, 4};
+                 },
+                 [](int v, int) { return v == 1 || v == 2 || v == 4 || v == 8; }, "1, 2, 4 or 8"},
+        OwnParam{Param::tpl_on, [](int, const Grid&) { return std::vector<int>{0}; },
+                 [](int v, int) { return v == 0 || v == 1; }, "0 or 1"},
+    };
     return list;
   }
 #endif

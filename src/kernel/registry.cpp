@@ -1,9 +1,11 @@
 // The registry of kernel families: one line per family (its accessor is defined in
-// src/kernel/<family>.cpp). The first family whose builds() accepts a setting builds it.
+// src/kernel/<family>.cpp). The first family whose builds() accepts a setting builds it; a
+// family with a selector (a parameter of its own its OCs name) builds the settings it selects.
 #include "kernel/registry.hpp"
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -11,18 +13,22 @@ namespace isletune {
 
 const KernelFamily& tiled_family();      // src/kernel/tiled.cpp
 const KernelFamily& streaming_family();  // src/kernel/streaming.cpp
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+const KernelFamily& template_family();  // src/kernel/family_template.cpp (tests/axis only)
+#endif
 
 std::span<const KernelFamily* const> families() {
-  static const std::array<const KernelFamily*, 2> list = {&tiled_family(), &streaming_family()};
+  static const std::array list = {
+      &tiled_family(), &streaming_family(),
+#ifdef ISLETUNE_TEST_TEMPLATE_AXIS
+      &template_family(),  // selected by tpl_on = 1 (tests/axis)
+#endif
+  };
   return list;
 }
 
 const KernelFamily* find_family(const Setting& s) {
-  for (const KernelFamily* f : families()) {
-    if (f->builds(s))
-      return f;
-  }
-  return nullptr;
+  return registered_ocs().family_of(s);
 }
 
 const KernelFamily* find_family(std::string_view name) {
@@ -43,16 +49,28 @@ bool is_canonical(const ProblemShape& shape, const Setting& s) {
 
 namespace {
 
-// Whether one setting could be in both OCs: every parameter both name has one value in both,
-// and both fuse steps or neither does.
-bool overlap(const Oc& a, const Oc& b) {
+// The value every setting of OC `oc` of family f gives p: the value the OC names, the neutral
+// value of an appended parameter f does not own (its settings hold it there), else nullopt.
+std::optional<int> value_in(const Oc& oc, const KernelFamily& f, Param p) {
+  for (const OcValue& v : oc.values) {
+    if (v.param == p)
+      return v.value;
+  }
+  if (is_appended(p) && !f.owns(p))
+    return neutral_value(p);
+  return std::nullopt;
+}
+
+// Whether one setting could be in both OCs: every parameter has one value in both where both
+// fix it, and both fuse steps or neither does.
+bool overlap(const Oc& a, const KernelFamily& fa, const Oc& b, const KernelFamily& fb) {
   if (a.temporal != b.temporal)
     return false;
-  for (const OcValue& va : a.values) {
-    for (const OcValue& vb : b.values) {
-      if (va.param == vb.param && va.value != vb.value)
-        return false;
-    }
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const auto va = value_in(a, fa, param_at(i));
+    const auto vb = value_in(b, fb, param_at(i));
+    if (va && vb && *va != *vb)
+      return false;
   }
   return true;
 }
@@ -60,6 +78,48 @@ bool overlap(const Oc& a, const Oc& b) {
 std::string who(const Oc& oc, const KernelFamily& f) {
   return "OC " + std::to_string(oc.id) + " (" + oc.rule() + ") of the " + std::string(f.name()) +
          " family";
+}
+
+// The selector of family f (KernelFamily::ocs): the parameter of its own its OCs name, with
+// the values they name it at; nullopt when they name none. Throws std::logic_error when they
+// name two, name one in some OCs only, or at its neutral value.
+std::optional<FamilySelector> selector_of(const KernelFamily& f) {
+  std::optional<FamilySelector> out;
+  const std::string family = "the " + std::string(f.name()) + " family";
+  for (const OwnParam& own : f.own_params()) {
+    const Param p = own.param;
+    const std::string name(param_name(p));
+    std::vector<int> values;
+    for (const Oc& oc : f.ocs()) {
+      const auto v = std::find_if(oc.values.begin(), oc.values.end(),
+                                  [p](const OcValue& ov) { return ov.param == p; });
+      if (v == oc.values.end())
+        continue;
+      if (v->value == neutral_value(p)) {
+        throw std::logic_error(who(oc, f) + " names its selector " + name + " at its neutral " +
+                               "value " + std::to_string(v->value) +
+                               ", which every other family's settings hold");
+      }
+      if (std::find(values.begin(), values.end(), v->value) == values.end())
+        values.push_back(v->value);
+    }
+    if (values.empty())
+      continue;
+    for (const Oc& oc : f.ocs()) {
+      if (!std::any_of(oc.values.begin(), oc.values.end(),
+                       [p](const OcValue& ov) { return ov.param == p; })) {
+        throw std::logic_error(who(oc, f) + " does not name " + name + ", which other OCs of " +
+                               family + " name: a selector defines every OC of its family");
+      }
+    }
+    if (out) {
+      throw std::logic_error(family + " names two parameters of its own in its OCs (" +
+                             std::string(param_name(out->param)) + " and " + name +
+                             "): a family has at most one selector");
+    }
+    out = FamilySelector{p, std::move(values), &f};
+  }
+  return out;
 }
 
 }  // namespace
@@ -81,6 +141,12 @@ OcTable::OcTable(std::span<const KernelFamily* const> families)
       }
     }
   }
+  for (const KernelFamily* f : families_) {
+    if (auto selector = selector_of(*f))
+      selectors_.push_back(std::move(*selector));
+    else
+      unselected_.push_back(f);
+  }
   row_.fill(-1);
   std::array<OcEntry, kOcCount> by_id{};
   for (const KernelFamily* f : families_) {
@@ -93,7 +159,7 @@ OcTable::OcTable(std::span<const KernelFamily* const> families)
       if (e.oc != nullptr)
         throw std::logic_error(who(oc, *f) + " reuses the id of " + who(*e.oc, *e.family));
       for (const OcEntry& other : by_id) {
-        if (other.oc != nullptr && other.family != f && overlap(oc, *other.oc)) {
+        if (other.oc != nullptr && other.family != f && overlap(oc, *f, *other.oc, *other.family)) {
           throw std::logic_error(who(oc, *f) + " could hold the settings of " +
                                  who(*other.oc, *other.family) +
                                  ": the family listed first would build them");
@@ -111,7 +177,14 @@ OcTable::OcTable(std::span<const KernelFamily* const> families)
 }
 
 const KernelFamily* OcTable::family_of(const Setting& s) const {
-  for (const KernelFamily* f : families_) {
+  for (const FamilySelector& sel : selectors_) {
+    const int v = s[sel.param];
+    if (v == neutral_value(sel.param))
+      continue;
+    const bool selected = std::find(sel.values.begin(), sel.values.end(), v) != sel.values.end();
+    return selected && sel.family->builds(s) ? sel.family : nullptr;
+  }
+  for (const KernelFamily* f : unselected_) {
     if (f->builds(s))
       return f;
   }
@@ -145,14 +218,12 @@ const OcEntry* OcTable::find(int id) const {
 }
 
 int OcTable::oc_of(const Setting& s) const {
-  for (const KernelFamily* f : families_) {
-    if (!f->builds(s))
-      continue;
-    for (const Oc& oc : f->ocs()) {
-      if (oc.holds(s))
-        return oc.id;
-    }
+  const KernelFamily* f = family_of(s);
+  if (f == nullptr)
     return -1;
+  for (const Oc& oc : f->ocs()) {
+    if (oc.holds(s))
+      return oc.id;
   }
   return -1;
 }

@@ -13,12 +13,15 @@
 namespace isletune {
 
 // KernelFamily::builds reads only the OC parameters, which come first in parameter order and
-// are all set once tdeg is: a family is known from this parameter on.
+// are all set once tdeg is, and a family's selector (appended, so last in parameter order: the
+// space's enumeration of an OC sets the OC's values, the selector among them, before it
+// descends): a family is known from this parameter on.
 inline constexpr Param kFamilyKnown = Param::tdeg;
 
 // Every registered family, in registry order.
 [[nodiscard]] std::span<const KernelFamily* const> families();
-// The first registered family that builds s, or nullptr.
+// The registered family that builds s (OcTable::family_of: the first that builds it, a
+// family's selector first), or nullptr.
 [[nodiscard]] const KernelFamily* find_family(const Setting& s);
 // The registered family named `name`, or nullptr.
 [[nodiscard]] const KernelFamily* find_family(std::string_view name);
@@ -37,19 +40,34 @@ struct OcEntry {
   const KernelFamily* family = nullptr;
 };
 
+// A family's selector (KernelFamily::ocs): its settings are those that give `param` one of
+// `values` (never the parameter's neutral value).
+struct FamilySelector {
+  Param param;
+  std::vector<int> values;
+  const KernelFamily* family = nullptr;
+};
+
 // The OC table of a list of families (the registry's: oc_table() below; a test's own list, to
 // try a family before it is registered, and a Space over it). Throws std::logic_error naming
 // both when an id is out of range, declared twice, or when two families' OCs could hold one
-// setting (every parameter both name at one value, both temporal or neither): the first
-// family would build it, the other's OC would never be reached; and naming the family when
-// it declares a base parameter as its own, or one another family of the list declares.
+// setting (every parameter both name at one value, both temporal or neither; an appended
+// parameter a family does not own is neutral in its OCs): the first family would build it,
+// the other's OC would never be reached; and naming the family when it declares a base
+// parameter as its own, or one another family of the list declares, or when its OCs name a
+// parameter of its own (a selector) at its neutral value, or not in all of them, or name two.
 class OcTable {
  public:
   explicit OcTable(std::span<const KernelFamily* const> families);
   // The families of the list, in order.
   [[nodiscard]] std::span<const KernelFamily* const> families() const { return families_; }
-  // The first family of the list that builds s, or nullptr.
+  // The family that builds s: when s gives a selector a value other than its neutral one, the
+  // selector's family if it builds s (else nullptr); otherwise the first family of the list
+  // without a selector that builds s, or nullptr. Without selectors: the first family of the
+  // list that builds s.
   [[nodiscard]] const KernelFamily* family_of(const Setting& s) const;
+  // The selectors of the list's families, in list order.
+  [[nodiscard]] std::span<const FamilySelector> selectors() const { return selectors_; }
   // The family of the list that declares appended parameter p (KernelFamily::own_params), or
   // nullptr (then every setting holds it neutral).
   [[nodiscard]] const KernelFamily* owner(Param p) const;
@@ -64,6 +82,8 @@ class OcTable {
 
  private:
   std::vector<const KernelFamily*> families_;
+  std::vector<const KernelFamily*> unselected_;  // the families without a selector, in order
+  std::vector<FamilySelector> selectors_;
   std::vector<OcEntry> entries_;
   std::array<int, kOcCount> row_{};  // id -> index into entries_, -1 when undeclared
 };

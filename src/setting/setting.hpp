@@ -39,6 +39,7 @@ enum class Param : std::uint8_t {
 // is the family's (KernelFamily::own_params).
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
   tpl_px,  // test build only (tests/axis): the template family's points per thread along x
+  tpl_on,  // test build only (tests/axis): 0/1, the template family's selector
 #endif
 };
 
@@ -73,7 +74,7 @@ inline constexpr std::array kParamInfo = {
     ParamInfo{"ufy", ParamKind::integer, 1},     ParamInfo{"ufz", ParamKind::integer, 1},
     ParamInfo{"use_shared", ParamKind::flag, 0}, ParamInfo{"use_constant", ParamKind::flag, 0},
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
-    ParamInfo{"tpl_px", ParamKind::integer, 1},
+    ParamInfo{"tpl_px", ParamKind::integer, 1},  ParamInfo{"tpl_on", ParamKind::flag, 0},
 #endif
 };
 

@@ -131,8 +131,12 @@ void Space::for_each_valid(int oc, F&& f) const {
     const Values& dom = oc_domains_[static_cast<std::size_t>(o)];
     if (dom[0].empty())
       continue;
-    // Depth-first over the parameters in order, pruning as soon as a constraint fails.
+    // Depth-first over the parameters in order, pruning as soon as a constraint fails. The
+    // OC's values are set first: a family's selector comes last in parameter order, and the
+    // family is looked up at kFamilyKnown.
     Setting s;
+    for (const OcValue& v : ocs_->find(o)->oc->values)
+      s[v.param] = v.value;
     std::array<std::size_t, kParamCount> at{};
     std::size_t depth = 0;
     const KernelFamily* family = nullptr;  // looked up once the OC parameters are set

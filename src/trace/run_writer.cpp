@@ -254,8 +254,10 @@ void RunTraceWriter::write_space_now(const Space::Values& values) {
   h5::write_attr(
       table.get(), "rule",
       std::string_view("a setting's OC is the row whose rule it meets: every name=value of the "
-                       "rule, and tdeg>1 or tdeg=1 (the flag columns: that row's streaming, "
-                       "merge, retiming and prefetch, and temporal = tdeg > 1)"));
+                       "rule, and tdeg>1 or tdeg=1; a parameter after the first 18 that other "
+                       "rows name (a family's selector) is at its neutral value in a row that "
+                       "does not name it (the flag columns: that row's streaming, merge, "
+                       "retiming and prefetch, and temporal = tdeg > 1)"));
 }
 
 void RunTraceWriter::write_sample(const SampleData& sample) {

@@ -161,6 +161,28 @@ def test_a_rule_naming_a_parameter_the_trace_lacks_reads_its_neutral_value():
     assert plain.any()
 
 
+def test_a_selector_some_rules_name_is_neutral_in_the_rules_that_do_not_name_it():
+    """A family selected by a parameter of its own (tests/axis: the template's tpl_on) names it
+    in its OC's rule; the tiled OC 0 beside it does not, and holds it neutral: a setting with
+    tpl_on=1 and OC 0's other values is the template's (48), not OC 0's, though OC 0 comes
+    first and its rule names nothing tpl_on=1 contradicts."""
+    from dataclasses import replace
+    trace = load_trace(DATASET)
+    rows = ({"oc": 0, "name": "tile", "rule": "streaming=0,merge=0,retiming=0,prefetch=0,tdeg=1"},
+            {"oc": 48, "name": "template",
+             "rule": "streaming=0,merge=0,retiming=0,prefetch=0,tpl_on=1,tdeg=1"})
+    schema = replace(trace.schema, names=trace.schema.names + ("tpl_on",),
+                     neutral=trace.schema.neutral + (0,), ocs=rows)
+    v = trace.evaluations["values"].astype(np.int64)
+    on = (np.arange(len(v)) % 2).reshape(-1, 1)
+    ids = schema.oc_of(np.hstack([v, on]))
+    s = schema.index
+    tile = (v[:, s("streaming")] == 0) & (v[:, s("merge")] == 0) & (v[:, s("retiming")] == 0) \
+        & (v[:, s("prefetch")] == 0) & (v[:, s("tdeg")] == 1)
+    assert tile.any() and (tile & (on[:, 0] == 1)).any()
+    np.testing.assert_array_equal(ids, np.where(tile, np.where(on[:, 0] == 1, 48, 0), -1))
+
+
 def test_values_columns_are_mapped_by_name_and_a_missing_parameter_reads_neutral(tmp_path):
     """A dataset recorded before use_constant existed, its columns stored in another order."""
     copy = tmp_path / "old.h5"

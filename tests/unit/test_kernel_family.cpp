@@ -152,7 +152,8 @@ TEST(KernelFamily, ModelInteractionsAreTheOcSelectingParameters) {
     for (const OcValue& v : e.oc->values)
       selecting.insert(v.param);
   }
-  const std::set<Param> interacting(std::begin(kModelInteractions), std::end(kModelInteractions));
+  const std::vector<Param> model = model_interactions();
+  const std::set<Param> interacting(model.begin(), model.end());
   EXPECT_EQ(interacting, selecting);
 }
 
