@@ -2,6 +2,7 @@
 #include "ga/island.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -12,9 +13,18 @@
 namespace isletune {
 
 std::vector<Param> model_interactions() {
-  std::vector<Param> out(std::begin(kModelInteractions), std::end(kModelInteractions));
-  for (const FamilySelector& sel : registered_ocs().selectors())
-    out.push_back(sel.param);
+  std::array<bool, kParamCount> named{};
+  for (const OcEntry& e : oc_table()) {
+    for (const OcValue& v : e.oc->values)
+      named[static_cast<std::size_t>(v.param)] = true;
+  }
+  std::vector<Param> out;
+  if (named[static_cast<std::size_t>(Param::merge)])
+    out.push_back(Param::merge);
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    if (named[i] && static_cast<Param>(i) != Param::merge)
+      out.push_back(static_cast<Param>(i));
+  }
   return out;
 }
 

@@ -49,18 +49,12 @@ struct IslandState {
 };
 
 // The parameters whose indicators interact with every other one in the island's online
-// model (OnlineModel's `interact`): the merge kind and the streaming family's switches,
-// which change what the other parameters do (replay sweep, docs/decisions.md#model-features).
-// They are the parameters the registered families' OCs are selected by, merge first (the
-// order of the model's columns; unit.KernelFamily.ModelInteractionsAreTheOcSelectingParameters
-// fails when a family's OCs name another).
-inline constexpr Param kModelInteractions[] = {Param::merge, Param::streaming, Param::retiming,
-                                               Param::prefetch};
-// kModelInteractions, then the selector of every registered family that has one
-// (OcTable::selectors, kernel/registry.hpp): a selector changes what the other parameters do
-// as the streaming switch does. No registered family of the production build has one, so
-// there it is kModelInteractions; a selector the sampled settings hold at one value adds no
-// column (OnlineModel skips a parameter that does not vary).
+// model (OnlineModel's `interact`): those the registered families' OCs are selected by (merge
+// kind, the streaming family's switches, a family's selector), which change what the other
+// parameters do (replay sweep, docs/decisions.md#model-features). Read from the OC table, merge
+// first, then in parameter order (the order of the model's columns): merge, streaming,
+// retiming, prefetch in the production build. A parameter the sampled settings hold at one
+// value adds no column (OnlineModel skips a parameter that does not vary).
 [[nodiscard]] std::vector<Param> model_interactions();
 
 // The online model's fit and how its choices spread (the product's defaults; the replay

@@ -5,7 +5,7 @@
 // Features (built once from the settings the search may visit): for every parameter with
 // more than one value among them, one indicator per value but the first (one-hot main
 // effects); and, for each `interact` parameter that varies (by default the merge kind;
-// the island GA adds the streaming family's switches, ga/island.hpp kModelInteractions),
+// the island GA adds the streaming family's switches, ga/island.hpp model_interactions()),
 // the product of each of its indicators with every other indicator (merging changes what
 // the other parameters do: block merging along x breaks coalescing, cyclic does not;
 // streaming, retiming and prefetch change the kernel family). Target: log(median ms); a setting

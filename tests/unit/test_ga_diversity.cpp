@@ -303,7 +303,7 @@ TEST(OnlineModel, FailuresAmongFastSettingsDoNotBendTheFit) {
 TEST(OnlineModel, StreamingInteractionsRankTheStreamingOptimum) {
   // Temporal blocking (tdeg) pays only with streaming: a landscape no main-effect model
   // can represent. With streaming among the interacting parameters (the island GA's
-  // kModelInteractions) the model fit on a third of the settings ranks the optimum
+  // model_interactions()) the model fit on a third of the settings ranks the optimum
   // first; with the merge kind alone it does not.
   const SampledSet set = testing::product_set({{Param::streaming, {0, 1}},
                                                {Param::tdeg, {1, 2, 4, 8}},
@@ -330,7 +330,7 @@ TEST(OnlineModel, StreamingInteractionsRankTheStreamingOptimum) {
       rank += model.predict_ms(s) < model.predict_ms(best) ? 1 : 0;
     return rank;
   };
-  EXPECT_EQ(optimum_rank(kModelInteractions), 0);
+  EXPECT_EQ(optimum_rank(model_interactions()), 0);
   EXPECT_GT(optimum_rank(OnlineModel::kMergeOnly), 0);
 }
 
