@@ -160,7 +160,7 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
 // There the restart's MCR window is noisy for a small island (an island of 4 breeds one child
 // a generation beside its 3 model picks): a due restart that stopped the proposals drained the
 // queue, was often no longer due once it had (the window's next verdict), and left a replayed
-// island of 4 70 % busy with 14.9 settings queued; breeding on, 88 % and 18.8
+// island of 4 68 % busy with 14.5 settings queued; breeding on, 86 % and 18.6
 // (docs/studies/2026-12-05-small-islands-queue.md).
 std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
   if (exhausted_ || (restart_due_ && epoch_ready() && (!timing_ || last_fresh_ == 0)))
