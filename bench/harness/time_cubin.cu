@@ -2,8 +2,8 @@
 // (docs/studies/2026-11-24-register-pipeline-rule-retiming.md, "The 3-D boxes are power-bound"):
 // loads KERNEL (a cubin, or a .cu source compiled with NVRTC with the worker's options) and times
 // REPS back-to-back launches of its isl_kernel on a ping-pong pair of NX*NY*NZ doubles (random
-// inputs with `random`, else zeros), CUDA events around them. Geometry and shared bytes as
-// `isletune-bench-kernels --source KEY` prints them.
+// inputs with `random`, else zeros), CUDA events around them, and the sum of the last output.
+// Geometry and shared bytes as `isletune-bench-kernels --source KEY` prints them.
 //   nvcc -O2 -o time_cubin bench/harness/time_cubin.cu -lcuda -lnvrtc
 //   time_cubin KERNEL NX NY NZ BX BY BZ GX GY GZ SHARED REPS [random]
 #include <cuda.h>
@@ -101,7 +101,14 @@ int main(int argc, char** argv) {
   }
   float ms;
   cudaEventElapsedTime(&ms, e0, e1);
-  std::printf("%s %s %.4f ms/step %.1f GCells/s\n", argv[1], random ? "random" : "zeros", ms / reps,
-              n / (ms / reps * 1e-3) / 1e9);
+  // The last step's output (after the swap: `in`), summed: variants of one kernel that compute
+  // the same steps agree to rounding (a check when an edited kernel is timed).
+  std::vector<double> res(n);
+  cudaMemcpy(res.data(), in, n * 8, cudaMemcpyDeviceToHost);
+  double sum = 0.0;
+  for (double v : res)
+    sum += v;
+  std::printf("%s %s %.4f ms/step %.1f GCells/s checksum %.15e\n", argv[1],
+              random ? "random" : "zeros", ms / reps, n / (ms / reps * 1e-3) / 1e9, sum);
   return 0;
 }
