@@ -93,7 +93,7 @@ descendants() {
   local p stat rest ppid
   local -A children=()
   for p in /proc/[0-9]*; do
-    stat=$(<"$p/stat") 2>/dev/null || continue
+    { read -r stat <"$p/stat"; } 2>/dev/null || continue
     rest=${stat##*) }
     read -r _ ppid _ <<<"$rest"
     children[$ppid]+=" ${p#/proc/}"
