@@ -4,8 +4,11 @@
 // region, shared bytes, costs, the one-step tail) and its code emission (the IslApply member
 // and the config struct of one entry). Families are listed in the registry (registry.cpp);
 // nothing else branches on the family. A family also says which parameters its kernel reads
-// and which factors it clips for a stencil (canonical). How to add one: docs/kernel-plan.md; the
-// skeleton to copy: family_template.cpp + kernels/family_template.cuh.
+// (own_params, exclusive_params: the space holds them neutral in every other family's settings)
+// and which factors it clips for a stencil (canonical), and which generic rules bend for it
+// (stream_axis, takes_any_tile): the space's rules read these, never a family's switch. How to
+// add one: docs/kernel-plan.md; the skeleton to copy: family_template.cpp +
+// kernels/family_template.cuh.
 #pragma once
 
 #include <algorithm>
@@ -113,6 +116,19 @@ struct OwnParam {
   std::vector<int> (*defaults)(int dims, const Grid& grid);
   bool (*allowed)(int value, int dims);
   std::string_view expected;  // what `allowed` accepts, e.g. "1, 2 or 4": a space list's error
+  std::string_view expected_2d = {};  // the same for a 2-D stencil where it differs, else ""
+};
+
+// The base parameters only one family's kernel reads and whose allowed values hold none that
+// means "off" (the streaming family's axis sd, 1 or 2, and stream block sb, a power of two).
+// The family declares their default and allowed values (`params`, as for a parameter of its
+// own), and every other family's settings hold them at their neutral value, outside those
+// values: the space gives them that value alone in the other families' OCs, checks their lists
+// in the declaring family's settings only, and rejects another family's setting that sets one
+// in a sentence `absent` begins ("without streaming": "without streaming sd and sb must be 0").
+struct ExclusiveParams {
+  std::span<const OwnParam> params;
+  std::string_view absent;
 };
 
 // Narrows a value list to {v} when it holds v, else to {} (no valid setting).
@@ -154,10 +170,11 @@ class KernelFamily {
   // values: the registry reads the selector from them.
   [[nodiscard]] virtual const std::vector<Oc>& ocs() const = 0;
   // Its pruning of the space inside one of its OCs: `part` arrives with the OC's values
-  // fixed, tdeg kept to the OC's side of 1 and the generic pruning done (merge none: mf = 1);
-  // it returns product sets whose valid settings are exactly the OC's (only values that can
-  // never be valid removed: the parameters it does not read at their one canonical value, a
-  // part per streaming axis). Default: the part as it came.
+  // fixed, tdeg kept to the OC's side of 1 and the generic pruning done (merge none: mf = 1;
+  // another family's parameters at their neutral value: appended ones it does not own, base
+  // ones another family reads alone); it returns product sets whose valid settings are exactly
+  // the OC's (only values that can never be valid removed: a part per streaming axis, the
+  // shared tile its fused steps need). Default: the part as it came.
   [[nodiscard]] virtual std::vector<SpacePart> space_parts(const ProblemShape& shape, const Oc& oc,
                                                            ParamValues part) const {
     (void)shape;
@@ -184,13 +201,31 @@ class KernelFamily {
     const auto list = own_params();
     return std::any_of(list.begin(), list.end(), [p](const OwnParam& o) { return o.param == p; });
   }
+  // The base parameters only its kernel reads (ExclusiveParams: the streaming family's sd and
+  // sb). Default: none.
+  [[nodiscard]] virtual ExclusiveParams exclusive_params() const { return {}; }
+  // Whether its kernel reads base parameter p alone (one of exclusive_params).
+  [[nodiscard]] bool reads_alone(Param p) const {
+    const auto list = exclusive_params().params;
+    return std::any_of(list.begin(), list.end(), [p](const OwnParam& o) { return o.param == p; });
+  }
   // Its rules for the space (checked for the settings it builds).
   [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;
   // The axis it streams along for s (1 = y, 2 = z), or -1: the generic tile rules
-  // (tile covers the halo, unroll divides merge) apply to every other axis.
+  // (tile covers the halo, unroll divides merge) apply to every other axis, and a 2-D
+  // stencil's settings do not stream along z.
   [[nodiscard]] virtual int stream_axis(const Setting& s) const {
     (void)s;
     return -1;
+  }
+  // Whether its kernel for s computes every point of a tile of any extent (one step, each
+  // point read with its halo: the tiled family at tdeg 1, the naive kernel's 32x4x2 among its
+  // tiles). The generic rule that the tile exceed the halo along every axis but a streamed one
+  // (tb_d * mf_d > 2 * radius_d) holds for every other setting: a kernel that fuses steps on
+  // overlapped tiles, or streams, computes only a tile's interior. Default: false.
+  [[nodiscard]] virtual bool takes_any_tile(const Setting& s) const {
+    (void)s;
+    return false;
   }
 
   // Plan arithmetic. `p` arrives with the generic part filled (dims, tdeg, steps_per_launch,

@@ -6,7 +6,9 @@
 //   2. say which settings it builds (builds: only the parameters up to tdeg), its OCs (ocs:
 //      ids no other family uses, appended after the ids in use; the trace's /space/ocs, the
 //      space's counts, the sampler and the analysis package take them from there), its
-//      pruning of the space (space_parts) and its rules, its plan arithmetic, its code;
+//      pruning of the space (space_parts, where values can never be valid beyond the generic
+//      pruning) and its rules, what the generic rules ask of it (stream_axis, takes_any_tile),
+//      its plan arithmetic, its code;
 //   3. add one line to the registry (src/kernel/registry.cpp).
 // A family with a parameter of its own appends it to Param (src/setting/setting.hpp: the enum
 // line and its kParamInfo line: name, kind, neutral value) and declares its default values
@@ -81,16 +83,16 @@ class FamilyTemplate final : public KernelFamily {
     };
     return list;
   }
-  // Its pruning inside an OC: parameters its kernel does not read at one value (here the
-  // streaming axis and block), so the space counts each kernel once.
-  std::vector<SpacePart> space_parts(const ProblemShape&, const Oc&,
-                                     ParamValues part) const override {
-    part[index_of(Param::sd)] = {0};
-    part[index_of(Param::sb)] = {0};
-    return {SpacePart{std::move(part), -1}};
-  }
+  // Its pruning inside an OC (space_parts) is the generic one: another family's parameters
+  // (the streaming axis and block, sd and sb, which the streaming family reads alone) arrive
+  // at their neutral value. Its rules:
   std::span<const FamilyRule> rules() const override {
     return kRules;
+  }
+  // One point per thread (tpl_px along x), each read with its halo: any tile will do, so the
+  // generic rule that the tile exceed the halo does not apply.
+  bool takes_any_tile(const Setting&) const override {
+    return true;
   }
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
   // Its own parameters: default values for a problem and the values a space list may hold.

@@ -140,6 +140,20 @@ OcTable::OcTable(std::span<const KernelFamily* const> families)
                                " family declares already");
       }
     }
+    for (const OwnParam& alone : f->exclusive_params().params) {
+      const std::string name(param_name(alone.param));
+      if (is_appended(alone.param)) {
+        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
+                               " as read by it alone, but it is a parameter a family brings "
+                               "(own_params)");
+      }
+      const KernelFamily* first = alone_reader(alone.param);
+      if (first != f) {
+        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
+                               ", which the " + std::string(first->name()) +
+                               " family declares already");
+      }
+    }
   }
   for (const KernelFamily* f : families_) {
     if (auto selector = selector_of(*f))
@@ -199,14 +213,35 @@ const KernelFamily* OcTable::owner(Param p) const {
   return nullptr;
 }
 
+const KernelFamily* OcTable::alone_reader(Param p) const {
+  for (const KernelFamily* f : families_) {
+    if (f->reads_alone(p))
+      return f;
+  }
+  return nullptr;
+}
+
+const OwnParam* OcTable::declaration(Param p) const {
+  const KernelFamily* f = is_appended(p) ? owner(p) : alone_reader(p);
+  if (f == nullptr)
+    return nullptr;
+  for (const OwnParam& o : is_appended(p) ? f->own_params() : f->exclusive_params().params) {
+    if (o.param == p)
+      return &o;
+  }
+  return nullptr;
+}
+
 Setting OcTable::canonical(const ProblemShape& shape, const Setting& s) const {
   const KernelFamily* f = family_of(s);
   if (f == nullptr)
     return s;
   Setting c = f->canonical(shape, s);
-  for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
-    if (!f->owns(param_at(i)))
-      c.values[i] = neutral_value(param_at(i));
+  for (std::size_t i = 0; i < kParamCount; ++i) {
+    const Param p = param_at(i);
+    const KernelFamily* reader = is_appended(p) ? owner(p) : alone_reader(p);
+    if ((is_appended(p) || reader != nullptr) && reader != f)
+      c.values[i] = neutral_value(p);
   }
   return c;
 }

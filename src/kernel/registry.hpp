@@ -27,7 +27,8 @@ inline constexpr Param kFamilyKnown = Param::tdeg;
 [[nodiscard]] const KernelFamily* find_family(std::string_view name);
 // The canonical setting of s for a problem of this shape, by the family that builds it (s
 // itself when none does), with every appended parameter that family does not own at its
-// neutral value (OcTable::canonical): two settings build the same kernel of that problem
+// neutral value, and every base parameter another family reads alone (OcTable::canonical):
+// two settings build the same kernel of that problem
 // exactly when their canonical settings are equal. The stencil matters: a factor its code
 // clips for a large stencil (KernelPlan::unroll) is canonical at the clipped value.
 [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s);
@@ -54,8 +55,9 @@ struct FamilySelector {
 // setting (every parameter both name at one value, both temporal or neither; an appended
 // parameter a family does not own is neutral in its OCs): the first family would build it,
 // the other's OC would never be reached; and naming the family when it declares a base
-// parameter as its own, or one another family of the list declares, or when its OCs name a
-// parameter of its own (a selector) at its neutral value, or not in all of them, or name two.
+// parameter as its own or an appended one as read alone (exclusive_params), or a parameter
+// another family of the list declares, or when its OCs name a parameter of its own (a
+// selector) at its neutral value, or not in all of them, or name two.
 class OcTable {
  public:
   explicit OcTable(std::span<const KernelFamily* const> families);
@@ -71,7 +73,14 @@ class OcTable {
   // The family of the list that declares appended parameter p (KernelFamily::own_params), or
   // nullptr (then every setting holds it neutral).
   [[nodiscard]] const KernelFamily* owner(Param p) const;
-  // The canonical setting of s (as ::canonical, for this list's families).
+  // The family of the list whose kernel reads base parameter p alone (KernelFamily::
+  // exclusive_params), or nullptr: every other family's settings hold p at its neutral value.
+  [[nodiscard]] const KernelFamily* alone_reader(Param p) const;
+  // How the family that declares p (owner or alone_reader) declares it: its default and
+  // allowed values; nullptr when no family of the list declares p.
+  [[nodiscard]] const OwnParam* declaration(Param p) const;
+  // The canonical setting of s (as ::canonical, for this list's families; a base parameter
+  // another family reads alone at its neutral value too).
   [[nodiscard]] Setting canonical(const ProblemShape& shape, const Setting& s) const;
   // Every OC by ascending id.
   [[nodiscard]] std::span<const OcEntry> entries() const { return entries_; }

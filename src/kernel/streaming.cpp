@@ -765,6 +765,37 @@ bool register_pipeline(const ProblemShape& shape, const Setting& s, std::string*
   return false;
 }
 
+// The parameters only the streaming family reads: the axis it streams along, sd (1 = y, 2 = z
+// in 3-D), and the points along it a block streams, sb (a power of two; by default from 8, or
+// the extent when smaller, to the largest power of two within the larger extent along y and z,
+// at most 2^20). Neither has a value that means "no streaming": every other family's settings
+// hold them at 0.
+int floor_pow2(long long n) {  // largest power of two <= n (n >= 1), in 64 bits
+  long long p = 1;
+  while (p * 2 <= n)
+    p *= 2;
+  return static_cast<int>(p);
+}
+std::vector<int> default_sb(int dims, const Grid& grid) {
+  const int extent = std::max(1, dims == 3 ? std::max(grid.ny, grid.nz) : grid.ny);
+  const int top = std::min(floor_pow2(extent), 1 << 20);  // sb's allowed range ends at 2^20
+  std::vector<int> out;
+  for (long long v = std::min(8, top); v <= top; v *= 2)
+    out.push_back(static_cast<int>(v));
+  return out;
+}
+constexpr std::array<OwnParam, 2> kStreamParams = {
+    OwnParam{Param::sd,
+             [](int dims, const Grid&) {
+               return dims == 3 ? std::vector<int>{1, 2} : std::vector<int>{1};
+             },
+             [](int v, int dims) { return v == 1 || (v == 2 && dims == 3); }, "1 (y) or 2 (z)",
+             "1 (y) for a 2-D stencil"},
+    OwnParam{Param::sb, default_sb,
+             [](int v, int) { return v > 0 && (v & (v - 1)) == 0 && v <= (1 << 20); },
+             "a power of two from 1 to 1048576"},
+};
+
 class Streaming final : public KernelFamily {
  public:
   std::string_view name() const override { return "streaming"; }
@@ -786,6 +817,7 @@ class Streaming final : public KernelFamily {
     }();
     return list;
   }
+  ExclusiveParams exclusive_params() const override { return {kStreamParams, "without streaming"}; }
   std::span<const FamilyRule> rules() const override { return kRules; }
   // One part per streaming axis the grid has: sb within the extent along it
   // (stream_block_fits_grid), block extent and merge factor 1 along it (stream_block_extent,

@@ -233,18 +233,9 @@ std::string plane_block_function(const Stencil& stencil, const Setting& s, const
   return b.str();
 }
 
-// Rules: the streaming parameters keep their neutral values, and fused steps need the
-// shared tile (the levels live there).
-bool no_stream_form(const ProblemShape&, const Setting& s, std::string* why) {
-  if (s[Param::sd] == 0 && s[Param::sb] == 0)
-    return true;
-  if (why) {
-    *why = "without streaming sd and sb must be 0 (got sd=" + std::to_string(s[Param::sd]) +
-           ", sb=" + std::to_string(s[Param::sb]) + ").";
-  }
-  return false;
-}
-
+// Rules: retiming and prefetch are off (they need streaming), and fused steps need the shared
+// tile (the levels live there). The streaming axis and block (sd, sb) are the streaming
+// family's alone: the space holds them at 0 here (ExclusiveParams).
 bool no_retiming(const ProblemShape&, const Setting& s, std::string* why) {
   if (s[Param::retiming] == 0)
     return true;
@@ -361,12 +352,12 @@ class Tiled final : public KernelFamily {
     return list;
   }
   std::span<const FamilyRule> rules() const override { return kRules; }
-  // sd and sb at their one valid value (no_stream_form), and fused steps stage their levels
-  // in shared memory (temporal_needs_staging).
+  // One step per launch computes every point of any tile from its inputs (the naive kernel's
+  // 32x4x2 among them); fused steps compute the interior of overlapped tiles.
+  bool takes_any_tile(const Setting& s) const override { return s[Param::tdeg] <= 1; }
+  // Fused steps stage their levels in shared memory (temporal_needs_staging).
   std::vector<SpacePart> space_parts(const ProblemShape&, const Oc& oc,
                                      ParamValues part) const override {
-    part[index_of(Param::sd)] = {0};
-    part[index_of(Param::sb)] = {0};
     if (oc.temporal)
       keep_only(part[index_of(Param::use_shared)], 1);
     return {SpacePart{std::move(part), -1}};
@@ -455,8 +446,7 @@ class Tiled final : public KernelFamily {
   }
 
  private:
-  static constexpr std::array<FamilyRule, 5> kRules = {
-      FamilyRule{Param::sb, no_stream_form, true, "sd = 0 and sb = 0"},
+  static constexpr std::array<FamilyRule, 4> kRules = {
       FamilyRule{Param::retiming, no_retiming, true, "retiming = 0 (it needs streaming)"},
       FamilyRule{Param::prefetch, no_prefetch, true, "prefetch = 0 (it needs streaming)"},
       FamilyRule{Param::tdeg, fused_merge_kind, false,

@@ -11,6 +11,7 @@
 #include "common/text.hpp"
 #include "eval/cuda/compile_cpus.hpp"
 #include "eval/replay/replay_evaluator.hpp"
+#include "kernel/registry.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
 #include "sample/setting_source.hpp"
@@ -246,14 +247,25 @@ SampledSet to_sampled_set(const SampleData& d) {
 
 std::string short_setting(const Setting& s) {
   std::string out;
-  const bool streaming = s[Param::streaming] != 0;
+  // The parameters the setting's family does not read: those another family reads alone
+  // (sd and sb outside the streaming family) and those its form rules set (the tiled
+  // family's retiming and prefetch).
+  const KernelFamily* family = find_family(s);
+  auto unread = [&](Param p) {
+    if (family == nullptr)
+      return false;
+    const KernelFamily* reader = registered_ocs().alone_reader(p);
+    if (reader != nullptr && reader != family)
+      return true;
+    const auto rules = family->rules();
+    return std::any_of(rules.begin(), rules.end(),
+                       [p](const FamilyRule& r) { return r.form && r.stage == p; });
+  };
   for (std::size_t i = 0; i < kParamCount; ++i) {
     const Param p = param_at(i);
     const int v = s.values[i];
-    if (!streaming &&
-        (p == Param::sd || p == Param::sb || p == Param::retiming || p == Param::prefetch)) {
+    if (unread(p))
       continue;
-    }
     if ((p == Param::tbz || p == Param::mfz || p == Param::ufz) && v == 1)
       continue;
     if (!out.empty())

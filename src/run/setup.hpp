@@ -76,7 +76,8 @@ void check_replay_problem(const Config& config, const Stencil& stencil, const Tr
 [[nodiscard]] SampleData to_sample_data(const SampledSet& s);
 [[nodiscard]] SampledSet to_sampled_set(const SampleData& d);
 
-// "tbx=64 tby=4 merge=cyclic ..." with only the parameters that are not neutral.
+// "tbx=64 tby=4 merge=cyclic ..." without the parameters the setting's kernel family does not
+// read and the z factors at 1.
 [[nodiscard]] std::string short_setting(const Setting& s);
 
 }  // namespace isletune::run

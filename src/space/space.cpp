@@ -28,14 +28,6 @@ std::vector<int> powers_of_two(int lo, int hi) {
   return out;
 }
 
-// Largest power of two <= n (n >= 1); 64-bit so extents near 2^31 cannot overflow.
-int floor_pow2(long long n) {
-  long long p = 1;
-  while (p * 2 <= n)
-    p *= 2;
-  return static_cast<int>(p);
-}
-
 std::string join(const std::vector<int>& list) {
   std::string out;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -55,6 +47,58 @@ std::vector<int> keep_if(const std::vector<int>& list, auto pred) {
   return out;
 }
 
+// Parameter names as a list: "sd", "sd and sb", "a, b and c".
+std::string and_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0)
+      out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+// Whether s holds every parameter a family reads alone at its neutral value.
+bool neutral_all(const Setting& s, const ExclusiveParams& alone) {
+  return std::all_of(alone.params.begin(), alone.params.end(),
+                     [&](const OwnParam& o) { return s[o.param] == neutral_value(o.param); });
+}
+
+// Why a setting of another family may not set them: "without streaming sd and sb must be 0
+// (got sd=1, sb=0)."
+std::string held_sentence(const Setting& s, const ExclusiveParams& alone) {
+  std::vector<std::string> names, musts, got;
+  bool one_neutral = true;
+  for (const OwnParam& o : alone.params) {
+    const std::string name(param_name(o.param));
+    names.push_back(name);
+    musts.push_back(name + " must be " + std::to_string(neutral_value(o.param)));
+    got.push_back(name + "=" + std::to_string(s[o.param]));
+    one_neutral = one_neutral && neutral_value(o.param) == neutral_value(alone.params[0].param);
+  }
+  const std::string must = one_neutral ? and_list(names) + " must be " +
+                                             std::to_string(neutral_value(alone.params[0].param))
+                                       : and_list(musts);
+  std::string list;
+  for (const std::string& g : got)
+    list += (list.empty() ? "" : ", ") + g;
+  return std::string(alone.absent) + " " + must + " (got " + list + ").";
+}
+
+// Why no family builds s, naming what picks the family: the parameters up to kFamilyKnown
+// and the selectors.
+std::string unbuilt_sentence(const OcTable& ocs, const Setting& s) {
+  std::string picks;
+  auto add = [&](Param p) {
+    picks += (picks.empty() ? "" : ", ") + std::string(param_name(p)) + "=" + std::to_string(s[p]);
+  };
+  for (std::size_t i = 0; i <= index_of(kFamilyKnown); ++i)
+    add(param_at(i));
+  for (const FamilySelector& sel : ocs.selectors())
+    add(sel.param);
+  return "no kernel family builds this setting (" + picks + ").";
+}
+
 double product(const Space::Values& values) {
   double p = 1;
   for (const auto& list : values)
@@ -67,6 +111,7 @@ double product(const Space::Values& values) {
 // the others after them.
 enum Rule : int {
   kTwoDimensional,
+  kReadAlone,     // base parameters another family reads alone at their neutral value
   kFamilyForm,    // the building family's form rules
   kAllowedValue,  // one per parameter, checked in parameter order
   kFamilyRules,   // the building family's other rules
@@ -83,8 +128,11 @@ enum Rule : int {
 };
 
 // Each generic rule in a line (`isletune space`), in Rule order.
-constexpr std::array<std::pair<Rule, const char*>, 10> kRuleTexts = {{
-    {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and sd = 1"},
+constexpr std::array<std::pair<Rule, const char*>, 11> kRuleTexts = {{
+    {kTwoDimensional, "2-D => tbz = mfz = ufz = 1 and no kernel streams along z"},
+    {kReadAlone,
+     "a base parameter one kernel family reads alone is at its neutral value in every other "
+     "family's settings"},
     {kDeclaredOc, "the setting is in an OC its kernel family declares"},
     {kOwnParams,
      "a parameter a kernel family brings is at its neutral value in every other family's "
@@ -94,8 +142,8 @@ constexpr std::array<std::pair<Rule, const char*>, 10> kRuleTexts = {{
     {kMergeNoneFactors, "merge = none => mfx = mfy = mfz = 1"},
     {kMergeNeedsFactor, "merge = block or cyclic => some mf > 1"},
     {kTileCoversHalo,
-     "streaming or tdeg > 1 => tb_d * mf_d > 2 * radius_d along every axis the stencil extends "
-     "into (but a streamed one)"},
+     "tb_d * mf_d > 2 * radius_d along every axis the stencil extends into (but a streamed one), "
+     "unless the setting's kernel family says its kernel takes any tile"},
     {kUnrollDividesMerge, "uf_d divides mf_d along every axis but a streamed one"},
     {kKernelPlan,
      "the kernel plan launches: blocks per axis within max_grid_dim, shared memory within the "
@@ -125,7 +173,7 @@ constexpr Param stage_of(Rule r) {
       return Param::ufz;
     case kKernelPlan:
       return Param::use_shared;
-    default:  // kOwnParams and the checks of whole settings: the last parameter
+    default:  // kReadAlone, kOwnParams and the checks of whole settings: the last parameter
       return param_at(kParamCount - 1);
   }
 }
@@ -153,10 +201,13 @@ std::size_t family_stage(const FamilyRule& rule) {
 
 // The constraint checks, with access to the space's private state.
 struct SpaceRules {
-  // Whether value of parameter p is allowed (sd/sb lists only apply while streaming;
-  // without streaming kNoStreamCanonical decides them).
-  static bool allowed(const Space& sp, const Setting& s, Param p, std::string* why) {
-    if ((p == Param::sd || p == Param::sb) && s[Param::streaming] == 0)
+  // Whether value of parameter p is allowed in a setting `family` builds. A base parameter
+  // another family reads alone has no list value for "off": its list applies to that family's
+  // settings only (kReadAlone holds it neutral in the others').
+  static bool allowed(const Space& sp, const Setting& s, Param p, const KernelFamily* family,
+                      std::string* why) {
+    const KernelFamily* reader = is_appended(p) ? nullptr : sp.ocs_->alone_reader(p);
+    if (reader != nullptr && reader != family)
       return true;
     const auto& list = sp.values_[index_of(p)];
     if (contains(list, s[p]))
@@ -172,7 +223,6 @@ struct SpaceRules {
   // `family` is the family that builds s (nullptr: none does).
   static bool check(const Space& sp, const Setting& s, Rule r, const KernelFamily* family,
                     std::string* why) {
-    const int sd = s[Param::sd];
     const int dims = sp.dims_;
     // Builds the sentence only when asked for: the fast path never allocates.
     auto fail = [&](auto sentence) {
@@ -181,15 +231,27 @@ struct SpaceRules {
       return false;
     };
     switch (r) {
-      case kTwoDimensional:
+      case kTwoDimensional: {
+        const bool along_z = family != nullptr && family->stream_axis(s) == 2;
         if (dims == 2 &&
-            (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1 || s[Param::sd] == 2)) {
+            (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1 || along_z)) {
           return fail([&] {
             return std::string(
                 "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z (got tbz=" +
                 std::to_string(s[Param::tbz]) + ", mfz=" + std::to_string(s[Param::mfz]) +
-                ", ufz=" + std::to_string(s[Param::ufz]) + ", sd=" + std::to_string(sd) + ").");
+                ", ufz=" + std::to_string(s[Param::ufz]) +
+                (along_z ? ", a kernel streaming along z)." : ")."));
           });
+        }
+        return true;
+      }
+      case kReadAlone:
+        if (!family)
+          return true;  // kFamilyForm says so
+        for (const KernelFamily* reader : sp.ocs_->families()) {
+          if (reader != family && !reader->exclusive_params().params.empty() &&
+              !neutral_all(s, reader->exclusive_params()))
+            return fail([&] { return held_sentence(s, reader->exclusive_params()); });
         }
         return true;
       case kThreads: {
@@ -230,9 +292,9 @@ struct SpaceRules {
         }
         return true;
       case kTileCoversHalo:
-        // A tdeg-1 tiled kernel computes every point of any tile (the naive kernel's 32x4x2
-        // among them; box3d4r's fastest measured register tile is 64x2x4 points).
-        if (s[Param::streaming] == 0 && s[Param::tdeg] <= 1)
+        // A kernel that takes any tile (KernelFamily::takes_any_tile: the tiled family at tdeg
+        // 1, whose fastest measured register tile of box3d4r is 64x2x4 points) is exempt.
+        if (family && family->takes_any_tile(s))
           return true;
         for (int d = 0; d < dims; ++d) {
           if (family && d == family->stream_axis(s))
@@ -269,12 +331,8 @@ struct SpaceRules {
         return true;
       case kFamilyForm:
       case kFamilyRules:
-        if (!family) {
-          return fail([&] {
-            return std::string("no kernel family builds this setting (streaming=" +
-                               std::to_string(s[Param::streaming]) + ").");
-          });
-        }
+        if (!family)
+          return fail([&] { return unbuilt_sentence(*sp.ocs_, s); });
         for (const FamilyRule& rule : family->rules()) {
           if (rule.form == (r == kFamilyForm) && !rule.check(sp.shape_, s, why))
             return false;
@@ -326,9 +384,10 @@ struct SpaceRules {
     return true;
   }
 
-  // Validates one user/default value list and brings it into sorted, distinct form. An
-  // appended parameter's values are those its family allows (KernelFamily::own_params), or
-  // its neutral value alone when no family of `ocs` declares it.
+  // Validates one user/default value list and brings it into sorted, distinct form. A
+  // parameter a family declares (an appended one it brings, a base one it reads alone) takes
+  // the values that family allows (OwnParam); an appended parameter no family of `ocs`
+  // declares takes its neutral value alone.
   static void validate_list(Param p, std::vector<int>& list, int dims, const OcTable& ocs) {
     const std::string who = "space parameter '" + std::string(param_name(p)) + "'";
     if (list.empty())
@@ -341,19 +400,18 @@ struct SpaceRules {
       }
     };
     const bool z_param = p == Param::tbz || p == Param::mfz || p == Param::ufz;
+    if (const OwnParam* own = ocs.declaration(p)) {
+      const std::string_view expected =
+          dims == 2 && !own->expected_2d.empty() ? own->expected_2d : own->expected;
+      for (const int v : list)
+        require(own->allowed(v, dims), v, std::string(expected));
+      return;
+    }
     if (is_appended(p)) {
-      const KernelFamily* owner = ocs.owner(p);
-      const OwnParam* own = nullptr;
-      for (const OwnParam& o : owner ? owner->own_params() : std::span<const OwnParam>{})
-        own = o.param == p ? &o : own;
       const int neutral = neutral_value(p);
       for (const int v : list) {
-        if (own != nullptr) {
-          require(own->allowed(v, dims), v, std::string(own->expected));
-        } else {
-          require(v == neutral, v,
-                  "only " + std::to_string(neutral) + " (no kernel family of this build reads it)");
-        }
+        require(v == neutral, v,
+                "only " + std::to_string(neutral) + " (no kernel family of this build reads it)");
       }
       return;
     }
@@ -371,13 +429,6 @@ struct SpaceRules {
         case Param::tdeg:
           require(v >= 1 && v <= 64, v, "a time-step count from 1 to 64");
           break;
-        case Param::sd:
-          require(v == 1 || (v == 2 && dims == 3), v,
-                  dims == 3 ? "1 (y) or 2 (z)" : "1 (y) for a 2-D stencil");
-          break;
-        case Param::sb:
-          require(is_pow2(v) && v <= (1 << 20), v, "a power of two from 1 to 1048576");
-          break;
         case Param::tbx:
         case Param::tby:
         case Param::tbz:
@@ -393,7 +444,7 @@ struct SpaceRules {
         case Param::ufz:
           require(v >= 1 && v <= 64, v, "an unroll factor from 1 to 64");
           break;
-        default:  // the flags, above
+        default:  // the flags above; a family's parameters (OwnParam) before
           break;
       }
     }
@@ -402,8 +453,10 @@ struct SpaceRules {
   // The product sets making up OC `oc` (KernelFamily::space_parts: one per streaming axis of
   // a streaming OC). Only values that can never be valid are removed, so the valid settings
   // of the parts are exactly those of the OC. The generic part here: the OC's values fixed,
-  // tdeg on the OC's side of 1, merge none's factors 1, and uf_d at most the largest mf_d
-  // along every axis but a streamed one.
+  // another family's parameters neutral (an appended one the OC's family does not own, in its
+  // list or none; a base one another family reads alone, whatever its list), tdeg on the OC's
+  // side of 1, merge none's factors 1, and uf_d at most the largest mf_d along every axis but
+  // a streamed one.
   static std::vector<Space::Values> parts(const Space& sp, int oc) {
     const OcEntry* entry = sp.ocs_->find(oc);
     if (entry == nullptr)
@@ -414,6 +467,12 @@ struct SpaceRules {
     for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
       if (!entry->family->owns(param_at(i)))
         keep_only(base[i], neutral_value(param_at(i)));
+    }
+    for (const KernelFamily* reader : sp.ocs_->families()) {
+      if (reader == entry->family)
+        continue;
+      for (const OwnParam& o : reader->exclusive_params().params)
+        base[index_of(o.param)] = {neutral_value(o.param)};
     }
     auto& tdeg = base[index_of(Param::tdeg)];
     tdeg = keep_if(tdeg, [&](int v) { return (v > 1) == entry->oc->temporal; });
@@ -496,8 +555,18 @@ std::vector<std::string> Space::constraints() {
     if (rule != kOwnParams || kParamCount > kBaseParamCount)  // a rule only with such parameters
       out.emplace_back(text);
   }
-  out.emplace_back("every value in its parameter's list (sd and sb only while streaming)");
+  out.emplace_back(
+      "every value in its parameter's list (a parameter one family reads alone: in that family's "
+      "settings)");
   for (const KernelFamily* family : families()) {
+    const ExclusiveParams alone = family->exclusive_params();
+    if (!alone.params.empty()) {
+      std::vector<std::string> names;
+      for (const OwnParam& o : alone.params)
+        names.emplace_back(param_name(o.param));
+      out.push_back(std::string(family->name()) + " family: reads " + and_list(names) +
+                    " alone (every other family's settings hold them at their neutral value)");
+    }
     for (const FamilyRule& rule : family->rules())
       out.push_back(std::string(family->name()) + " family: " + std::string(rule.text));
   }
@@ -507,15 +576,14 @@ std::vector<std::string> Space::constraints() {
 Space::Values Space::default_values(int dims, const Grid& grid, const OcTable& ocs) {
   Values v;
   auto set = [&](Param p, std::vector<int> list) { v[index_of(p)] = std::move(list); };
-  set(Param::streaming, {0, 1});
+  // Every flag (the OC switches, use_shared, use_constant) on and off, every merge kind.
+  for (std::size_t i = 0; i < kBaseParamCount; ++i) {
+    const Param p = param_at(i);
+    set(p, param_kind(p) == ParamKind::flag ? std::vector<int>{0, 1}
+                                            : std::vector<int>{neutral_value(p)});
+  }
   set(Param::merge, {0, 1, 2});
-  set(Param::retiming, {0, 1});
-  set(Param::prefetch, {0, 1});
   set(Param::tdeg, {1, 2, 3, 4, 6, 8, 12, 16});
-  set(Param::sd, dims == 3 ? std::vector<int>{1, 2} : std::vector<int>{1});
-  const int extent = std::max(1, dims == 3 ? std::max(grid.ny, grid.nz) : grid.ny);
-  const int top = std::min(floor_pow2(extent), 1 << 20);  // sb's allowed range ends at 2^20
-  set(Param::sb, powers_of_two(std::min(8, top), top));
   const std::vector<int> tb = powers_of_two(1, 1024);
   const std::vector<int> factors = {1, 2, 4, 8};
   set(Param::tbx, tb);
@@ -529,17 +597,14 @@ Space::Values Space::default_values(int dims, const Grid& grid, const OcTable& o
     set(Param::mfz, {1});
     set(Param::ufz, {1});
   }
-  set(Param::use_shared, {0, 1});
-  set(Param::use_constant, {0, 1});
-  for (std::size_t i = kBaseParamCount; i < kParamCount; ++i) {
+  // A family's parameters (an appended one it brings, a base one it reads alone) take its
+  // defaults (OwnParam), an appended one no family declares its neutral value.
+  for (std::size_t i = 0; i < kParamCount; ++i) {
     const Param p = param_at(i);
-    set(p, {neutral_value(p)});
-    if (const KernelFamily* owner = ocs.owner(p)) {
-      for (const OwnParam& own : owner->own_params()) {
-        if (own.param == p)
-          set(p, own.defaults(dims, grid));
-      }
-    }
+    if (const OwnParam* own = ocs.declaration(p))
+      set(p, own->defaults(dims, grid));
+    else if (is_appended(p))
+      set(p, {neutral_value(p)});
   }
   return v;
 }
@@ -605,7 +670,7 @@ std::optional<std::string> Space::violation(const Setting& s) const {
   for (int r = 0; r < kRuleCount; ++r) {
     if (r == kAllowedValue) {
       for (std::size_t p = 0; p < kParamCount; ++p) {
-        if (!SpaceRules::allowed(*this, s, param_at(p), &why))
+        if (!SpaceRules::allowed(*this, s, param_at(p), family, &why))
           return why;
       }
     } else if (!SpaceRules::check(*this, s, static_cast<Rule>(r), family, &why)) {

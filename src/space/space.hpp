@@ -35,9 +35,10 @@ class Space {
   using Values = ParamValues;
 
   // Default values of docs/architecture.md, "The search space" for a problem; parameters that do
-  // not apply in 2-D (tbz, mfz, ufz, sd = z) get their single neutral value. An appended
-  // parameter gets the defaults of the family of `ocs` that declares it (KernelFamily::
-  // own_params), else its neutral value alone.
+  // not apply in 2-D (tbz, mfz, ufz) get their single neutral value. A parameter a family of
+  // `ocs` declares (an appended one it brings, KernelFamily::own_params; a base one it reads
+  // alone, exclusive_params: the streaming family's sd and sb) gets that family's defaults; an
+  // appended one no family declares its neutral value alone.
   static Values default_values(int dims, const Grid& grid, const OcTable& ocs = registered_ocs());
   // Every explicit constraint in a line: the generic rules, then each registered family's.
   [[nodiscard]] static std::vector<std::string> constraints();
@@ -59,8 +60,9 @@ class Space {
   // Largest |offset| of the stencil along an axis (0 = x, 1 = y, 2 = z).
   [[nodiscard]] int radius(int axis) const { return radius_[axis]; }
   // The values each parameter may take inside OC `oc` once the OC's values, the generic
-  // pruning and its family's (KernelFamily::space_parts) are applied (e.g. sd = sb = 0
-  // without streaming, mf = 1 for merge none); every list empty when the OC holds no valid
+  // pruning and its family's (KernelFamily::space_parts) are applied (e.g. sd = sb = 0 in
+  // another family's OCs than the streaming one, mf = 1 for merge none); every list empty when
+  // the OC holds no valid
   // setting at all or no family declares it.
   [[nodiscard]] const Values& oc_domain(int oc) const { return oc_domains_[oc]; }
 

@@ -12,8 +12,8 @@ namespace {
 struct Found {};
 
 // Whether some valid setting of `space` takes value v for parameter i (stops at the
-// first). OCs whose domain lacks v are skipped: without streaming, sd and sb are 0 whatever
-// their lists hold.
+// first). OCs whose domain lacks v are skipped: a parameter another family reads alone is 0
+// there (sd and sb outside the streaming OCs) whatever its list holds.
 bool any_valid_with(const Space& space, std::size_t i, int v) {
   for (int oc = 0; oc < kOcCount; ++oc) {
     const auto& domain = space.oc_domain(oc)[i];
@@ -79,8 +79,9 @@ Space::Values values_taken(const Stencil& stencil, const Space& space) {
         taken[i].insert(v);
     }
   }
-  // Canonical values outside the lists (sd = sb = 0 without streaming) come only from
-  // settings, never from the lists: keep those the draws saw.
+  // Neutral values outside the lists (sd = sb = 0 in the families that do not stream: the
+  // streaming family reads them alone) come only from settings, never from the lists: keep
+  // those the draws saw.
   Space::Values out;
   for (std::size_t i = 0; i < kParamCount; ++i)
     out[i].assign(taken[i].begin(), taken[i].end());

@@ -9,7 +9,8 @@
 namespace isletune {
 
 // Per parameter (sorted): the values some valid setting of the space takes, including the
-// canonical 0 of sd, sb, retiming and prefetch when a setting without streaming is valid.
+// neutral value of a parameter one family reads alone when another family's setting is valid
+// (sd = sb = 0 outside the streaming family), which no list holds.
 // Exact: every value of a list is either seen in a random valid setting or decided by a
 // depth-first search for one with that value. Empty lists when no setting is valid.
 [[nodiscard]] Space::Values values_taken(const Stencil& stencil, const Space& space);

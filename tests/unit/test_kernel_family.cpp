@@ -116,14 +116,25 @@ TEST(KernelFamily, TemplateBringsItsOwnOcToAnOcTable) {
   Setting streamed = one_point(3);
   streamed[Param::streaming] = 1;
   EXPECT_EQ(table.oc_of(streamed), oc_of(streamed)) << "streaming keeps its recorded ids";
-  // Its pruning: the parameters it does not read at one value.
-  Space::Values values = Space::default_values(3, Grid{64, 64, 64});
-  const auto parts = template_family().space_parts(
-      shape_of(typical_stencil("star3d1r"), Grid{64, 64, 64}), *table.find(48)->oc, values);
-  ASSERT_EQ(parts.size(), 1u);
-  EXPECT_EQ(parts[0].values[index_of(Param::sd)], std::vector<int>{0});
-  EXPECT_EQ(parts[0].values[index_of(Param::sb)], std::vector<int>{0});
-  EXPECT_EQ(parts[0].values[index_of(Param::tbx)], values[index_of(Param::tbx)]);
+  // Its OC in a space over the table: the streaming family's sd and sb (which it reads alone)
+  // at 0, the rest as listed; a setting that streams no axis but sets sd is refused in the
+  // streaming family's words.
+  const Grid grid{64, 64, 64};
+  const Space::Values values = Space::default_values(3, grid, table);
+  const Space space(typical_stencil("star3d1r"), grid, {}, values, table);
+  EXPECT_EQ(space.oc_domain(48)[index_of(Param::sd)], std::vector<int>{0});
+  EXPECT_EQ(space.oc_domain(48)[index_of(Param::sb)], std::vector<int>{0});
+  EXPECT_EQ(space.oc_domain(48)[index_of(Param::tbx)], values[index_of(Param::tbx)]);
+  EXPECT_EQ(space.violation(one_point(3)), std::nullopt);
+  Setting with_axis = one_point(3);
+  with_axis[Param::sd] = 1;
+  EXPECT_EQ(space.violation(with_axis), "without streaming sd and sb must be 0 (got sd=1, sb=0).");
+  // It takes any tile (one point per thread, each read with its halo): a block thinner than
+  // the halo is valid, as in the tiled family's one-step kernel.
+  Setting thin = one_point(3);
+  thin[Param::tbx] = 1;
+  thin[Param::tby] = 32;
+  EXPECT_EQ(space.violation(thin), std::nullopt);
 
   const std::array<const KernelFamily*, 3> with_tiled = {&tiled_family(), &streaming_family(),
                                                          &template_family()};
@@ -141,6 +152,70 @@ TEST(KernelFamily, TemplateBringsItsOwnOcToAnOcTable) {
   // The registered table is the tiled and streaming families' 29 OCs.
   EXPECT_EQ(oc_table().size(), 29u);
   EXPECT_EQ(find_oc(48), nullptr);
+}
+
+// The generic rules read what a family declares, never its switch: the streaming family reads
+// sd and sb alone (their defaults and allowed values are its own, every other family's
+// settings hold them at 0), and which kernels take any tile (the tile-covers-halo rule's
+// exemption) is each family's answer.
+TEST(KernelFamily, TheSpaceReadsTheFamiliesDeclarationsNotTheStreamingSwitch) {
+  const OcTable& ocs = registered_ocs();
+  EXPECT_EQ(ocs.alone_reader(Param::sd), &streaming_family());
+  EXPECT_EQ(ocs.alone_reader(Param::sb), &streaming_family());
+  EXPECT_EQ(ocs.alone_reader(Param::tbx), nullptr);
+  EXPECT_EQ(ocs.alone_reader(Param::streaming), nullptr) << "an OC parameter, not read alone";
+  EXPECT_FALSE(tiled_family().reads_alone(Param::sd));
+  EXPECT_FALSE(template_family().reads_alone(Param::sb));
+  ASSERT_NE(ocs.declaration(Param::sd), nullptr);
+  EXPECT_EQ(ocs.declaration(Param::sd)->defaults(3, Grid{64, 64, 64}), (std::vector<int>{1, 2}));
+  EXPECT_EQ(ocs.declaration(Param::sb)->defaults(3, Grid{64, 64, 64}),
+            (std::vector<int>{8, 16, 32, 64}));
+  EXPECT_EQ(streaming_family().exclusive_params().absent, "without streaming");
+
+  Setting tiled = one_point(3);
+  EXPECT_TRUE(tiled_family().takes_any_tile(tiled));
+  tiled[Param::tdeg] = 2;
+  EXPECT_FALSE(tiled_family().takes_any_tile(tiled)) << "fused steps compute tile interiors";
+  Setting streamed = one_point(3);
+  streamed[Param::streaming] = 1;
+  streamed[Param::sd] = 2;
+  EXPECT_FALSE(streaming_family().takes_any_tile(streamed));
+  EXPECT_TRUE(template_family().takes_any_tile(one_point(3)));
+
+  // A family that declares a parameter read alone which another declares is refused.
+  class Rival final : public KernelFamily {
+   public:
+    std::string_view name() const override { return "rival"; }
+    bool builds(const Setting&) const override { return false; }
+    const std::vector<Oc>& ocs() const override {
+      static const std::vector<Oc> none;
+      return none;
+    }
+    ExclusiveParams exclusive_params() const override {
+      return streaming_family().exclusive_params();
+    }
+    std::span<const FamilyRule> rules() const override { return {}; }
+    void plan(const ProblemShape&, const Setting&, KernelPlan&) const override {}
+    std::optional<std::string> unsupported(const Setting&) const override { return {}; }
+    std::string apply_member(const Stencil&, const Setting&, const KernelPlan&) const override {
+      return "";
+    }
+    FamilyCode code(const KernelPlan&, const Setting&, const Grid&,
+                    std::string_view) const override {
+      return {};
+    }
+  };
+  const Rival rival;
+  const std::array<const KernelFamily*, 2> both = {&streaming_family(), &rival};
+  try {
+    const OcTable refused(both);
+    ADD_FAILURE() << "two families read sd alone";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the rival family declares sd, which the streaming "
+                                         "family declares already"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The online model's interacting parameters are what selects a family's kernel, read from the

@@ -74,16 +74,16 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
     if (s[p] < 1)
       return "parameter " + std::string(param_name(p)) + " must be >= 1";
   }
-  if (stencil.dims() == 2 &&
-      (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1 || s[Param::sd] == 2)) {
+  if (stencil.dims() == 2 && (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1))
     return "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
-  }
   const int merge = s[Param::merge];
   if (merge < 0 || merge > 2)
     return "merge must be none, block or cyclic";
   const KernelFamily* family = find_family(s);
   if (!family)
     return "no kernel family builds this setting";
+  if (stencil.dims() == 2 && family->stream_axis(s) == 2)
+    return "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
   if (auto why = family->unsupported(s))
     return *why;
   // The family's own rules (the space checks them too; a kernel is never built without them).
