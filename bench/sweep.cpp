@@ -174,23 +174,15 @@ class Counting final : public Evaluator {
     return out;
   }
   // The inner evaluator's queue (the pipeline), counted as its measurements come back.
-  Ticket submit(const Setting& s, int priority = 0) override {
-    const Ticket t = inner_.submit(s, priority);
+  Ticket submit(const Setting& s) override {
+    const Ticket t = inner_.submit(s);
     queued_.emplace(t, s);
-    dbg_[t] = {done_, priority};
     return t;
   }
   std::optional<Completion> next() override {
     std::optional<Completion> c = inner_.next();
     if (c) {
       const auto it = queued_.find(c->ticket);
-      ++done_;
-      if (!dbg_done_ && std::getenv("SWEEP_DEBUG") && c->measurement.ok() &&
-          c->measurement.median_ms <= 1.05 * optimum_) {
-        dbg_done_ = true;
-        std::fprintf(stderr, "first5 submitted_at %d measured_at %d prio %d clock %.2f\n",
-                     dbg_[c->ticket].first, done_, dbg_[c->ticket].second, inner_.clock_s());
-      }
       note(it->second, c->measurement);
       queued_.erase(it);
     }
@@ -211,9 +203,6 @@ class Counting final : public Evaluator {
       count(tally_, s, m, optimum_);
   }
   std::unordered_map<Ticket, Setting> queued_;
-  std::unordered_map<Ticket, std::pair<int, int>> dbg_;
-  int done_ = 0;
-  bool dbg_done_ = false;
   Evaluator& inner_;
   double optimum_;
   Tally& tally_;

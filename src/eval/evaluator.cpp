@@ -7,7 +7,7 @@
 
 namespace isletune {
 
-Ticket Evaluator::submit(const Setting& s, int /*priority*/) {
+Ticket Evaluator::submit(const Setting& s) {
   queued_.emplace_back(next_ticket_, s);
   return next_ticket_++;
 }
@@ -39,10 +39,10 @@ std::optional<Completion> Evaluator::next() {
   return c;
 }
 
-Ticket AsyncEvaluator::submit(const Setting& s, int priority) {
+Ticket AsyncEvaluator::submit(const Setting& s) {
   const Ticket t = next_ticket_++;
   ++outstanding_;
-  enqueue(t, s, priority);
+  enqueue(t, s);
   return t;
 }
 
@@ -62,7 +62,7 @@ std::vector<Measurement> AsyncEvaluator::evaluate(std::span<const Setting> batch
   const Ticket first = next_ticket_;
   for (const Setting& s : batch) {
     ++outstanding_;
-    enqueue(next_ticket_++, s, 0);
+    enqueue(next_ticket_++, s);
   }
   std::vector<Measurement> out(batch.size());
   for (std::size_t left = batch.size(); left > 0;) {

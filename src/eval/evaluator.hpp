@@ -155,11 +155,8 @@ class Evaluator {
   // bad kernel: failures come back as a status.
   virtual std::vector<Measurement> evaluate(std::span<const Setting> batch) = 0;
 
-  // Queues `s`; its measurement comes back from next() with the returned ticket. An
-  // asynchronous evaluator compiles, and then measures, settings of a higher `priority`
-  // before those of a lower one still waiting (ties: submission order; QueueModel); the
-  // synchronous form measures its queue as one batch.
-  virtual Ticket submit(const Setting& s, int priority = 0);
+  // Queues `s`; its measurement comes back from next() with the returned ticket.
+  virtual Ticket submit(const Setting& s);
   // The next finished measurement of a queued setting (blocking until one is done);
   // nullopt when nothing is queued.
   virtual std::optional<Completion> next();
@@ -212,15 +209,14 @@ class Evaluator {
 class AsyncEvaluator : public Evaluator {
  public:
   std::vector<Measurement> evaluate(std::span<const Setting> batch) final;
-  Ticket submit(const Setting& s, int priority = 0) final;
+  Ticket submit(const Setting& s) final;
   std::optional<Completion> next() final;
   [[nodiscard]] int outstanding() const final { return outstanding_; }
   [[nodiscard]] bool asynchronous() const override { return true; }
 
  protected:
-  // Queues `s` under `ticket` (numbered by submit()) with submit()'s `priority` (evaluate():
-  // 0).
-  virtual void enqueue(Ticket ticket, const Setting& s, int priority) = 0;
+  // Queues `s` under `ticket` (numbered by submit()).
+  virtual void enqueue(Ticket ticket, const Setting& s) = 0;
   // Blocks until a queued setting is done and returns it; called only while one is queued.
   virtual Completion wait_one() = 0;
   // The next ticket submit() hands out, for restore_queue() (tickets restored stay valid).

@@ -1,15 +1,12 @@
 // The CUDA worker's queue as a schedule on a simulated clock (replay, docs/architecture.md,
 // "The pipeline"): each submitted kernel compiles on the first free of `threads` NVRTC
-// threads, the highest priority first (ties: submission order), and is then verified and
-// timed on the one GPU as soon as its compile is done and the GPU is free: of the kernels
-// compiled by then the highest priority, ties in the order the compiles end (then submission
+// threads, in submission order, and is then verified and timed on the one GPU as soon as its
+// compile is done and the GPU is free, in the order the compiles end (ties: submission
 // order). A measurement that needs no GPU (a compile error, an unrecorded setting) is done
-// when its compile is. A kernel submitted later with a higher priority passes those still
-// waiting for a compile thread, never one whose compile has begun. With threads 0
-// (recordings that do not say) each measurement's costs run one after another, nothing
-// overlapping, in submission order. With one priority throughout it is the first-come
-// schedule. The schedule depends only on what is submitted when, so a replayed search is
-// reproducible, and save()/restore() carry it across a resume. Pure.
+// when its compile is. With threads 0 (recordings that do not say) each measurement's costs
+// run one after another, nothing overlapping. The schedule depends only on what is submitted
+// when, so a replayed search is reproducible, and save()/restore() carry it across a resume.
+// Pure.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +22,9 @@ class QueueModel {
  public:
   explicit QueueModel(int threads = 0);
 
-  // Queues `ticket` at time `now` (never earlier than the last add or measurement returned):
-  // `compile_s` on a compile thread, then `gpu_s` on the GPU (0: none).
-  void add(Ticket ticket, double now, double compile_s, double gpu_s, int priority = 0);
+  // Queues `ticket` at time `now`: `compile_s` on a compile thread, then `gpu_s` on the GPU
+  // (0: none).
+  void add(Ticket ticket, double now, double compile_s, double gpu_s);
   // The next measurement to be done, with its timeline; nullopt when none is queued.
   std::optional<std::pair<Ticket, Timeline>> next();
   [[nodiscard]] bool empty() const { return jobs_.empty() && !running_; }
@@ -41,22 +38,11 @@ class QueueModel {
   struct Job {
     Ticket ticket = -1;
     double submit = 0, compiled = 0, gpu_s = 0;
-    double start = 0, finish = 0;  // on the GPU (fixed: known when its compile is)
-    bool fixed = false;            // needs no GPU, or threads 0: its finish is its own
-    double compile_s = 0;
-    double compile_start = 0;  // planned until `begun`
-    int thread = -1;           // its compile thread (-1: none, or threads 0)
-    int priority = 0;
-    bool begun = true;  // its compile has begun (its times no longer change)
+    double start = 0, finish = 0;  // on the GPU (fixed: known when queued)
+    bool fixed = false;            // its finish is known (no GPU, or threads 0)
   };
-  // Every job whose compile began by `now` keeps its thread; the others are planned again,
-  // the highest priority first, on the threads as they come free from `now`.
-  void plan(double now);
-  // A job leaving the queue: its compile thread is busy until its compile ends.
-  void release(Job& j);
-
   int threads_ = 0;
-  std::vector<double> free_at_;  // per compile thread, after the compiles that have begun
+  std::vector<double> free_at_;  // per compile thread
   double gpu_free_ = 0;
   double serial_free_ = 0;      // threads 0: when the last queued measurement ends
   std::vector<Job> jobs_;       // queued, not on the GPU

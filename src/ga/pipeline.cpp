@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 
 namespace isletune {
@@ -13,40 +12,14 @@ int QueuedBrood::open() const {
       std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.has_value(); }));
 }
 
-std::vector<int> Pipeline::priorities(const Brood& b, std::size_t seq) {
-  static const int scheme = [] {
-    const char* e = std::getenv("ISLETUNE_PRIO_SCHEME");
-    return e ? std::atoi(e) : 1;
-  }();
-  std::vector<int> out(b.fresh.size(), scheme == 3 ? -2 * static_cast<int>(seq) : 0);
-  if (scheme == 0 || b.bred.empty())
-    return out;
-  for (std::size_t c = 0; c < b.first_of.size(); ++c) {
-    if (b.first_of[c] >= 0 && !b.bred[c])
-      out[static_cast<std::size_t>(b.first_of[c])] = scheme == 2   ? 1 + static_cast<int>(seq)
-                                                     : scheme == 3 ? 1 - 2 * static_cast<int>(seq)
-                                                                   : 1;
-  }
-  return out;
-}
-
 void Pipeline::push(Brood b, Evaluator& evaluator) {
   QueuedBrood q;
   const std::size_t seq = first_seq_ + queue_.size();
   q.results.resize(b.fresh.size());
   q.timelines.resize(b.fresh.size());
-  q.tickets.resize(b.fresh.size());
-  // The highest priority submitted first: a proposal's settings reach the CUDA worker's idle
-  // compile threads in that order too.
-  const std::vector<int> priority = priorities(b, seq);
-  std::vector<std::size_t> order(b.fresh.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return priority[x] > priority[y]; });
-  for (const std::size_t i : order) {
-    const Ticket t = evaluator.submit(b.fresh[i], priority[i]);
-    q.tickets[i] = t;
+  for (std::size_t i = 0; i < b.fresh.size(); ++i) {
+    const Ticket t = evaluator.submit(b.fresh[i]);
+    q.tickets.push_back(t);
     where_[t] = {seq, i};
   }
   q.brood = std::move(b);
@@ -84,15 +57,7 @@ int Pipeline::target(const Evaluator& evaluator) const {
     return threads;
   // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask for.
   const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
-  int t = static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
-  static const int cap =
-      std::getenv("ISLETUNE_DEPTH_CAP") ? std::atoi(std::getenv("ISLETUNE_DEPTH_CAP")) : 0;
-  static const int until = std::getenv("ISLETUNE_DEPTH_UNTIL")
-                               ? std::atoi(std::getenv("ISLETUNE_DEPTH_UNTIL"))
-                               : 1000000;
-  if (cap > 0 && paced_ < until)
-    t = std::min(t, cap);
-  return t;
+  return static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
 }
 
 void Pipeline::learn_pace(const Measurement& m) {
@@ -367,7 +332,7 @@ void Pipeline::requeue(Evaluator& evaluator, bool kept) {
     }
     const auto [seq, slot] = what.second;
     QueuedBrood& q = queue_.at(seq - first_seq_);
-    const Ticket fresh = evaluator.submit(q.brood.fresh[slot], priorities(q.brood, seq)[slot]);
+    const Ticket fresh = evaluator.submit(q.brood.fresh[slot]);
     q.tickets[slot] = fresh;
     where_[fresh] = {seq, slot};
   }

@@ -109,8 +109,6 @@ class Pipeline {
   // Routes a completion to its proposal or straggler.
   void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late);
   void learn_pace(const Measurement& m);
-  // Per fresh setting of `b` (the `seq`-th proposal): its priority in the evaluator's queue.
-  [[nodiscard]] static std::vector<int> priorities(const Brood& b, std::size_t seq);
   [[nodiscard]] bool pipelined(const Evaluator& evaluator) const {
     return overlaps_generations(evaluator, max_broods_);
   }

@@ -103,45 +103,6 @@ TEST(QueueModel, ARestoredScheduleContinuesExactly) {
   EXPECT_THROW(b.restore(bad), std::invalid_argument);
 }
 
-// A kernel of a higher priority compiles before those of a lower one still waiting for a
-// thread, also when submitted later, never before a compile that has begun; one priority
-// throughout is the first-come schedule.
-TEST(QueueModel, AHigherPriorityPassesTheCompilesNotYetBegun) {
-  const auto order = [](QueueModel& q) {
-    std::vector<Ticket> out;
-    while (const auto d = q.next())
-      out.push_back(d->first);
-    return out;
-  };
-  {
-    QueueModel q(1);  // four compiles of 1 s on one thread, GPU 0.1 s each
-    for (Ticket t = 0; t < 4; ++t)
-      q.add(t, 0, 1.0, 0.1);
-    EXPECT_EQ(order(q), (std::vector<Ticket>{0, 1, 2, 3}));
-  }
-  QueueModel q(1);
-  for (Ticket t = 0; t < 3; ++t)
-    q.add(t, 0, 1.0, 0.1);
-  q.add(3, 0, 1.0, 0.1, 1);  // submitted with them: it compiles first
-  const auto first = q.next();
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->first, 3);
-  EXPECT_NEAR(first->second.start_s, 1.0, 1e-12);
-  EXPECT_NEAR(first->second.finish_s, 1.1, 1e-12);
-  // At 1.1 ticket 0 compiles (since 1.0): ticket 4 waits for it, then passes 1 and 2.
-  q.add(4, 1.1, 1.0, 0.1, 2);
-  QueueModel resumed;
-  resumed.restore(q.save());
-  EXPECT_EQ(order(q), (std::vector<Ticket>{0, 4, 1, 2}));
-  EXPECT_EQ(order(resumed), (std::vector<Ticket>{0, 4, 1, 2}));
-  // The GPU too takes the highest priority of the kernels compiled by the time it is free.
-  QueueModel g(3);
-  g.add(0, 0, 0.1, 1.0);     // on the GPU from 0.1 to 1.1
-  g.add(1, 0, 0.2, 0.1);     // compiled at 0.2
-  g.add(2, 0, 0.3, 0.1, 1);  // compiled at 0.3: measured before ticket 1
-  EXPECT_EQ(order(g), (std::vector<Ticket>{0, 2, 1}));
-}
-
 // ---- replay's queue ---------------------------------------------------------------------
 
 using testing::setting_with;

@@ -317,56 +317,6 @@ TEST(CompilePool, TakeNextHandsItemsOutAsTheirCompilesEnd) {
   EXPECT_FALSE(pool.stuck());
 }
 
-// A free thread takes the queued source of the highest priority (ties: the lowest index):
-// with the one thread busy on "held", "high" (added after "low") compiles before it.
-TEST(CompilePool, AHigherPriorityCompilesFirst) {
-  struct Gate {
-    std::mutex m;
-    std::condition_variable cv;
-    bool entered = false;
-    bool open = false;
-  };
-  auto gate = std::make_shared<Gate>();
-  auto order = std::make_shared<std::vector<std::string>>();
-  auto compile = [gate, order](const std::string& src) {
-    std::unique_lock lock(gate->m);
-    order->push_back(src);
-    if (src == "held") {
-      gate->entered = true;
-      gate->cv.notify_all();
-      gate->cv.wait(lock, [&] { return gate->open; });
-    }
-    isletune::cuda::CompileResult r;
-    r.ok = true;
-    r.cubin = "cubin of " + src;
-    return r;
-  };
-  isletune::cuda::CompilePool pool(compile, 1, 30);
-  pool.add("held");
-  {
-    std::unique_lock lock(gate->m);
-    gate->cv.wait(lock, [&] { return gate->entered; });
-  }
-  EXPECT_EQ(pool.add("low"), 1u);
-  EXPECT_EQ(pool.add("high", 1), 2u);
-  {
-    std::lock_guard lock(gate->m);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
-  std::size_t i = 99;
-  double ms = 0;
-  std::vector<std::size_t> taken;
-  for (int k = 0; k < 3; ++k) {
-    ASSERT_TRUE(pool.take_next(i, ms).has_value());
-    taken.push_back(i);
-  }
-  // ("held" may come back before or after "high", as both may have compiled by then.)
-  EXPECT_EQ(taken.back(), 1u);
-  std::lock_guard lock(gate->m);
-  EXPECT_EQ(*order, (std::vector<std::string>{"held", "high", "low"}));
-}
-
 }  // namespace
 
 // The worker's queue: sources added while the pool runs compile on its threads as they come

@@ -190,27 +190,25 @@ void CudaEvaluator::start_worker() {
   }
   running_.reset();
   for (const auto& [ticket, owed] : owed_)
-    send_kernel(ticket, owed.kernel, owed.priority);
+    send_kernel(ticket, owed.kernel);
 }
 
-void CudaEvaluator::send_kernel(Ticket ticket, const KernelSource& k, int priority) {
+void CudaEvaluator::send_kernel(Ticket ticket, const KernelSource& k) {
   Message m{"submit", {}};
   m.set("ticket", static_cast<long long>(ticket));
-  if (priority != 0)
-    m.set("priority", static_cast<long long>(priority));
   m.set("source", k.source).set("entry", k.entry).set("launch", launch_text(k.launch));
   if (!k.tail_entry.empty())
     m.set("tail_entry", k.tail_entry).set("tail_launch", launch_text(k.tail_launch));
   channel_->send(m);  // a dead worker is found (and restarted) by wait_one
 }
 
-void CudaEvaluator::enqueue_kernel(Ticket ticket, KernelSource kernel, int priority) {
+void CudaEvaluator::enqueue_kernel(Ticket ticket, KernelSource kernel) {
   if (!process_.running()) {
     start_worker();
     ++restarts_;
   }
-  send_kernel(ticket, kernel, priority);
-  owed_.emplace(ticket, Owed{std::move(kernel), clock_s(), priority});
+  send_kernel(ticket, kernel);
+  owed_.emplace(ticket, Owed{std::move(kernel), clock_s()});
 }
 
 std::string CudaEvaluator::source(const Setting& s) const {
@@ -220,7 +218,7 @@ std::string CudaEvaluator::source(const Setting& s) const {
   return generate_kernel(problem_.stencil, problem_.grid, s, std::get<KernelPlan>(plan)).source;
 }
 
-void CudaEvaluator::enqueue(Ticket ticket, const Setting& s, int priority) {
+void CudaEvaluator::enqueue(Ticket ticket, const Setting& s) {
   // The plan is built once here and handed to codegen.
   const auto plan = codegen_plan(problem_.stencil, problem_.grid, s, limits_);
   if (const auto* why = std::get_if<std::string>(&plan)) {
@@ -232,7 +230,7 @@ void CudaEvaluator::enqueue(Ticket ticket, const Setting& s, int priority) {
       generate_kernel(problem_.stencil, problem_.grid, s, std::get<KernelPlan>(plan));
   if (const auto fault = planted_fault(s))
     kernel = planted_kernel(*fault, kernel);
-  enqueue_kernel(ticket, std::move(kernel), priority);
+  enqueue_kernel(ticket, std::move(kernel));
 }
 
 Completion CudaEvaluator::wait_one() {

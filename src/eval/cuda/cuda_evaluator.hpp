@@ -100,7 +100,7 @@ class CudaEvaluator : public AsyncEvaluator {
   [[nodiscard]] int worker_restarts() const { return restarts_; }
 
  protected:
-  void enqueue(Ticket ticket, const Setting& s, int priority) override;
+  void enqueue(Ticket ticket, const Setting& s) override;
   Completion wait_one() override;
 
  private:
@@ -108,15 +108,14 @@ class CudaEvaluator : public AsyncEvaluator {
   struct Owed {
     KernelSource kernel;
     double submit_s = 0;
-    int priority = 0;
   };
   // Starts the worker (its problem and its queue's references) and sends it every kernel
   // still owed.
   void start_worker();
   void stop_worker(bool kill);
-  void send_kernel(Ticket ticket, const KernelSource& kernel, int priority);
+  void send_kernel(Ticket ticket, const KernelSource& kernel);
   // Queues a kernel under `ticket` (raw kernels: negative tickets).
-  void enqueue_kernel(Ticket ticket, KernelSource kernel, int priority = 0);
+  void enqueue_kernel(Ticket ticket, KernelSource kernel);
   // The planted fault of this setting (counting it when first seen), if any.
   std::optional<PlantedFault> planted_fault(const Setting& s);
 

@@ -26,7 +26,7 @@ CompilePool::~CompilePool() {
   state_->cv.notify_all();
 }
 
-std::size_t CompilePool::add(std::string source, int priority) {
+std::size_t CompilePool::add(std::string source) {
   bool start = false;
   std::size_t i = 0;
   {
@@ -38,8 +38,6 @@ std::size_t CompilePool::add(std::string source, int priority) {
     st.phase.push_back(Phase::queued);
     st.started.emplace_back();
     st.taken.push_back(false);
-    st.priority.push_back(priority);
-    st.queued.emplace(-priority, i);
     // A thread more when none waits for it and the pool is not at its width.
     start = st.waiting == 0 && st.threads < width_;
     st.cv.notify_all();
@@ -67,7 +65,6 @@ CompilePool::Next CompilePool::wait_next(std::size_t& i, std::optional<CompileRe
       return Next::woken;
     }
     std::optional<std::size_t> overdue;
-    std::optional<std::size_t> done;            // the highest priority, then the lowest index
     std::optional<Clock::time_point> deadline;  // the earliest of the running items'
     bool open = false;
     for (std::size_t k = 0; k < st.phase.size(); ++k) {
@@ -75,9 +72,10 @@ CompilePool::Next CompilePool::wait_next(std::size_t& i, std::optional<CompileRe
         continue;
       open = true;
       if (st.phase[k] == Phase::done) {
-        if (!done || st.priority[k] > st.priority[*done])
-          done = k;
-        continue;
+        i = k;
+        st.taken[k] = true;
+        result = std::move(st.results[k]);
+        return Next::compiled;
       }
       if (st.phase[k] == Phase::running) {
         const auto d = st.started[k] + bound;
@@ -86,12 +84,6 @@ CompilePool::Next CompilePool::wait_next(std::size_t& i, std::optional<CompileRe
         if (!deadline || d < *deadline)
           deadline = d;
       }
-    }
-    if (done) {
-      i = *done;
-      st.taken[i] = true;
-      result = std::move(st.results[i]);
-      return Next::compiled;
     }
     if (!open && !block_idle)
       return Next::idle;
@@ -140,16 +132,15 @@ void CompilePool::add_thread() {
   std::thread([st = state_] {
     std::unique_lock lock(st->m);
     for (;;) {
-      if (st->queued.empty()) {
+      if (st->next >= st->sources.size()) {
         if (st->closed)
           break;
         ++st->waiting;
-        st->cv.wait(lock, [&] { return st->closed || !st->queued.empty(); });
+        st->cv.wait(lock, [&] { return st->closed || st->next < st->sources.size(); });
         --st->waiting;
         continue;
       }
-      const std::size_t i = st->queued.begin()->second;
-      st->queued.erase(st->queued.begin());
+      const std::size_t i = st->next++;
       st->phase[i] = Phase::running;
       st->started[i] = Clock::now();
       st->cv.notify_all();

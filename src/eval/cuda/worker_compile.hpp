@@ -1,10 +1,9 @@
-// The worker's bounded compile pool: sources compiled on detached threads (started in order of
-// priority, then index: replay's QueueModel) and taken as they finish (take_next, wait_next).
-// Sources are given at once (a batch) or added while the pool runs (add: the worker's queue). A
-// compile that runs longer than the timeout is abandoned (NVRTC cannot be interrupted) and its
-// thread replaced, so the rest goes on; a process with an abandoned compile still running must end
-// after the batch (stuck()). Pure C++ (the compile function is given), so it is tested without
-// NVRTC.
+// The worker's bounded compile pool: sources compiled on detached threads (started in index
+// order) and taken as they finish (take_next, wait_next). Sources are given at once (a batch)
+// or added while the pool runs (add: the worker's queue). A compile that runs longer than the
+// timeout is abandoned (NVRTC cannot be interrupted) and its thread replaced, so the rest
+// goes on; a process with an abandoned compile still running must end after the batch
+// (stuck()). Pure C++ (the compile function is given), so it is tested without NVRTC.
 #pragma once
 
 #include <chrono>
@@ -13,9 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "eval/cuda/nvrtc_compiler.hpp"
@@ -37,10 +34,8 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  // Queues one more source; returns its index. A free thread takes the queued source of the
-  // highest `priority` (ties: the lowest index); one of a higher priority added later passes
-  // those still queued, never a compile that has begun.
-  std::size_t add(std::string source, int priority = 0);
+  // Queues one more source; returns its index.
+  std::size_t add(std::string source);
   // What wait_next() found.
   enum class Next { compiled, overdue, woken, idle };
   // As take_next, but returns `woken` when wake() was called meanwhile (then nothing is
@@ -51,13 +46,13 @@ class CompilePool {
   // Makes a wait_next() in progress (or the next one) return `woken`; from any thread.
   void wake();
 
-  // The next item not taken yet, in the order compiles end: of those whose compile has ended
-  // the highest priority, ties the lowest index, else the first running one past the timeout
-  // (nullopt; `ms` is then the time it had run), else it waits for either. `i` is set to the item.
-  // So the worker runs each kernel as soon as it is compiled, while slower compiles of the batch
-  // still run (a batch's span: its slowest compile plus the kernels that end after it, not the
-  // compiles before a kernel plus every kernel before it). Throws std::logic_error once every item
-  // has been taken.
+  // The next item not taken yet, in the order compiles end: the lowest-index one whose
+  // compile has ended, else the first running one past the timeout (nullopt; `ms` is then the
+  // time it had run), else it waits for either. `i` is set to the item. So the worker runs
+  // each kernel as soon as it is compiled, while slower compiles of the batch still run (a
+  // batch's span: its slowest compile plus the kernels that end after it, not the compiles
+  // before a kernel plus every kernel before it). Throws std::logic_error once every item has
+  // been taken.
   [[nodiscard]] std::optional<CompileResult> take_next(std::size_t& i, double& ms);
 
   // Whether a compile is still running (an abandoned one).
@@ -76,10 +71,9 @@ class CompilePool {
     std::vector<Phase> phase;
     std::vector<Clock::time_point> started;
     std::vector<bool> taken;
-    std::vector<int> priority;
-    std::set<std::pair<int, std::size_t>> queued;  // (-priority, index) not begun
-    int threads = 0;                               // started and not ended
-    int waiting = 0;                               // of them, waiting for a source
+    std::size_t next = 0;
+    int threads = 0;  // started and not ended
+    int waiting = 0;  // of them, waiting for a source
     bool closed = false;
     bool woken = false;
   };

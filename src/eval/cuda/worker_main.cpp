@@ -325,7 +325,7 @@ class Worker {
           std::_Exit(0);
         if (a.kind != "submit")
           continue;
-        pool.add(a.get("source"), static_cast<int>(a.number("priority", 0)));
+        pool.add(a.get("source"));
         submits.push_back(std::move(a));
       }
       std::size_t i = 0;

@@ -65,7 +65,7 @@ double batch_span_s(std::span<const Measurement> batch, int threads) {
   return span;
 }
 
-void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s, int priority) {
+void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   const auto it = table_.find(canonical(shape_, s));
   Measurement m;
   if (it == table_.end()) {
@@ -76,7 +76,7 @@ void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s, int priority) {
     m = it->second;
   }
   // The answers for unrecorded settings carry no costs and are done at once.
-  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3, priority);
+  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3);
   answers_.emplace(ticket, std::move(m));
 }
 

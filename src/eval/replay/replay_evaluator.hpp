@@ -87,7 +87,7 @@ class ReplayEvaluator final : public AsyncEvaluator {
   [[nodiscard]] const std::string& fingerprint() const { return recording_.fingerprint; }
 
  protected:
-  void enqueue(Ticket ticket, const Setting& s, int priority) override;
+  void enqueue(Ticket ticket, const Setting& s) override;
   Completion wait_one() override;
 
  private:
