@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # NVRTC phase times and throughput with and without -minimal on the device's CPUs.
-# Sources: DIR/src/*.cu from `isletune-bench-kernels --stencils S --source FIELDS` (the study names
-# them); run on the device with that folder carried:  bench/nvrtc_options/run.sh
+# Sources: src/*.cu beside this script, from `isletune-bench-kernels --stencils S --source FIELDS`
+# (the study names them); on the GPU host: bench/nvrtc_options/run.sh
 set -u
 cd "$(dirname "$0")"
 CU=${CUDA_HOME:-/usr/local/cuda}
@@ -23,6 +23,6 @@ for o in "" "-minimal" "" "-minimal"; do
   t0=$(date +%s.%N)
   for j in $(seq 1 16); do ( for f in src/*.cu; do ./t $f $B $o >/dev/null; done ) & done; wait
   t1=$(date +%s.%N)
-  echo "16 parallel x 15 sources [$o]: $(echo "$t1 - $t0" | bc) s"
+  echo "16 parallel x 15 sources [$o]: $(awk -v a="$t0" -v b="$t1" "BEGIN {print b - a}") s"
 done
 nproc
