@@ -126,34 +126,29 @@ std::optional<FamilySelector> selector_of(const KernelFamily& f) {
 
 OcTable::OcTable(std::span<const KernelFamily* const> families)
     : families_(families.begin(), families.end()) {
+  // Who declares each parameter: an appended one as a family's own (own_params), a base one as
+  // read by a family alone (exclusive_params); the first declaration holds, a second throws.
+  const auto declare = [&](const KernelFamily& f, std::span<const OwnParam> list, bool own) {
+    for (const OwnParam& o : list) {
+      const std::string name(param_name(o.param));
+      if (is_appended(o.param) != own) {
+        throw std::logic_error(
+            "the " + std::string(f.name()) + " family declares " + name +
+            (own ? " as its own, but it is a base parameter (kBaseParamCount)"
+                 : " as read by it alone, but it is a parameter a family brings (own_params)"));
+      }
+      const KernelFamily*& first = declarer_[index_of(o.param)];
+      if (first != nullptr && first != &f) {
+        throw std::logic_error("the " + std::string(f.name()) + " family declares " + name +
+                               ", which the " + std::string(first->name()) +
+                               " family declares already");
+      }
+      first = &f;
+    }
+  };
   for (const KernelFamily* f : families_) {
-    for (const OwnParam& own : f->own_params()) {
-      const std::string name(param_name(own.param));
-      if (!is_appended(own.param)) {
-        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
-                               " as its own, but it is a base parameter (kBaseParamCount)");
-      }
-      const KernelFamily* first = owner(own.param);
-      if (first != f) {
-        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
-                               ", which the " + std::string(first->name()) +
-                               " family declares already");
-      }
-    }
-    for (const OwnParam& alone : f->exclusive_params().params) {
-      const std::string name(param_name(alone.param));
-      if (is_appended(alone.param)) {
-        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
-                               " as read by it alone, but it is a parameter a family brings "
-                               "(own_params)");
-      }
-      const KernelFamily* first = alone_reader(alone.param);
-      if (first != f) {
-        throw std::logic_error("the " + std::string(f->name()) + " family declares " + name +
-                               ", which the " + std::string(first->name()) +
-                               " family declares already");
-      }
-    }
+    declare(*f, f->own_params(), true);
+    declare(*f, f->exclusive_params().params, false);
   }
   for (const KernelFamily* f : families_) {
     if (auto selector = selector_of(*f))
@@ -206,23 +201,15 @@ const KernelFamily* OcTable::family_of(const Setting& s) const {
 }
 
 const KernelFamily* OcTable::owner(Param p) const {
-  for (const KernelFamily* f : families_) {
-    if (f->owns(p))
-      return f;
-  }
-  return nullptr;
+  return is_appended(p) ? declarer_[index_of(p)] : nullptr;
 }
 
 const KernelFamily* OcTable::alone_reader(Param p) const {
-  for (const KernelFamily* f : families_) {
-    if (f->reads_alone(p))
-      return f;
-  }
-  return nullptr;
+  return is_appended(p) ? nullptr : declarer_[index_of(p)];
 }
 
 const OwnParam* OcTable::declaration(Param p) const {
-  const KernelFamily* f = is_appended(p) ? owner(p) : alone_reader(p);
+  const KernelFamily* f = declarer_[index_of(p)];
   if (f == nullptr)
     return nullptr;
   for (const OwnParam& o : is_appended(p) ? f->own_params() : f->exclusive_params().params) {
@@ -239,8 +226,7 @@ Setting OcTable::canonical(const ProblemShape& shape, const Setting& s) const {
   Setting c = f->canonical(shape, s);
   for (std::size_t i = 0; i < kParamCount; ++i) {
     const Param p = param_at(i);
-    const KernelFamily* reader = is_appended(p) ? owner(p) : alone_reader(p);
-    if ((is_appended(p) || reader != nullptr) && reader != f)
+    if ((is_appended(p) || declarer_[i] != nullptr) && declarer_[i] != f)
       c.values[i] = neutral_value(p);
   }
   return c;

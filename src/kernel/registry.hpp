@@ -95,6 +95,8 @@ class OcTable {
   std::vector<FamilySelector> selectors_;
   std::vector<OcEntry> entries_;
   std::array<int, kOcCount> row_{};  // id -> index into entries_, -1 when undeclared
+  // Per parameter, the family that declares it (owner or alone_reader), or nullptr.
+  std::array<const KernelFamily*, kParamCount> declarer_{};
 };
 
 // The registered families' OC table (what the space counts and /space/ocs records).

@@ -74,8 +74,9 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
     if (s[p] < 1)
       return "parameter " + std::string(param_name(p)) + " must be >= 1";
   }
+  constexpr const char* kFlat = "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
   if (stencil.dims() == 2 && (s[Param::tbz] != 1 || s[Param::mfz] != 1 || s[Param::ufz] != 1))
-    return "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
+    return kFlat;
   const int merge = s[Param::merge];
   if (merge < 0 || merge > 2)
     return "merge must be none, block or cyclic";
@@ -83,7 +84,7 @@ std::variant<KernelPlan, std::string> codegen_plan(const Stencil& stencil, const
   if (!family)
     return "no kernel family builds this setting";
   if (stencil.dims() == 2 && family->stream_axis(s) == 2)
-    return "a 2-D stencil needs tbz = mfz = ufz = 1 and no streaming along z";
+    return kFlat;
   if (auto why = family->unsupported(s))
     return *why;
   // The family's own rules (the space checks them too; a kernel is never built without them).
