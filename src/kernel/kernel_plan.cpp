@@ -167,6 +167,16 @@ namespace {
 
 // plan_ok's checks on a built plan (the block is checked before the plan is built).
 bool launch_ok(const KernelPlan& p, const DeviceLimits& limits, std::string* why) {
+  const int compute = limits.compute_major * 10 + limits.compute_minor;
+  if (compute < p.min_compute) {
+    if (why) {
+      *why = "the " + std::string(p.family->name()) + " family needs compute capability " +
+             std::to_string(p.min_compute / 10) + "." + std::to_string(p.min_compute % 10) +
+             "; the device has " + std::to_string(limits.compute_major) + "." +
+             std::to_string(limits.compute_minor) + ".";
+    }
+    return false;
+  }
   for (std::size_t d = 0; d < 3; ++d) {
     if (p.grid[d] > limits.max_grid_dim[d]) {
       if (why) {

@@ -119,6 +119,13 @@ struct KernelPlan {
   int x_vector = 1;
   double redundancy = 1;      // computed / useful cell-updates (>= 1)
   double flops_per_cell = 1;  // 2 * points - 1
+  // FP64 flops per useful cell-step the family issues on the tensor cores (2 per multiply-add
+  // of its MMAs, padding included), 0 for the CUDA-core families: the predictor's compute term
+  // then runs at DeviceLimits::fp64_tensor_gflops instead of the vector peak.
+  double tensor_flops_per_cell = 0;
+  // The compute capability the kernel needs (major * 10 + minor; the tensor-core family's FP64
+  // m16n8k16 is sm_90), 0 for none: the plan check refuses an older device.
+  int min_compute = 0;
   // Issued instructions besides the multiply-adds per useful cell-step (input loads and the
   // moves of 64-bit coefficients into operands), redundancy included: what makes a
   // compute-bound kernel issue-bound (the predictor's compute term). 0 where the family does

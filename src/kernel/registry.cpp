@@ -13,13 +13,14 @@ namespace isletune {
 
 const KernelFamily& tiled_family();      // src/kernel/tiled.cpp
 const KernelFamily& streaming_family();  // src/kernel/streaming.cpp
+const KernelFamily& mma_family();        // src/kernel/mma.cpp (selected by mma = 1)
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
 const KernelFamily& template_family();  // src/kernel/family_template.cpp (tests/axis only)
 #endif
 
 std::span<const KernelFamily* const> families() {
   static const std::array list = {
-      &tiled_family(), &streaming_family(),
+      &tiled_family(), &streaming_family(), &mma_family(),
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
       &template_family(),  // selected by tpl_on = 1 (tests/axis)
 #endif

@@ -106,7 +106,11 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Grid& grid, const Dev
   // instruction takes one slot (counted only for a compute-bound stencil).
   const double flops = plan.flops_per_cell * plan.redundancy;
   const double issue = issue_term ? std::max(flops, flops / 2 + plan.other_instructions) : flops;
-  const double t_flop_ms = cells * issue / (limits.fp64_gflops * 1e9) * 1e3;
+  // The tensor-core family's MMAs (padding included) run on the DMMA pipe instead.
+  const double t_flop_ms =
+      plan.tensor_flops_per_cell > 0
+          ? cells * plan.tensor_flops_per_cell / (limits.fp64_tensor_gflops * 1e9) * 1e3
+          : cells * issue / (limits.fp64_gflops * 1e9) * 1e3;
   // A register tile's loads: each 8-byte input through L1 (kL1BytesPerFp64Flop; a warp whose
   // loads spread over more lines costs more, as in `bytes`: coalesce, segment), and from L2
   // the block's loaded region once, plus, for global loads (no shared stage), the share of the

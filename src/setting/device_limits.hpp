@@ -30,6 +30,10 @@ struct DeviceLimits {
   int compute_minor = 0;
   double memory_bandwidth_gbs = 3000.0;  // achievable copy bandwidth, read + write
   double fp64_gflops = 33500.0;          // FP64 vector peak (FMA = 2 flops)
+  // FP64 tensor-core (DMMA) peak: 66.9 TFLOP/s on the H100 SXM5 and the H200 (NVIDIA's
+  // datasheets); measured on both, m16n8k16 sustains 64.4 and m16n8k4 57.6
+  // (docs/studies/2026-11-28-dmma-prototype.md). The tensor-core family's compute roof.
+  double fp64_tensor_gflops = 66900.0;
 };
 
 // Calls f(name, field) for every field of d in declaration order (d const or not); the names
@@ -56,6 +60,7 @@ void for_each_field(Limits& d, F&& f) {
   f("compute_minor", d.compute_minor);
   f("memory_bandwidth_gbs", d.memory_bandwidth_gbs);
   f("fp64_gflops", d.fp64_gflops);
+  f("fp64_tensor_gflops", d.fp64_tensor_gflops);
 }
 
 }  // namespace isletune

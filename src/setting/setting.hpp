@@ -34,9 +34,14 @@ enum class Param : std::uint8_t {
   ufz,
   use_shared,    // 0/1: input tile with halo in shared memory
   use_constant,  // 0/1: coefficients in __constant__ instead of literals
-// A kernel family's own parameters are appended here, never inserted (docs/kernel-plan.md,
-// "A family with its own parameter"): one enum line and one kParamInfo line below, the rest
-// is the family's (KernelFamily::own_params).
+  // A kernel family's own parameters are appended here, never inserted (docs/kernel-plan.md,
+  // "A family with its own parameter"): one enum line and one kParamInfo line below, the rest
+  // is the family's (KernelFamily::own_params).
+  mma,        // 0/1: the tensor-core family's selector (src/kernel/mma.cpp)
+  mma_nb,     // tensor-core family: batches of 16 output blocks per warp
+  mma_warps,  // tensor-core family: warps per block (along y in 3-D, x in 2-D)
+  mma_creg,   // 0/1: tensor-core family: coefficient fragments in registers, not shared memory
+  mma_minb,   // tensor-core family: minimum resident blocks per SM (__launch_bounds__)
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
   tpl_px,  // test build only (tests/axis): the template family's points per thread along x
   tpl_on,  // test build only (tests/axis): 0/1, the template family's selector
@@ -64,17 +69,20 @@ struct ParamInfo {
 
 // One row per Param, in Param order (the one home of these facts).
 inline constexpr std::array kParamInfo = {
-    ParamInfo{"streaming", ParamKind::flag, 0},  ParamInfo{"merge", ParamKind::enumeration, 0},
-    ParamInfo{"retiming", ParamKind::flag, 0},   ParamInfo{"prefetch", ParamKind::flag, 0},
-    ParamInfo{"tdeg", ParamKind::integer, 1},    ParamInfo{"sd", ParamKind::axis, 0},
-    ParamInfo{"sb", ParamKind::integer, 0},      ParamInfo{"tbx", ParamKind::integer, 1},
-    ParamInfo{"tby", ParamKind::integer, 1},     ParamInfo{"tbz", ParamKind::integer, 1},
-    ParamInfo{"mfx", ParamKind::integer, 1},     ParamInfo{"mfy", ParamKind::integer, 1},
-    ParamInfo{"mfz", ParamKind::integer, 1},     ParamInfo{"ufx", ParamKind::integer, 1},
-    ParamInfo{"ufy", ParamKind::integer, 1},     ParamInfo{"ufz", ParamKind::integer, 1},
-    ParamInfo{"use_shared", ParamKind::flag, 0}, ParamInfo{"use_constant", ParamKind::flag, 0},
+    ParamInfo{"streaming", ParamKind::flag, 0},    ParamInfo{"merge", ParamKind::enumeration, 0},
+    ParamInfo{"retiming", ParamKind::flag, 0},     ParamInfo{"prefetch", ParamKind::flag, 0},
+    ParamInfo{"tdeg", ParamKind::integer, 1},      ParamInfo{"sd", ParamKind::axis, 0},
+    ParamInfo{"sb", ParamKind::integer, 0},        ParamInfo{"tbx", ParamKind::integer, 1},
+    ParamInfo{"tby", ParamKind::integer, 1},       ParamInfo{"tbz", ParamKind::integer, 1},
+    ParamInfo{"mfx", ParamKind::integer, 1},       ParamInfo{"mfy", ParamKind::integer, 1},
+    ParamInfo{"mfz", ParamKind::integer, 1},       ParamInfo{"ufx", ParamKind::integer, 1},
+    ParamInfo{"ufy", ParamKind::integer, 1},       ParamInfo{"ufz", ParamKind::integer, 1},
+    ParamInfo{"use_shared", ParamKind::flag, 0},   ParamInfo{"use_constant", ParamKind::flag, 0},
+    ParamInfo{"mma", ParamKind::flag, 0},          ParamInfo{"mma_nb", ParamKind::integer, 1},
+    ParamInfo{"mma_warps", ParamKind::integer, 4}, ParamInfo{"mma_creg", ParamKind::flag, 0},
+    ParamInfo{"mma_minb", ParamKind::integer, 1},
 #ifdef ISLETUNE_TEST_TEMPLATE_AXIS
-    ParamInfo{"tpl_px", ParamKind::integer, 1},  ParamInfo{"tpl_on", ParamKind::flag, 0},
+    ParamInfo{"tpl_px", ParamKind::integer, 1},    ParamInfo{"tpl_on", ParamKind::flag, 0},
 #endif
 };
 

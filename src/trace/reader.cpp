@@ -499,7 +499,8 @@ std::vector<EnvironmentInfo> TraceReader::environment() const {
           } else if constexpr (std::is_same_v<T, int>) {
             v = static_cast<int>(h5::read_attr_int(l, field));
           } else if constexpr (std::is_same_v<T, double>) {
-            v = h5::read_attr_double(l, field);
+            if (h5::has_attr(l, field))  // fp64_tensor_gflops came later: its default stays
+              v = h5::read_attr_double(l, field);
           } else if (h5::has_attr(l, field)) {  // the block and grid limits came later
             const std::vector<std::int64_t> got = h5::read_attr_ints64(l, field);
             if (got.size() == v.size())

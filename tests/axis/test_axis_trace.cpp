@@ -39,7 +39,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::MemorySink;
 
-static_assert(kParamCount == kBaseParamCount + 2, "this build appends tpl_px and tpl_on");
+static_assert(kParamCount == index_of(Param::tpl_px) + 2, "this build appends tpl_px and tpl_on");
 
 const Grid kGrid{256, 256, 1};
 

@@ -32,10 +32,12 @@ namespace isletune {
 const KernelFamily& template_family();   // src/kernel/family_template.cpp
 const KernelFamily& tiled_family();      // src/kernel/tiled.cpp
 const KernelFamily& streaming_family();  // src/kernel/streaming.cpp
+const KernelFamily& mma_family();        // src/kernel/mma.cpp
 
 namespace {
 
-static_assert(kParamCount == kBaseParamCount + 2, "this build appends two parameters");
+static_assert(kParamCount == index_of(Param::tpl_px) + 2,
+              "this build appends two parameters after the production build's");
 static_assert(is_appended(Param::tpl_px) && is_appended(Param::tpl_on));
 
 const Grid kGrid{256, 256, 1};
@@ -54,7 +56,8 @@ Space space_of(const std::string& stencil) {
 
 // The production build's families, without the template.
 const OcTable& without_template() {
-  static const std::array<const KernelFamily*, 2> list = {&tiled_family(), &streaming_family()};
+  static const std::array<const KernelFamily*, 3> list = {&tiled_family(), &streaming_family(),
+                                                          &mma_family()};
   static const OcTable t(list);
   return t;
 }

@@ -61,18 +61,43 @@ TEST(KernelFamily, EverySettingOfTheDefaultSpaceHasExactlyOneRegisteredFamily) {
   for (const KernelFamily* f : families())
     EXPECT_TRUE(names.insert(f->name()).second) << "two families named " << f->name();
   EXPECT_EQ(find_family("template"), nullptr);  // the skeleton is not registered
-  const Grid grid{96, 80, 1};
-  const Space space(typical_stencil("star2d1r"), grid, {}, Space::default_values(2, grid));
-  Rng rng(7, 0);
-  for (int i = 0; i < 500; ++i) {
-    const auto s = space.random_setting(rng);
-    ASSERT_TRUE(s.has_value());
-    int building = 0;
-    for (const KernelFamily* f : families())
-      building += f->builds(*s) ? 1 : 0;
-    EXPECT_EQ(building, 1) << canonical_key(*s);
-    EXPECT_EQ(find_family(*s)->name(), (*s)[Param::streaming] ? "streaming" : "tiled");
+  // A family with a selector builds the settings that select it; of the others exactly one
+  // builds each setting (OcTable::family_of).
+  const auto selected = [](const KernelFamily* f, const Setting& s) {
+    const KernelFamily* by_selector = nullptr;
+    for (const FamilySelector& sel : registered_ocs().selectors()) {
+      if (s[sel.param] != neutral_value(sel.param))
+        by_selector = sel.family;
+    }
+    const bool has_selector =
+        std::any_of(registered_ocs().selectors().begin(), registered_ocs().selectors().end(),
+                    [f](const FamilySelector& sel) { return sel.family == f; });
+    return by_selector != nullptr ? f == by_selector : !has_selector;
+  };
+  int mma = 0;
+  for (const char* name : {"star2d1r", "box2d2r"}) {
+    const Grid grid{96, 80, 1};
+    const Space space(typical_stencil(name), grid, {}, Space::default_values(2, grid));
+    Rng rng(7, 0);
+    for (int i = 0; i < 550; ++i) {
+      // The tensor-core OC is 32 of box2d2r's 200,000 settings: drawn on its own too.
+      const auto s = i < 500 ? space.random_setting(rng) : space.random_in_oc(49, rng);
+      if (i >= 500 && name == std::string("star2d1r")) {
+        EXPECT_FALSE(s.has_value()) << "a star holds no tensor-core setting";
+        continue;
+      }
+      ASSERT_TRUE(s.has_value());
+      int building = 0;
+      for (const KernelFamily* f : families())
+        building += f->builds(*s) && selected(f, *s) ? 1 : 0;
+      EXPECT_EQ(building, 1) << canonical_key(*s);
+      EXPECT_EQ(find_family(*s)->name(), (*s)[Param::mma]         ? "mma"
+                                         : (*s)[Param::streaming] ? "streaming"
+                                                                  : "tiled");
+      mma += (*s)[Param::mma];
+    }
   }
+  EXPECT_GT(mma, 0) << "box2d2r's space holds tensor-core settings";
 }
 
 TEST(KernelFamily, TemplateFamilyPlansOnePointPerThreadWithoutSharedMemory) {
@@ -149,8 +174,8 @@ TEST(KernelFamily, TemplateBringsItsOwnOcToAnOcTable) {
   }
   const std::array<const KernelFamily*, 2> twice = {&streaming_family(), &streaming_family()};
   EXPECT_THROW(OcTable{twice}, std::logic_error);
-  // The registered table is the tiled and streaming families' 29 OCs.
-  EXPECT_EQ(oc_table().size(), 29u);
+  // The registered table is the tiled and streaming families' 29 OCs and the tensor-core one.
+  EXPECT_EQ(oc_table().size(), 30u);
   EXPECT_EQ(find_oc(48), nullptr);
 }
 
@@ -219,11 +244,12 @@ TEST(KernelFamily, TheSpaceReadsTheFamiliesDeclarationsNotTheStreamingSwitch) {
 }
 
 // The online model's interacting parameters are what selects a family's kernel, read from the
-// registered OCs: the tiled and streaming families' switches, merge first (the model's column
+// registered OCs: the tiled and streaming families' switches and the tensor-core family's
+// selector, merge first (the model's column
 // order, on which every recorded replay trajectory depends).
 TEST(KernelFamily, ModelInteractionsAreTheOcSelectingParameters) {
   const std::vector<Param> expected = {Param::merge, Param::streaming, Param::retiming,
-                                       Param::prefetch};
+                                       Param::prefetch, Param::mma};
   EXPECT_EQ(model_interactions(), expected);
 }
 
@@ -639,8 +665,50 @@ TEST(KernelFamily, TemplateFamilyCompilesWithNvrtcIn2DAnd3D) {
     }
   }
 }
+
+// The tensor-core family's kernels compile for sm_90 in 2-D and 3-D, on odd grids (scalar
+// staging and stores), with the coefficient fragments in shared memory and in registers, for
+// typical boxes and a user's asymmetric stencil; ptxas keeps the MMAs (no local memory for the
+// accumulators of box3d2r at nb 1).
+TEST(KernelFamily, MmaFamilyCompilesWithNvrtcIn2DAnd3D) {
+  const cuda::CubinCompiler compiler(90, "");
+  std::vector<Offset> off;
+  std::vector<double> coef;
+  for (int z = -2; z <= 1; ++z)  // 120 points of a 6 x 8 x 6-plane window: 0.42 useful
+    for (int y = -3; y <= 2; ++y)
+      for (int x = -2; x <= 2; ++x) {
+        off.push_back({x, y, z});
+        coef.push_back(0.001 * static_cast<double>(off.size()));
+      }
+  const Stencil user = Stencil::make("user", 3, off, coef);
+  struct Case {
+    Stencil stencil;
+    Grid grid;
+    int creg;
+  };
+  const std::vector<Case> cases = {
+      {typical_stencil("box2d2r"), Grid{131, 67, 1}, 1},
+      {typical_stencil("box2d4r"), Grid{256, 64, 1}, 0},
+      {typical_stencil("box3d2r"), Grid{67, 35, 19}, 0},
+      {typical_stencil("box3d2r"), Grid{64, 32, 16}, 1},
+      {user, Grid{67, 35, 19}, 0},
+  };
+  for (const Case& c : cases) {
+    Setting s = one_point(c.stencil.dims());
+    s[Param::mma] = 1;
+    s[Param::mma_creg] = c.creg;
+    s = canonical(shape_of(c.stencil, c.grid), s);
+    const auto result =
+        compiler.compile(cuda::generate_kernel(c.stencil, c.grid, s, DeviceLimits{}).source);
+    EXPECT_TRUE(result.ok) << c.stencil.name() << "\n" << result.log;
+    EXPECT_GT(result.cubin.size(), 1000u) << c.stencil.name();
+  }
+}
 #else
 TEST(KernelFamily, TemplateFamilyCompilesWithNvrtcIn2DAnd3D) {
+  GTEST_SKIP() << "built without the CUDA Toolkit: NVRTC is not available";
+}
+TEST(KernelFamily, MmaFamilyCompilesWithNvrtcIn2DAnd3D) {
   GTEST_SKIP() << "built without the CUDA Toolkit: NVRTC is not available";
 }
 #endif

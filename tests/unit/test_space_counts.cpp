@@ -37,6 +37,12 @@ Space small_space() {
   set(Param::ufz, {1, 2});
   set(Param::use_shared, {0, 1});
   set(Param::use_constant, {0});
+  // The tensor-core family's: never valid for a star (it fills too little of its window).
+  set(Param::mma, {0, 1});
+  set(Param::mma_nb, {1, 2});
+  set(Param::mma_warps, {4});
+  set(Param::mma_creg, {0, 1});
+  set(Param::mma_minb, {1});
   DeviceLimits limits;
   limits.shared_per_block_optin = 8000;  // so the shared-memory rule bites
   return Space(typical_stencil("star3d1r"), kSmallGrid, limits, v);
