@@ -29,6 +29,8 @@
 #include "common/rng.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/cuda_evaluator.hpp"
+#include "kernel/kernel_plan.hpp"
+#include "kernel/registry.hpp"
 #include "space/space.hpp"
 #include "stencil/typical.hpp"
 
@@ -422,6 +424,41 @@ std::vector<FamilyCase> register_tile_cases(const Stencil& st) {
   };
 }
 
+// Tensor-core cases (issue 47) for the stencils its rule admits (boxes; the family's own
+// parameters over its held base parameters): the prototype's best variants per box
+// (docs/studies/2026-12-05-dmma-pair-tiled-window.md: box3d2r nb 2 x 4 warps minb 3, box3d3r
+// and box3d4r nb 1 x 8 warps minb 2, box2d4r nb 1 x 4 warps minb 4, box2d2r coefficients in
+// registers), then their neighbours.
+std::vector<FamilyCase> mma_cases(const Stencil& st) {
+  const ProblemShape shape = shape_of(st, st.dims() == 2 ? Grid{64, 64, 1} : Grid{64, 64, 64});
+  Setting probe = setting_from_fields(st.dims(), "mma=1 tbx=32 tby=1 tbz=1");
+  probe = canonical(shape, probe);
+  const KernelFamily* f = find_family(probe);
+  for (const FamilyRule& rule : f ? f->rules() : std::span<const FamilyRule>{}) {
+    if (!rule.check(shape, probe, nullptr))
+      return {};
+  }
+  const auto m = [](const char* fields) {
+    return std::string("mma=1 tbx=32 tby=1 tbz=1 ") + fields;
+  };
+  if (st.dims() == 2) {
+    return {
+        {"mma", 1, m("mma_nb=1 mma_warps=4 mma_minb=4")},
+        {"mma", 1, m("mma_nb=1 mma_warps=4 mma_creg=1 mma_minb=1")},
+        {"mma", 1, m("mma_nb=2 mma_warps=4 mma_minb=2")},
+        {"mma", 1, m("mma_nb=1 mma_warps=8 mma_minb=2")},
+    };
+  }
+  return {
+      {"mma", 1, m("mma_nb=2 mma_warps=4 mma_minb=3")},
+      {"mma", 1, m("mma_nb=1 mma_warps=8 mma_minb=2")},
+      {"mma", 1, m("mma_nb=1 mma_warps=4 mma_minb=4")},
+      {"mma", 1, m("mma_nb=2 mma_warps=4 mma_creg=1 mma_minb=1")},
+      {"mma", 1, m("mma_nb=1 mma_warps=16 mma_minb=1")},
+      {"mma", 1, m("mma_nb=2 mma_warps=8 mma_minb=1")},
+  };
+}
+
 // EBISU (the public code of ICS'23, built for sm_90 with a driver of its own) as measured on an
 // H100 80GB HBM3 on 2026-11-21, before isletune's kernels (cited in
 // docs/studies/2026-11-24-typical-stencils-tuner-120s-h100.md): 2-D at 8192^2; 3-D at
@@ -470,6 +507,8 @@ int run_families(const Options& o) {
     }
     auto all = family_cases(st.dims());
     for (const FamilyCase& c : register_tile_cases(st))
+      all.push_back(c);
+    for (const FamilyCase& c : mma_cases(st))
       all.push_back(c);
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (o.family_case >= 0 && static_cast<int>(i) != o.family_case)
@@ -601,7 +640,7 @@ constexpr const char* kUsage =
     "EBISU; rows go to docs/bench/families-<gpu>.csv (--csv).\n"
     "--case I: only the I-th hand-picked setting (from 0), without naive.\n"
     "--cases I,J,...: naive and only these hand-picked settings.\n"
-    "--family NAME: only the hand-picked settings of that family (tiled, streaming).\n"
+    "--family NAME: only the hand-picked settings of that family (tiled, streaming, mma).\n"
     "--source FIELDS: print the generated kernel of one setting for the first stencil.\n";
 int main(int argc, char** argv) {
   using namespace isletune::cuda;

@@ -302,6 +302,53 @@ TEST(FamiliesStreaming, CentreQueueVerifiesForHighOrderStars) {
 
 // A uniform sample of the whole default space: nothing the space admits is invalid or fails
 // to launch (and everything verifies).
+// The tensor-core family (issue 47) on every box its rule admits and on users' asymmetric
+// stencils (random coefficients), 2-D and 3-D, on odd grids, grids smaller than one tile and
+// even grids (16-byte staging and stores): every variant of its own parameters the defaults
+// hold and the extremes (4 batches, 1 and 16 warps), verified against the naive reference.
+TEST(FamiliesTensorCores, EveryVariantVerifiesOnOddTinyAndEvenGrids) {
+  std::vector<Stencil> stencils;
+  for (const char* name : {"box2d2r", "box2d3r", "box2d4r", "box3d1r", "box3d2r", "box3d3r"})
+    stencils.push_back(typical_stencil(name));
+  const auto user = [](int dims, std::array<int, 3> lo, std::array<int, 3> hi) {
+    std::vector<Offset> off;
+    for (int z = -lo[2]; z <= hi[2]; ++z)
+      for (int y = -lo[1]; y <= hi[1]; ++y)
+        for (int x = -lo[0]; x <= hi[0]; ++x)
+          off.push_back({x, y, z});
+    const auto n = off.size();
+    return Stencil::make("user" + std::to_string(dims) + "d", dims, std::move(off),
+                         random_coefficients(n, n));
+  };
+  stencils.push_back(user(3, {2, 3, 2}, {2, 2, 1}));
+  stencils.push_back(user(2, {3, 1, 0}, {4, 3, 0}));
+  for (const Stencil& st : stencils) {
+    const std::vector<Grid> grids =
+        st.dims() == 2 ? std::vector<Grid>{{157, 83, 1}, {19, 13, 1}, {256, 96, 1}}
+                       : std::vector<Grid>{{45, 29, 23}, {11, 10, 9}, {64, 32, 40}};
+    for (const Grid& g : grids) {
+      START_OR_SKIP(e, st, g);
+      const Space space(st, g, e.limits(), Space::default_values(st.dims(), g));
+      std::vector<Setting> batch;
+      space.for_each_valid(49, [&](const Setting& s) {
+        if (s[Param::mma_minb] == 1 || s[Param::mma_minb] == 3)  // 2 and 4: launch bounds only
+          batch.push_back(s);
+      });
+      Setting extreme = batch.empty() ? Setting{} : batch.front();
+      for (const auto& [nb, warps] : std::vector<std::pair<int, int>>{{4, 1}, {1, 16}}) {
+        extreme[Param::mma_nb] = nb;
+        extreme[Param::mma_warps] = warps;
+        extreme[Param::mma_creg] = 0;
+        if (!batch.empty() && !space.violation(extreme))
+          batch.push_back(extreme);
+      }
+      expect_all_verify(batch, e.evaluate(batch),
+                        st.name() + " tensor cores " + std::to_string(g.nx) + "x" +
+                            std::to_string(g.ny) + "x" + std::to_string(g.nz));
+    }
+  }
+}
+
 TEST(FamiliesDefaultSpace, RandomSampleHasNoInvalidAndNoLaunchError) {
   for (const std::string name : {"star2d1r", "box2d2r", "star3d2r", "box3d1r", "cross3d3r"}) {
     const Stencil st = typical_stencil(name);
