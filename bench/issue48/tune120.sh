@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 48's measure: the tuner as a user runs it (one rank, the whole default space, a cold
-# cubin cache, 16 NVRTC threads) for BUDGET seconds on 3-D high-order stars at 512³, and on a
+# cubin cache, 16 NVRTC threads) for BUDGET seconds on 3-D high-order stars at 512³ (a typical
+# 2-D stencil, *2d*, at 8192²; issue 47 runs the boxes with it), and on a
 # user's 25-point 8th-order Laplacian (star3d4r's offsets, the symmetric finite-difference
 # weights, as u + 0.05 L(u)). `isletune report` prints the best kernel against the naive kernel
 # and the copy roofline of the same run.
@@ -26,9 +27,10 @@ PY
 root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 for s in $stencils; do
   if [ "$s" = lap25 ]; then st="{name: lap25, dims: 3, points: $(lap25)}"; else st=$s; fi
+  grid="[512, 512, 512]"; case $s in *2d*) grid="[8192, 8192]" ;; esac
   cat >"$work/$s.yaml" <<YAML
 stencil: $st
-grid: [512, 512, 512]
+grid: $grid
 budget: {time_budget_s: $budget}
 evaluator: {backend: cuda, compile_threads: 16}
 YAML

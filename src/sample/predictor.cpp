@@ -91,15 +91,17 @@ RooflineTerms roofline_terms(const KernelPlan& plan, const Grid& grid, const Dev
   if (blocks <= 0)
     return t;
   t.occupancy = static_cast<double>(blocks * threads) / limits.max_threads_per_sm;
-  const double efficiency =
-      std::min(1.0, t.occupancy / (tile_terms ? kTileSaturatingOccupancy : 0.5));
+  const bool tensor = plan.tensor_flops_per_cell > 0;
+  const double efficiency = std::min(1.0, t.occupancy / (tensor       ? kTensorSaturatingOccupancy
+                                                         : tile_terms ? kTileSaturatingOccupancy
+                                                                      : 0.5));
 
   const double cells = static_cast<double>(grid.cells());
   const double launched = static_cast<double>(plan.grid[0]) * static_cast<double>(plan.grid[1]) *
                           static_cast<double>(plan.grid[2]) * static_cast<double>(threads);
   const double resident = static_cast<double>(limits.sm_count) * blocks * threads;
   t.waves = launched / resident;
-  const double parallel = std::min(1.0, t.waves / 4.0);
+  const double parallel = std::min(1.0, t.waves / (tensor ? 1.0 : 4.0));
 
   const double t_mem_ms = cells * t.bytes / (limits.memory_bandwidth_gbs * 1e9) * 1e3;
   // The FP64 pipe takes one multiply-add (2 flops) per two issue slots; each other

@@ -120,6 +120,12 @@ inline constexpr double kL1BytesPerFp64Flop = 1.0;
 inline constexpr double kL1BytesPerSm = 256.0 * 1024;
 inline constexpr double kL2OverDram = 2.0;
 inline constexpr double kTileSaturatingOccupancy = 0.3;
+// The tensor-core family's kernels (KernelPlan::tensor_flops_per_cell > 0) keep their MMAs in
+// flight with few warps and stream 128 planes a block: 16 warps an SM (occupancy 0.25) issue
+// 91 % of the DMMA peak on box3d4r, and one wave of resident blocks keeps every SM busy (H100,
+// docs/studies/2026-12-05-dmma-pair-tiled-window.md). Their efficiency saturates at this
+// occupancy, and their launch needs one wave, not four.
+inline constexpr double kTensorSaturatingOccupancy = 0.25;
 // A register tile with its coefficients in `__constant__` memory (use_constant): the median
 // cost of 54 box3d2r tiles measured both ways on the H100 (literal coefficients faster on 45:
 // more registers, 80-128 against 74-110; docs/bench/narrow-tiled-box3d2r-global-*.csv).

@@ -335,6 +335,9 @@ std::vector<Setting> refine_by_prediction(const Space& space, const Predictor& p
       at = next;
       best = next_ms;
     }
+    // One move changes one parameter, so an end may set one its family does not read (the
+    // tensor-core family's base parameters): its canonical setting builds the same kernel.
+    at = space.ocs().canonical(space.shape(), at);
     if (std::find(out.begin(), out.end(), at) == out.end())
       out.push_back(at);
   }
