@@ -4,6 +4,10 @@
 # (every variant verified on odd, tiny and even grids; the box stencils' every-OC tests), then
 # the family benchmark's tensor-core cases against naive on the boxes (rows in $OUT/families.csv).
 #   BIN=out/bin bash bench/mma/family_device.sh [tests|bench|all] [STENCILS]
+#   BIN=out/bin bash bench/mma/family_device.sh ncu STENCIL CASE [STENCIL CASE ...]
+# ncu: Nsight Compute on hand-picked case CASE of the family benchmark (bench_kernels.cpp's
+# list: for a 3-D box of >= 25 points the tensor-core cases start at 70, for a 2-D one at 27):
+# the DMMA pipe's share, DRAM and L1/shared throughput, occupancy, registers.
 set -u
 BIN=$(realpath "${BIN:-out/bin}")
 OUT=${OUT:-/tmp/isletune-out}
@@ -20,6 +24,17 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     >"$OUT/test_gpu_families.txt" 2>&1
   echo "test_gpu_families rc=$?"
   grep -E "tensor cores|odd grid|FAILED|PASSED|Failure" "$OUT/test_gpu_families.txt" | head -60
+fi
+if [ "$what" = ncu ]; then
+  shift
+  while [ $# -ge 2 ]; do
+    st=$1; c=$2; shift 2
+    timeout 150 ncu --clock-control none -k regex:isl_kernel -s 2 -c 1 --csv --page raw \
+      --metrics sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio \
+      "$BIN/isletune-bench-kernels" --families --stencils "$st" --case "$c" --csv "$OUT/ncu-bench-$st-$c.csv" \
+      >"$OUT/ncu-$st-$c.csv" 2>"$OUT/ncu-$st-$c.err"
+    echo "== ncu $st case $c rc=$?"; tail -3 "$OUT/ncu-$st-$c.csv"
+  done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   stdbuf -oL "$BIN/isletune-bench-kernels" --families --family mma --stencils "$stencils" \

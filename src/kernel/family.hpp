@@ -209,6 +209,13 @@ class KernelFamily {
     const auto list = exclusive_params().params;
     return std::any_of(list.begin(), list.end(), [p](const OwnParam& o) { return o.param == p; });
   }
+  // Whether its kernel reads base parameter p (what `short_setting` prints of its settings).
+  // Default: every base parameter; the tensor-core family reads only tdeg (it holds the others
+  // at fixed values: canonical).
+  [[nodiscard]] virtual bool reads_base(Param p) const {
+    (void)p;
+    return true;
+  }
   // Its rules for the space (checked for the settings it builds).
   [[nodiscard]] virtual std::span<const FamilyRule> rules() const = 0;
   // The axis it streams along for s (1 = y, 2 = z), or -1: the generic tile rules

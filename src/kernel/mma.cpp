@@ -177,6 +177,7 @@ class Mma final : public KernelFamily {
     return list;
   }
   std::span<const FamilyRule> rules() const override { return kRules; }
+  bool reads_base(Param p) const override { return p == Param::tdeg; }
   // Its kernel computes every point of the grid from the staged windows: any tile will do.
   bool takes_any_tile(const Setting&) const override { return true; }
   // It reads none of the base parameters but tdeg (1): they take their held value alone (a

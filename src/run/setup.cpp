@@ -247,13 +247,16 @@ SampledSet to_sampled_set(const SampleData& d) {
 
 std::string short_setting(const Setting& s) {
   std::string out;
-  // The parameters the setting's family does not read: those another family reads alone
-  // (sd and sb outside the streaming family) and those its form rules set (the tiled
-  // family's retiming and prefetch).
+  // The parameters the setting's family does not read: another family's own (the tensor-core
+  // family's outside it), the base parameters it does not read (KernelFamily::reads_base),
+  // those another family reads alone (sd and sb outside the streaming family) and those its
+  // form rules set (the tiled family's retiming and prefetch).
   const KernelFamily* family = find_family(s);
   auto unread = [&](Param p) {
     if (family == nullptr)
       return false;
+    if (is_appended(p) ? !family->owns(p) : !family->reads_base(p))
+      return true;
     const KernelFamily* reader = registered_ocs().alone_reader(p);
     if (reader != nullptr && reader != family)
       return true;

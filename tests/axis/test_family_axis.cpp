@@ -82,8 +82,10 @@ Setting tile_setting() {
 }
 
 TEST(FamilyAxis, TheSelectorPicksTheFamilyInTheRegistryAndTheOcTable) {
-  ASSERT_EQ(registered_ocs().selectors().size(), 1u);
-  const FamilySelector& sel = registered_ocs().selectors()[0];
+  // The tensor-core family's selector (mma) first, then the template's.
+  ASSERT_EQ(registered_ocs().selectors().size(), 2u);
+  EXPECT_EQ(registered_ocs().selectors()[0].param, Param::mma);
+  const FamilySelector& sel = registered_ocs().selectors()[1];
   EXPECT_EQ(sel.param, Param::tpl_on);
   EXPECT_EQ(sel.values, std::vector<int>{1});
   EXPECT_EQ(sel.family, &template_family());
@@ -110,10 +112,10 @@ TEST(FamilyAxis, TheSelectorPicksTheFamilyInTheRegistryAndTheOcTable) {
   // The OC's rule names the selector (the trace's /space/ocs rule column).
   EXPECT_EQ(find_oc(48)->oc->rule(), "streaming=0,merge=0,retiming=0,prefetch=0,tpl_on=1,tdeg=1");
   // The online model lets the selector interact with every other parameter, as the streaming
-  // switch does (production: merge, streaming, retiming, prefetch).
+  // switch does (production: merge, streaming, retiming, prefetch, mma).
   const std::vector<Param> interact = model_interactions();
-  const std::vector<Param> expected = {Param::merge, Param::streaming, Param::retiming,
-                                       Param::prefetch, Param::tpl_on};
+  const std::vector<Param> expected = {Param::merge,    Param::streaming, Param::retiming,
+                                       Param::prefetch, Param::mma,       Param::tpl_on};
   EXPECT_EQ(interact, expected);
   // With its selector the template's OC holds no tiled setting: a table of the two is accepted
   // (without it, it is refused: tests/unit/test_kernel_family.cpp).

@@ -120,7 +120,9 @@ def test_space_json_parses_back_and_agrees_with_the_text():
     doc = json.loads(isletune("space", config, "--json").stdout)
     text = isletune("space", config).stdout
     assert doc["stencil"]["name"] == "star2d1r" and doc["grid"][:2] == [4096, 4096]
-    assert len(doc["parameters"]) == 18 and doc["constraints"]
+    # 18 base parameters and the tensor-core family's 5 (mma, mma_nb, mma_warps, mma_creg,
+    # mma_minb)
+    assert len(doc["parameters"]) == 23 and doc["constraints"]
     assert sum(o["valid_settings"] for o in doc["ocs"]) == doc["size"]["valid_settings"]
     assert sum(o["distinct_kernels"] for o in doc["ocs"]) == doc["size"]["distinct_kernels"]
     size = re.search(r"space size: ~?([\d.e+]+) valid settings, ~?([\d.e+]+) distinct kernels "

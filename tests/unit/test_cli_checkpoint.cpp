@@ -118,16 +118,23 @@ TEST(CliCheckpoint, AFormat4CheckpointReadsAndANewerSettingIsRefused) {
     if (i + sizeof tag <= now.size() && std::equal(tag_bytes, tag_bytes + sizeof tag, &now[i])) {
       tags.push_back(i);
       i += sizeof tag;
+      // Format 4 held the base parameters only: the appended ones' values go too.
+      old.insert(old.end(), now.begin() + static_cast<std::ptrdiff_t>(i),
+                 now.begin() + static_cast<std::ptrdiff_t>(i + kBaseParamCount * sizeof tag));
+      i += kParamCount * sizeof tag;
       continue;
     }
     old.push_back(now[i++]);
   }
   ASSERT_EQ(tags.size(), 2u) << "one migrant setting per state, each with its count";
   const RankCheckpoint back = decode_checkpoint(old);
+  Setting base = setting(3);  // as format 4 knew it: the appended parameters read neutral
+  for (std::size_t i = kBaseParamCount; i < kParamCount; ++i)
+    base.values[i] = neutral_value(param_at(i));
   ASSERT_EQ(back.current.last_sent.size(), 1u);
-  EXPECT_EQ(back.current.last_sent[0].setting, setting(3));
+  EXPECT_EQ(back.current.last_sent[0].setting, base);
   EXPECT_EQ(back.current.search.strategy, c.current.search.strategy);
-  EXPECT_EQ(back.at(4)->last_sent.at(0).setting, setting(3));
+  EXPECT_EQ(back.at(4)->last_sent.at(0).setting, base);
 
   std::vector<std::uint8_t> newer = now;
   const std::int32_t more = tag - 1;
