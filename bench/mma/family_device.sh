@@ -8,6 +8,9 @@
 # ncu: Nsight Compute on hand-picked case CASE of the family benchmark (bench_kernels.cpp's
 # list: for a 3-D box of >= 25 points the tensor-core cases start at 70, for a 2-D one at 27):
 # the DMMA pipe's share, DRAM and L1/shared throughput, occupancy, registers.
+#   BIN=out/bin bash bench/mma/family_device.sh export RUNDIR [NAME]
+# export: `isletune export RUNDIR --best` to $OUT/NAME.cu and the run's trace to $OUT/NAME.h5;
+# with nvcc on the machine the program is built and run (it verifies and times the kernel).
 set -u
 BIN=$(realpath "${BIN:-out/bin}")
 OUT=${OUT:-/tmp/isletune-out}
@@ -35,6 +38,17 @@ if [ "$what" = ncu ]; then
       >"$OUT/ncu-$st-$c.csv" 2>"$OUT/ncu-$st-$c.err"
     echo "== ncu $st case $c rc=$?"; tail -3 "$OUT/ncu-$st-$c.csv"
   done
+fi
+if [ "$what" = export ]; then
+  run=$2; name=${3:-best}
+  "$BIN/isletune" export "$run" --best -o "$OUT/$name.cu" --overwrite && echo "exported $OUT/$name.cu"
+  cp "$run/trace.h5" "$OUT/$name.h5"
+  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  if [ -n "$nvcc" ]; then
+    "$nvcc" -arch=sm_90 -O3 -o "/tmp/$name" "$OUT/$name.cu" && "/tmp/$name" | tee "$OUT/$name.txt"
+  else
+    echo "no nvcc on this machine: the exported program is not built here"
+  fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   stdbuf -oL "$BIN/isletune-bench-kernels" --families --family mma --stencils "$stencils" \
