@@ -314,10 +314,27 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
       return a.first < b.first;
     return a.second->eval_id < b.second->eval_id;
   });
+  // The parameters of the cache: those the trace's build recorded (/space/parameters) that this
+  // build knows, in this build's order, so a trace written before a family appended its own
+  // keeps its keys; every parameter when the trace lists none.
+  std::vector<std::size_t> kept;
+  {
+    std::set<std::size_t> recorded;
+    for (const auto& p : reader.space_parameters()) {
+      if (const auto known = param_from_name(p.name))
+        recorded.insert(index_of(*known));
+    }
+    for (std::size_t i = 0; i < kParamCount; ++i) {
+      if (recorded.empty() || recorded.count(i) != 0)
+        kept.push_back(i);
+    }
+  }
   std::vector<std::string> keys;  // first-seen order
   std::unordered_map<std::string, const EvaluationRecord*> chosen;
   for (const auto& [rank, e] : rows) {
-    std::vector<int> values(e->setting.values.begin(), e->setting.values.end());
+    std::vector<int> values;
+    for (const std::size_t i : kept)
+      values.push_back(e->setting.values[i]);
     const std::string key = fmt::format("{}", fmt::join(values, ","));
     const auto it = chosen.find(key);
     if (it == chosen.end()) {
@@ -351,7 +368,7 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
   // simulation mode), so no list is longer than the cache needs.
   std::array<std::set<int>, kParamCount> seen;
   for (const auto& [key, e] : chosen) {
-    for (std::size_t i = 0; i < kParamCount; ++i)
+    for (const std::size_t i : kept)
       seen[i].insert(e->setting.values[i]);
   }
 
@@ -361,7 +378,7 @@ Json kt_document(const TraceReader& reader, const std::filesystem::path& in) {
   doc["kernel_name"] = stencil.name.empty() ? "isletune_stencil" : stencil.name;
   doc["problem_size"] = problem_size;
   Json names = Json::array(), tune = Json::object();
-  for (std::size_t i = 0; i < kParamCount; ++i) {
+  for (const std::size_t i : kept) {
     const std::string name(param_name(param_at(i)));
     names.push_back(name);
     tune[name] = std::vector<int>(seen[i].begin(), seen[i].end());
