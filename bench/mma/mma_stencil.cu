@@ -38,8 +38,9 @@
 //  * Staging: cp.async ring of STAGES groups (BS planes each) of the CTA's tile plus halo.
 //
 // The second mapping, the same windows tiled exactly by pairs of k4 patches and issued as
-// m16n8k16 / m16n8k8 without zero padding (dmma2_step, Cfg2), is in pairs.cuh
-// (docs/studies/2026-12-05-dmma-pair-tiled-window.md).
+// m16n8k16 / m16n8k8 without zero padding (docs/studies/2026-12-05-dmma-pair-tiled-window.md,
+// measured at commit 82c7579 as bench/mma/pairs.cuh), became the tuner's tensor-core family:
+// kernels/mma.cuh, src/kernel/mma.cpp (its helpers below come from there).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,6 +56,8 @@
 #include <tuple>
 #include <vector>
 
+#include "../../kernels/mma.cuh"
+
 #define CK(x)                                                                                 \
   do {                                                                                        \
     cudaError_t e_ = (x);                                                                     \
@@ -67,22 +70,20 @@
 // ---------------------------------------------------------------------------------------
 // Device helpers
 // ---------------------------------------------------------------------------------------
+// cp.async and the m16n8k4 / m16n8k16 MMAs: the tensor-core family's (kernels/mma.cuh).
 __device__ __forceinline__ void copy_async8(double* dst, const double* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+  isl::mma_copy8(dst, src);
 }
 __device__ __forceinline__ void copy_async16(double* dst, const double* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+  isl::mma_copy16(dst, src);
 }
 __device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  isl::mma_commit();
 }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+  isl::mma_wait<N>();
 }
-
 // D (8x8) += A (8x4, row) * B (4x8, col). Lane l: a = A[l/4][l%4], b = B[l%4][l/4],
 // d = D[l/4][2(l%4) .. +1].
 __device__ __forceinline__ void mma_m8(double (&d)[2], double a, double b) {
@@ -90,27 +91,10 @@ __device__ __forceinline__ void mma_m8(double (&d)[2], double a, double b) {
       : "+d"(d[0]), "+d"(d[1])
       : "d"(a), "d"(b));
 }
-// D (16x8) += A (16x4) * B (4x8). Lane l: a0 = A[l/4][l%4], a1 = A[l/4+8][l%4],
-// b = B[l%4][l/4], d0,d1 = D[l/4][2(l%4)..], d2,d3 = D[l/4+8][2(l%4)..].
 __device__ __forceinline__ void mma_m16(double (&d)[4], double a0, double a1, double b) {
-  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-      "{%0,%1,%2,%3};\n"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a0), "d"(a1), "d"(b));
+  isl::mma_k4(d, a0, a1, b);
 }
-
-// D (16x8) += A (16x16) * B (16x8), f64 (sm_90). Used as four k4 chunks in one instruction:
-// lane l holds a[2p] = A[l/4][k], a[2p+1] = A[l/4+8][k] and b[p] = B[k][l/4] for the same
-// k = k(p, l%4) (the kernel only relies on A and B sharing that k mapping, and on the
-// m16n8k4 row split, both checked by the verification).
-__device__ __forceinline__ void mma_k16(double (&d)[4], const double (&a)[8], double b0, double b1,
-                                        double b2, double b3) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-      "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
-        "d"(b0), "d"(b1), "d"(b2), "d"(b3));
-}
+using isl::mma_k16;
 
 // ---------------------------------------------------------------------------------------
 // Reference (naive) step, verification helpers: kernels/reference.cuh's semantics with
@@ -514,8 +498,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   }
 }
 
-#include "pairs.cuh"
-
 // ---------------------------------------------------------------------------------------
 // Peak micro-benchmarks: independent MMA / FMA chains in registers.
 // ---------------------------------------------------------------------------------------
@@ -827,65 +809,6 @@ static void run_dmma(Ctx& c, const char* tag) {
   CK(cudaFree(dcoef));
 }
 
-// The pair-tiled mapping (pairs.cuh): B as [slot][unit][half][lane][2], built from the same
-// descriptors the kernel reads A with.
-template <class C>
-static void run_dmma2(Ctx& c, const char* tag) {
-  using G = typename C::Geom;
-  std::vector<double> h(static_cast<size_t>(C::NCOEF) * 32, 0.0);
-  long long nonzero = 0;
-  for (int j = 0; j < C::NP; ++j)
-    for (int u = 0; u < C::NU; ++u)
-      for (int p = 0; p < C::npatch(u); ++p) {
-        int i, d, e;
-        C::patch(u, p, i, d, e);
-        const int ws = (C::NP - 1 - j) * C::BS + i;
-        for (int lane = 0; lane < 32; ++lane) {
-          const int k = lane % 4, n = lane / 4;
-          int wx, wy;
-          C::pos(d, e, k, wx, wy);
-          const int px = n % C::BX, py = (n / C::BX) % C::BY, ps = n / (C::BX * C::BY);
-          double v = 0.0;
-          if (wx < C::WXE && wy < C::WYE && ws < C::WSE)
-            v = coef_at(c.p, wx - G::XLO - px, wy - G::YLO - py, ws - G::SLO - ps);
-          nonzero += v != 0.0;
-          h[static_cast<size_t>(j * C::NBL + C::ubase(u) + 2 * (p / 2)) * 32 + 2 * lane + p % 2] =
-              v;
-        }
-      }
-  const double eff = static_cast<double>(c.p.pts.size()) / (1.0 * C::WXE * C::WYE * C::WSP);
-  if (nonzero != static_cast<long long>(c.p.pts.size()) * 8)
-    std::printf("warning: %lld non-zero B entries, expected %zu\n", nonzero, c.p.pts.size() * 8);
-  double* dcoef = nullptr;
-  CK(cudaMalloc(&dcoef, h.size() * 8));
-  CK(cudaMemcpy(dcoef, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
-  auto kern = dmma2_step<C>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM));
-  cudaFuncAttributes fa{};
-  CK(cudaFuncGetAttributes(&fa, kern));
-  const dim3 grid(G::NX / C::TX, G::NY / C::TY, G::NS / C::TS), block(C::THREADS);
-  auto step = [&](const double* in, double* out) {
-    kern<<<grid, block, C::SMEM>>>(in, out, dcoef);
-  };
-  fill_nan<<<1024, 256>>>(c.p2, c.p.cells());
-  step(c.a0, c.p2);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  double rel, maxrel, bad;
-  compare_to_ref(c, c.p2, rel, maxrel, bad);
-  const double ms = std::getenv("MMA_NCU") ? 1.0 : time_steps(c, step);
-  char params[256];
-  std::snprintf(params, sizeof params,
-                "pairs blk %dx%dx%d units %dxk16 %dxk8 %dxk4 %s nb %d warps %dx%d tile %dx%dx%d "
-                "pitch %d st %d coef %s minb %d",
-                C::BX, C::BY, C::BS, C::N16P + C::N16S, C::N8P + C::N8S, C::N4S,
-                C::K8 ? "k8" : "k8as2k4", C::NB, C::WXW, C::WYW, C::TX, C::TY, C::TS, C::TXS,
-                C::STAGES, C::CSM ? "smem" : "reg", C::MINB);
-  emit(c, tag, params, eff, fa.numRegs, static_cast<int>(fa.localSizeBytes), C::SMEM, C::THREADS,
-       ms, rel, maxrel, bad);
-  CK(cudaFree(dcoef));
-}
-
 [[maybe_unused]] static void run_reference(Ctx& c) {
   const Problem& p = c.p;
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
@@ -995,54 +918,28 @@ static void run_naive(Ctx& c) {
   // Cfg<G, BX, BY, BS, PX, PY, MM, NB, WXW, WYW, KS, TS, STAGES[, KK, CSM, MINB]>: the
   // 2026-11-28 study's best variant per stencil (same-run baseline); its other variants:
   // docs/bench/dmma-prototype-run{1,2,3,4}-nvidia-h200.csv.
-  // Cfg2<G, BX, BY, BS, NB, WXW, WYW, TS, STAGES, CSM, MINB, K8>: the pair-tiled mapping
-  // (docs/studies/2026-12-05-dmma-pair-tiled-window.md; rows docs/bench/dmma-pairs-*).
+  // The pair-tiled mapping of the 2026-12-05 study (rows docs/bench/dmma-pairs-*) is the tuner's
+  // tensor-core family now (kernels/mma.cuh): isletune-bench-kernels --families --family mma.
 #if STENCIL == 0  // box2d2r 8192^2
   using G = Geo<8192, 1, 8192, 2, 2, 0, 0, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0>>(c, "pairs-b");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0>>(c, "pairs-c");
 #elif STENCIL == 1  // box2d4r 8192^2
   using G = Geo<8192, 1, 8192, 4, 4, 0, 0, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 4, 1, 2, 4, 1, 16, 1, 4, 1, 1, 128, 3>>(c, "dmma-b");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 1>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 0, 1, 0>>(c, "pairs-b");
-  run_dmma2<Cfg2<G, 4, 1, 2, 2, 2, 1, 128, 3, 0, 1, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 8, 1, 128, 3, 0, 1, 1>>(c, "pairs-d");
-  run_dmma2<Cfg2<G, 4, 1, 2, 2, 4, 1, 128, 3, 0, 2, 1>>(c, "pairs-e");
-  run_dmma2<Cfg2<G, 4, 1, 2, 1, 4, 1, 128, 3, 1, 4, 1>>(c, "pairs-f");
 #elif STENCIL == 2  // box3d2r 512^3
   using G = Geo<512, 512, 512, 2, 2, 2, 2, 2, 2>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 4>>(c, "dmma-v");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 1>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 3, 0>>(c, "pairs-b");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 0, 1, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 3, 1, 4, 1>>(c, "pairs-d");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-e");
-  run_dmma2<Cfg2<G, 2, 2, 2, 4, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-f");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-g");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 256, 3, 1, 3, 1>>(c, "pairs-h");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 4, 128, 4, 1, 4, 1>>(c, "pairs-i");
 #elif STENCIL == 3  // box3d3r 512^3
   using G = Geo<512, 512, 512, 3, 3, 3, 3, 3, 3>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 4, 128, 3, 1, 2, 1>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 4, 128, 3, 1, 2, 1>>(c, "pairs-d");
 #elif STENCIL == 4  // box3d4r 512^3
   using G = Geo<512, 512, 512, 4, 4, 4, 4, 4, 4>;
   run_naive<G>(c);
   run_dmma<Cfg<G, 2, 2, 2, 2, 2, 16, 2, 1, 4, 1, 128, 3, 4, 1, 2>>(c, "dmma-s");
-  run_dmma2<Cfg2<G, 2, 2, 2, 2, 1, 8, 128, 3, 1, 1, 1>>(c, "pairs-a");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 2, 8, 128, 3, 1, 1, 1>>(c, "pairs-b");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 8, 128, 3, 1, 2, 1>>(c, "pairs-c");
-  run_dmma2<Cfg2<G, 2, 2, 2, 1, 1, 16, 128, 3, 1, 1, 1>>(c, "pairs-d");
 #endif
 }
 
