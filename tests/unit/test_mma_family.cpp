@@ -187,6 +187,19 @@ TEST(MmaTiling, UnitsMatchTheStudiedMapping) {
   EXPECT_EQ(mma_tiling(reach_of(b), 3).window_volume(), 1000);
 }
 
+// A tensor-core setting with the base parameters the family holds (tbx 32, the rest neutral) and
+// its own parameters at their neutral values.
+Setting tensor_core_setting() {
+  Setting s;
+  s[Param::tdeg] = 1;
+  s[Param::tbx] = 32;
+  for (const Param p : {Param::tby, Param::tbz, Param::mfx, Param::mfy, Param::mfz, Param::ufx,
+                        Param::ufy, Param::ufz})
+    s[p] = 1;
+  s[Param::mma] = 1;
+  return s;
+}
+
 const KernelFamily& mma() {
   const KernelFamily* f = find_family("mma");
   EXPECT_NE(f, nullptr);
@@ -206,12 +219,7 @@ TEST(MmaFamily, DefaultSpaceHoldsItForBoxesOnly) {
   const Space star(typical_stencil("star3d2r"), g3, {}, Space::default_values(3, g3));
   for (const auto& c : star.count_per_oc(1, 1e18))
     EXPECT_NE(c.oc, 49) << "a star holds no tensor-core setting";
-  Setting s;
-  s[Param::tdeg] = 1;
-  s[Param::tbx] = 32;
-  s[Param::tby] = s[Param::tbz] = 1;
-  s[Param::mfx] = s[Param::mfy] = s[Param::mfz] = s[Param::ufx] = s[Param::ufy] = s[Param::ufz] = 1;
-  s[Param::mma] = 1;
+  Setting s = tensor_core_setting();
   const auto why = star.violation(s);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("fills"), std::string::npos) << *why;
@@ -268,12 +276,7 @@ TEST(MmaFamily, PredictorUsesTheTensorCorePeak) {
   const Grid grid{512, 512, 512};
   const DeviceLimits limits;
   const RooflinePredictor roofline(st, grid, limits);
-  Setting s;
-  s[Param::tdeg] = 1;
-  s[Param::tbx] = 32;
-  s[Param::tby] = s[Param::tbz] = 1;
-  s[Param::mfx] = s[Param::mfy] = s[Param::mfz] = s[Param::ufx] = s[Param::ufy] = s[Param::ufz] = 1;
-  s[Param::mma] = 1;
+  Setting s = tensor_core_setting();
   s[Param::mma_warps] = 8;
   s[Param::mma_minb] = 2;
   const double ms = roofline.predict_ms(s);
