@@ -150,8 +150,7 @@ __device__ __forceinline__ void mma_step(const double* __restrict__ in, double* 
         continue;
       const long long gidx = 1LL * gs * C::PLANE + 1LL * gy * C::NX + gx;
       double r0 = v[2 * h], r1 = v[2 * h + 1];
-      const bool rowin =
-          gy >= C::YLO && gy < C::NY - C::YHI && gs >= C::SLO && gs < C::NS - C::SHI;
+      const bool rowin = gy >= C::YLO && gy < C::NY - C::YHI && gs >= C::SLO && gs < C::NS - C::SHI;
       if (!(rowin && gx >= C::XLO && gx + 1 < C::NX - C::XHI)) {
         if (!(rowin && gx >= C::XLO && gx < C::NX - C::XHI))
           r0 = in[gidx];
@@ -231,8 +230,8 @@ __device__ __forceinline__ void mma_step(const double* __restrict__ in, double* 
             w[2 * h] = v.x;
             w[2 * h + 1] = v.y;
           } else {
-            w[2 * h] = cr[C::CSM ? 0 : q + 2 * h];
-            w[2 * h + 1] = cr[C::CSM ? 0 : q + 2 * h + 1];
+            w[2 * h] = cr[q + 2 * h];
+            w[2 * h + 1] = cr[q + 2 * h + 1];
           }
         }
 #pragma unroll

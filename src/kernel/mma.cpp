@@ -109,8 +109,7 @@ bool fills_window(const ProblemShape& shape, const Setting&, std::string* why) {
 bool register_coefficients_fit(const ProblemShape& shape, const Setting& s, std::string* why) {
   if (s[Param::mma_creg] == 0)
     return true;
-  const MmaTiling t = mma_tiling(shape.reach, shape.dims);
-  const int doubles = t.np * t.lane_doubles;
+  const int doubles = layout_of(shape, s).ncoef;
   if (doubles <= kMaxRegisterCoefficients)
     return true;
   if (why) {
