@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 
@@ -308,6 +309,33 @@ void Island::late(const Setting& s, const Measurement& m, TraceSink& sink, doubl
       replace_worst_if_better(population_, std::span<const Individual>(&ind, 1));
   // A row of the generation being formed (its record counts it).
   record(ind, taken.front(), wall_s, false, false, sink, &timeline, generation_ + 1);
+}
+
+void Island::take_in(const Brood& b, std::size_t slot, const Measurement& m) {
+  const Setting& s = b.fresh[slot];
+  cache_.emplace(s, m);
+  static const bool steady = std::getenv("X_STEADY") != nullptr;
+  if (!steady || b.kind != Brood::Kind::offspring)
+    return;
+  // Its children in cell order, as settle() would take them: the first cell it is fitter
+  // than, unless the population holds it already.
+  for (std::size_t i = 0; i < b.ids.size(); ++i) {
+    if (b.first_of[i] == Brood::kDropped || alphabet_.setting(b.ids[i]) != s)
+      continue;
+    Individual ind;
+    ind.id = b.ids[i];
+    ind.genome = alphabet_.encode(b.ids[i]);
+    ind.measurement = m;
+    const int c = b.cells[i];
+    if (!(ind.fitness() > population_[c].fitness()))
+      continue;
+    const bool held = std::any_of(population_.begin(), population_.end(),
+                                  [&](const Individual& p) { return p.id == ind.id; });
+    if (ops_.unique_cells && held)
+      return;
+    population_[c] = std::move(ind);
+    return;
+  }
 }
 
 void Island::adopt(const Brood& b) {

@@ -224,7 +224,7 @@ class Island {
             const Timeline& timeline = {});
   // A measurement of a proposal not settled yet: into the cache at once (the online model
   // and later proposals know it), its row and cell when the proposal settles.
-  void take_in(const Setting& s, const Measurement& m) { cache_.emplace(s, m); }
+  void take_in(const Brood& b, std::size_t slot, const Measurement& m);
   // A proposal restored from a checkpoint: its settings count as queued again.
   void adopt(const Brood& b);
   // Whether `s` is measured, received, or queued by a proposal.

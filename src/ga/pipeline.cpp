@@ -3,9 +3,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace isletune {
+namespace {
+double xenv(const char* k, double d) {
+  const char* v = std::getenv(k);
+  return v ? std::atof(v) : d;
+}
+}  // namespace
 
 int QueuedBrood::open() const {
   return static_cast<int>(
@@ -50,6 +57,16 @@ std::vector<Setting> Pipeline::straggling() const {
 }
 
 int Pipeline::target(const Evaluator& evaluator) const {
+  const int t = target0(evaluator);
+  static const int cap = static_cast<int>(xenv("X_CAP", 1e9));
+  static const long until = static_cast<long>(xenv("X_UNTIL", 1e18));
+  static const double ratio = xenv("X_RATIO", 0);
+  if (ratio > 0)
+    return std::min(t, std::max(2, static_cast<int>(static_cast<double>(paced_) / ratio)));
+  return paced_ < until ? std::min(t, cap) : t;
+}
+
+int Pipeline::target0(const Evaluator& evaluator) const {
   const int threads = evaluator.compile_threads();
   if (threads <= 0)
     return 2;
@@ -84,7 +101,7 @@ void Pipeline::route(Completion c,
   q.timelines[slot] = c.timeline;
   q.results[slot] = std::move(c.measurement);
   if (on_result_)
-    on_result_(q.brood.fresh[slot], *q.results[slot]);
+    on_result_(q.brood, slot, *q.results[slot]);
 }
 
 bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
@@ -112,7 +129,10 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
   // 20.3 for one of 16, in replay). Here, not right after a proposal settles: by now the
   // island has taken in its neighbours' migrants, which proposals made before then missed
   // (four islands of 4 then took 3.64 s of replay's clock to 5 % instead of 2.50).
-  if (more)
+  static const bool topfirst = xenv("X_NOTOPFIRST", 0) == 0;
+  static const bool early_on = xenv("X_NOEARLY", 0) == 0;
+  early = early && early_on;
+  if (more && topfirst)
     more = top_up(evaluator, propose);
   while (queue_.front().open() > 0) {
     if (more)

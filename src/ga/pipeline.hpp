@@ -68,6 +68,7 @@ class Pipeline {
   // mean compile over the mean GPU time, for the compiles' spread), plus two compiled kernels
   // ready, at most the evaluator's compile threads plus four.
   [[nodiscard]] int target(const Evaluator& evaluator) const;
+  [[nodiscard]] int target0(const Evaluator& evaluator) const;
 
   // Waits for the oldest proposal and returns it; meanwhile proposes more with `propose`
   // (empty, or nullopt: no more now) while fewer than target() settings are queued and fewer
@@ -84,7 +85,7 @@ class Pipeline {
   bool pump(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose);
   // Called with every measurement of a queued proposal as it comes back, before the proposal
   // settles (the island's model learns it at once: later proposals are bred on it).
-  void set_on_result(std::function<void(const Setting&, const Measurement&)> f) {
+  void set_on_result(std::function<void(const Brood&, std::size_t, const Measurement&)> f) {
     on_result_ = std::move(f);
   }
   // Waits for every straggler (to `on_late`).
@@ -124,7 +125,7 @@ class Pipeline {
   std::vector<std::pair<Setting, Completion>> deferred_;
   std::map<Ticket, std::pair<std::size_t, std::size_t>> where_;  // ticket -> (brood seq, slot)
   std::size_t first_seq_ = 0;  // sequence number of queue_.front()
-  std::function<void(const Setting&, const Measurement&)> on_result_;
+  std::function<void(const Brood&, std::size_t, const Measurement&)> on_result_;
   // The measured pace: sums of compile and GPU seconds over the measurements seen.
   double compile_s_ = 0, gpu_s_ = 0;
   std::int64_t paced_ = 0;
