@@ -3,16 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 
 namespace isletune {
-namespace {
-double xenv(const char* k, double d) {
-  const char* v = std::getenv(k);
-  return v ? std::atof(v) : d;
-}
-}  // namespace
 
 int QueuedBrood::open() const {
   return static_cast<int>(
@@ -57,24 +50,17 @@ std::vector<Setting> Pipeline::straggling() const {
 }
 
 int Pipeline::target(const Evaluator& evaluator) const {
-  const int t = target0(evaluator);
-  static const int cap = static_cast<int>(xenv("X_CAP", 1e9));
-  static const long until = static_cast<long>(xenv("X_UNTIL", 1e18));
-  static const double ratio = xenv("X_RATIO", 0);
-  if (ratio > 0)
-    return std::min(t, std::max(2, static_cast<int>(static_cast<double>(paced_) / ratio)));
-  return paced_ < until ? std::min(t, cap) : t;
-}
-
-int Pipeline::target0(const Evaluator& evaluator) const {
   const int threads = evaluator.compile_threads();
   if (threads <= 0)
     return 2;
-  if (paced_ == 0 || gpu_s_ <= 0)
-    return threads;
-  // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask for.
-  const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
-  return static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
+  int paced = threads;
+  if (paced_ > 0 && gpu_s_ > 0) {
+    // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask
+    // for.
+    const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
+    paced = static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
+  }
+  return known_ ? std::min(paced, DepthRamp::most(known_())) : paced;
 }
 
 void Pipeline::learn_pace(const Measurement& m) {
@@ -84,7 +70,8 @@ void Pipeline::learn_pace(const Measurement& m) {
 }
 
 void Pipeline::route(Completion c,
-                     const std::function<void(const Setting&, const Completion&)>& on_late) {
+                     const std::function<void(const Setting&, const Completion&)>& on_late,
+                     bool overlapping) {
   learn_pace(c.measurement);
   if (const auto l = late_.find(c.ticket); l != late_.end()) {
     const Setting s = l->second;
@@ -101,7 +88,7 @@ void Pipeline::route(Completion c,
   q.timelines[slot] = c.timeline;
   q.results[slot] = std::move(c.measurement);
   if (on_result_)
-    on_result_(q.brood, slot, *q.results[slot]);
+    on_result_(q.brood, slot, *q.results[slot], overlapping);
 }
 
 bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
@@ -129,10 +116,7 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
   // 20.3 for one of 16, in replay). Here, not right after a proposal settles: by now the
   // island has taken in its neighbours' migrants, which proposals made before then missed
   // (four islands of 4 then took 3.64 s of replay's clock to 5 % instead of 2.50).
-  static const bool topfirst = xenv("X_NOTOPFIRST", 0) == 0;
-  static const bool early_on = xenv("X_NOEARLY", 0) == 0;
-  early = early && early_on;
-  if (more && topfirst)
+  if (more)
     more = top_up(evaluator, propose);
   while (queue_.front().open() > 0) {
     if (more)
@@ -145,7 +129,7 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late);
+    route(std::move(*c), on_late, pipelined(evaluator));
   }
   QueuedBrood out = std::move(queue_.front());
   queue_.erase(queue_.begin());
@@ -170,8 +154,9 @@ bool Pipeline::pump(Evaluator& evaluator, const std::function<std::optional<Broo
   if (!c)
     throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
   // A straggler's measurement waits for the next take().
-  route(std::move(*c),
-        [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); });
+  route(
+      std::move(*c),
+      [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); }, true);
   return true;
 }
 
@@ -189,7 +174,7 @@ void Pipeline::drain_late(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late);
+    route(std::move(*c), on_late, pipelined(evaluator));
   }
 }
 
