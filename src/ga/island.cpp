@@ -259,9 +259,13 @@ int Island::settle(const Brood& b, std::span<const std::optional<Measurement>> r
     ind.genome = alphabet_.encode(b.ids[i]);
     const Setting& s = alphabet_.setting(b.ids[i]);
     const auto at = cache_.find(s);
-    // Past the cap, or a repeat of a setting still queued: unmeasured here (fitness 0,
-    // never replaces a cell), no row.
-    if (b.first_of[i] == Brood::kDropped || at == cache_.end()) {
+    // Past the cap, a repeat of a setting still queued, or its own setting still queued (a
+    // straggler, also when a neighbour's measurement of it has arrived meanwhile: its row
+    // comes with late(), which counts it): unmeasured here (fitness 0, never replaces a
+    // cell), no row.
+    const int own = b.first_of[i];
+    if (own == Brood::kDropped || at == cache_.end() ||
+        (own >= 0 && static_cast<std::size_t>(own) < results.size() && !results[own])) {
       children.push_back(std::move(ind));
       continue;
     }
@@ -292,11 +296,11 @@ void Island::late(const Setting& s, const Measurement& m, TraceSink& sink, doubl
                   const Timeline& timeline) {
   queued_.erase(s);
   note_best(s, m);
-  const bool inserted = cache_.emplace(s, m).second;
-  if (!inserted)
-    return;
+  // Measured here and counted (IslandStrategy counts every late measurement), also when a
+  // neighbour's measurement of it arrived while it was queued: then it is not passed on.
   ++evaluations_;
-  forward_.push_back(s);  // to the neighbours with the next emigrants
+  if (cache_.emplace(s, m).second)
+    forward_.push_back(s);  // to the neighbours with the next emigrants
   const std::optional<int> id = alphabet_.id_of(s);
   if (!id)
     return;

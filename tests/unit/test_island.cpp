@@ -104,6 +104,42 @@ TEST(Island, AMeasurementTakenInHoldsItsCellOnlyWhileGenerationsOverlap) {
   EXPECT_GT(moved, 0) << "no measurement took its cell before its generation settled";
 }
 
+// A straggler (a setting its generation settled without) whose measurement a neighbour sent
+// while it was queued: no row when its generation settles, one measured row and one count when
+// it comes back (the trace's rows match the generations' counts; mpi.run.pipeline.budget).
+TEST(Island, AStragglerANeighbourMeasuredFirstIsRecordedOnceWhenItComesBack) {
+  const SampledSet set = testing::landscape_set();
+  const Reindex alphabet(set.settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  SyntheticEvaluator eval(testing::random_landscape(5, 0.0));
+  MemorySink sink;
+  Island island(alphabet, torus, {0.8, 0.2}, 5, 0);
+  island.initialize(eval, sink);
+  const Brood b = island.propose_offspring();
+  ASSERT_GE(b.fresh.size(), 2U);
+  const std::vector<Measurement> got = eval.evaluate(b.fresh);
+  std::vector<std::optional<Measurement>> results(got.begin(), got.end());
+  const Setting straggler = b.fresh.back();
+  results.back().reset();
+  Migrant from_neighbour;
+  from_neighbour.setting = straggler;
+  from_neighbour.measurement = got.back();
+  from_neighbour.measurement_only = true;
+  island.immigrate({from_neighbour}, sink, 0);
+  const auto measured_rows = [&] {
+    return std::count_if(sink.evaluations.begin(), sink.evaluations.end(),
+                         [&](const EvaluationRecord& r) {
+                           return r.setting == straggler && !r.cached && !r.migrant;
+                         });
+  };
+  const std::int64_t before = island.evaluations();
+  EXPECT_EQ(island.settle(b, results, sink, 1), static_cast<int>(b.fresh.size()) - 1);
+  EXPECT_EQ(measured_rows(), 0) << "a row for a setting still queued";
+  island.late(straggler, got.back(), sink, 2);
+  EXPECT_EQ(measured_rows(), 1);
+  EXPECT_EQ(island.evaluations(), before + static_cast<std::int64_t>(b.fresh.size()));
+}
+
 TEST(Island, NoSettingIsMeasuredTwiceAndRepeatsAreRecordedAsCached) {
   const SampledSet set =
       testing::product_set({{Param::tbx, {0, 1, 2, 3}}, {Param::tby, {0, 1, 2}}});
