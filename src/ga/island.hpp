@@ -222,9 +222,11 @@ class Island {
   // cache, the worst cell when fitter, a row of the current generation, the neighbours).
   void late(const Setting& s, const Measurement& m, TraceSink& sink, double wall_s,
             const Timeline& timeline = {});
-  // A measurement of a proposal not settled yet: into the cache at once (the online model
-  // and later proposals know it), its row and cell when the proposal settles.
-  void take_in(const Setting& s, const Measurement& m) { cache_.emplace(s, m); }
+  // A measurement of `b`'s fresh setting `slot`, `b` not settled yet: into the cache at once
+  // (the online model and later proposals know it) and, with `place` and offspring, into its
+  // child's cell when fitter, as settle() would give it (later proposals breed from it); its
+  // row when the proposal settles.
+  void take_in(const Brood& b, std::size_t slot, const Measurement& m, bool place);
   // A proposal restored from a checkpoint: its settings count as queued again.
   void adopt(const Brood& b);
   // Whether `s` is measured, received, or queued by a proposal.

@@ -58,8 +58,9 @@ IslandStrategy::IslandStrategy(const GaSettings& settings, const Reindex& alphab
       extras_(std::move(extras)),
       pipeline_(settings.pipeline_broods()),
       timing_(settings.migration_drift >= 0) {
-  pipeline_.set_on_result(
-      [this](const Setting& s, const Measurement& m) { island_->take_in(s, m); });
+  pipeline_.set_on_result([this](const Brood& b, std::size_t slot, const Measurement& m,
+                                 bool overlapping) { island_->take_in(b, slot, m, overlapping); });
+  pipeline_.set_known([this] { return static_cast<std::int64_t>(island_->cache_size()); });
   window_ = extras_.restart_window > 0 ? extras_.restart_window : std::max(1, extras_.islands);
   island_.emplace(alphabet_, torus_, ops_, seed, static_cast<std::uint64_t>(rank));
 }

@@ -53,11 +53,14 @@ int Pipeline::target(const Evaluator& evaluator) const {
   const int threads = evaluator.compile_threads();
   if (threads <= 0)
     return 2;
-  if (paced_ == 0 || gpu_s_ <= 0)
-    return threads;
-  // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask for.
-  const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
-  return static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
+  int paced = threads;
+  if (paced_ > 0 && gpu_s_ > 0) {
+    // Compiles vary (a p90 twice the mean on an H200): half as many again as the means ask
+    // for.
+    const double compiles = std::ceil(1.5 * compile_s_ / gpu_s_);
+    paced = static_cast<int>(std::clamp(compiles + 2, 2.0, static_cast<double>(threads + 4)));
+  }
+  return known_ ? std::min(paced, DepthRamp::most(known_())) : paced;
 }
 
 void Pipeline::learn_pace(const Measurement& m) {
@@ -67,7 +70,8 @@ void Pipeline::learn_pace(const Measurement& m) {
 }
 
 void Pipeline::route(Completion c,
-                     const std::function<void(const Setting&, const Completion&)>& on_late) {
+                     const std::function<void(const Setting&, const Completion&)>& on_late,
+                     bool overlapping) {
   learn_pace(c.measurement);
   if (const auto l = late_.find(c.ticket); l != late_.end()) {
     const Setting s = l->second;
@@ -84,7 +88,7 @@ void Pipeline::route(Completion c,
   q.timelines[slot] = c.timeline;
   q.results[slot] = std::move(c.measurement);
   if (on_result_)
-    on_result_(q.brood.fresh[slot], *q.results[slot]);
+    on_result_(q.brood, slot, *q.results[slot], overlapping);
 }
 
 bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
@@ -125,7 +129,7 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late);
+    route(std::move(*c), on_late, pipelined(evaluator));
   }
   QueuedBrood out = std::move(queue_.front());
   queue_.erase(queue_.begin());
@@ -150,8 +154,9 @@ bool Pipeline::pump(Evaluator& evaluator, const std::function<std::optional<Broo
   if (!c)
     throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
   // A straggler's measurement waits for the next take().
-  route(std::move(*c),
-        [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); });
+  route(
+      std::move(*c),
+      [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); }, true);
   return true;
 }
 
@@ -169,7 +174,7 @@ void Pipeline::drain_late(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late);
+    route(std::move(*c), on_late, pipelined(evaluator));
   }
 }
 

@@ -4,7 +4,9 @@
 // generations from the population as it stands, so the evaluator always holds enough settings
 // to keep its compile threads and its GPU busy (target()). Proposals settle in order, each as
 // one generation: the GA's operators, rows, migration and stop vote stay per generation; only
-// the parents are up to `max_broods - 1` generations older than they would be one at a time.
+// the parents are up to `max_broods - 1` generations older than they would be one at a time
+// (less: a measurement takes its cell as it comes back, Island::take_in), and the queue is
+// shallow while the island knows little (DepthRamp).
 // With `max_broods` 1, a synchronous evaluator, or one whose compiles do not overlap its
 // measurements (compile_threads() 0: replay of a recording that does not name its threads)
 // it is the one-batch-per-generation loop.
@@ -18,6 +20,7 @@
 // across a resume. Pure.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +39,24 @@ namespace isletune {
 [[nodiscard]] inline bool overlaps_generations(const Evaluator& evaluator, int max_broods) {
   return max_broods > 1 && evaluator.asynchronous() && evaluator.compile_threads() > 0;
 }
+
+// How far the proposals may run ahead of what the island knows: while its online model is fit
+// on few measurements, every setting queued is chosen without the measurements still to come,
+// and those are worth most then. So the settings queued are at most the island's measurements
+// over kPerQueued (at least 2, one generation at a time or nearly), whatever the pace asks for;
+// from 6 x the pace's target on (about 120 measurements on a compile-bound H100 recording) the
+// pace alone decides. On the replay of box2d2r 8192² (compiles of most of a second against
+// 40 ms on the GPU) the full depth from generation 1 needed 80 measurements to within 5 % of
+// the optimum (median of 100 seeds) against 57 one generation at a time; with this ramp (and
+// measurements taking their cells as they come back, Island::take_in) 62, at the same clock
+// to 5 % and 3 % fewer measurements in 60 s (R = 3, 4, 8 and hard caps measured worse;
+// docs/studies/2026-12-06-pipeline-depth-ramp.md).
+struct DepthRamp {
+  static constexpr int kPerQueued = 6;
+  [[nodiscard]] static int most(std::int64_t known) {
+    return static_cast<int>(std::clamp<std::int64_t>(known / kPerQueued, 2, 1 << 20));
+  }
+};
 
 // A proposal with what has come back of it.
 struct QueuedBrood {
@@ -66,7 +87,8 @@ class Pipeline {
   [[nodiscard]] std::vector<Setting> straggling() const;
   // Settings to keep queued: enough compiles to feed the GPU at the measured pace (1.5 x the
   // mean compile over the mean GPU time, for the compiles' spread), plus two compiled kernels
-  // ready, at most the evaluator's compile threads plus four.
+  // ready, at most the evaluator's compile threads plus four; at most DepthRamp::most of
+  // what set_known() counts.
   [[nodiscard]] int target(const Evaluator& evaluator) const;
 
   // Waits for the oldest proposal and returns it; meanwhile proposes more with `propose`
@@ -82,11 +104,15 @@ class Pipeline {
   // straggler's waits for the next take()). False when the evaluator does not overlap
   // generations or nothing is queued or may be proposed.
   bool pump(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose);
-  // Called with every measurement of a queued proposal as it comes back, before the proposal
-  // settles (the island's model learns it at once: later proposals are bred on it).
-  void set_on_result(std::function<void(const Setting&, const Measurement&)> f) {
-    on_result_ = std::move(f);
-  }
+  // Called with every measurement of a queued proposal (the proposal, the fresh setting's
+  // index) as it comes back, before the proposal settles (the island's model, and while
+  // generations overlap (`overlapping`) its population, take it at once: later proposals are
+  // bred on it).
+  using OnResult = std::function<void(const Brood&, std::size_t, const Measurement&, bool)>;
+  void set_on_result(OnResult f) { on_result_ = std::move(f); }
+  // The measurements the proposals are chosen on (the island's), for the DepthRamp; unset:
+  // the pace alone sets the target.
+  void set_known(std::function<std::int64_t()> f) { known_ = std::move(f); }
   // Waits for every straggler (to `on_late`).
   void drain_late(Evaluator& evaluator,
                   const std::function<void(const Setting&, const Completion&)>& on_late);
@@ -106,8 +132,9 @@ class Pipeline {
  private:
   // Hands the deferred stragglers' measurements to `on_late`.
   void deliver(const std::function<void(const Setting&, const Completion&)>& on_late);
-  // Routes a completion to its proposal or straggler.
-  void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late);
+  // Routes a completion to its proposal or straggler (`overlapping`: for on_result).
+  void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late,
+             bool overlapping);
   void learn_pace(const Measurement& m);
   [[nodiscard]] bool pipelined(const Evaluator& evaluator) const {
     return overlaps_generations(evaluator, max_broods_);
@@ -124,7 +151,8 @@ class Pipeline {
   std::vector<std::pair<Setting, Completion>> deferred_;
   std::map<Ticket, std::pair<std::size_t, std::size_t>> where_;  // ticket -> (brood seq, slot)
   std::size_t first_seq_ = 0;  // sequence number of queue_.front()
-  std::function<void(const Setting&, const Measurement&)> on_result_;
+  OnResult on_result_;
+  std::function<std::int64_t()> known_;
   // The measured pace: sums of compile and GPU seconds over the measurements seen.
   double compile_s_ = 0, gpu_s_ = 0;
   std::int64_t paced_ = 0;

@@ -319,7 +319,9 @@ TEST(Pipeline, ARestartOfARunThatDependsOnTimingLeavesItsStragglersQueued) {
 // model picks) in a run that depends on timing: a due restart no longer stops its proposals
 // while they bring new settings. Its restart window of a few children is noisy; stopping
 // drained the queue, often for a restart no longer due once it had, and the replayed GPU was
-// about 70 % busy, as it still is in the deterministic run.
+// about 70 % busy, as it still is in the deterministic run. (75 % rather than 80 % since the
+// queue deepens with what the island knows, DepthRamp: alone, an island of 4 knows only its
+// own measurements, and its first 120 keep fewer settings queued; seed 1: 76 %.)
 TEST(Pipeline, ASmallIslandOfARunThatDependsOnTimingKeepsItsQueueWhileARestartIsDue) {
   for (const std::uint64_t seed : {1, 2}) {
     double busy[2] = {0, 0};
@@ -331,7 +333,7 @@ TEST(Pipeline, ASmallIslandOfARunThatDependsOnTimingKeepsItsQueueWhileARestartIs
       busy[timing] = run.gpu_s / run.sink.generations.back().wall_s;
       measured[timing] = run.result.evaluations;
     }
-    EXPECT_GE(busy[1], 0.8) << "seed " << seed;
+    EXPECT_GE(busy[1], 0.75) << "seed " << seed;
     EXPECT_GT(busy[1], busy[0] + 0.08) << "seed " << seed;
     EXPECT_GT(static_cast<double>(measured[1]), 1.1 * static_cast<double>(measured[0]))
         << "seed " << seed;
@@ -410,6 +412,27 @@ TEST(Pipeline, APumpKeepsTheQueueFullAndSettlesNothing) {
 
 namespace isletune {
 namespace {
+
+// While the island knows few measurements the queue stays shallow (at least 2 settings, at
+// most a sixth of what the island knows); once it knows enough, the pace alone sets it.
+TEST(PipelineDepth, TheQueueDeepensWithWhatTheIslandKnows) {
+  const ReplayEvaluator eval = cold().replay;
+  const Pipeline paced(GaSettings::kMaxPipeline);
+  const int pace = paced.target(eval);
+  ASSERT_GT(pace, 4);
+  std::int64_t known = 16;
+  Pipeline ramped(GaSettings::kMaxPipeline);
+  ramped.set_known([&] { return known; });
+  EXPECT_EQ(ramped.target(eval), 2);
+  known = 30;
+  EXPECT_EQ(ramped.target(eval), 5);
+  known = 6 * static_cast<std::int64_t>(pace) - 1;
+  EXPECT_EQ(ramped.target(eval), pace - 1);
+  known = 6 * static_cast<std::int64_t>(pace);
+  EXPECT_EQ(ramped.target(eval), pace);
+  known = 100000;
+  EXPECT_EQ(ramped.target(eval), pace);
+}
 
 // The automatic depth bounds the children in flight, not the generations: the split
 // population of four islands (2x2) may queue four times the generations of one island of 16,
