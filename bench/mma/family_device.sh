@@ -8,6 +8,9 @@
 # ncu: Nsight Compute on hand-picked case CASE of the family benchmark (bench_kernels.cpp's
 # list: for a 3-D box of >= 25 points the tensor-core cases start at 70, for a 2-D one at 27):
 # the DMMA pipe's share, DRAM and L1/shared throughput, occupancy, registers.
+#   BIN=out/bin bash bench/mma/family_device.sh ncu-export RUNDIR [NAME]
+# ncu-export: the same metrics on the exported standalone program of RUNDIR's best kernel (the
+# family benchmark's worker dies under ncu; the exported program runs in one process).
 #   BIN=out/bin bash bench/mma/family_device.sh export RUNDIR [NAME]
 # export: `isletune export RUNDIR --best` to $OUT/NAME.cu and the run's trace to $OUT/NAME.h5;
 # with nvcc on the machine the program is built and run (it verifies and times the kernel).
@@ -38,6 +41,18 @@ if [ "$what" = ncu ]; then
       >"$OUT/ncu-$st-$c.csv" 2>"$OUT/ncu-$st-$c.err"
     echo "== ncu $st case $c rc=$?"; tail -3 "$OUT/ncu-$st-$c.csv"
   done
+fi
+METRICS=sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio
+if [ "$what" = ncu-export ]; then
+  run=$2; name=${3:-best}
+  "$BIN/isletune" export "$run" --best -o "$OUT/$name.cu" --overwrite || exit 1
+  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  [ -n "$nvcc" ] || { echo "no nvcc on this machine"; exit 1; }
+  "$nvcc" -arch=sm_90 -O3 -o "/tmp/$name" "$OUT/$name.cu" || exit 1
+  # The program verifies first (reference steps), then times: profile one timed launch.
+  timeout 200 ncu --clock-control none -k regex:isl_kernel -s 60 -c 1 --csv --page raw \
+    --metrics "$METRICS" "/tmp/$name" >"$OUT/ncu-$name.csv" 2>"$OUT/ncu-$name.err"
+  echo "== ncu $name rc=$?"; tail -3 "$OUT/ncu-$name.csv"
 fi
 if [ "$what" = export ]; then
   run=$2; name=${3:-best}

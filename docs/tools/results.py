@@ -37,6 +37,8 @@ S_ASYNC = "2026-11-28-async-islands-4xh200.md"
 ASYNC_TREES = ("d6b07ef", "0f2a5e1")
 S_H200 = "2026-11-21-multi-gpu-search-export-datasets-2xh200.md"
 S_MMA = "2026-12-05-tensor-core-family.md"
+S_MMA_H200 = "2026-12-06-tensor-cores-h200-l2-wavefront.md"
+S_MMA_BOUNDS = "2026-12-06-tensor-core-mapping-bounds.md"
 # The issue's targets for the tensor-core family (one H200, 120 s), GCells/s.
 MMA_TARGETS = {"box3d2r": 150, "box2d4r": 230, "box3d3r": 60, "box3d4r": 30}
 
@@ -213,7 +215,21 @@ def tensor_cores(out: list[str]) -> dict[str, float]:
         "H100 and the H200 have the same FP64 rates: the targets are compute-bound but for "
         "box2d4r, which the H100's memory bounds at about 160 GCells/s.",
         "",
+        f"On one NVIDIA H200, 2026-12-06, tree `33e26c0` (study {link(S_MMA_H200)}), the same "
+        "command; the tuner picks the tensor-core family by itself for both. The targets are "
+        "not met: box3d4r's asks for 90 % of the DMMA peak over the mapping's window "
+        f"({link(S_MMA_BOUNDS)}).",
+        "",
+        "| stencil | budget | naive | tuned | × naive | family of the best | measured | target |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    for r in rows("mma-family/tuner-nvidia-h200.csv"):
+        t, n = float(r["tuned_gcells"]), float(r["naive_gcells"])
+        out.append(
+            f"| {r['stencil']} | {float(r['budget_s']):.0f} s | {f1(n)} | **{f1(t)}** | "
+            f"{t / n:.2f} | {r['family']} | {int(r['measured']):,} | "
+            f"{MMA_TARGETS.get(r['stencil'], '–')} (120 s) |")
+    out += ["", "Rows: `docs/bench/mma-family/tuner-nvidia-h200.csv`.", ""]
     return tuned
 
 
