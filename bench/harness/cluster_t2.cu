@@ -24,16 +24,9 @@
 #include <random>
 #include <vector>
 
-namespace cg = cooperative_groups;
+#include "cuda_check.cuh"
 
-#define CK(x)                                                                      \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      std::printf("CUDA error %s at line %d\n", cudaGetErrorString(e_), __LINE__); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+namespace cg = cooperative_groups;
 
 constexpr int R = 2;      // radius
 constexpr int T = 2;      // fused steps
