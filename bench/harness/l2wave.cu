@@ -104,16 +104,7 @@ __global__ void __launch_bounds__(TXT* TYT, MINB)
 
   const int gx = x0 + threadIdx.x;
   const bool xin = gx < nx, xint = gx >= R && gx < nx - R;
-  double q0[MY][QZ], q1[MY][Q];
-#pragma unroll
-  for (int j = 0; j < MY; ++j) {
-#pragma unroll
-    for (int k = 0; k < QZ; ++k)
-      q0[j][k] = 0.0;
-#pragma unroll
-    for (int k = 0; k < Q; ++k)
-      q1[j][k] = 0.0;
-  }
+  double q0[MY][QZ] = {}, q1[MY][Q] = {};
 
   // The staged plane p (input with halo): thread tid's values e = tid + i * NT.
   double pf[PF];
