@@ -31,18 +31,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   echo "test_gpu_families rc=$?"
   grep -E "tensor cores|odd grid|FAILED|PASSED|Failure" "$OUT/test_gpu_families.txt" | head -60
 fi
+# What Nsight Compute reports for a kernel (the ncu and ncu-export modes).
+METRICS=sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio
 if [ "$what" = ncu ]; then
   shift
   while [ $# -ge 2 ]; do
     st=$1; c=$2; shift 2
     timeout 150 ncu --clock-control none -k regex:isl_kernel -s 2 -c 1 --csv --page raw \
-      --metrics sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio \
+      --metrics "$METRICS" \
       "$BIN/isletune-bench-kernels" --families --stencils "$st" --case "$c" --csv "$OUT/ncu-bench-$st-$c.csv" \
       >"$OUT/ncu-$st-$c.csv" 2>"$OUT/ncu-$st-$c.err"
     echo "== ncu $st case $c rc=$?"; tail -3 "$OUT/ncu-$st-$c.csv"
   done
 fi
-METRICS=sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio
 if [ "$what" = ncu-export ]; then
   run=$2; name=${3:-best}
   "$BIN/isletune" export "$run" --best -o "$OUT/$name.cu" --overwrite || exit 1

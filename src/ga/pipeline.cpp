@@ -71,7 +71,7 @@ void Pipeline::learn_pace(const Measurement& m) {
 
 void Pipeline::route(Completion c,
                      const std::function<void(const Setting&, const Completion&)>& on_late,
-                     bool overlapping) {
+                     const Evaluator& evaluator) {
   learn_pace(c.measurement);
   if (const auto l = late_.find(c.ticket); l != late_.end()) {
     const Setting s = l->second;
@@ -88,7 +88,7 @@ void Pipeline::route(Completion c,
   q.timelines[slot] = c.timeline;
   q.results[slot] = std::move(c.measurement);
   if (on_result_)
-    on_result_(q.brood, slot, *q.results[slot], overlapping);
+    on_result_(q.brood, slot, *q.results[slot], pipelined(evaluator));
 }
 
 bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose) {
@@ -129,7 +129,7 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late, pipelined(evaluator));
+    route(std::move(*c), on_late, evaluator);
   }
   QueuedBrood out = std::move(queue_.front());
   queue_.erase(queue_.begin());
@@ -156,7 +156,8 @@ bool Pipeline::pump(Evaluator& evaluator, const std::function<std::optional<Broo
   // A straggler's measurement waits for the next take().
   route(
       std::move(*c),
-      [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); }, true);
+      [&](const Setting& s, const Completion& done) { deferred_.emplace_back(s, done); },
+      evaluator);
   return true;
 }
 
@@ -174,7 +175,7 @@ void Pipeline::drain_late(Evaluator& evaluator,
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");
-    route(std::move(*c), on_late, pipelined(evaluator));
+    route(std::move(*c), on_late, evaluator);
   }
 }
 

@@ -132,9 +132,9 @@ class Pipeline {
  private:
   // Hands the deferred stragglers' measurements to `on_late`.
   void deliver(const std::function<void(const Setting&, const Completion&)>& on_late);
-  // Routes a completion to its proposal or straggler (`overlapping`: for on_result).
+  // Routes a completion to its proposal or straggler.
   void route(Completion c, const std::function<void(const Setting&, const Completion&)>& on_late,
-             bool overlapping);
+             const Evaluator& evaluator);
   void learn_pace(const Measurement& m);
   [[nodiscard]] bool pipelined(const Evaluator& evaluator) const {
     return overlaps_generations(evaluator, max_broods_);
