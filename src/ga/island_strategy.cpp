@@ -125,8 +125,15 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     // for them here, as it always has (the GPU idled up to a slowest compile, 3.5 s on an
     // H200, at each restart).
     if (!timing_) {
-      pipeline_.drain_late(ctx.evaluator,
-                           [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+      pipeline_.drain_late(
+          ctx.evaluator, [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); },
+          [&] { return ctx.spent(); });
+      if (pipeline_.stragglers() > 0) {
+        // The time budget ran out first: the run stops after this generation, unrestarted
+        // (a slow compile held the stop up to 5.8 % past the budget here).
+        out.measured = std::exchange(late_, 0);
+        return out;
+      }
     }
     out = restart(ctx);
     out.measured += std::exchange(late_, 0);
@@ -181,7 +188,8 @@ int IslandStrategy::settle_next(StepContext& ctx, bool early) {
   const auto propose = [&] { return propose_next(ctx); };
   const QueuedBrood q = pipeline_.take(
       ctx.evaluator, early ? std::function<std::optional<Brood>()>(propose) : nullptr,
-      [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early);
+      [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early,
+      [&] { return ctx.spent(); });
   const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
   return measured + std::exchange(late_, 0);
 }
@@ -220,8 +228,9 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   if (!next && (extras_.refill || epoch == epoch_)) {
     // Every setting this island may draw is measured or queued: the stragglers still queued
     // (a run that depends on timing leaves them queued) are recorded before the island stops.
-    pipeline_.drain_late(ctx.evaluator,
-                         [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); });
+    pipeline_.drain_late(
+        ctx.evaluator, [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); },
+        [&] { return ctx.spent(); });
     out.measured += std::exchange(late_, 0);
     exhausted_ = out.exhausted = true;
     return out;

@@ -104,12 +104,13 @@ bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Br
 QueuedBrood Pipeline::take(Evaluator& evaluator,
                            const std::function<std::optional<Brood>()>& propose,
                            const std::function<void(const Setting&, const Completion&)>& on_late,
-                           bool early) {
+                           bool early, const std::function<bool()>& spent) {
   if (queue_.empty())
     throw std::logic_error("Pipeline::take with no proposal queued");
   deliver(on_late);
   const bool overlap = pipelined(evaluator);
-  bool more = overlap && propose;  // propose() may still give a proposal
+  const auto out_of_time = [&] { return overlap && spent && spent(); };
+  bool more = overlap && propose && !out_of_time();  // propose() may still give a proposal
   // Topped up first, also when the oldest proposal has all come back already: an island
   // whose later proposals had all come back took them one generation after another without
   // proposing, and its queue ran dry meanwhile (an island of 4: 12.9 settings queued against
@@ -119,6 +120,8 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
   if (more)
     more = top_up(evaluator, propose);
   while (queue_.front().open() > 0) {
+    if (out_of_time())
+      break;
     if (more)
       more = top_up(evaluator, propose);
     // Nothing but the oldest proposal's own settings queued, and nothing more to propose:
@@ -169,9 +172,10 @@ void Pipeline::deliver(const std::function<void(const Setting&, const Completion
 }
 
 void Pipeline::drain_late(Evaluator& evaluator,
-                          const std::function<void(const Setting&, const Completion&)>& on_late) {
+                          const std::function<void(const Setting&, const Completion&)>& on_late,
+                          const std::function<bool()>& spent) {
   deliver(on_late);
-  while (!late_.empty()) {
+  while (!late_.empty() && !(spent && spent())) {
     std::optional<Completion> c = evaluator.next();
     if (!c)
       throw std::logic_error("Pipeline: the evaluator's queue ran dry with settings owed");

@@ -94,11 +94,14 @@ class Pipeline {
   // Waits for the oldest proposal and returns it; meanwhile proposes more with `propose`
   // (empty, or nullopt: no more now) while fewer than target() settings are queued and fewer
   // than max_broods proposals, and hands stragglers' measurements to `on_late`. `early`: it
-  // may settle without its slowest settings (see the file comment). Requires a proposal
-  // queued.
+  // may settle without its slowest settings (see the file comment). `spent` (while
+  // generations overlap): once it says the time budget is spent, nothing more is proposed or
+  // waited for and the proposal settles with what has come back (the run stops after this
+  // generation; a slow compile would otherwise hold the stop up to seconds past the budget).
+  // Requires a proposal queued.
   QueuedBrood take(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose,
                    const std::function<void(const Setting&, const Completion&)>& on_late,
-                   bool early = true);
+                   bool early = true, const std::function<bool()>& spent = {});
   // While the island would wait for its neighbours or the stop vote: proposes more as take()
   // does and takes in one measurement that comes back (blocking until one does; a
   // straggler's waits for the next take()). False when the evaluator does not overlap
@@ -113,9 +116,10 @@ class Pipeline {
   // The measurements the proposals are chosen on (the island's), for the DepthRamp; unset:
   // the pace alone sets the target.
   void set_known(std::function<std::int64_t()> f) { known_ = std::move(f); }
-  // Waits for every straggler (to `on_late`).
+  // Waits for every straggler (to `on_late`), or until `spent` says the time budget is spent.
   void drain_late(Evaluator& evaluator,
-                  const std::function<void(const Setting&, const Completion&)>& on_late);
+                  const std::function<void(const Setting&, const Completion&)>& on_late,
+                  const std::function<bool()>& spent = {});
 
   // Forgets every proposal, straggler and the measured pace (a restore from a checkpoint
   // of before the pipeline); the depth and the result callback stay.

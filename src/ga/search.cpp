@@ -87,6 +87,8 @@ bool SearchLoop::step() {
     return false;
   const int g = generation_ + 1;
   StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_, {}};
+  if (settings_.time_budget_s > 0)
+    ctx.deadline = settings_.time_budget_s;
   // Waits (with drift) keep the evaluator's queue full, or measure fills.
   if (settings_.fills_waits() || (settings_.migration_drift >= 0 &&
                                   overlaps_generations(evaluator_, settings_.pipeline_broods())))

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -87,6 +88,9 @@ struct StepContext {
   // more settings (SearchLoop::fill) and returns true, or false when there is nothing to
   // measure or no room for it. Empty: the strategy waits.
   std::function<bool()> fill;
+  // The search clock at which the time budget is spent (infinite: no time budget).
+  double deadline = std::numeric_limits<double>::infinity();
+  [[nodiscard]] bool spent() const { return now() >= deadline; }
 };
 
 // A search strategy as a policy of the loop.
