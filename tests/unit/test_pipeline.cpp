@@ -253,23 +253,35 @@ TEST(Pipeline, SameSeedSameTraceAndTheBudgetHolds) {
   EXPECT_LE(a.sink.generations.back().wall_s, 60 * 1.05);
 }
 
+// An island of 16 on the cold recording whose initial generation the pipeline (as deep as it
+// may go) has measured and settled.
+struct SettledIsland {
+  Reindex alphabet{cold().settings, Encoding::parameters};
+  Torus torus{4, 4};
+  Island island{alphabet, torus, GaOperators{}, 3, 0};
+  ReplayEvaluator eval = cold().replay;
+  testing::MemorySink sink;
+  std::function<void(const Setting&, const Completion&)> late = [this](const Setting& s,
+                                                                       const Completion& c) {
+    island.late(s, c.measurement, sink, eval.clock_s(), c.timeline);
+  };
+  Pipeline pipeline{GaSettings::kMaxPipeline};
+  SettledIsland() {
+    pipeline.push(island.propose_initial(), eval);
+    const QueuedBrood first = pipeline.take(eval, nullptr, late, false);
+    island.settle(first.brood, first.results, sink, eval.clock_s(), first.timelines);
+  }
+};
+
 // Once the time budget is spent the oldest proposal settles with what has come back: nothing
 // more is proposed or waited for (a slow compile held the stop up to 5.8 % past a 60-s budget
 // on box2d2r-8192, seeds 2 and 19, before).
 TEST(Pipeline, OnceTheBudgetIsSpentTheOldestProposalSettlesWithWhatCameBack) {
-  const Reindex alphabet(cold().settings, Encoding::parameters);
-  const Torus torus(4, 4);
-  Island island(alphabet, torus, GaOperators{}, 3, 0);
-  ReplayEvaluator eval = cold().replay;
-  testing::MemorySink sink;
-  const auto late = [&](const Setting& s, const Completion& c) {
-    island.late(s, c.measurement, sink, eval.clock_s(), c.timeline);
-  };
-  Pipeline p(GaSettings::kMaxPipeline);
-  p.push(island.propose_initial(), eval);
-  const QueuedBrood first = p.take(eval, nullptr, late, false);
-  ASSERT_EQ(first.open(), 0);
-  island.settle(first.brood, first.results, sink, eval.clock_s(), first.timelines);
+  SettledIsland t;
+  Island& island = t.island;
+  ReplayEvaluator& eval = t.eval;
+  Pipeline& p = t.pipeline;
+  const auto& late = t.late;
   p.push(island.propose_offspring(), eval);
   int proposed = 0;
   const auto propose = [&]() -> std::optional<Brood> {
@@ -417,18 +429,12 @@ namespace {
 // the next generations up to the target, takes in what comes back and settles nothing; on an
 // evaluator whose compiles do not overlap its measurements it does nothing.
 TEST(Pipeline, APumpKeepsTheQueueFullAndSettlesNothing) {
-  const Reindex alphabet(cold().settings, Encoding::parameters);
-  const Torus torus(4, 4);
-  Island island(alphabet, torus, GaOperators{}, 3, 0);
-  ReplayEvaluator eval = cold().replay;
-  testing::MemorySink sink;
-  const auto late = [&](const Setting& s, const Completion& c) {
-    island.late(s, c.measurement, sink, eval.clock_s(), c.timeline);
-  };
-  Pipeline p(GaSettings::kMaxPipeline);
-  p.push(island.propose_initial(), eval);
-  QueuedBrood first = p.take(eval, nullptr, late, false);
-  island.settle(first.brood, first.results, sink, eval.clock_s(), first.timelines);
+  SettledIsland t;
+  Island& island = t.island;
+  ReplayEvaluator& eval = t.eval;
+  testing::MemorySink& sink = t.sink;
+  Pipeline& p = t.pipeline;
+  const auto& late = t.late;
   p.push(island.propose_offspring(), eval);
   const std::size_t rows = sink.evaluations.size();
   int proposed = 0;
