@@ -42,15 +42,18 @@ namespace isletune {
 
 // How far the proposals may run ahead of what the island knows: while its online model is fit
 // on few measurements, every setting queued is chosen without the measurements still to come,
-// and those are worth most then. So the settings queued are at most the island's measurements
-// over kPerQueued (at least 2, one generation at a time or nearly), whatever the pace asks for;
-// from 6 x the pace's target on (about 120 measurements on a compile-bound H100 recording) the
-// pace alone decides. On the replay of box2d2r 8192² (compiles of most of a second against
-// 40 ms on the GPU) the full depth from generation 1 needed 80 measurements to within 5 % of
-// the optimum (median of 100 seeds) against 57 one generation at a time; with this ramp (and
-// measurements taking their cells as they come back, Island::take_in) 62, at the same clock
-// to 5 % and 3 % fewer measurements in 60 s (R = 3, 4, 8 and hard caps measured worse;
-// docs/studies/2026-12-06-pipeline-depth-ramp.md).
+// and those are worth most then. So the settings queued are at most the measurements of the
+// island's settled generations (Pipeline::target: what it knows less what has come back of
+// the proposals still queued) over kPerQueued (at least 2, one generation at a time or
+// nearly), whatever the pace asks for; from 6 x the pace's target on (about 120 measurements
+// on a compile-bound H100 recording) the pace alone decides. On the replay of box2d2r 8192²
+// (compiles of most of a second against 40 ms on the GPU) the full depth from generation 1
+// needed 80 measurements to within 5 % of the optimum (median of 100 seeds) against 57 one
+// generation at a time; with this ramp (and measurements taking their cells as they come
+// back, Island::take_in) 58.5, at 7.00 s of the clock to 5 % against 6.80 and 5 % fewer
+// measurements in 60 s (R = 3, 4, 8, hard caps, and the ramp counting the queued proposals'
+// measurements come back too, 62.0, measured worse; docs/studies/2026-12-06-pipeline-depth-ramp.md,
+// 2026-12-06-ramp-on-settled-generations.md).
 struct DepthRamp {
   static constexpr int kPerQueued = 6;
   [[nodiscard]] static int most(std::int64_t known) {
@@ -78,6 +81,8 @@ class Pipeline {
   [[nodiscard]] int broods() const { return static_cast<int>(queue_.size()); }
   // Settings queued and not yet come back (stragglers included).
   [[nodiscard]] int outstanding() const;
+  // Measurements of the queued proposals that have come back (their generations not settled).
+  [[nodiscard]] int returned() const;
   // Settings the pipeline will count as new measurements: every fresh setting of the queued
   // proposals (come back or not) and the stragglers (come back or not).
   [[nodiscard]] int owed() const;
@@ -88,7 +93,7 @@ class Pipeline {
   // Settings to keep queued: enough compiles to feed the GPU at the measured pace (1.5 x the
   // mean compile over the mean GPU time, for the compiles' spread), plus two compiled kernels
   // ready, at most the evaluator's compile threads plus four; at most DepthRamp::most of
-  // what set_known() counts.
+  // what set_known() counts less returned(): the settled generations' measurements.
   [[nodiscard]] int target(const Evaluator& evaluator) const;
 
   // Waits for the oldest proposal and returns it; meanwhile proposes more with `propose`
@@ -113,8 +118,8 @@ class Pipeline {
   // bred on it).
   using OnResult = std::function<void(const Brood&, std::size_t, const Measurement&, bool)>;
   void set_on_result(OnResult f) { on_result_ = std::move(f); }
-  // The measurements the proposals are chosen on (the island's), for the DepthRamp; unset:
-  // the pace alone sets the target.
+  // The measurements the proposals are chosen on (the island's, with those of the queued
+  // proposals it has taken in), for the DepthRamp; unset: the pace alone sets the target.
   void set_known(std::function<std::int64_t()> f) { known_ = std::move(f); }
   // Waits for every straggler (to `on_late`), or until `spent` says the time budget is spent.
   void drain_late(Evaluator& evaluator,

@@ -32,6 +32,9 @@
 # what the island knows; a measurement of a queued proposal takes its cell while generations
 # overlap): the 6 runs of the two pipelined datasets (h100-full-box2d2r-8192,
 # h100-full-star3d2r-512) take other trajectories; the 18 others are unchanged.
+# replay.golden re-recorded when the DepthRamp came to count only settled generations'
+# measurements (docs/studies/2026-12-06-ramp-on-settled-generations.md): the same 6 runs
+# changed (box2d2r-8192 seed 2 now stops on the MCR vote at generation 6), the 18 others not.
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")

@@ -489,6 +489,45 @@ TEST(PipelineDepth, TheQueueDeepensWithWhatTheIslandKnows) {
   EXPECT_EQ(ramped.target(eval), pace);
 }
 
+// The ramp counts the measurements of settled generations: those of a proposal still queued,
+// though the island takes them in as they come back (its cache, the model's data), deepen the
+// queue only once their generation settles.
+TEST(PipelineDepth, TheQueueDeepensOnlyWithSettledGenerations) {
+  const Reindex alphabet(cold().settings, Encoding::parameters);
+  const Torus torus(4, 4);
+  Island island(alphabet, torus, GaOperators{}, 5, 0);
+  ReplayEvaluator eval = cold().replay;
+  testing::MemorySink sink;
+  Pipeline p(GaSettings::kMaxPipeline);
+  p.set_on_result([&](const Brood& b, std::size_t slot, const Measurement& m, bool place) {
+    island.take_in(b, slot, m, place);
+  });
+  p.set_known([&] { return static_cast<std::int64_t>(island.cache_size()); });
+  p.push(island.propose_initial(), eval);
+  const auto late = [&](const Setting& s, const Completion& c) {
+    island.late(s, c.measurement, sink, eval.clock_s(), c.timeline);
+  };
+  QueuedBrood first = p.take(eval, nullptr, late, false);
+  island.settle(first.brood, first.results, sink, eval.clock_s(), first.timelines);
+  const std::int64_t settled = static_cast<std::int64_t>(island.cache_size());
+  ASSERT_EQ(p.target(eval), DepthRamp::most(settled));
+  p.push(island.propose_offspring(), eval);
+  const int fresh = p.outstanding();
+  ASSERT_GT(DepthRamp::most(settled + fresh), DepthRamp::most(settled));
+  const auto none = []() -> std::optional<Brood> { return std::nullopt; };
+  for (int k = 1; k <= fresh; ++k) {
+    ASSERT_TRUE(p.pump(eval, none)) << k;
+    EXPECT_EQ(static_cast<std::int64_t>(island.cache_size()), settled + k);  // taken in
+    EXPECT_EQ(p.returned(), k);
+    EXPECT_EQ(p.target(eval), DepthRamp::most(settled)) << k;
+  }
+  const QueuedBrood next = p.take(eval, nullptr, late, false);
+  island.settle(next.brood, next.results, sink, eval.clock_s(), next.timelines);
+  EXPECT_EQ(p.returned(), 0);
+  EXPECT_EQ(p.target(eval), DepthRamp::most(settled + fresh));
+  EXPECT_GT(p.target(eval), DepthRamp::most(settled));
+}
+
 // The automatic depth bounds the children in flight, not the generations: the split
 // population of four islands (2x2) may queue four times the generations of one island of 16,
 // and a configured depth is taken as it is.
