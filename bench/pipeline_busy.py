@@ -130,6 +130,10 @@ def main() -> int:
                best.get("median_ms", ""), round(best.get("gcells_per_s", 0), 2)]
         rows.append(row)
         print(" ".join(f"{str(x):>12}" for x in row), flush=True)
+        tenths = r.get("gpu_busy_by_tenth") or []
+        if any(tenths):  # where the GPU waited
+            print(f"{'':>12} GPU busy by tenth of the clock (%): "
+                  + " ".join(f"{100 * t:.0f}" for t in tenths), flush=True)
     if a.csv:
         new = not os.path.exists(a.csv)
         with open(a.csv, "a", newline="") as f:

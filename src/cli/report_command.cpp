@@ -4,6 +4,7 @@
 // most frequent messages. --json prints the same numbers as one JSON document
 // (nlohmann/json) for scripts.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -89,6 +90,36 @@ struct RankTime {
     return clock_s > 0 && threads > 0 ? compile_s / (clock_s * threads) : 0.0;
   }
   [[nodiscard]] double queue_depth() const { return clock_s > 0 ? queued_s / clock_s : 0.0; }
+
+  // When the GPU measured: each new measurement's verify and timing seconds, spread evenly
+  // over its span on the GPU (start to finish; none without a timeline).
+  struct GpuSpan {
+    double start_s, finish_s, gpu_s;
+  };
+  std::vector<GpuSpan> gpu_spans;
+  static constexpr int kParts = 10;
+  // The GPU's busy share in each tenth of the clock: where a run's GPU waited (e.g. for the
+  // first generation's slowest compiles). Their mean is gpu_busy() when every measurement
+  // has a timeline.
+  [[nodiscard]] std::array<double, kParts> gpu_busy_by_part() const {
+    std::array<double, kParts> busy{};
+    if (!(clock_s > 0))
+      return busy;
+    const double part = clock_s / kParts;
+    for (const GpuSpan& g : gpu_spans) {
+      const double span = g.finish_s - g.start_s;
+      for (int i = 0; i < kParts; ++i) {
+        const double lo = std::max(g.start_s, i * part), hi = std::min(g.finish_s, (i + 1) * part);
+        if (hi > lo)
+          busy[static_cast<std::size_t>(i)] += g.gpu_s * (span > 0 ? (hi - lo) / span : 1.0);
+        else if (span <= 0 && g.start_s >= i * part && g.start_s < (i + 1) * part)
+          busy[static_cast<std::size_t>(i)] += g.gpu_s;
+      }
+    }
+    for (double& b : busy)
+      b /= part;
+    return busy;
+  }
 };
 
 // A distinct verified setting: its fastest measurement.
@@ -190,6 +221,10 @@ Report gather(const TraceReader& reader) {
       RankTime& busy = rep.ranks[rank];
       busy.compile_s += e.measurement.compile_ms * 1e-3;
       busy.gpu_s += (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3;
+      if (std::isfinite(e.timeline.start_s) && std::isfinite(e.timeline.finish_s)) {
+        busy.gpu_spans.push_back({e.timeline.start_s, e.timeline.finish_s,
+                                  (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3});
+      }
       if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s))
         busy.queued_s += e.timeline.finish_s - e.timeline.submit_s;
       const auto st = static_cast<std::size_t>(e.measurement.status);
@@ -349,7 +384,8 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"gpu_device", t.gpu_device},
                      {"gpu_busy", t.gpu_busy()},
                      {"compile_threads_busy", t.threads_busy()},
-                     {"queue_depth", t.queue_depth()}});
+                     {"queue_depth", t.queue_depth()},
+                     {"gpu_busy_by_tenth", t.gpu_busy_by_part()}});
   }
   doc["ranks"] = ranks;
   doc["last_generation"] = rep.last_generation;
@@ -451,6 +487,14 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
           rank, t.generations, t.restarts, t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
           t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0, 100 * t.gpu_busy(), t.threads,
           100 * t.threads_busy(), t.queue_depth());
+    }
+    for (const auto& [rank, t] : rep.ranks) {
+      if (t.gpu_spans.empty())
+        continue;
+      std::string parts;
+      for (const double b : t.gpu_busy_by_part())
+        parts += fmt::format(" {:3.0f}", 100 * b);
+      fmt::print("rank {} GPU busy by tenth of its clock (%):{}\n", rank, parts);
     }
   }
 

@@ -243,6 +243,20 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
                          rf"\s+{100 * r['gpu_busy']:.0f}%\s+{r['compile_threads']}\s+"
                          rf"{100 * r['compile_threads_busy']:.0f}%\s+{r['queue_depth']:.1f}$",
                          text, re.M), text
+        # Where the GPU measured, by tenth of the clock: each tenth a share, their mean the
+        # rank's GPU busy when every new measurement has its span on the GPU (a replayed run);
+        # the committed GPU trace predates the spans: no tenths, no line.
+        parts = r["gpu_busy_by_tenth"]
+        assert len(parts) == 10 and all(0 <= p <= 1 + 1e-9 for p in parts), parts
+        head = rf"^rank {r['rank']} GPU busy by tenth of its clock \(%\):"
+        if which == "replay":
+            assert r["gpu_busy"] > 0
+            assert sum(parts) / 10 == pytest.approx(r["gpu_busy"], abs=1e-9)
+            line = head + "".join(rf"\s+{100 * p:.0f}" for p in parts) + "$"
+            assert re.search(line, text, re.M), text
+        else:
+            assert parts == [0] * 10
+            assert not re.search(head, text, re.M), text
 
 
 def test_progress_line_shows_budget_share_and_eta(replay_run):
