@@ -108,12 +108,15 @@ struct RankTime {
     const double part = clock_s / kParts;
     for (const GpuSpan& g : gpu_spans) {
       const double span = g.finish_s - g.start_s;
+      if (span <= 0) {  // an instant: its tenth takes it all
+        if (g.start_s >= 0 && g.start_s < clock_s)
+          busy[static_cast<std::size_t>(g.start_s / part)] += g.gpu_s;
+        continue;
+      }
       for (int i = 0; i < kParts; ++i) {
         const double lo = std::max(g.start_s, i * part), hi = std::min(g.finish_s, (i + 1) * part);
         if (hi > lo)
-          busy[static_cast<std::size_t>(i)] += g.gpu_s * (span > 0 ? (hi - lo) / span : 1.0);
-        else if (span <= 0 && g.start_s >= i * part && g.start_s < (i + 1) * part)
-          busy[static_cast<std::size_t>(i)] += g.gpu_s;
+          busy[static_cast<std::size_t>(i)] += g.gpu_s * (hi - lo) / span;
       }
     }
     for (double& b : busy)
@@ -220,11 +223,10 @@ Report gather(const TraceReader& reader) {
       ++rep.ranks[rank].measured;
       RankTime& busy = rep.ranks[rank];
       busy.compile_s += e.measurement.compile_ms * 1e-3;
-      busy.gpu_s += (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3;
-      if (std::isfinite(e.timeline.start_s) && std::isfinite(e.timeline.finish_s)) {
-        busy.gpu_spans.push_back({e.timeline.start_s, e.timeline.finish_s,
-                                  (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3});
-      }
+      const double gpu_s = (e.measurement.verify_ms + e.measurement.run_ms) * 1e-3;
+      busy.gpu_s += gpu_s;
+      if (std::isfinite(e.timeline.start_s) && std::isfinite(e.timeline.finish_s))
+        busy.gpu_spans.push_back({e.timeline.start_s, e.timeline.finish_s, gpu_s});
       if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s))
         busy.queued_s += e.timeline.finish_s - e.timeline.submit_s;
       const auto st = static_cast<std::size_t>(e.measurement.status);

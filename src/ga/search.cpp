@@ -87,8 +87,7 @@ bool SearchLoop::step() {
     return false;
   const int g = generation_ + 1;
   StepContext ctx{evaluator_, *sink_, settings_.evaluations_left(evaluations_), clock_offset_, {}};
-  if (settings_.time_budget_s > 0)
-    ctx.deadline = settings_.time_budget_s;
+  ctx.deadline = deadline();
   // Waits (with drift) keep the evaluator's queue full, or measure fills.
   if (settings_.fills_waits() || (settings_.migration_drift >= 0 &&
                                   overlaps_generations(evaluator_, settings_.pipeline_broods())))
@@ -149,8 +148,7 @@ bool SearchLoop::step() {
 }
 
 bool SearchLoop::fill() {
-  if (finished() || generation_ < 0 ||
-      (settings_.time_budget_s > 0 && elapsed() >= settings_.time_budget_s))
+  if (finished() || generation_ < 0 || elapsed() >= deadline())
     return false;
   const std::int64_t room = settings_.evaluations_left(evaluations_);
   StepContext pumped{evaluator_, *sink_, room, clock_offset_, {}};

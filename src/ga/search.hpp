@@ -184,6 +184,11 @@ class SearchLoop {
  private:
   class CountingSink;
   double elapsed() const;
+  // The search clock at which the time budget is spent (infinite: no time budget).
+  double deadline() const {
+    return settings_.time_budget_s > 0 ? settings_.time_budget_s
+                                       : std::numeric_limits<double>::infinity();
+  }
   double wall() const { return hooks_.wall_clock ? hooks_.wall_clock() : 0.0; }
 
   GaSettings settings_;
