@@ -28,7 +28,9 @@
 //         share out the model's picks; 1), shares (1: by setting hash, disjoint; 0: every
 //         islands-th of the island's own ranking), forward (0/1: measurements learned from a
 //         neighbour are passed on around the ring; 1), window (generations an island pools
-//         offspring over for its restart decision; 0: the number of islands), first (0/1:
+//         offspring over for its restart decision; 0: the number of islands), stale (an island
+//         restarts once this many of its measurements found no new best; 0: never; -1, the default:
+//         IslandExtras::stale_default), first (0/1:
 //         every island learns every island's generation 0 before generation 1; 1), ranked
 //         (generations from 1 in which the model's picks are every islands-th of the
 //         island's own ranking instead of its hash share), lag (ga.migration.lag,
@@ -423,6 +425,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
       extras.hash_shares = v.num("shares", 1) != 0;
       extras.forward = v.num("forward", 1) != 0;
       extras.restart_window = static_cast<int>(v.num("window", 0));
+      extras.stale_restart = static_cast<std::int64_t>(v.num("stale", -1));
       extras.gather_first = v.num("first", 1) != 0;
       extras.interact = interact;
       extras.model.lambda = v.num("lambda", extras.model.lambda);

@@ -497,12 +497,30 @@ def limits(out: list[str], tensor: dict[str, float]) -> None:
         "- **3-D high-order stars and crosses stay at the copy roofline** (H100, 120 s: "
         f"{share(stars, 'copy_gcells')} of copy, all but star3d2r at tdeg 1): temporal "
         "blocking that pays at radius 1 does not pay at radius ≥ 2 (issue 48).",
+        stale_line(tune),
         "- One run per stencil and configuration in most GPU tables: the spread over seeds on "
         "the GPU is measured only where a table shows several seeds.",
         "",
         "How each default was chosen: `docs/decisions.md`. Every study, kept or not: "
         "`docs/studies/README.md`.",
     ]
+
+
+def stale_line(tune: dict) -> str:
+    """The 120-s table's tree against today's on the boxes re-run after the stale-best restarts."""
+    after = [r for r in rows("stale-restarts-h100-120s.csv") if r["tree"] == "stale-restarts"]
+    before = {r["stencil"]: r for r in rows("stale-restarts-h100-120s.csv")
+              if r["tree"] != "stale-restarts"}
+    now = ", ".join(f"{r['stencil']} {f1(float(r['tuned_gcells']))} "
+                    f"({float(r['tuned_gcells']) / float(tune[r['stencil']]['tuned_gcells']):.2f}×)"
+                    for r in after)
+    was = ", ".join(f"{float(before[r['stencil']]['tuned_gcells']) / float(tune[r['stencil']]['tuned_gcells']):.2f}×"
+                    for r in after)
+    return ("- **The 120-s table is of tree `5662bfe`, one generation at a time.** Re-run on one "
+            f"H100 with generations overlapping and restarts on a stale best (one seed each): {now} "
+            f"of the table; before those restarts {was} (the island never left its first sample: "
+            "[study](studies/2026-12-06-restarts-on-a-stale-best.md)). The other stencils are not "
+            "re-measured yet.")
 
 
 def summary(out: list[str]) -> None:

@@ -15,7 +15,8 @@ namespace {
 
 using namespace state_codec;
 
-constexpr std::uint32_t kIslandTag = 0x49534c34U;   // "ISL4" (the pipeline)
+constexpr std::uint32_t kIslandTag = 0x49534c35U;   // "ISL5" (restarts on a stale best)
+constexpr std::uint32_t kIslandTag4 = 0x49534c34U;  // "ISL4" (the pipeline)
 constexpr std::uint32_t kIslandTag3 = 0x49534c33U;  // "ISL3" (restart epochs, forwards)
 
 }  // namespace
@@ -112,10 +113,18 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     }
     pipeline_.push(island_->propose_initial(ctx.room, fixed), ctx.evaluator);
     out.measured = settle_next(ctx, false);
+    note_best();
     return out;
   }
   if (exhausted_) {
     out.exhausted = true;
+    return out;
+  }
+  if (timing_ && holds_proposals() && pipeline_.broods() > 0 && epoch_ready()) {
+    // A due restart of a run that depends on timing: the queued proposals settle at once,
+    // one a generation, and the restart follows; their settings still queued come back as
+    // late measurements while the restart's compile.
+    out.measured = settle_next(ctx, true, true);
     return out;
   }
   if (restart_due_ && pipeline_.broods() == 0 && epoch_ready()) {
@@ -159,19 +168,44 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
   } else if (restarts_on_) {
     restart_due_ = out.measured == 0;
   }
+  note_best();
+  if (restarts_on_ && stale())
+    restart_due_ = true;
   return out;
+}
+
+void IslandStrategy::note_best() {
+  const auto& best = island_->best();
+  if (best && best->second.fitness() > best_fitness_) {
+    best_fitness_ = best->second.fitness();
+    best_at_ = island_->evaluations();
+  }
+}
+
+bool IslandStrategy::holds_proposals() const {
+  return restart_due_ && (!timing_ || last_fresh_ == 0 || stale());
+}
+
+bool IslandStrategy::stale() const {
+  std::int64_t limit = extras_.stale_restart;
+  if (limit < 0)
+    limit = IslandExtras::stale_default((epoch_alpha_ ? *epoch_alpha_ : alphabet_).size());
+  return limit > 0 && island_->evaluations() - best_at_ >= limit;
 }
 
 // More generations while earlier ones' measurements come back, within the cap on new
 // measurements (what is queued counts), and none once a restart is due: at once in a
-// deterministic run; in a run that depends on timing only once a proposal brought nothing new.
-// There the restart's MCR window is noisy for a small island (an island of 4 breeds one child
-// a generation beside its 3 model picks): a due restart that stopped the proposals drained the
-// queue, was often no longer due once it had (the window's next verdict), and left a replayed
-// island of 4 68 % busy with 14.5 settings queued; breeding on, 86 % and 18.6
-// (docs/studies/2026-12-05-small-islands-queue.md).
+// deterministic run; in a run that depends on timing once its sample is drawn and either a
+// proposal brought nothing new or the best is stale (the queue then settles at once,
+// advance()). There the restart's MCR window is noisy for a small island (an island of 4 breeds
+// one child a generation beside its 3 model picks): a due restart that stopped the proposals
+// drained the queue, was often no longer due once it had (the window's next verdict), and left
+// a replayed island of 4 68 % busy with 14.5 settings queued; breeding on, 86 % and 18.6
+// (docs/studies/2026-12-05-small-islands-queue.md). Breeding on, though, an island of 16 on a
+// GPU never restarted on the MCR: the stale best is what restarts it
+// (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
 std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
-  if (exhausted_ || (restart_due_ && epoch_ready() && (!timing_ || last_fresh_ == 0)))
+  if (exhausted_ || (holds_proposals() && epoch_ready()))
     return std::nullopt;
   std::int64_t room = -1;
   if (ctx.room >= 0) {
@@ -184,12 +218,12 @@ std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
   return b;
 }
 
-int IslandStrategy::settle_next(StepContext& ctx, bool early) {
+int IslandStrategy::settle_next(StepContext& ctx, bool early, bool now) {
   const auto propose = [&] { return propose_next(ctx); };
   const QueuedBrood q = pipeline_.take(
-      ctx.evaluator, early ? std::function<std::optional<Brood>()>(propose) : nullptr,
+      ctx.evaluator, early && !now ? std::function<std::optional<Brood>()>(propose) : nullptr,
       [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early,
-      [&] { return ctx.spent(); });
+      [&] { return now || ctx.spent(); });
   const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
   return measured + std::exchange(late_, 0);
 }
@@ -251,6 +285,7 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   ++restarts_;
   out.restart = true;
   restart_due_ = false;
+  best_at_ = island_->evaluations();
   window_gens_ = 0;
   window_repeats_ = window_children_ = 0;
   const Reindex& alpha = epoch_alpha_ ? *epoch_alpha_ : alphabet_;
@@ -369,13 +404,15 @@ std::vector<std::uint8_t> IslandStrategy::save() const {
     w.put_setting(*epoch_kept_);
   pipeline_.save(w);
   w.put(static_cast<std::int32_t>(late_));
+  w.put(best_at_);
+  w.put(best_fitness_);
   return std::move(w.bytes);
 }
 
 void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   ByteReader r = reader_of(bytes);
   const std::uint32_t tag = r.get<std::uint32_t>();
-  if (tag != kIslandTag && tag != kIslandTag3)
+  if (tag != kIslandTag && tag != kIslandTag4 && tag != kIslandTag3)
     damaged_state();
   IslandState s;
   s.generation = r.get<std::int32_t>();
@@ -427,7 +464,7 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
   island_.emplace(alpha, torus_, ops_, s);
   pipeline_.clear();
   late_ = 0;
-  if (tag == kIslandTag) {
+  if (tag != kIslandTag3) {
     try {
       pipeline_.restore(r, *island_);
     } catch (const std::invalid_argument&) {
@@ -435,7 +472,15 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
     }
     late_ = r.get<std::int32_t>();
   }
-  if (!r.done() || late_ < 0)
+  // A state of before the stale rule counts from its resume.
+  if (tag == kIslandTag) {
+    best_at_ = r.get<std::int64_t>();
+    best_fitness_ = r.get<double>();
+  } else {
+    best_at_ = island_->evaluations();
+    best_fitness_ = island_->best() ? island_->best()->second.fitness() : 0;
+  }
+  if (!r.done() || late_ < 0 || best_at_ < 0 || best_at_ > island_->evaluations())
     damaged_state();
 }
 

@@ -25,6 +25,7 @@
 // calls: the migrator, the vote and the `on_generation` hook (the run's progress gather).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -237,6 +238,18 @@ struct IslandExtras {
   // island of a run of R breeds 1/R of the run's children per generation, so it decides on
   // as many children as one island of the whole population breeds in one generation.
   int restart_window = 0;
+  // An island with an explicit budget also restarts once it has measured this many settings
+  // since its best last improved (0: never; -1: the default, stale_default()). The MCR
+  // verdict alone never came on a GPU: the pipeline keeps breeding fresh mutations of a
+  // converged population, so an island of 16 measured 2,500 settings of one epoch's sample
+  // (4,096 of a space of 97,884 kernels) after its last new best at 11.7 s of 120 and
+  // returned box2d2r at 349 GCells/s against 371 a run of the same space's sample found
+  // (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
+  std::int64_t stale_restart = -1;
+  // The default: an eighth of the epoch's alphabet, at least 64 measurements.
+  [[nodiscard]] static std::int64_t stale_default(std::int64_t alphabet) {
+    return std::max<std::int64_t>(64, alphabet / 8);
+  }
   // Before generation 1 every island learns every island's generation 0
   // (Migrator::gather_first), so every model starts from the run's whole generation 0
   // rather than the island's share of it (with migration on).
@@ -254,7 +267,8 @@ struct IslandExtras {
 // Restarts (with an explicit budget, GaSettings::explicit_budget): when the island has
 // converged (offspring MCR >= mcr_threshold, pooled over the last `restart_window`
 // generations (IslandExtras); with mcr_threshold 0, a generation that measured nothing
-// new) its next generation is a restart (Island::restart): its best
+// new) or its best has not improved for IslandExtras::stale_restart of its measurements,
+// its next generation is a restart (Island::restart): its best
 // setting stays, every other cell gets a setting it has not measured. With a `refill`
 // source each restart opens a new epoch whose alphabet is refill(epoch) plus the kept
 // best, so the sample never locks a setting out; without one the alphabet stays. When no
@@ -299,8 +313,15 @@ class IslandStrategy final : public SearchStrategy {
   void prefetch_next_epoch();
   GenerationOutcome restart(StepContext& ctx);
   // Settles the pipeline's oldest proposal as generation g (proposing the next ones
-  // meanwhile); `early`: it may settle without its slowest settings.
-  int settle_next(StepContext& ctx, bool early);
+  // meanwhile); `early`: it may settle without its slowest settings; `now`: with what has
+  // come back, waiting for nothing (the rest come back as late measurements).
+  int settle_next(StepContext& ctx, bool early, bool now = false);
+  // Notes a new best of the island (best_at_); whether its best has gone stale since
+  // (IslandExtras::stale_restart).
+  void note_best();
+  [[nodiscard]] bool stale() const;
+  // Whether a due restart stops the proposals (propose_next), its sample drawn or not.
+  [[nodiscard]] bool holds_proposals() const;
   // The next generation's proposal within the cap (nullopt: none now).
   std::optional<Brood> propose_next(const StepContext& ctx);
   // A measurement of a settled proposal, come back late.
@@ -335,10 +356,17 @@ class IslandStrategy final : public SearchStrategy {
   // waits, breeding on, until its epoch's sample is drawn (epoch_ready()), and does not wait
   // for the settled generations' last compiles (their measurements come back as late ones of
   // the new epoch) so the GPU keeps measuring while the restart's settings compile.
+  // A due restart whose proposals have stopped (propose_next) settles the queued ones at
+  // once (its sample drawn), so it does not wait for a drained queue.
   bool timing_ = false;
   // New settings of the island's last proposal (-1: none yet, or not saved across a resume):
-  // in a run that depends on timing a due restart stops the proposals once one brings none.
+  // in a run that depends on timing a restart due on the MCR stops the proposals once one
+  // brings none.
   int last_fresh_ = -1;
+  // The island's measurements when its best last improved, and that best's fitness
+  // (IslandExtras::stale_restart).
+  std::int64_t best_at_ = 0;
+  double best_fitness_ = 0;
   [[nodiscard]] bool epoch_ready();
 };
 

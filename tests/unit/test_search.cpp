@@ -307,6 +307,52 @@ TEST(Search, IslandGaWithoutMcrStopSpendsAnExplicitBudget) {
   EXPECT_EQ(r.evaluations, 150);
 }
 
+// An island whose best stops improving restarts after IslandExtras::stale_restart of its
+// measurements, though its offspring are all new (the MCR never calls it converged): on a
+// flat landscape the first measurement is the best there will be.
+TEST(Search, AnIslandWhoseBestGoesStaleRestarts) {
+  const SampledSet set = testing::landscape_set();
+  GaSettings ga = small_ga(Encoding::index);
+  ga.mcr_threshold = 1.0;  // only a generation of nothing but repeats is converged
+  ga.max_generations = 0;
+  ga.max_evaluations = 200;
+  ASSERT_GT(set.size(), 400u);
+  for (const std::int64_t stale : {std::int64_t{0}, std::int64_t{40}}) {
+    NoMigrator alone;
+    LocalStopVote vote;
+    SyntheticEvaluator eval([](const Setting&) { return 2.0; });
+    MemorySink sink;
+    IslandExtras extras;
+    extras.stale_restart = stale;
+    const SearchResult r =
+        run_island(ga, set, eval, alone, vote, sink, 5, 0, {}, std::nullopt, std::move(extras));
+    EXPECT_EQ(r.evaluations, 200);
+    // Measurements made before each restart's generation.
+    std::vector<std::int64_t> at;
+    for (const GenerationRecord& g : sink.generations) {
+      if (g.restart == 0)
+        continue;
+      std::int64_t before = 0;
+      for (const EvaluationRecord& e : sink.evaluations)
+        before += e.generation < g.generation && !e.cached && !e.migrant ? 1 : 0;
+      at.push_back(before);
+    }
+    if (stale == 0) {
+      EXPECT_TRUE(at.empty()) << "a restart without a stale best or a converged island";
+      continue;
+    }
+    // Generation 0 holds the best; the first restart comes once 40 more are measured, each
+    // later one 40 after the one before (a generation of 16 may pass the mark).
+    ASSERT_GE(at.size(), 3u);
+    EXPECT_GE(at[0], 16 + 40);
+    EXPECT_LE(at[0], 16 + 40 + 16);
+    for (std::size_t i = 1; i < at.size(); ++i) {
+      EXPECT_GE(at[i] - at[i - 1], 40) << "restart " << i;
+      EXPECT_LE(at[i] - at[i - 1], 40 + 2 * 16) << "restart " << i;
+    }
+  }
+}
+
 // How often each strategy finds the optimum (1.0 ms) over `seeds` runs on equal budgets.
 struct Hits {
   int ga = 0;
