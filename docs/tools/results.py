@@ -508,9 +508,9 @@ def limits(out: list[str], tensor: dict[str, float]) -> None:
 
 def stale_line(tune: dict) -> str:
     """The 120-s table's tree against today's on the boxes re-run after the stale-best restarts."""
-    after = [r for r in rows("stale-restarts-h100-120s.csv") if r["tree"] == "stale-restarts"]
+    after = [r for r in rows("stale-restarts-h100-120s.csv") if r["source"].startswith("after")]
     before = {r["stencil"]: r for r in rows("stale-restarts-h100-120s.csv")
-              if r["tree"] != "stale-restarts"}
+              if r["source"].startswith("before")}
     now = ", ".join(f"{r['stencil']} {f1(float(r['tuned_gcells']))} "
                     f"({float(r['tuned_gcells']) / float(tune[r['stencil']]['tuned_gcells']):.2f}×)"
                     for r in after)
