@@ -134,6 +134,9 @@ def main() -> int:
         if any(tenths):  # where the GPU waited
             print(f"{'':>12} GPU busy by tenth of the clock (%): "
                   + " ".join(f"{100 * t:.0f}" for t in tenths), flush=True)
+            queue = r.get("queue_by_tenth") or []
+            print(f"{'':>12} settings queued by tenth (mean): "
+                  + " ".join(f"{q:.0f}" for q in queue), flush=True)
     if a.csv:
         new = not os.path.exists(a.csv)
         with open(a.csv, "a", newline="") as f:

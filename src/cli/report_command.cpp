@@ -44,7 +44,8 @@ constexpr const char* kHelp =
     "each rank's generations, new measurements (and how many of them it made while it would\n"
     "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks,\n"
     "its clock, the share of it its GPU measured (verify + timing) and its NVRTC threads\n"
-    "compiled, and the mean number of settings in its evaluator's queue; the evaluations by\n"
+    "compiled, and the mean number of settings in its evaluator's queue, the GPU's share and\n"
+    "the queue by tenth of the clock; the evaluations by\n"
     "status and, for each failed status, its\n"
     "most frequent messages.\n"
     "The numbers agree with `isletune-analyze summary` on the same trace.\n"
@@ -91,37 +92,46 @@ struct RankTime {
   }
   [[nodiscard]] double queue_depth() const { return clock_s > 0 ? queued_s / clock_s : 0.0; }
 
-  // When the GPU measured: each new measurement's verify and timing seconds, spread evenly
-  // over its span on the GPU (start to finish; none without a timeline).
-  struct GpuSpan {
-    double start_s, finish_s, gpu_s;
+  // An amount of seconds spread evenly over a span of the clock.
+  struct Span {
+    double start_s, finish_s, seconds;
   };
-  std::vector<GpuSpan> gpu_spans;
+  // When the GPU measured: each new measurement's verify and timing seconds over its span on
+  // the GPU (start to finish); when settings were queued: each one's submit to finish (none
+  // without a timeline).
+  std::vector<Span> gpu_spans, queue_spans;
   static constexpr int kParts = 10;
   // The GPU's busy share in each tenth of the clock: where a run's GPU waited (e.g. for the
   // first generation's slowest compiles). Their mean is gpu_busy() when every measurement
   // has a timeline.
-  [[nodiscard]] std::array<double, kParts> gpu_busy_by_part() const {
-    std::array<double, kParts> busy{};
+  [[nodiscard]] std::array<double, kParts> gpu_busy_by_part() const { return by_part(gpu_spans); }
+  // The mean number of settings queued in each tenth (their mean is queue_depth()): with the
+  // GPU busy by tenth, whether a tenth's GPU waited on a full queue (the compiles) or a
+  // shallow one (the island did not propose enough).
+  [[nodiscard]] std::array<double, kParts> queue_by_part() const { return by_part(queue_spans); }
+
+ private:
+  [[nodiscard]] std::array<double, kParts> by_part(const std::vector<Span>& spans) const {
+    std::array<double, kParts> sum{};
     if (!(clock_s > 0))
-      return busy;
+      return sum;
     const double part = clock_s / kParts;
-    for (const GpuSpan& g : gpu_spans) {
+    for (const Span& g : spans) {
       const double span = g.finish_s - g.start_s;
       if (span <= 0) {  // an instant: its tenth takes it all
         if (g.start_s >= 0 && g.start_s < clock_s)
-          busy[static_cast<std::size_t>(g.start_s / part)] += g.gpu_s;
+          sum[static_cast<std::size_t>(g.start_s / part)] += g.seconds;
         continue;
       }
       for (int i = 0; i < kParts; ++i) {
         const double lo = std::max(g.start_s, i * part), hi = std::min(g.finish_s, (i + 1) * part);
         if (hi > lo)
-          busy[static_cast<std::size_t>(i)] += g.gpu_s * (hi - lo) / span;
+          sum[static_cast<std::size_t>(i)] += g.seconds * (hi - lo) / span;
       }
     }
-    for (double& b : busy)
+    for (double& b : sum)
       b /= part;
-    return busy;
+    return sum;
   }
 };
 
@@ -227,8 +237,11 @@ Report gather(const TraceReader& reader) {
       busy.gpu_s += gpu_s;
       if (std::isfinite(e.timeline.start_s) && std::isfinite(e.timeline.finish_s))
         busy.gpu_spans.push_back({e.timeline.start_s, e.timeline.finish_s, gpu_s});
-      if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s))
-        busy.queued_s += e.timeline.finish_s - e.timeline.submit_s;
+      if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s)) {
+        const double queued = e.timeline.finish_s - e.timeline.submit_s;
+        busy.queued_s += queued;
+        busy.queue_spans.push_back({e.timeline.submit_s, e.timeline.finish_s, queued});
+      }
       const auto st = static_cast<std::size_t>(e.measurement.status);
       ++rep.by_status[st];
       if (!e.measurement.ok()) {
@@ -387,7 +400,8 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                      {"gpu_busy", t.gpu_busy()},
                      {"compile_threads_busy", t.threads_busy()},
                      {"queue_depth", t.queue_depth()},
-                     {"gpu_busy_by_tenth", t.gpu_busy_by_part()}});
+                     {"gpu_busy_by_tenth", t.gpu_busy_by_part()},
+                     {"queue_by_tenth", t.queue_by_part()}});
   }
   doc["ranks"] = ranks;
   doc["last_generation"] = rep.last_generation;
@@ -493,10 +507,13 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
     for (const auto& [rank, t] : rep.ranks) {
       if (t.gpu_spans.empty())
         continue;
-      std::string parts;
+      std::string parts, queue;
       for (const double b : t.gpu_busy_by_part())
         parts += fmt::format(" {:3.0f}", 100 * b);
+      for (const double q : t.queue_by_part())
+        queue += fmt::format(" {:3.0f}", q);
       fmt::print("rank {} GPU busy by tenth of its clock (%):{}\n", rank, parts);
+      fmt::print("rank {} settings queued by tenth (mean): {}\n", rank, queue);
     }
   }
 

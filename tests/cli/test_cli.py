@@ -257,6 +257,19 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
         else:
             assert parts == [0] * 10
             assert not re.search(head, text, re.M), text
+        # Settings queued by tenth: their mean is the rank's queue depth (Little's law over
+        # each measurement's submit to finish), so a tenth whose GPU waited tells a full queue
+        # (the compiles) from a shallow one (the island proposed too little).
+        queue = r["queue_by_tenth"]
+        assert len(queue) == 10 and all(q >= 0 for q in queue), queue
+        qhead = rf"^rank {r['rank']} settings queued by tenth \(mean\):"
+        if which == "replay":
+            assert r["queue_depth"] > 1
+            assert sum(queue) / 10 == pytest.approx(r["queue_depth"], rel=1e-9)
+            line = qhead + "".join(rf"\s+{q:.0f}" for q in queue) + "$"
+            assert re.search(line, text, re.M), text
+        else:
+            assert queue == [0] * 10
 
 
 def test_progress_line_shows_budget_share_and_eta(replay_run):
