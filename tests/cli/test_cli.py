@@ -246,30 +246,29 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
         # Where the GPU measured, by tenth of the clock: each tenth a share, their mean the
         # rank's GPU busy when every new measurement has its span on the GPU (a replayed run);
         # the committed GPU trace predates the spans: no tenths, no line.
-        parts = r["gpu_busy_by_tenth"]
-        assert len(parts) == 10 and all(0 <= p <= 1 + 1e-9 for p in parts), parts
-        head = rf"^rank {r['rank']} GPU busy by tenth of its clock \(%\):"
-        if which == "replay":
-            assert r["gpu_busy"] > 0
-            assert sum(parts) / 10 == pytest.approx(r["gpu_busy"], abs=1e-9)
-            line = head + "".join(rf"\s+{100 * p:.0f}" for p in parts) + "$"
-            assert re.search(line, text, re.M), text
-        else:
-            assert parts == [0] * 10
-            assert not re.search(head, text, re.M), text
+        check_tenths(r, text, which, "gpu_busy_by_tenth", "gpu_busy", 100,
+                     rf"^rank {r['rank']} GPU busy by tenth of its clock \(%\):", most=1 + 1e-9)
         # Settings queued by tenth: their mean is the rank's queue depth (Little's law over
         # each measurement's submit to finish), so a tenth whose GPU waited tells a full queue
         # (the compiles) from a shallow one (the island proposed too little).
-        queue = r["queue_by_tenth"]
-        assert len(queue) == 10 and all(q >= 0 for q in queue), queue
-        qhead = rf"^rank {r['rank']} settings queued by tenth \(mean\):"
-        if which == "replay":
-            assert r["queue_depth"] > 1
-            assert sum(queue) / 10 == pytest.approx(r["queue_depth"], rel=1e-9)
-            line = qhead + "".join(rf"\s+{q:.0f}" for q in queue) + "$"
-            assert re.search(line, text, re.M), text
-        else:
-            assert queue == [0] * 10
+        check_tenths(r, text, which, "queue_by_tenth", "queue_depth", 1,
+                     rf"^rank {r['rank']} settings queued by tenth \(mean\):")
+
+
+def check_tenths(r, text, which, key, whole, scale, head, most=float("inf")):
+    """A rank's `key` (ten parts of its clock, each at most `most`, printed times `scale` after
+    `head`): their mean is the rank's `whole` in a replayed run; zeros and no line for the GPU
+    trace without spans."""
+    parts = r[key]
+    assert len(parts) == 10 and all(0 <= p <= most for p in parts), parts
+    if which == "replay":
+        assert r[whole] > 0
+        assert sum(parts) / 10 == pytest.approx(r[whole], rel=1e-9)
+        line = head + "".join(rf"\s+{scale * p:.0f}" for p in parts) + "$"
+        assert re.search(line, text, re.M), text
+    else:
+        assert parts == [0] * 10
+        assert not re.search(head, text, re.M), text
 
 
 def test_progress_line_shows_budget_share_and_eta(replay_run):
