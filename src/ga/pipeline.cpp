@@ -118,7 +118,7 @@ bool Pipeline::top_up(Evaluator& evaluator, const std::function<std::optional<Br
 QueuedBrood Pipeline::take(Evaluator& evaluator,
                            const std::function<std::optional<Brood>()>& propose,
                            const std::function<void(const Setting&, const Completion&)>& on_late,
-                           bool early, const std::function<bool()>& spent) {
+                           bool early, const std::function<bool()>& spent, int quorum) {
   if (queue_.empty())
     throw std::logic_error("Pipeline::take with no proposal queued");
   deliver(on_late);
@@ -135,6 +135,9 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
     more = top_up(evaluator, propose);
   while (queue_.front().open() > 0) {
     if (out_of_time())
+      break;
+    const QueuedBrood& front = queue_.front();
+    if (overlap && quorum > 0 && static_cast<int>(front.results.size()) - front.open() >= quorum)
       break;
     if (more)
       more = top_up(evaluator, propose);

@@ -426,6 +426,28 @@ TEST(Pipeline, ADueRestartOfARunThatDependsOnTimingDoesNotDrainItsQueue) {
   }
 }
 
+// A quorum settles a proposal once that many of its settings have come back: the rest stay
+// queued as stragglers, and come back later as late measurements of the island.
+TEST(Pipeline, AProposalSettlesAtItsQuorum) {
+  SettledIsland t;
+  Brood b = t.island.propose_offspring();
+  const int fresh = static_cast<int>(b.fresh.size());
+  ASSERT_GE(fresh, 4);
+  t.pipeline.push(std::move(b), t.eval);
+  const QueuedBrood q = t.pipeline.take(t.eval, nullptr, t.late, false, {}, 3);
+  EXPECT_EQ(fresh - q.open(), 3);
+  EXPECT_EQ(t.pipeline.stragglers(), fresh - 3);
+  EXPECT_EQ(t.pipeline.broods(), 0);
+  const std::size_t rows = t.sink.evaluations.size();
+  t.island.settle(q.brood, q.results, t.sink, t.eval.clock_s(), q.timelines);
+  t.pipeline.drain_late(t.eval, t.late);
+  EXPECT_EQ(t.pipeline.stragglers(), 0);
+  std::size_t late_rows = 0;
+  for (std::size_t i = rows; i < t.sink.evaluations.size(); ++i)
+    late_rows += t.sink.evaluations[i].cached ? 0 : 1;
+  EXPECT_EQ(late_rows, static_cast<std::size_t>(fresh)) << "every setting has its row";
+}
+
 // A synchronous evaluator (a fake) gets one generation at a time whatever the setting.
 TEST(Pipeline, ASynchronousEvaluatorRunsOneGenerationAtATime) {
   GaSettings ga;
