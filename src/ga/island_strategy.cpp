@@ -218,12 +218,12 @@ std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
   return b;
 }
 
-int IslandStrategy::settle_next(StepContext& ctx, bool early, bool now) {
+int IslandStrategy::settle_next(StepContext& ctx, bool early, bool now, int quorum) {
   const auto propose = [&] { return propose_next(ctx); };
   const QueuedBrood q = pipeline_.take(
       ctx.evaluator, early && !now ? std::function<std::optional<Brood>()>(propose) : nullptr,
       [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early,
-      [&] { return now || ctx.spent(); });
+      [&] { return now || ctx.spent(); }, quorum);
   const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
   return measured + std::exchange(late_, 0);
 }
@@ -305,23 +305,15 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
   if (b) {
     const int fresh = static_cast<int>(b->fresh.size());
     pipeline_.push(std::move(*b), ctx.evaluator);
-    out.measured = timing_ ? settle_restart(ctx, fresh) : settle_next(ctx, false);
+    // In a run that depends on timing the restart's population settles once three quarters
+    // of it has come back; the rest come back as late measurements and take the cells left
+    // unmeasured (Island::late). Waiting for its slowest compiles instead left the GPU idle:
+    // in replay of box2d2r 8192² (120 s, 12 seeds, a restart on every 100 stale
+    // measurements) 1,725 measurements against 1,926 now, the same 56.5 to within 5 % of the
+    // optimum (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
+    out.measured = settle_next(ctx, false, false, timing_ ? (3 * fresh + 3) / 4 : 0);
   }
   return out;
-}
-
-// In a run that depends on timing a restart's population settles once three quarters of its
-// `fresh` settings have come back; the rest come back as late measurements and take the cells
-// left unmeasured (Island::late). Waiting for its slowest compiles instead left the GPU idle:
-// in replay of box2d2r 8192² (120 s, 12 seeds, a restart on every 100 stale measurements)
-// 1,725 measurements against 1,926 now, the same 56.5 to within 5 % of the optimum
-// (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
-int IslandStrategy::settle_restart(StepContext& ctx, int fresh) {
-  const QueuedBrood q = pipeline_.take(
-      ctx.evaluator, nullptr, [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); },
-      false, [&] { return ctx.spent(); }, (3 * fresh + 3) / 4);
-  const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
-  return measured + std::exchange(late_, 0);
 }
 
 // Before generation 1: every island's generation 0 (the first batch each island sent:
@@ -495,7 +487,8 @@ void IslandStrategy::restore(const std::vector<std::uint8_t>& bytes) {
     best_at_ = island_->evaluations();
     best_fitness_ = island_->best() ? island_->best()->second.fitness() : 0;
   }
-  if (!r.done() || late_ < 0 || best_at_ < 0 || best_at_ > island_->evaluations())
+  if (!r.done() || late_ < 0 || best_at_ < 0 || best_at_ > island_->evaluations() ||
+      !(best_fitness_ >= 0 && std::isfinite(best_fitness_)))
     damaged_state();
 }
 

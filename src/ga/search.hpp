@@ -314,11 +314,9 @@ class IslandStrategy final : public SearchStrategy {
   GenerationOutcome restart(StepContext& ctx);
   // Settles the pipeline's oldest proposal as generation g (proposing the next ones
   // meanwhile); `early`: it may settle without its slowest settings; `now`: with what has
-  // come back, waiting for nothing (the rest come back as late measurements).
-  int settle_next(StepContext& ctx, bool early, bool now = false);
-  // Settles a restart's population (`fresh` new settings), the only proposal queued, in a run
-  // that depends on timing.
-  int settle_restart(StepContext& ctx, int fresh);
+  // come back, waiting for nothing; `quorum` > 0: once that many of its settings have come
+  // back (the rest come back as late measurements).
+  int settle_next(StepContext& ctx, bool early, bool now = false, int quorum = 0);
   // Notes a new best of the island (best_at_); whether its best has gone stale since
   // (IslandExtras::stale_restart).
   void note_best();
