@@ -124,7 +124,7 @@ GenerationOutcome IslandStrategy::advance(int g, StepContext& ctx) {
     // A due restart of a run that depends on timing: the queued proposals settle at once,
     // one a generation, and the restart follows; their settings still queued come back as
     // late measurements while the restart's compile.
-    out.measured = settle_next(ctx, true, true);
+    out.measured = settle_next(ctx, false, 0);
     return out;
   }
   if (restart_due_ && pipeline_.broods() == 0 && epoch_ready()) {
@@ -218,12 +218,12 @@ std::optional<Brood> IslandStrategy::propose_next(const StepContext& ctx) {
   return b;
 }
 
-int IslandStrategy::settle_next(StepContext& ctx, bool early, bool now, int quorum) {
+int IslandStrategy::settle_next(StepContext& ctx, bool early, int quorum) {
   const auto propose = [&] { return propose_next(ctx); };
   const QueuedBrood q = pipeline_.take(
-      ctx.evaluator, early && !now ? std::function<std::optional<Brood>()>(propose) : nullptr,
+      ctx.evaluator, early ? std::function<std::optional<Brood>()>(propose) : nullptr,
       [&](const Setting& s, const Completion& c) { on_late(ctx, s, c); }, early,
-      [&] { return now || ctx.spent(); }, quorum);
+      [&] { return ctx.spent(); }, quorum);
   const int measured = island_->settle(q.brood, q.results, ctx.sink, ctx.now(), q.timelines);
   return measured + std::exchange(late_, 0);
 }
@@ -311,7 +311,7 @@ GenerationOutcome IslandStrategy::restart(StepContext& ctx) {
     // in replay of box2d2r 8192² (120 s, 12 seeds, a restart on every 100 stale
     // measurements) 1,725 measurements against 1,926 now, the same 56.5 to within 5 % of the
     // optimum (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
-    out.measured = settle_next(ctx, false, false, timing_ ? (3 * fresh + 3) / 4 : 0);
+    out.measured = settle_next(ctx, false, timing_ ? (3 * fresh + 3) / 4 : -1);
   }
   return out;
 }

@@ -137,7 +137,7 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
     if (out_of_time())
       break;
     const QueuedBrood& front = queue_.front();
-    if (overlap && quorum > 0 && static_cast<int>(front.results.size()) - front.open() >= quorum)
+    if (overlap && quorum >= 0 && static_cast<int>(front.results.size()) - front.open() >= quorum)
       break;
     if (more)
       more = top_up(evaluator, propose);

@@ -103,12 +103,13 @@ class Pipeline {
   // generations overlap): once it says the time budget is spent, nothing more is proposed or
   // waited for and the proposal settles with what has come back (the run stops after this
   // generation; a slow compile would otherwise hold the stop up to seconds past the budget).
-  // `quorum` > 0 (while generations overlap): it settles once that many of its settings have
-  // come back, whatever else is queued (a restart's population, whose slowest compiles would
-  // leave the GPU idle). Requires a proposal queued.
+  // `quorum` >= 0 (while generations overlap): it settles once that many of its settings have
+  // come back, whatever else is queued (0: at once, with what has come back; a restart's
+  // population, whose slowest compiles would leave the GPU idle); -1: none. Requires a
+  // proposal queued.
   QueuedBrood take(Evaluator& evaluator, const std::function<std::optional<Brood>()>& propose,
                    const std::function<void(const Setting&, const Completion&)>& on_late,
-                   bool early = true, const std::function<bool()>& spent = {}, int quorum = 0);
+                   bool early = true, const std::function<bool()>& spent = {}, int quorum = -1);
   // While the island would wait for its neighbours or the stop vote: proposes more as take()
   // does and takes in one measurement that comes back (blocking until one does; a
   // straggler's waits for the next take()). False when the evaluator does not overlap

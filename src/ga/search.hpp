@@ -313,10 +313,10 @@ class IslandStrategy final : public SearchStrategy {
   void prefetch_next_epoch();
   GenerationOutcome restart(StepContext& ctx);
   // Settles the pipeline's oldest proposal as generation g (proposing the next ones
-  // meanwhile); `early`: it may settle without its slowest settings; `now`: with what has
-  // come back, waiting for nothing; `quorum` > 0: once that many of its settings have come
-  // back (the rest come back as late measurements).
-  int settle_next(StepContext& ctx, bool early, bool now = false, int quorum = 0);
+  // meanwhile); `early`: it may settle without its slowest settings; `quorum` >= 0 (without
+  // `early`): once that many of its settings have come back, 0 at once (the rest come back as
+  // late measurements; Pipeline::take).
+  int settle_next(StepContext& ctx, bool early, int quorum = -1);
   // Notes a new best of the island (best_at_); whether its best has gone stale since
   // (IslandExtras::stale_restart).
   void note_best();
