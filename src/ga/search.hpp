@@ -242,7 +242,7 @@ struct IslandExtras {
   // since its best last improved (0: never; -1: the default, stale_default()). The MCR
   // verdict alone never came on a GPU: the pipeline keeps breeding fresh mutations of a
   // converged population, so an island of 16 measured 2,500 settings of one epoch's sample
-  // (4,096 of a space of 97,884 kernels) after its last new best at 11.7 s of 120 and
+  // (4,096 of a space of 97,884 kernels) after its last new best at 8.9 s of 120 and
   // returned box2d2r at 349 GCells/s against 371 a run of the same space's sample found
   // (docs/studies/2026-12-06-restarts-on-a-stale-best.md).
   std::int64_t stale_restart = -1;
