@@ -7,6 +7,9 @@ queue depth, the clock at the last generation (the budget's overshoot) and the b
 
     bench/pipeline_busy.py --bin build/bin --budget-s 60 --threads 16 --work runs/busy \\
         --pipeline 0 --csv docs/bench/pipeline-busy.csv [--only NAME ...]
+    # issue 44's "before" on the same GPU: main 482d225 built in B (cmake --build B/build
+    # --target isletune isletune-worker), read by this tree's report:
+    bench/pipeline_busy.py --bin build/bin --baseline-bin B/build/bin --budget-s 60 --threads 16
 
 The configs: three typical stencils (star2d1r 8192^2, box3d2r and star3d2r 512^3) and two of a
 user's own that no test uses (a 2-D asymmetric 7-point upwind stencil at 8192^2, the 3-D
@@ -49,13 +52,16 @@ def configs() -> dict[str, tuple[object, list[int]]]:
 
 
 def config_text(stencil: object, grid: list[int], budget: float, threads: int,
-                pipeline: int, seed: int = 1) -> str:
-    return json.dumps({  # YAML is a superset of JSON
-        "stencil": stencil, "grid": grid, "seed": seed,
-        "budget": {"time_budget_s": budget},
-        "ga": {"pipeline": pipeline},
-        "evaluator": {"backend": "cuda", "compile_threads": threads},
-    })
+                pipeline: int | None, seed: int = 1, race_factor: float = 0) -> str:
+    """pipeline None: no `ga` key (a tree before the pipeline knows no `ga.pipeline`);
+    race_factor 0: no `evaluator.race_factor` key."""
+    cfg = {"stencil": stencil, "grid": grid, "seed": seed, "budget": {"time_budget_s": budget}}
+    if pipeline is not None:
+        cfg["ga"] = {"pipeline": pipeline}
+    cfg["evaluator"] = {"backend": "cuda", "compile_threads": threads}
+    if race_factor:
+        cfg["evaluator"]["race_factor"] = race_factor
+    return json.dumps(cfg)  # YAML is a superset of JSON
 
 
 def worker_shares(log: str, clock_s: float) -> tuple[float, float]:
@@ -86,6 +92,15 @@ def main() -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--seeds", type=int, nargs="*", default=[1],
                     help="one run per seed and config (default: seed 1)")
+    ap.add_argument("--baseline-bin",
+                    help="run the isletune of this directory instead, built from a tree before "
+                         "the pipeline (main 482d225, issue 44's 'before'): its config has no "
+                         "ga key, its stencils come from this checkout's config/ "
+                         "(ISLETUNE_DATA_DIR), its trace is read by --bin's isletune report; "
+                         "the rows' pipeline column reads 'base'")
+    ap.add_argument("--race-factor", type=float, default=0,
+                    help="evaluator.race_factor of every run (0: the key left out); the runs' "
+                         "names and the rows' pipeline column end in -r<F>")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     cmd = ["mpirun", "-q", "-np", "1", "--bind-to", "none"]
@@ -100,19 +115,25 @@ def main() -> int:
     runs = [(name, sg, seed) for seed in a.seeds for name, sg in configs().items()
             if not a.only or name in a.only]
     for name, (stencil, grid), seed in runs:
-        tag = f"{name}-p{a.pipeline}" + (f"-s{seed}" if seed != 1 else "")
+        mode = ("base" if a.baseline_bin else f"p{a.pipeline}") + \
+            (f"-r{a.race_factor:g}" if a.race_factor else "")
+        tag = f"{name}-{mode}" + (f"-s{seed}" if seed != 1 else "")
         cfg = os.path.join(a.work, tag + ".yaml")
         with open(cfg, "w") as f:
-            f.write(config_text(stencil, grid, a.budget_s, a.threads, a.pipeline, seed))
+            f.write(config_text(stencil, grid, a.budget_s, a.threads,
+                                None if a.baseline_bin else a.pipeline, seed, a.race_factor))
         out = os.path.join(a.work, tag)
         log = os.path.join(a.work, tag + ".worker.log")
         if os.path.exists(log):
             os.remove(log)
         env = dict(os.environ, ISLETUNE_CACHE_DIR=tempfile.mkdtemp(prefix="cubins-"),
                    ISLETUNE_WORKER_LOG=os.path.abspath(log))
+        if a.baseline_bin:
+            env["ISLETUNE_DATA_DIR"] = os.path.abspath("config")
         t0 = time.time()
-        run = subprocess.run(cmd + [os.path.join(a.bin, "isletune"), "run", cfg, "--out", out,
-                                    "--overwrite"], env=env, capture_output=True, text=True)
+        run = subprocess.run(cmd + [os.path.join(a.baseline_bin or a.bin, "isletune"), "run", cfg,
+                                    "--out", out, "--overwrite"],
+                             env=env, capture_output=True, text=True)
         wall = time.time() - t0
         if run.returncode != 0:
             print(f"{name}: isletune run exited {run.returncode}\n{run.stdout[-1500:]}\n"
@@ -124,7 +145,7 @@ def main() -> int:
         r = rep["ranks"][0]
         waits, host = worker_shares(log, r["clock_s"])
         best = (rep.get("result") or {}).get("best") or {}
-        row = [name, seed, a.pipeline, a.budget_s, round(r["clock_s"], 2), round(wall, 1), r["measured"],
+        row = [name, seed, mode.removeprefix("p"), a.budget_s, round(r["clock_s"], 2), round(wall, 1), r["measured"],
                rep["evaluations"]["by_status"].get("ok", 0), round(r["gpu_busy"], 3),
                round(r["compile_threads_busy"], 3), round(r["queue_depth"], 2), waits, host,
                best.get("median_ms", ""), round(best.get("gcells_per_s", 0), 2)]

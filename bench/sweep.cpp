@@ -19,6 +19,8 @@
 //         budget.max_evaluations), time (budget.time_budget_s per island, replay clock),
 //         compile_threads (the replay clock's simulated NVRTC threads per batch; default
 //         the dataset's recorded ones, 0 when it records none: every cost in series),
+//         race (evaluator.race_factor: a kernel over this x the fastest returned so far
+//         costs a raced timing; 0, off),
 //         pipeline (ga.pipeline: generations queued at once; 0 as deep as keeps the
 //         simulated GPU busy, 1 one at a time), naive (0/1: generation 0 holds the
 //         naive-equivalent setting; 1), refill (0/1:
@@ -283,6 +285,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   ReplayEvaluator replay = *p.replay;
   if (v.keys.count("compile_threads"))
     replay.set_compile_threads(static_cast<int>(v.num("compile_threads", 0)));
+  replay.set_race_factor(v.num("race", 0));
   Tally tally;
   Counting eval(replay, p.optimum, tally);
   NullSink sink;

@@ -40,6 +40,8 @@ S_MMA = "2026-12-05-tensor-core-family.md"
 S_MMA_H200 = "2026-12-06-tensor-cores-h200-l2-wavefront.md"
 S_MMA_BOUNDS = "2026-12-06-tensor-core-mapping-bounds.md"
 S_BUSY_H200 = "2026-12-06-h200-budget-deadline-busy-tensor-pipe.md"
+S_BUSY_SAME = "2026-12-06-busy-against-482d225-same-h200.md"
+S_BUSY_SAME_LINK = "studies/" + S_BUSY_SAME
 # The issue's targets for the tensor-core family (one H200, 120 s), GCells/s.
 MMA_TARGETS = {"box3d2r": 150, "box2d4r": 230, "box3d3r": 60, "box3d4r": 30}
 
@@ -242,6 +244,23 @@ def pipeline_rows() -> list[dict[str, str]]:
             if r["call"] in ("2", "3") and r["pipeline"] == "0"]
 
 
+def same_gpu_pairs() -> list[tuple[dict[str, str], dict[str, str]]]:
+    """(tree eca0873, main 482d225) rows of the same H200, call 7."""
+    same = [r for r in rows("pipeline-busy-nvidia-h200.csv") if r["call"] == "7"]
+    base = {r["stencil"]: r for r in same if r["pipeline"] == "base"}
+    return [(r, base[r["stencil"]]) for r in same if r["pipeline"] == "0"]
+
+
+def busy_span() -> str:
+    b = [100 * float(r["gpu_busy"]) for r, _ in same_gpu_pairs()]
+    return f"{min(b):.0f}-{max(b):.0f} %"
+
+
+def gain_span() -> str:
+    g = [int(r["measured"]) / int(b["measured"]) for r, b in same_gpu_pairs()]
+    return f"{min(g):.1f}-{max(g):.1f}×"
+
+
 def busy(out: list[str]) -> None:
     before = {r["stencil"]: r for r in rows("h200-user-configs-482d225.csv")
               if r["gpu_busy_pct"]}
@@ -251,7 +270,25 @@ def busy(out: list[str]) -> None:
         "",
         "One rank on one NVIDIA H200 (16 CPUs, `compile_threads: 16`, cold cubin cache), a "
         "user's config of only stencil, grid and `time_budget_s: 60` over the whole default "
-        "space, one run each (lap3d19 of tree `f14a572`: seeds 1-3). First tree `f14a572`, "
+        "space, one run each, seed 1. Tree `eca0873` (generations overlapping, restarts on a "
+        "stale best) against main `482d225` (one generation at a time, issue 44's *before*) on "
+        f"the same H200 the same day ({link(S_BUSY_SAME)}; `bench/pipeline_busy.py`, "
+        "`--baseline-bin` for `482d225`):",
+        "",
+        "| stencil | measurements | × before | GPU busy | best GCells/s | before: measurements, busy, best |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r, b in same_gpu_pairs():
+        out.append(
+            f"| {r['stencil']} | {int(r['measured']):,} | "
+            f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
+            f"{f1(float(r['best_gcells']))} | "
+            f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
+            f"{f1(float(b['best_gcells']))} |")
+    out += [
+        "",
+        "Earlier trees, one run each against the *before* of issue 44's table (main `482d225` "
+        "on another H200; lap3d19 of tree `f14a572`: seeds 1-3). First tree `f14a572`, "
         "2026-12-06: the depth ramp and a budget that ends on time "
         f"({link(S_BUSY_H200)}; lap3d19 is bound by its compiles on 16 CPUs); then "
         "2026-11-28, tree `d6c1e0d` (the queue topped up after every "
@@ -516,11 +553,16 @@ def stale_line(tune: dict) -> str:
                     for r in after)
     was = ", ".join(f"{float(before[r['stencil']]['tuned_gcells']) / float(tune[r['stencil']]['tuned_gcells']):.2f}×"
                     for r in after)
+    quorum = [r for r in rows("stale-restarts-h100-120s.csv") if r["source"].startswith("quorum")]
+    q = ", ".join(f"{r['stencil']} {f1(float(r['tuned_gcells']))} "
+                  f"({float(r['tuned_gcells']) / float(tune[r['stencil']]['tuned_gcells']):.2f}×, "
+                  f"GPU {pct(100 * float(r['gpu_busy']))} busy)" for r in quorum)
     return ("- **The 120-s table is of tree `5662bfe`, one generation at a time.** Re-run on one "
             f"H100 with generations overlapping and restarts on a stale best (one seed each): {now} "
             f"of the table; before those restarts {was} (the island never left its first sample: "
-            "[study](studies/2026-12-06-restarts-on-a-stale-best.md)). The other stencils are not "
-            "re-measured yet.")
+            "[study](studies/2026-12-06-restarts-on-a-stale-best.md)); with a restart's population "
+            f"settling at three quarters (tree `eca0873`): {q} ([study]({S_BUSY_SAME_LINK})). "
+            "The other stencils are not re-measured yet.")
 
 
 def summary(out: list[str]) -> None:
@@ -544,8 +586,8 @@ def summary(out: list[str]) -> None:
         f"- **Search** (replay of H100 recordings): {min(ratios):.2f} to {max(ratios):.2f} of the "
         "measurements Kernel Tuner's `bayes_opt` needs to get within 5 % of the optimum.",
         "- **GPU use** (one H200, 60 s): the pipeline keeps several generations in the "
-        "evaluator's queue, so the GPU measures most of the clock and a run makes 2-3.5× the "
-        "measurements of one generation at a time (below).",
+        f"evaluator's queue, so the GPU measures {busy_span()} of the clock and a run makes "
+        f"{gain_span()} the measurements of one generation at a time on the same GPU (below).",
         "- **Islands**: in replay 2 and 4 islands need about as many measurements as one; on "
         "GPUs async islands never wait, and 2 or 4 H200s reach 5 % of the best kernel where one "
         "does not in 60 s, but four are 27-62 % busy (known limits, below).",

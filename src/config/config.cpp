@@ -572,7 +572,7 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
   p.check_keys(node, "evaluator",
                {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor",
-                "full_verification", "compile_threads", "cache_dir"});
+                "race_factor", "full_verification", "compile_threads", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -600,6 +600,16 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
       p.fail(node["slow_factor"], "evaluator.slow_factor",
              "must be a factor in [1, 1e6], or 0 to verify and time every kernel, got " +
                  real_text(e.slow_factor));
+    }
+  }
+  if (node["race_factor"]) {
+    constexpr std::string_view expected =
+        "a factor in [1.1, 100], or 0 to time every kernel with every run";
+    e.race_factor =
+        p.real(node["race_factor"], "evaluator.race_factor", 0, 100, false, std::string(expected));
+    if (e.race_factor > 0 && e.race_factor < 1.1) {
+      p.fail(node["race_factor"], "evaluator.race_factor",
+             "must be " + std::string(expected) + ", got " + real_text(e.race_factor));
     }
   }
   if (node["full_verification"])
@@ -981,6 +991,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "timeout_s" << YAML::Value << real_text(e.timeout_s);
   out << YAML::Key << "compile_timeout_s" << YAML::Value << real_text(e.compile_timeout_s);
   out << YAML::Key << "slow_factor" << YAML::Value << real_text(e.slow_factor);
+  out << YAML::Key << "race_factor" << YAML::Value << real_text(e.race_factor);
   out << YAML::Key << "full_verification" << YAML::Value << e.full_verification;
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
   if (!e.cache_dir.empty())

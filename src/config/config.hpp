@@ -58,6 +58,10 @@ struct EvaluatorConfig {
   // cuda: a kernel whose probe launch takes over slow_factor x the reference kernel's time per
   // step is a timeout, neither verified nor timed (0: every kernel is verified and timed).
   double slow_factor = kDefaultSlowFactor;
+  // Racing (eval/race.hpp): a verified kernel whose first 3 timed runs have a median over
+  // race_factor x the fastest kernel timed so far is timed by them alone; replay gives such a
+  // kernel the share of its recorded timing that takes (0: every run timed).
+  double race_factor = 0;
   // cuda: the long verification run (T steps) for every kernel, not only for those whose
   // launches the 7-step run does not cover with a main and a tail launch (docs/kernels.md).
   bool full_verification = false;

@@ -122,6 +122,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     // recording's), e.g. to replay a serial recording with compiles that overlap.
     if (config.evaluator.compile_threads > 0)
       replay->set_compile_threads(config.evaluator.compile_threads);
+    // evaluator.race_factor: the GPU time replay's queue gives a kernel that loses the race.
+    replay->set_race_factor(config.evaluator.race_factor);
     // The recording GPU's name as it is (Kernel Tuner matches caches by it); that the run
     // was replayed is in its config (evaluator.backend) and driver_version "none".
     env.gpu_name = replay->limits().name;
@@ -142,6 +144,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.timeout_s = config.evaluator.timeout_s;
   options.compile_timeout_s = config.evaluator.compile_timeout_s;
   options.slow_factor = config.evaluator.slow_factor;
+  options.race_factor = config.evaluator.race_factor;
   options.full_verification = config.evaluator.full_verification;
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;

@@ -64,7 +64,7 @@ std::string everything_yaml() {
          "     mcr_threshold: 0.75, model_trees: 12}\n"
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
-         "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0,\n"
+         "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0, race_factor: 1.5,\n"
          "            full_verification: true,\n"
          "            compile_threads: 4,\n"
          "            cache_dir: /tmp/cubins}\n"
@@ -105,6 +105,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.compile_threads, 4);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
   EXPECT_EQ(c.evaluator.slow_factor, 0);  // 0: every kernel verified and timed
+  EXPECT_EQ(c.evaluator.race_factor, 1.5);
   EXPECT_TRUE(c.evaluator.full_verification);
   EXPECT_EQ(c.evaluator.cache_dir, "/tmp/cubins");
   EXPECT_EQ(c.seed, 18446744073709551615ULL);
@@ -146,6 +147,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
   EXPECT_EQ(c.evaluator.slow_factor, kDefaultSlowFactor);
+  EXPECT_EQ(c.evaluator.race_factor, 0);  // every run of every kernel timed
   EXPECT_FALSE(c.evaluator.full_verification);
   EXPECT_EQ(kDefaultSlowFactor, 2);
   EXPECT_EQ(c.problem().stencil.size(), 27);
@@ -247,6 +249,14 @@ TEST(Config, OutOfRangeValuesAreReportedWithTheRange) {
     EXPECT_NE(slow.find("[1, 1e6], or 0"), std::string::npos) << slow;
   }
   EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {slow_factor: 1}\n"), "");
+  // A race factor near 1 would stop the timing of kernels as fast as the best but for noise.
+  for (const char* bad : {"1.05", "-1", "101", "fast"}) {
+    const std::string race = error_of(std::string("stencil: star2d1r\ngrid: [64, 64]\n") +
+                                      "evaluator: {race_factor: " + bad + "}\n");
+    expect_one_sentence(race, "evaluator.race_factor");
+    EXPECT_NE(race.find("[1.1, 100], or 0"), std::string::npos) << race;
+  }
+  EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {race_factor: 0}\n"), "");
   expect_one_sentence(error_of("stencil: star2d4r\ngrid: [64, 8]\n"), "grid[1]");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nspace: {tdeg: {remove: [5]}}\n"),
                       "space.tdeg.remove");

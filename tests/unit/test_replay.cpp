@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "eval/race.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "sample/predictor.hpp"
 #include "sample/sampler.hpp"
@@ -94,6 +95,65 @@ TEST(Replay, BatchClockSimulatesParallelCompilesAndRunsKernelsAsTheirCompilesEnd
   // Compiles 100 and 40 ms at once: the second kernel first, 40 + (20 + 10), then the first
   // from 100 ms: + (50 + 25) (in batch order: 100 + 75 + 30 = 205 ms).
   EXPECT_NEAR(replay.clock_s(), 0.175, 1e-12);
+}
+
+// Racing (eval/race.hpp): the median of the first kRaceRuns runs against factor x the best.
+TEST(Race, AKernelLosesOnTheMedianOfItsFirstRunsOverTheFactor) {
+  const std::vector<double> slow = {1.6, 1.7, 1.55, 0.1};
+  EXPECT_TRUE(races_out(slow, 1.0, 1.5));
+  EXPECT_FALSE(races_out(slow, 1.2, 1.5));  // 1.6 < 1.8
+  // One slow run of three (a clock hiccup) is not a lost race; nor are runs after the third.
+  EXPECT_FALSE(races_out(std::vector<double>{1.0, 9.0, 1.1, 9.0}, 1.0, 1.5));
+  EXPECT_FALSE(races_out(slow, 1.0, 0));                             // racing off
+  EXPECT_FALSE(races_out(slow, 0, 1.5));                             // nothing timed before
+  EXPECT_FALSE(races_out(std::vector<double>{9.0, 9.0}, 1.0, 1.5));  // too few runs yet
+}
+
+// The replay clock races as the worker does: once a kernel has come back, one whose first
+// runs lose the race costs kRacedRunShare of its recorded timing and says so; one within the
+// factor costs all of it; the fastest so far travels with a saved queue.
+TEST(Replay, AKernelThatLosesTheRaceCostsARacedTiming) {
+  EvaluationRecord fast = record(32, Status::ok, 0.5, 100);  // costs 100 + 50 + 25 ms
+  EvaluationRecord slow = record(64, Status::ok, 1.0, 100);
+  slow.measurement.times_ms = {1.0, 0.9, 1.1, 0.4};
+  EvaluationRecord close = record(128, Status::ok, 0.7, 100);
+  close.measurement.times_ms = {0.7, 0.7, 0.7};
+  const std::vector<EvaluationRecord> rows = {fast, slow, close};
+  const auto one = [](ReplayEvaluator& r, int tbx) {
+    return r.evaluate(std::vector<Setting>{setting_with(tbx)}).at(0);
+  };
+
+  ReplayEvaluator plain(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  (void)one(plain, 32);
+  EXPECT_TRUE(one(plain, 64).message.empty());
+  EXPECT_NEAR(plain.clock_s(), 0.350, 1e-12);
+
+  ReplayEvaluator racing(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  racing.set_race_factor(1.5);
+  // The first kernel has nothing to race against: timed in full, however slow.
+  EXPECT_TRUE(one(racing, 32).message.empty());
+  EXPECT_NEAR(racing.clock_s(), 0.175, 1e-12);
+  const std::vector<std::uint8_t> saved = racing.save_queue();
+  const Measurement lost = one(racing, 64);  // 1.0 > 1.5 x 0.5
+  EXPECT_EQ(lost.status, Status::ok);
+  EXPECT_DOUBLE_EQ(lost.median_ms, 1.0);  // the recorded answer, its cost raced
+  EXPECT_NE(lost.message.find("raced"), std::string::npos) << lost.message;
+  EXPECT_NEAR(lost.run_ms, 25 * kRacedRunShare, 1e-12);
+  EXPECT_NEAR(racing.clock_s(), 0.175 + 0.150 + 0.025 * kRacedRunShare, 1e-12);
+  const double before = racing.clock_s();
+  EXPECT_TRUE(one(racing, 128).message.empty());  // 0.7 < 0.75: timed in full
+  EXPECT_NEAR(racing.clock_s(), before + 0.175, 1e-12);
+
+  // Resumed from the queue saved after the first kernel: the race goes on against it.
+  ReplayEvaluator resumed(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  resumed.set_race_factor(1.5);
+  ASSERT_TRUE(resumed.restore_queue(saved));
+  EXPECT_NE(one(resumed, 64).message.find("raced"), std::string::npos);
+  // A queue saved without racing restores as before, and nothing came back in it to race.
+  ReplayEvaluator later(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  later.set_race_factor(1.5);
+  ASSERT_TRUE(later.restore_queue(plain.save_queue()));
+  EXPECT_TRUE(one(later, 64).message.empty());
 }
 
 TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {

@@ -62,6 +62,9 @@ struct CudaOptions {
   // (and whose verification and timing would take over a second) is a timeout before its
   // verification (the worker's too_slow; 0: off).
   double slow_factor = kDefaultSlowFactor;
+  // Racing (eval/race.hpp): a verified kernel whose first runs are over race_factor x the
+  // fastest kernel the worker has timed is timed by those runs alone (0: every run timed).
+  double race_factor = 0;
   // The long verification run (T steps) for every kernel; false: only where the 7-step run does
   // not exercise both the main and the tail entry (docs/kernels.md, "Measurement").
   bool full_verification = false;

@@ -1,6 +1,8 @@
 // Event-timed runs of a kernel's schedule; the median per step.
 #include "eval/cuda/worker_timing.hpp"
 
+#include "eval/race.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,8 +43,14 @@ Timing time_schedule(cudaStream_t stream, const Schedule& s, PingPong buffers,
   const auto wanted = static_cast<long long>(std::ceil(plan.min_rep_ms / per_step));
   Timing t;
   t.steps_per_rep = std::clamp((wanted + per - 1) / per * per, per, most);
-  for (int rep = 0; rep < std::max(1, plan.repeats); ++rep)
+  for (int rep = 0; rep < std::max(1, plan.repeats); ++rep) {
     t.times_ms.push_back(timed(t.steps_per_rep) / static_cast<double>(t.steps_per_rep));
+    if (static_cast<int>(t.times_ms.size()) == kRaceRuns && rep + 1 < plan.repeats &&
+        races_out(t.times_ms, plan.best_ms, plan.race_factor)) {
+      t.raced = true;
+      break;
+    }
+  }
   std::vector<double> sorted = t.times_ms;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t h = sorted.size();

@@ -1,7 +1,8 @@
 // Timing in isletune-worker: warm-up, then `repeats` timed runs of K back-to-back steps each
 // (K a multiple of the steps per main launch, so each run is whole main launches, chosen so a
 // run lasts at least min_rep_ms and at most about T steps), CUDA events around each run; the
-// time per step of every run and their median.
+// time per step of every run and their median. With racing on, a kernel whose first
+// kRaceRuns runs lose the race (eval/race.hpp) is timed by those alone.
 #pragma once
 
 #include <string>
@@ -16,12 +17,17 @@ struct TimingPlan {
   int repeats = 10;  // timed runs
   double min_rep_ms = 2.0;
   long long max_steps = 48;  // K's upper bound (rounded up to whole main launches)
+  // Racing (eval/race.hpp): the fastest median per step timed before and the factor over it
+  // that stops the timing after kRaceRuns runs (either 0: every run is timed).
+  double best_ms = 0;
+  double race_factor = 0;
 };
 
 struct Timing {
   double median_ms = 0;          // median time per step
   std::vector<double> times_ms;  // every run, per step
   long long steps_per_rep = 1;   // K
+  bool raced = false;            // stopped after kRaceRuns runs (races_out)
   // The per-step times as "t0 t1 ..." (the protocol's field).
   [[nodiscard]] std::string times_text() const;
 };

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "eval/byte_codec.hpp"
+#include "eval/race.hpp"
 #include "kernel/registry.hpp"
 
 namespace isletune {
@@ -74,6 +75,19 @@ void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   } else {
     ++measured_;
     m = it->second;
+    const bool raced = m.ok() && race_factor_ > 0 && best_ms_ > 0 &&
+                       (static_cast<int>(m.times_ms.size()) >= kRaceRuns
+                            ? races_out(m.times_ms, best_ms_, race_factor_)
+                            : m.median_ms > race_factor_ * best_ms_);
+    if (raced) {
+      char why[256];
+      std::snprintf(why, sizeof why,
+                    "raced (replay): over %g x the fastest kernel returned so far, %.6g ms "
+                    "(evaluator.race_factor); timed at %g of its recorded cost",
+                    race_factor_, best_ms_, kRacedRunShare);
+      m.run_ms *= kRacedRunShare;
+      m.message = why;
+    }
   }
   // The answers for unrecorded settings carry no costs and are done at once.
   queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3);
@@ -91,6 +105,9 @@ Completion ReplayEvaluator::wait_one() {
   const auto it = answers_.find(done->first);
   Completion c{done->first, std::move(it->second), done->second};
   answers_.erase(it);
+  if (c.measurement.ok() && c.measurement.median_ms > 0 &&
+      (best_ms_ <= 0 || c.measurement.median_ms < best_ms_))
+    best_ms_ = c.measurement.median_ms;
   clock_s_ = std::max(clock_s_, c.timeline.finish_s);
   return c;
 }
@@ -112,6 +129,8 @@ std::vector<std::uint8_t> ReplayEvaluator::save_queue() const {
   }
   w.put(next_ticket());
   w.put(clock_s_);
+  if (race_factor_ > 0)  // (a queue saved without racing reads as before)
+    w.put(best_ms_);
   return std::move(w.bytes);
 }
 
@@ -143,6 +162,7 @@ bool ReplayEvaluator::restore_queue(const std::vector<std::uint8_t>& bytes) {
   }
   const Ticket next = r.get<Ticket>();
   clock_s_ = r.get<double>();
+  best_ms_ = race_factor_ > 0 && !r.done() ? r.get<double>() : 0;
   if (!r.done() || next < 0)
     damaged();
   set_next_ticket(next, static_cast<int>(owed));

@@ -13,7 +13,9 @@
 //   (T > 0, /environment's `compile_threads`), kernels compile on T threads in submission
 //   order and each is verified and timed on the GPU as soon as its compile is done and the
 //   GPU is free, in the order the compiles end; otherwise (older datasets) the costs add up
-//   one after another. clock_s() is the time of the last measurement returned. A batch
+//   one after another. clock_s() is the time of the last measurement returned. With racing
+//   (set_race_factor) a kernel that loses the race costs the share of its timing the worker
+//   would spend. A batch
 //   (evaluate) is the same schedule submitted at once (batch_span_s). The reference run the
 //   worker starts with is not recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
@@ -73,6 +75,11 @@ class ReplayEvaluator final : public AsyncEvaluator {
   // the recording's.
   // Only while nothing is queued.
   void set_compile_threads(int threads) { queue_ = QueueModel(threads); }
+  // Racing (eval/race.hpp) as the CUDA worker races: a recorded kernel whose first timed runs
+  // lose against the fastest measurement returned so far (known when it is queued) costs
+  // kRacedRunShare of its recorded timing; its answer keeps the recorded times and says it
+  // raced. 0: off (the default).
+  void set_race_factor(double factor) { race_factor_ = factor; }
   [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
   [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
   bool restore_queue(const std::vector<std::uint8_t>& bytes) override;
@@ -102,6 +109,8 @@ class ReplayEvaluator final : public AsyncEvaluator {
   int since_delay_ = 0;
   QueueModel queue_;
   std::unordered_map<Ticket, Measurement> answers_;  // queued, by ticket
+  double race_factor_ = 0;
+  double best_ms_ = 0;  // the fastest median returned (racing's reference; 0: none yet)
 };
 
 }  // namespace isletune

@@ -1,0 +1,37 @@
+// Racing a kernel's timing (evaluator.race_factor, docs/kernels.md "Timing"): the CUDA worker
+// stops timing a verified kernel after its first kRaceRuns timed runs when their median per step
+// is over race_factor x the fastest kernel it has timed in the run. Such a kernel is far from
+// the best, and its fitness needs no ten-run precision: the GA ranks it below every kernel
+// within the factor either way. Timing takes two thirds of the GPU's time per kernel on the
+// five 60-s user configs (docs/studies/2026-12-06-busy-against-482d225-same-h200.md), so a
+// raced kernel frees most of it. Replay models it from the recorded costs (kRacedRunShare).
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+namespace isletune {
+
+// Timed runs before the race is decided (the median of 3 tolerates one outlier).
+inline constexpr int kRaceRuns = 3;
+
+// The share of a recorded timing (2 warm-up launches and 10 runs of at least 2 ms each) a raced
+// one takes: 2 + 3 runs of about 12 run-equivalents (the worker's defaults; a 3-D 512^3 step
+// of 0.5 ms runs 4 steps a run: (2 + 3 x 4) / (2 + 10 x 4) = 0.33; a 2-D 8192^2 step of
+// 0.07 ms, 29: 0.30).
+inline constexpr double kRacedRunShare = 0.33;
+
+// Whether the runs timed so far (kRaceRuns of them) lose the race against `best_ms`, the
+// fastest median per step timed before: their median over factor x best_ms. False when racing
+// is off (factor <= 0), no kernel was timed before (best_ms <= 0) or fewer runs are given.
+[[nodiscard]] inline bool races_out(std::span<const double> runs_ms, double best_ms,
+                                    double factor) {
+  if (factor <= 0 || best_ms <= 0 || static_cast<int>(runs_ms.size()) < kRaceRuns)
+    return false;
+  std::vector<double> first(runs_ms.begin(), runs_ms.begin() + kRaceRuns);
+  std::nth_element(first.begin(), first.begin() + kRaceRuns / 2, first.end());
+  return first[kRaceRuns / 2] > factor * best_ms;
+}
+
+}  // namespace isletune
