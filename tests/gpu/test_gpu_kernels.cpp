@@ -269,6 +269,25 @@ TEST(CudaEvaluatorGpu, TheLongRunChecksLongLaunchesAndEveryKernelWithFullVerific
   }
 }
 
+// The "half" stencil's kernel (out = 0.5 in) whose first thread spins `spin_ns` per launch.
+KernelSource spinning_half(const Grid& g, long long spin_ns) {
+  KernelSource k;
+  k.entry = "isl_main";
+  k.launch = LaunchConfig{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, 0, 1};
+  k.source =
+      "extern \"C\" __global__ void isl_main(const double* in, double* out) {\n"
+      "  if (blockIdx.x == 0 && threadIdx.x == 0) {\n"
+      "    unsigned long long t0, t;\n"
+      "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+      "    do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < " +
+      std::to_string(spin_ns) +
+      "ULL);\n  }\n"
+      "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
+      "  if (i < " +
+      std::to_string(g.cells()) + "LL) out[i] = 0.5 * in[i];\n}\n";
+  return k;
+}
+
 // The probe before verification: a correct kernel that spins 100 ms per launch (over 2x the
 // reference's microseconds per step; its 7 verification and 12 timing steps would take 1.9 s)
 // is a timeout naming the reference's time, neither verified nor timed; one that spins 4 ms
@@ -277,23 +296,7 @@ TEST(CudaEvaluatorGpu, TheLongRunChecksLongLaunchesAndEveryKernelWithFullVerific
 TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerification) {
   const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
   const Grid g{301, 37, 1};
-  auto kernel = [&](long long spin_ns) {
-    KernelSource k;
-    k.entry = "isl_main";
-    k.launch = LaunchConfig{{128, 1, 1}, {(g.cells() + 127) / 128, 1, 1}, 0, 1};
-    k.source =
-        "extern \"C\" __global__ void isl_main(const double* in, double* out) {\n"
-        "  if (blockIdx.x == 0 && threadIdx.x == 0) {\n"
-        "    unsigned long long t0, t;\n"
-        "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
-        "    do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < " +
-        std::to_string(spin_ns) +
-        "ULL);\n  }\n"
-        "  const long long i = blockIdx.x * 128LL + threadIdx.x;\n"
-        "  if (i < " +
-        std::to_string(g.cells()) + "LL) out[i] = 0.5 * in[i];\n}\n";
-    return k;
-  };
+  const auto kernel = [&](long long spin_ns) { return spinning_half(g, spin_ns); };
   const std::vector<KernelSource> batch{kernel(0), kernel(100'000'000), kernel(4'000'000),
                                         kernel(0)};
   CudaOptions o;
@@ -318,6 +321,37 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
   EXPECT_EQ(got[0].status, Status::ok) << got[0].message;
   EXPECT_GE(got[0].median_ms, 100.0);
   EXPECT_GE(got[0].verify_ms, 7 * 100.0);
+}
+
+// Racing (evaluator.race_factor): the first kernel (0.2 ms of spin a launch) has nothing to race
+// against and is timed with every run; a kernel then far over the factor x its time (2 ms) is
+// timed by its first 3 runs, verified all the same, and says so; the first kernel again, within
+// the factor, is timed with every run.
+TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRuns) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  CudaOptions o;
+  o.min_rep_ms = 0.2;
+  o.race_factor = 1.5;
+  auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 10}, o);
+  SKIP_WITHOUT_GPU_ELSE_FAIL(started)
+  auto one = [&](long long spin_ns) {
+    return started.evaluator->evaluate_raw(std::vector<KernelSource>{spinning_half(g, spin_ns)})
+        .at(0);
+  };
+  const Measurement fast = one(200'000);
+  ASSERT_EQ(fast.status, Status::ok) << fast.message;
+  EXPECT_EQ(fast.times_ms.size(), 10u);
+  EXPECT_TRUE(fast.message.empty()) << fast.message;
+  const Measurement slow = one(2'000'000);
+  ASSERT_EQ(slow.status, Status::ok) << slow.message;
+  EXPECT_EQ(slow.times_ms.size(), 3u);
+  EXPECT_GE(slow.median_ms, 2.0);
+  EXPECT_NE(slow.message.find("timed 3 of 10 runs"), std::string::npos) << slow.message;
+  EXPECT_FALSE(std::isnan(slow.error_l2));  // verified before it was timed
+  const Measurement again = one(200'000);
+  ASSERT_EQ(again.status, Status::ok) << again.message;
+  EXPECT_EQ(again.times_ms.size(), 10u);
 }
 
 // A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it
