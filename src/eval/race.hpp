@@ -1,4 +1,5 @@
-// Racing a kernel's timing (evaluator.race_factor, docs/kernels.md "Timing"): the CUDA worker
+// Racing a kernel's timing (evaluator.race_factor, docs/kernels.md, "Measurement of one
+// setting", step 5): the CUDA worker
 // stops timing a verified kernel after its first kRaceRuns timed runs when their median per step
 // is over race_factor x the fastest kernel it has timed in the run. Such a kernel is far from
 // the best, and its fitness needs no ten-run precision: the GA ranks it below every kernel
@@ -16,10 +17,10 @@ namespace isletune {
 // Timed runs before the race is decided (the median of 3 tolerates one outlier).
 inline constexpr int kRaceRuns = 3;
 
-// The share of a recorded timing (2 warm-up launches and 10 runs of at least 2 ms each) a raced
-// one takes: 2 + 3 runs of about 12 run-equivalents (the worker's defaults; a 3-D 512^3 step
-// of 0.5 ms runs 4 steps a run: (2 + 3 x 4) / (2 + 10 x 4) = 0.33; a 2-D 8192^2 step of
-// 0.07 ms, 29: 0.30).
+// The share of a recorded timing (2 warm-up launches, then 10 runs of K steps, K chosen so a run
+// lasts at least 2 ms: the worker's defaults) a raced one takes, the warm-up and 3 runs, in
+// steps: a 3-D 512^3 step of 0.5 ms, K = 4: (2 + 3 x 4) / (2 + 10 x 4) = 0.33; a 2-D 8192^2
+// step of 0.07 ms, K = 29: (2 + 87) / (2 + 290) = 0.30.
 inline constexpr double kRacedRunShare = 0.33;
 
 // Whether the runs timed so far (kRaceRuns of them) lose the race against `best_ms`, the
