@@ -1,11 +1,11 @@
-// Racing a kernel's timing (evaluator.race_factor, docs/kernels.md, "Measurement of one
-// setting", step 5): the CUDA worker
-// stops timing a verified kernel after its first kRaceRuns timed runs when their median per step
-// is over race_factor x the fastest kernel it has timed in the run. Such a kernel is far from
-// the best, and its fitness needs no ten-run precision: the GA ranks it below every kernel
-// within the factor either way. Timing takes two thirds of the GPU's time per kernel on the
-// five 60-s user configs (docs/studies/2026-12-06-busy-against-482d225-same-h200.md), so a
-// raced kernel frees most of it. Replay models it from the recorded costs (kRacedRunShare).
+// Racing a kernel's timing (evaluator.race_factor; docs/kernels.md, "Measurement of one
+// setting", step 5): the CUDA worker stops timing a verified kernel after its first kRaceRuns
+// timed runs when their median per step is over race_factor x the fastest kernel it has timed
+// in the run. Such a kernel is far from the best, and its fitness needs no ten-run precision:
+// the GA ranks it below every kernel within the factor either way. Timing takes 60-77 % of the
+// GPU's time per kernel on the five 60-s user configs
+// (docs/studies/2026-12-06-busy-against-482d225-same-h200.md), so a raced kernel frees most of
+// it. Replay models it from the recorded costs (kRacedRunShare).
 #pragma once
 
 #include <algorithm>
