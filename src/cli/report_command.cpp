@@ -77,7 +77,6 @@ struct RankTime {
   double wait_s = 0;     // wall seconds in the ring's collectives (GenerationRecord::wait_s)
   double clock_s = 0;    // the evaluator clock at its last generation (simulated in replay)
   double gpu_s = 0;      // its new measurements' verify and timing seconds, summed
-  double queued_s = 0;   // seconds its measurements spent queued (submit to finish), summed
   int threads = 0;       // its NVRTC threads (0: not recorded)
   std::string cpus;      // the CPUs they ran on ("" : not recorded)
   std::string node;      // its node, its place among the node's ranks and its GPU there
@@ -90,7 +89,14 @@ struct RankTime {
   [[nodiscard]] double threads_busy() const {
     return clock_s > 0 && threads > 0 ? compile_s / (clock_s * threads) : 0.0;
   }
-  [[nodiscard]] double queue_depth() const { return clock_s > 0 ? queued_s / clock_s : 0.0; }
+  [[nodiscard]] double queue_depth() const {
+    if (!(clock_s > 0))
+      return 0.0;
+    double queued_s = 0;  // seconds its measurements spent queued (submit to finish), summed
+    for (const Span& q : queue_spans)
+      queued_s += q.seconds;
+    return queued_s / clock_s;
+  }
 
   // An amount of seconds spread evenly over a span of the clock.
   struct Span {
@@ -237,11 +243,9 @@ Report gather(const TraceReader& reader) {
       busy.gpu_s += gpu_s;
       if (std::isfinite(e.timeline.start_s) && std::isfinite(e.timeline.finish_s))
         busy.gpu_spans.push_back({e.timeline.start_s, e.timeline.finish_s, gpu_s});
-      if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s)) {
-        const double queued = e.timeline.finish_s - e.timeline.submit_s;
-        busy.queued_s += queued;
-        busy.queue_spans.push_back({e.timeline.submit_s, e.timeline.finish_s, queued});
-      }
+      if (std::isfinite(e.timeline.submit_s) && std::isfinite(e.timeline.finish_s))
+        busy.queue_spans.push_back(
+            {e.timeline.submit_s, e.timeline.finish_s, e.timeline.finish_s - e.timeline.submit_s});
       const auto st = static_cast<std::size_t>(e.measurement.status);
       ++rep.by_status[st];
       if (!e.measurement.ok()) {
