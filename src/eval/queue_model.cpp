@@ -13,11 +13,13 @@ namespace isletune {
 QueueModel::QueueModel(int threads)
     : threads_(std::max(0, threads)), free_at_(static_cast<std::size_t>(threads_), 0.0) {}
 
-void QueueModel::add(Ticket ticket, double now, double compile_s, double gpu_s) {
+void QueueModel::add(Ticket ticket, double now, double compile_s, double gpu_s,
+                     double raced_gpu_s) {
   Job j;
   j.ticket = ticket;
   j.submit = now;
   j.gpu_s = gpu_s;
+  j.raced_s = gpu_s > 0 ? std::min(raced_gpu_s, gpu_s) : -1;
   if (compile_s <= 0 && gpu_s <= 0) {  // nothing to do (an unrecorded setting): done now
     j.start = std::numeric_limits<double>::quiet_NaN();
     j.compiled = j.finish = now;
@@ -41,7 +43,7 @@ void QueueModel::add(Ticket ticket, double now, double compile_s, double gpu_s) 
   jobs_.push_back(j);
 }
 
-std::optional<std::pair<Ticket, Timeline>> QueueModel::next() {
+std::optional<QueueModel::Done> QueueModel::next() {
   const auto earliest = [&](bool fixed) {
     auto best = jobs_.end();
     for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
@@ -55,7 +57,7 @@ std::optional<std::pair<Ticket, Timeline>> QueueModel::next() {
     return best;
   };
   const auto done = [](const Job& j) {
-    return std::make_pair(j.ticket, Timeline{j.submit, j.start, j.finish});
+    return Done{j.ticket, Timeline{j.submit, j.start, j.finish}, j.raced};
   };
   if (!running_) {
     // The GPU takes the kernel whose compile ended first, once it is free.
@@ -71,6 +73,14 @@ std::optional<std::pair<Ticket, Timeline>> QueueModel::next() {
       Job j = *gpu;
       jobs_.erase(gpu);
       j.start = start;
+      if (j.raced_s >= 0) {
+        // Raced when another kernel's compile has ended by the time the race is decided.
+        const double decided = start + j.raced_s;
+        j.raced = std::any_of(jobs_.begin(), jobs_.end(),
+                              [&](const Job& o) { return !o.fixed && o.compiled <= decided; });
+        if (j.raced)
+          j.gpu_s = j.raced_s;
+      }
       j.finish = gpu_free_ = start + j.gpu_s;
       running_ = j;
     }
@@ -89,13 +99,15 @@ std::optional<std::pair<Ticket, Timeline>> QueueModel::next() {
 }
 
 namespace {
-constexpr std::uint32_t kQueueTag = 0x51554531U;  // "QUE1"
+constexpr std::uint32_t kQueueTag = 0x51554532U;     // "QUE2"
+constexpr std::uint32_t kQueueTagOld = 0x51554531U;  // "QUE1": before racing, read as before
 
 void put_job(ByteWriter& w, const auto& j) {
   w.put(j.ticket);
-  for (const double x : {j.submit, j.compiled, j.gpu_s, j.start, j.finish})
+  for (const double x : {j.submit, j.compiled, j.gpu_s, j.start, j.finish, j.raced_s})
     w.put(x);
   w.put(static_cast<std::uint8_t>(j.fixed));
+  w.put(static_cast<std::uint8_t>(j.raced));
 }
 }  // namespace
 
@@ -118,7 +130,11 @@ std::vector<std::uint8_t> QueueModel::save() const {
 
 void QueueModel::restore(std::span<const std::uint8_t> bytes) {
   ByteReader r(bytes, [] { throw std::invalid_argument("damaged queue state"); });
-  const auto get_job = [&r] {
+  const std::uint32_t tag = r.get<std::uint32_t>();
+  if (tag != kQueueTag && tag != kQueueTagOld)
+    r.failed();
+  const bool racing = tag == kQueueTag;
+  const auto get_job = [&r, racing] {
     Job j;
     j.ticket = r.get<Ticket>();
     j.submit = r.get<double>();
@@ -126,11 +142,13 @@ void QueueModel::restore(std::span<const std::uint8_t> bytes) {
     j.gpu_s = r.get<double>();
     j.start = r.get<double>();
     j.finish = r.get<double>();
+    if (racing)
+      j.raced_s = r.get<double>();
     j.fixed = r.get<std::uint8_t>() != 0;
+    if (racing)
+      j.raced = r.get<std::uint8_t>() != 0;
     return j;
   };
-  if (r.get<std::uint32_t>() != kQueueTag)
-    r.failed();
   const int threads = r.get<std::int32_t>();
   if (threads < 0 || threads > 4096)
     r.failed();
@@ -140,9 +158,10 @@ void QueueModel::restore(std::span<const std::uint8_t> bytes) {
     f = r.get<double>();
   gpu_free_ = r.get<double>();
   serial_free_ = r.get<double>();
-  constexpr std::size_t kJobBytes = sizeof(Ticket) + 5 * sizeof(double) + 1;
+  const std::size_t job_bytes =
+      sizeof(Ticket) + (racing ? 6 : 5) * sizeof(double) + (racing ? 2 : 1);
   const std::uint32_t jobs = r.get<std::uint32_t>();
-  if (jobs > bytes.size() / kJobBytes)
+  if (jobs > bytes.size() / job_bytes)
     r.failed();
   jobs_.resize(jobs);
   for (Job& j : jobs_)

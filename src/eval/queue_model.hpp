@@ -4,9 +4,11 @@
 // compile is done and the GPU is free, in the order the compiles end (ties: submission
 // order). A measurement that needs no GPU (a compile error, an unrecorded setting) is done
 // when its compile is. With threads 0 (recordings that do not say) each measurement's costs
-// run one after another, nothing overlapping. The schedule depends only on what is submitted
-// when, so a replayed search is reproducible, and save()/restore() carry it across a resume.
-// Pure.
+// run one after another, nothing overlapping. A kernel that would lose the race (eval/race.hpp)
+// takes its raced GPU time instead when, at the moment the race is decided (its start plus that
+// time), another queued kernel's compile has ended: the worker's condition. The schedule
+// depends only on what is submitted when, so a replayed search is reproducible, and
+// save()/restore() carry it across a resume. Pure.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +25,16 @@ class QueueModel {
   explicit QueueModel(int threads = 0);
 
   // Queues `ticket` at time `now`: `compile_s` on a compile thread, then `gpu_s` on the GPU
-  // (0: none).
-  void add(Ticket ticket, double now, double compile_s, double gpu_s);
-  // The next measurement to be done, with its timeline; nullopt when none is queued.
-  std::optional<std::pair<Ticket, Timeline>> next();
+  // (0: none), or `raced_gpu_s` (>= 0: the kernel loses the race) if another kernel waits
+  // for the GPU when the race is decided.
+  void add(Ticket ticket, double now, double compile_s, double gpu_s, double raced_gpu_s = -1);
+  struct Done {
+    Ticket ticket = -1;
+    Timeline timeline;
+    bool raced = false;  // it took its raced GPU time
+  };
+  // The next measurement to be done; nullopt when none is queued.
+  std::optional<Done> next();
   [[nodiscard]] bool empty() const { return jobs_.empty() && !running_; }
   [[nodiscard]] int threads() const { return threads_; }
 
@@ -40,6 +48,8 @@ class QueueModel {
     double submit = 0, compiled = 0, gpu_s = 0;
     double start = 0, finish = 0;  // on the GPU (fixed: known when queued)
     bool fixed = false;            // its finish is known (no GPU, or threads 0)
+    double raced_s = -1;           // GPU time if raced (< 0: it does not lose the race)
+    bool raced = false;            // it took raced_s
   };
   int threads_ = 0;
   std::vector<double> free_at_;  // per compile thread

@@ -1,11 +1,16 @@
 // Racing a kernel's timing (evaluator.race_factor; docs/kernels.md, "Measurement of one
 // setting", step 5): the CUDA worker stops timing a verified kernel after its first kRaceRuns
 // timed runs when their median per step is over race_factor x the fastest kernel it has timed
-// in the run. Such a kernel is far from the best, and its fitness needs no ten-run precision:
-// the GA ranks it below every kernel within the factor either way. Timing takes 60-77 % of the
-// GPU's time per kernel on the five 60-s user configs
-// (docs/studies/2026-12-06-busy-against-482d225-same-h200.md), so a raced kernel frees most of
-// it. Replay models it from the recorded costs (kRacedRunShare).
+// in the run (races_out) and another compiled kernel waits for the GPU. Such a kernel is far
+// from the best, and its fitness needs no ten-run precision: the GA ranks it below every kernel
+// within the factor either way. Timing takes 60-77 % of the GPU's time per kernel on the five
+// 60-s user configs (docs/studies/2026-12-06-busy-against-482d225-same-h200.md), so a raced
+// kernel frees most of it for the kernel waiting. With none waiting the GPU would idle
+// instead, so the kernel is timed in full: racing every loser measured 25 % more settings in
+// 60 s on an H100 but left the GPU idle where the compiles were the bound (lap3d19 89 -> 79 %
+// busy; docs/studies/2026-12-06-racing-while-a-kernel-waits.md). Replay models both
+// conditions from the recorded costs (kRacedRunShare; QueueModel decides when the kernel
+// reaches the GPU).
 #pragma once
 
 #include <algorithm>

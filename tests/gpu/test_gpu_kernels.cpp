@@ -324,10 +324,12 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
 }
 
 // Racing (evaluator.race_factor): the first kernel (0.2 ms of spin a launch) has nothing to race
-// against and is timed with every run; a kernel then far over the factor x its time (2 ms) is
-// timed by its first 3 runs, verified all the same, and says so; the first kernel again, within
-// the factor, is timed with every run.
-TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRuns) {
+// against and is timed with every run; a kernel far over the factor x its time (2 ms) alone on
+// the queue is timed with every run too (the GPU would idle otherwise); two such kernels queued
+// at once (their cubins cached, so both are compiled at once): the first is timed by its first
+// 3 runs while the second waits, verified all the same, and says so, the second with every
+// run; the first kernel again, within the factor, is timed with every run.
+TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRunsWhileAnotherWaits) {
   const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
   const Grid g{301, 37, 1};
   CudaOptions o;
@@ -343,12 +345,28 @@ TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRuns) {
   ASSERT_EQ(fast.status, Status::ok) << fast.message;
   EXPECT_EQ(fast.times_ms.size(), 10u);
   EXPECT_TRUE(fast.message.empty()) << fast.message;
-  const Measurement slow = one(2'000'000);
-  ASSERT_EQ(slow.status, Status::ok) << slow.message;
-  EXPECT_EQ(slow.times_ms.size(), 3u);
-  EXPECT_GE(slow.median_ms, 2.0);
-  EXPECT_NE(slow.message.find("timed 3 of 10 runs"), std::string::npos) << slow.message;
-  EXPECT_FALSE(std::isnan(slow.error_l2));  // verified before it was timed
+  for (const long long spin : {2'000'000LL, 2'200'000LL}) {
+    const Measurement alone = one(spin);
+    ASSERT_EQ(alone.status, Status::ok) << alone.message;
+    EXPECT_EQ(alone.times_ms.size(), 10u);
+    EXPECT_TRUE(alone.message.empty()) << alone.message;
+  }
+  const auto both = started.evaluator->evaluate_raw(
+      std::vector<KernelSource>{spinning_half(g, 2'000'000), spinning_half(g, 2'200'000)});
+  ASSERT_EQ(both.size(), 2u);
+  int raced = 0;
+  for (const Measurement& slow : both) {
+    ASSERT_EQ(slow.status, Status::ok) << slow.message;
+    EXPECT_GE(slow.median_ms, 2.0);
+    EXPECT_FALSE(std::isnan(slow.error_l2));  // verified before it was timed
+    if (slow.times_ms.size() == 3u) {
+      ++raced;
+      EXPECT_NE(slow.message.find("timed 3 of 10 runs"), std::string::npos) << slow.message;
+    } else {
+      EXPECT_EQ(slow.times_ms.size(), 10u);
+    }
+  }
+  EXPECT_EQ(raced, 1);  // the one measured first, while the other waited
   const Measurement again = one(200'000);
   ASSERT_EQ(again.status, Status::ok) << again.message;
   EXPECT_EQ(again.times_ms.size(), 10u);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "eval/byte_codec.hpp"
 #include "eval/queue_model.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "ga/search.hpp"
@@ -36,7 +37,7 @@ std::vector<Timeline> schedule(QueueModel& q, const std::vector<Measurement>& ba
   }
   std::vector<Timeline> out(batch.size());
   while (const auto done = q.next())
-    out[static_cast<std::size_t>(done->first - first)] = done->second;
+    out[static_cast<std::size_t>(done->ticket - first)] = done->timeline;
   return out;
 }
 
@@ -65,23 +66,85 @@ TEST(QueueModel, TheGpuTakesKernelsInTheOrderTheirCompilesEndAndNeverRunsTwoAtOn
   q.add(0, 0, 0.3, 0.1);
   q.add(1, 0, 0.1, 0.1);
   q.add(2, 0, 0.05, 0.1);
-  std::vector<std::pair<Ticket, Timeline>> done;
+  std::vector<QueueModel::Done> done;
   while (const auto d = q.next())
     done.push_back(*d);
   ASSERT_EQ(done.size(), 3u);
-  EXPECT_EQ(done[0].first, 1);
-  EXPECT_NEAR(done[0].second.start_s, 0.1, 1e-12);
-  EXPECT_EQ(done[1].first, 2);
-  EXPECT_NEAR(done[1].second.start_s, 0.2, 1e-12);  // waits for the GPU
-  EXPECT_EQ(done[2].first, 0);
-  EXPECT_NEAR(done[2].second.start_s, 0.3, 1e-12);
-  EXPECT_NEAR(done[2].second.finish_s, 0.4, 1e-12);
+  EXPECT_EQ(done[0].ticket, 1);
+  EXPECT_NEAR(done[0].timeline.start_s, 0.1, 1e-12);
+  EXPECT_EQ(done[1].ticket, 2);
+  EXPECT_NEAR(done[1].timeline.start_s, 0.2, 1e-12);  // waits for the GPU
+  EXPECT_EQ(done[2].ticket, 0);
+  EXPECT_NEAR(done[2].timeline.start_s, 0.3, 1e-12);
+  EXPECT_NEAR(done[2].timeline.finish_s, 0.4, 1e-12);
+}
+
+// A kernel that loses the race takes its raced GPU time only if another kernel's compile has
+// ended when the race is decided (its start plus the raced time): the worker's condition.
+TEST(QueueModel, ALoserIsRacedOnlyWhileAnotherCompiledKernelWaits) {
+  QueueModel q(2);
+  // Ticket 0 compiles by 0.1 and loses (0.02 s raced of 0.1); ticket 1 compiles by 0.11:
+  // waiting when the race is decided at 0.12, so 0 is raced and 1 starts at 0.12.
+  q.add(0, 0, 0.1, 0.1, 0.02);
+  q.add(1, 0, 0.11, 0.1);
+  const auto a = q.next();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->ticket, 0);
+  EXPECT_TRUE(a->raced);
+  EXPECT_NEAR(a->timeline.finish_s, 0.12, 1e-12);
+  const auto b = q.next();
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->raced);
+  EXPECT_NEAR(b->timeline.start_s, 0.12, 1e-12);
+  // A loser whose race is decided before the next compile ends is timed in full.
+  QueueModel r(2);
+  r.add(0, 0, 0.1, 0.1, 0.02);
+  r.add(1, 0, 0.13, 0.1);
+  const auto c = r.next();
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->raced);
+  EXPECT_NEAR(c->timeline.finish_s, 0.2, 1e-12);
+  // With the costs in series (threads 0) nothing waits: never raced.
+  QueueModel s(0);
+  s.add(0, 0, 0.1, 0.1, 0.02);
+  s.add(1, 0, 0.01, 0.1);
+  const auto d = s.next();
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->raced);
+  EXPECT_NEAR(d->timeline.finish_s, 0.2, 1e-12);
+}
+
+// A queue saved before racing (tag QUE1: jobs without their raced time) restores as it was.
+TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
+  ByteWriter w;
+  w.put(std::uint32_t{0x51554531U});
+  w.put(std::int32_t{1});
+  w.put(0.3);  // the thread's free time
+  w.put(0.0);  // gpu free
+  w.put(0.0);  // serial free
+  w.put(std::uint32_t{1});
+  w.put(Ticket{7});
+  for (const double x : {0.1, 0.3, 0.05, 0.0, 0.0})  // submit, compiled, gpu_s, start, finish
+    w.put(x);
+  w.put(std::uint8_t{0});
+  w.put(std::uint8_t{0});  // nothing running
+  QueueModel q;
+  q.restore(w.bytes);
+  EXPECT_EQ(q.threads(), 1);
+  const auto d = q.next();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->ticket, 7);
+  EXPECT_FALSE(d->raced);
+  EXPECT_NEAR(d->timeline.finish_s, 0.35, 1e-12);
+  EXPECT_THROW(q.restore(std::vector<std::uint8_t>(w.bytes.begin(), w.bytes.end() - 1)),
+               std::invalid_argument);
 }
 
 TEST(QueueModel, ARestoredScheduleContinuesExactly) {
   QueueModel a(3);
   for (Ticket t = 0; t < 10; ++t)
-    a.add(t, 0.01 * static_cast<double>(t), 0.1 + 0.07 * static_cast<double>(t % 4), 0.02);
+    a.add(t, 0.01 * static_cast<double>(t), 0.1 + 0.07 * static_cast<double>(t % 4), 0.02,
+          t % 3 == 0 ? 0.005 : -1);  // every third a loser
   (void)a.next();
   (void)a.next();
   QueueModel b;
@@ -95,8 +158,9 @@ TEST(QueueModel, ARestoredScheduleContinuesExactly) {
     ASSERT_EQ(x.has_value(), y.has_value());
     if (!x)
       break;
-    EXPECT_EQ(x->first, y->first);
-    EXPECT_EQ(x->second.finish_s, y->second.finish_s);
+    EXPECT_EQ(x->ticket, y->ticket);
+    EXPECT_EQ(x->timeline.finish_s, y->timeline.finish_s);
+    EXPECT_EQ(x->raced, y->raced);
   }
   std::vector<std::uint8_t> bad = a.save();
   bad.pop_back();

@@ -110,50 +110,79 @@ TEST(Race, AKernelLosesOnTheMedianOfItsFirstRunsOverTheFactor) {
 }
 
 // The replay clock races as the worker does: once a kernel has come back, one whose first
-// runs lose the race costs kRacedRunShare of its recorded timing and says so; one within the
-// factor costs all of it; the fastest so far travels with a saved queue.
-TEST(Replay, AKernelThatLosesTheRaceCostsARacedTiming) {
+// runs lose the race costs kRacedRunShare of its recorded timing and says so when another
+// kernel's compile has ended by the time the race is decided; alone on the queue it is timed in
+// full; one within the factor costs all of it; the fastest so far and the queued losers travel
+// with a saved queue.
+TEST(Replay, AKernelThatLosesTheRaceCostsARacedTimingWhileAnotherWaits) {
   EvaluationRecord fast = record(32, Status::ok, 0.5, 100);  // costs 100 + 50 + 25 ms
   EvaluationRecord slow = record(64, Status::ok, 1.0, 100);
   slow.measurement.times_ms = {1.0, 0.9, 1.1, 0.4};
   EvaluationRecord close = record(128, Status::ok, 0.7, 100);
   close.measurement.times_ms = {0.7, 0.7, 0.7};
   const std::vector<EvaluationRecord> rows = {fast, slow, close};
-  const auto one = [](ReplayEvaluator& r, int tbx) {
-    return r.evaluate(std::vector<Setting>{setting_with(tbx)}).at(0);
+  const auto evaluate = [](ReplayEvaluator& r, std::vector<int> tbx) {
+    std::vector<Setting> batch;
+    for (const int t : tbx)
+      batch.push_back(setting_with(t));
+    return r.evaluate(batch);
   };
+  const auto make = [&](double factor) {
+    auto r = std::make_unique<ReplayEvaluator>(small_shape(), measured_pairs(rows), DeviceLimits{},
+                                               "test");
+    r->set_compile_threads(2);
+    r->set_race_factor(factor);
+    return r;
+  };
+  const double raced_gpu = 0.050 + 0.025 * kRacedRunShare;
 
-  ReplayEvaluator plain(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
-  (void)one(plain, 32);
-  EXPECT_TRUE(one(plain, 64).message.empty());
-  EXPECT_NEAR(plain.clock_s(), 0.350, 1e-12);
+  const auto plain = make(0);
+  (void)evaluate(*plain, {32});
+  for (const Measurement& m : evaluate(*plain, {64, 128}))
+    EXPECT_TRUE(m.message.empty()) << m.message;
+  EXPECT_NEAR(plain->clock_s(), 0.175 + 0.100 + 2 * 0.075, 1e-12);
 
-  ReplayEvaluator racing(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
-  racing.set_race_factor(1.5);
+  const auto racing = make(1.5);
   // The first kernel has nothing to race against: timed in full, however slow.
-  EXPECT_TRUE(one(racing, 32).message.empty());
-  EXPECT_NEAR(racing.clock_s(), 0.175, 1e-12);
-  const std::vector<std::uint8_t> saved = racing.save_queue();
-  const Measurement lost = one(racing, 64);  // 1.0 > 1.5 x 0.5
-  EXPECT_EQ(lost.status, Status::ok);
-  EXPECT_DOUBLE_EQ(lost.median_ms, 1.0);  // the recorded answer, its cost raced
-  EXPECT_NE(lost.message.find("raced"), std::string::npos) << lost.message;
-  EXPECT_NEAR(lost.run_ms, 25 * kRacedRunShare, 1e-12);
-  EXPECT_NEAR(racing.clock_s(), 0.175 + 0.150 + 0.025 * kRacedRunShare, 1e-12);
-  const double before = racing.clock_s();
-  EXPECT_TRUE(one(racing, 128).message.empty());  // 0.7 < 0.75: timed in full
-  EXPECT_NEAR(racing.clock_s(), before + 0.175, 1e-12);
+  EXPECT_TRUE(evaluate(*racing, {32}).at(0).message.empty());
+  EXPECT_NEAR(racing->clock_s(), 0.175, 1e-12);
+  const std::vector<std::uint8_t> saved = racing->save_queue();
+  // Both compile by 0.275 s on two threads; the GPU takes the slow one first (1.0 > 1.5 x 0.5)
+  // with the other compiled and waiting: raced; the other (0.7 < 0.75) is timed in full.
+  const auto two = evaluate(*racing, {64, 128});
+  EXPECT_EQ(two[0].status, Status::ok);
+  EXPECT_DOUBLE_EQ(two[0].median_ms, 1.0);  // the recorded answer, its cost raced
+  EXPECT_NE(two[0].message.find("raced"), std::string::npos) << two[0].message;
+  EXPECT_NEAR(two[0].run_ms, 25 * kRacedRunShare, 1e-12);
+  EXPECT_TRUE(two[1].message.empty()) << two[1].message;
+  EXPECT_NEAR(racing->clock_s(), 0.275 + raced_gpu + 0.075, 1e-12);
+  // Alone on the queue the loser is timed in full: the GPU would idle otherwise.
+  const double before = racing->clock_s();
+  const Measurement alone = evaluate(*racing, {64}).at(0);
+  EXPECT_TRUE(alone.message.empty()) << alone.message;
+  EXPECT_NEAR(alone.run_ms, 25, 1e-12);
+  EXPECT_NEAR(racing->clock_s(), before + 0.175, 1e-12);
 
   // Resumed from the queue saved after the first kernel: the race goes on against it.
-  ReplayEvaluator resumed(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
-  resumed.set_race_factor(1.5);
-  ASSERT_TRUE(resumed.restore_queue(saved));
-  EXPECT_NE(one(resumed, 64).message.find("raced"), std::string::npos);
+  const auto resumed = make(1.5);
+  ASSERT_TRUE(resumed->restore_queue(saved));
+  EXPECT_NE(evaluate(*resumed, {64, 128}).at(0).message.find("raced"), std::string::npos);
+  // A queue saved with a loser queued keeps it a loser.
+  const auto queued = make(1.5);
+  ASSERT_TRUE(queued->restore_queue(saved));
+  const Ticket t64 = queued->submit(setting_with(64));
+  (void)queued->submit(setting_with(128));
+  const auto later = make(1.5);
+  ASSERT_TRUE(later->restore_queue(queued->save_queue()));
+  const std::optional<Completion> first = later->next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->ticket, t64);
+  EXPECT_NE(first->measurement.message.find("raced"), std::string::npos);
   // A queue saved without racing restores as before, and nothing came back in it to race.
-  ReplayEvaluator later(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
-  later.set_race_factor(1.5);
-  ASSERT_TRUE(later.restore_queue(plain.save_queue()));
-  EXPECT_TRUE(one(later, 64).message.empty());
+  const auto after_plain = make(1.5);
+  ASSERT_TRUE(after_plain->restore_queue(make(0)->save_queue()));
+  for (const Measurement& m : evaluate(*after_plain, {64, 128}))
+    EXPECT_TRUE(m.message.empty()) << m.message;
 }
 
 TEST(Replay, CandidatesSkipCachedMigrantAndInvalidRowsAndDuplicates) {

@@ -118,6 +118,15 @@ std::optional<CompileResult> CompilePool::take_next(std::size_t& i, double& ms) 
   }
 }
 
+bool CompilePool::compiled_waiting() const {
+  std::lock_guard lock(state_->m);
+  for (std::size_t k = 0; k < state_->phase.size(); ++k) {
+    if (!state_->taken[k] && state_->phase[k] == Phase::done)
+      return true;
+  }
+  return false;
+}
+
 bool CompilePool::stuck() const {
   std::lock_guard lock(state_->m);
   return std::find(state_->phase.begin(), state_->phase.end(), Phase::running) !=

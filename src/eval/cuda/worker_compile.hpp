@@ -57,6 +57,9 @@ class CompilePool {
 
   // Whether a compile is still running (an abandoned one).
   [[nodiscard]] bool stuck() const;
+  // Whether an item's compile has ended and it has not been taken yet: a kernel waits for
+  // the GPU (racing's condition, eval/race.hpp).
+  [[nodiscard]] bool compiled_waiting() const;
 
  private:
   using Clock = std::chrono::steady_clock;

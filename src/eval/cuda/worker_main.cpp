@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -284,6 +285,7 @@ class Worker {
           return r;
         },
         threads, compile_timeout_s_);
+    others_waiting_ = [&pool] { return pool.compiled_waiting(); };
     // The parent's messages, read on a thread of their own (the process ends with _Exit, so
     // the thread never outlives what it refers to).
     std::mutex inbox_m;
@@ -506,7 +508,8 @@ class Worker {
 
     const auto t_run = Clock::now();
     const TimingPlan plan{problem_.warmup, problem_.repeats, problem_.min_rep_ms,
-                          problem_.steps,  best_ms_,         problem_.race_factor};
+                          problem_.steps,  best_ms_,         problem_.race_factor,
+                          others_waiting_};
     Timing t;
     try {
       t = time_schedule(stream_->get(), s, verifier_->buffers(), plan);
@@ -517,7 +520,8 @@ class Worker {
       char why[256];
       std::snprintf(why, sizeof why,
                     "timed %zu of %d runs: their median, %.6g ms per step, is over %g x the "
-                    "fastest kernel timed so far, %.6g ms (evaluator.race_factor)",
+                    "fastest kernel timed so far, %.6g ms, and another kernel waited for the "
+                    "GPU (evaluator.race_factor)",
                     t.times_ms.size(), problem_.repeats, t.median_ms, problem_.race_factor,
                     best_ms_);
       r.set("message", why);
@@ -545,6 +549,9 @@ class Worker {
   // The fastest median per step of a kernel timed in full in this worker (racing's reference;
   // 0: none yet; a restarted worker starts again without one).
   double best_ms_ = 0;
+  // Whether a compiled kernel waits for the GPU (the stream's compile pool; racing's
+  // condition).
+  std::function<bool()> others_waiting_;
   int device_ = 0;
   DeviceLimits limits_;  // from cudaGetDeviceProperties
   // Modules the GPU is done with, unloaded by the next compile thread (off the GPU's thread).

@@ -46,7 +46,8 @@ Timing time_schedule(cudaStream_t stream, const Schedule& s, PingPong buffers,
   for (int rep = 0; rep < std::max(1, plan.repeats); ++rep) {
     t.times_ms.push_back(timed(t.steps_per_rep) / static_cast<double>(t.steps_per_rep));
     if (static_cast<int>(t.times_ms.size()) == kRaceRuns && rep + 1 < plan.repeats &&
-        races_out(t.times_ms, plan.best_ms, plan.race_factor)) {
+        races_out(t.times_ms, plan.best_ms, plan.race_factor) &&
+        (!plan.others_waiting || plan.others_waiting())) {
       t.raced = true;
       break;
     }

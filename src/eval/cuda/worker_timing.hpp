@@ -2,9 +2,11 @@
 // (K a multiple of the steps per main launch, so each run is whole main launches, chosen so a
 // run lasts at least min_rep_ms and at most about T steps), CUDA events around each run; the
 // time per step of every run and their median. With racing on, a kernel whose first
-// kRaceRuns runs lose the race (eval/race.hpp) is timed by those alone.
+// kRaceRuns runs lose the race (eval/race.hpp) while another kernel waits for the GPU is timed
+// by those alone.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct TimingPlan {
   // that stops the timing after kRaceRuns runs (either 0: every run is timed).
   double best_ms = 0;
   double race_factor = 0;
+  // Whether another compiled kernel waits for the GPU, asked once the race is lost (null: as
+  // if one always did). Racing stops a timing only then: with none waiting the GPU would idle,
+  // so the kernel is timed in full.
+  std::function<bool()> others_waiting;
 };
 
 struct Timing {

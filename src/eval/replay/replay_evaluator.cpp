@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -62,35 +63,31 @@ double batch_span_s(std::span<const Measurement> batch, int threads) {
   }
   double span = 0;
   while (const auto done = queue.next())
-    span = std::max(span, done->second.finish_s);
+    span = std::max(span, done->timeline.finish_s);
   return span;
 }
 
 void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   const auto it = table_.find(canonical(shape_, s));
   Measurement m;
+  double raced_gpu_s = -1;  // loses the race: its GPU time if another kernel waits
   if (it == table_.end()) {
     m.status = Status::invalid;
     m.message = "no record of this setting in " + recording_.origin;
   } else {
     ++measured_;
     m = it->second;
-    const bool raced = m.ok() && race_factor_ > 0 && best_ms_ > 0 &&
+    const bool loses = m.ok() && race_factor_ > 0 && best_ms_ > 0 &&
                        (static_cast<int>(m.times_ms.size()) >= kRaceRuns
                             ? races_out(m.times_ms, best_ms_, race_factor_)
                             : m.median_ms > race_factor_ * best_ms_);
-    if (raced) {
-      char why[256];
-      std::snprintf(why, sizeof why,
-                    "raced (replay): over %g x the fastest kernel returned so far, %.6g ms "
-                    "(evaluator.race_factor); timed at %g of its recorded cost",
-                    race_factor_, best_ms_, kRacedRunShare);
-      m.run_ms *= kRacedRunShare;
-      m.message = why;
+    if (loses) {
+      raced_gpu_s = (m.verify_ms + m.run_ms * kRacedRunShare) * 1e-3;
+      losers_.emplace(ticket, best_ms_);
     }
   }
   // The answers for unrecorded settings carry no costs and are done at once.
-  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3);
+  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3, raced_gpu_s);
   answers_.emplace(ticket, std::move(m));
 }
 
@@ -102,9 +99,22 @@ Completion ReplayEvaluator::wait_one() {
   const auto done = queue_.next();
   if (!done)
     throw std::logic_error("ReplayEvaluator: wait_one() with nothing queued");
-  const auto it = answers_.find(done->first);
-  Completion c{done->first, std::move(it->second), done->second};
+  const auto it = answers_.find(done->ticket);
+  Completion c{done->ticket, std::move(it->second), done->timeline};
   answers_.erase(it);
+  if (const auto lost = losers_.find(done->ticket); lost != losers_.end()) {
+    if (done->raced) {
+      char why[256];
+      std::snprintf(why, sizeof why,
+                    "raced (replay): over %g x the fastest kernel returned so far, %.6g ms, "
+                    "and another kernel waited for the GPU (evaluator.race_factor); timed at "
+                    "%g of its recorded cost",
+                    race_factor_, lost->second, kRacedRunShare);
+      c.measurement.run_ms *= kRacedRunShare;
+      c.measurement.message = why;
+    }
+    losers_.erase(lost);
+  }
   if (c.measurement.ok() && c.measurement.median_ms > 0 &&
       (best_ms_ <= 0 || c.measurement.median_ms < best_ms_))
     best_ms_ = c.measurement.median_ms;
@@ -129,8 +139,15 @@ std::vector<std::uint8_t> ReplayEvaluator::save_queue() const {
   }
   w.put(next_ticket());
   w.put(clock_s_);
-  if (race_factor_ > 0)  // (a queue saved without racing reads as before)
+  if (race_factor_ > 0) {  // (a queue saved without racing reads as before)
     w.put(best_ms_);
+    const std::map<Ticket, double> losers(losers_.begin(), losers_.end());
+    w.put(static_cast<std::uint32_t>(losers.size()));
+    for (const auto& [t, best] : losers) {
+      w.put(t);
+      w.put(best);
+    }
+  }
   return std::move(w.bytes);
 }
 
@@ -163,6 +180,16 @@ bool ReplayEvaluator::restore_queue(const std::vector<std::uint8_t>& bytes) {
   const Ticket next = r.get<Ticket>();
   clock_s_ = r.get<double>();
   best_ms_ = race_factor_ > 0 && !r.done() ? r.get<double>() : 0;
+  losers_.clear();
+  if (race_factor_ > 0 && !r.done()) {
+    const std::uint32_t losers = r.get<std::uint32_t>();
+    if (losers > bytes.size())
+      damaged();
+    for (std::uint32_t i = 0; i < losers; ++i) {
+      const Ticket t = r.get<Ticket>();
+      losers_.emplace(t, r.get<double>());
+    }
+  }
   if (!r.done() || next < 0)
     damaged();
   set_next_ticket(next, static_cast<int>(owed));

@@ -77,8 +77,9 @@ class ReplayEvaluator final : public AsyncEvaluator {
   void set_compile_threads(int threads) { queue_ = QueueModel(threads); }
   // Racing (eval/race.hpp) as the CUDA worker races: a recorded kernel whose first timed runs
   // lose against the fastest measurement returned so far (known when it is queued) costs
-  // kRacedRunShare of its recorded timing; its answer keeps the recorded times and says it
-  // raced. 0: off (the default).
+  // kRacedRunShare of its recorded timing if another kernel's compile has ended when the race
+  // is decided (the QueueModel's schedule; never with compile threads 0, where nothing
+  // waits); its answer keeps the recorded times and says it raced. 0: off (the default).
   void set_race_factor(double factor) { race_factor_ = factor; }
   [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
   [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
@@ -111,6 +112,9 @@ class ReplayEvaluator final : public AsyncEvaluator {
   std::unordered_map<Ticket, Measurement> answers_;  // queued, by ticket
   double race_factor_ = 0;
   double best_ms_ = 0;  // the fastest median returned (racing's reference; 0: none yet)
+  // Queued kernels that lose the race, with best_ms_ when they were queued: raced if another
+  // kernel waits for the GPU when the race is decided (QueueModel).
+  std::unordered_map<Ticket, double> losers_;
 };
 
 }  // namespace isletune
