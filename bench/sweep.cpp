@@ -20,7 +20,8 @@
 //         compile_threads (the replay clock's simulated NVRTC threads per batch; default
 //         the dataset's recorded ones, 0 when it records none: every cost in series),
 //         race (evaluator.race_factor: a kernel over this x the fastest returned so far
-//         costs a raced timing; 0, off),
+//         costs a raced timing while another kernel waits; 0, off; default
+//         kDefaultRaceFactor),
 //         pipeline (ga.pipeline: generations queued at once; 0 as deep as keeps the
 //         simulated GPU busy, 1 one at a time), naive (0/1: generation 0 holds the
 //         naive-equivalent setting; 1), refill (0/1:
@@ -108,6 +109,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "eval/race.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "ga/ga_settings.hpp"
 #include "ga/island.hpp"
@@ -285,7 +287,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   ReplayEvaluator replay = *p.replay;
   if (v.keys.count("compile_threads"))
     replay.set_compile_threads(static_cast<int>(v.num("compile_threads", 0)));
-  replay.set_race_factor(v.num("race", 0));
+  replay.set_race_factor(v.num("race", kDefaultRaceFactor));
   Tally tally;
   Counting eval(replay, p.optimum, tally);
   NullSink sink;

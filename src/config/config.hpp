@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "eval/evaluator.hpp"
+#include "eval/race.hpp"
 #include "ga/ga_settings.hpp"
 #include "sample/sampler.hpp"
 #include "space/space.hpp"
@@ -59,9 +60,10 @@ struct EvaluatorConfig {
   // step is a timeout, neither verified nor timed (0: every kernel is verified and timed).
   double slow_factor = kDefaultSlowFactor;
   // Racing (eval/race.hpp): a verified kernel whose first 3 timed runs have a median over
-  // race_factor x the fastest kernel timed so far is timed by them alone; replay gives such a
-  // kernel the share of its recorded timing that takes (0: every run timed).
-  double race_factor = 0;
+  // race_factor x the fastest kernel timed so far is timed by them alone while another compiled
+  // kernel waits for the GPU; replay gives such a kernel the share of its recorded timing that
+  // takes (0: every run timed).
+  double race_factor = kDefaultRaceFactor;
   // cuda: the long verification run (T steps) for every kernel, not only for those whose
   // launches the 7-step run does not cover with a main and a tail launch (docs/kernels.md).
   bool full_verification = false;

@@ -22,6 +22,12 @@ namespace isletune {
 // Timed runs before the race is decided (the median of 3 tolerates one outlier).
 inline constexpr int kRaceRuns = 3;
 
+// evaluator.race_factor's default. On an H100 (60-s user configs, 16 NVRTC threads, one run
+// each) racing while another kernel waits measured 16-33 % more settings than no racing (lap3d19
+// 916 -> 1,215 on the same machine, its GPU 77 -> 76 % busy), the bests within 0.4 %; replay to
+// 5 % unchanged (docs/studies/2026-12-06-racing-while-a-kernel-waits.md).
+inline constexpr double kDefaultRaceFactor = 1.5;
+
 // The share of a recorded timing (2 warm-up launches, then 10 runs of K steps, K chosen so a run
 // lasts at least 2 ms: the worker's defaults) a raced one takes, the warm-up and 3 runs, in
 // steps: a 3-D 512^3 step of 0.5 ms, K = 4: (2 + 3 x 4) / (2 + 10 x 4) = 0.33; a 2-D 8192^2

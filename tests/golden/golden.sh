@@ -35,6 +35,10 @@
 # replay.golden re-recorded when the DepthRamp came to count only settled generations'
 # measurements (docs/studies/2026-12-06-ramp-on-settled-generations.md): the same 6 runs
 # changed (box2d2r-8192 seed 2 now stops on the MCR vote at generation 6), the 18 others not.
+# replay.golden re-recorded when evaluator.race_factor's default became 1.5 (racing while
+# another kernel waits, docs/decisions.md#race-factor): the same 6 runs changed (raced costs
+# move the simulated clock; star3d2r seed 3 measures 151 where it measured 152), the 18 others
+# not (their recordings name no compile threads: nothing waits, nothing is raced).
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")

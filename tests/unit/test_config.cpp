@@ -147,7 +147,7 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
   EXPECT_EQ(c.evaluator.slow_factor, kDefaultSlowFactor);
-  EXPECT_EQ(c.evaluator.race_factor, 0);  // every run of every kernel timed
+  EXPECT_EQ(c.evaluator.race_factor, 1.5);  // racing while another kernel waits
   EXPECT_FALSE(c.evaluator.full_verification);
   EXPECT_EQ(kDefaultSlowFactor, 2);
   EXPECT_EQ(c.problem().stencil.size(), 27);
