@@ -41,6 +41,7 @@ S_MMA_H200 = "2026-12-06-tensor-cores-h200-l2-wavefront.md"
 S_MMA_BOUNDS = "2026-12-06-tensor-core-mapping-bounds.md"
 S_BUSY_H200 = "2026-12-06-h200-budget-deadline-busy-tensor-pipe.md"
 S_BUSY_SAME = "2026-12-06-busy-against-482d225-same-h200.md"
+S_RACE = "2026-12-06-racing-while-a-kernel-waits.md"
 S_BUSY_SAME_LINK = "studies/" + S_BUSY_SAME
 # The issue's targets for the tensor-core family (one H200, 120 s), GCells/s.
 MMA_TARGETS = {"box3d2r": 150, "box2d4r": 230, "box3d3r": 60, "box3d4r": 30}
@@ -316,6 +317,31 @@ def busy(out: list[str]) -> None:
         "",
         "Again: `bench/pipeline_device.sh 60 0 star2d1r lap3d19` on an H200 (the study runs "
         "`bench/pipeline_busy.py`).",
+        "",
+    ]
+    racing(out)
+
+
+def racing(out: list[str]) -> None:
+    """Racing a kernel's timing while another waits (the default since 520b8ec): call 2 of
+    the H100 rows, lap3d19 with and without racing on the same machine."""
+    call = [r for r in rows("race-nvidia-h100-80gb-hbm3.csv") if r["call"] == "2"]
+    out += [
+        "**Racing a kernel's timing** (`evaluator.race_factor` 1.5, the default since "
+        "`520b8ec`: a verified kernel whose first 3 timed runs are over 1.5 × the fastest "
+        "timed so far stops being timed while another compiled kernel waits for the GPU). "
+        f"One NVIDIA H100 80GB HBM3, tree `9dc4f7a`, the same 60-s configs, one run each ({link(S_RACE)}; "
+        "`bench/race_device.sh`; rows in `docs/bench/race-nvidia-h100-80gb-hbm3.csv`):",
+        "",
+        "| stencil | race_factor | measurements | GPU busy | best GCells/s |",
+        "|---|---|---|---|---|",
+    ]
+    for r in sorted(call, key=lambda r: (r["stencil"], float(r["race_factor"]))):
+        out.append(f"| {r['stencil']} | {float(r['race_factor']):g} | {int(r['measured']):,} | "
+                   f"{pct(100 * float(r['gpu_busy']))} | {f1(float(r['best_gcells']))} |")
+    out += [
+        "",
+        "The H200 figures above were measured without racing; on an H200 it is not measured yet.",
         "",
     ]
 
