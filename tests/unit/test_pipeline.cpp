@@ -82,36 +82,37 @@ TEST(QueueModel, TheGpuTakesKernelsInTheOrderTheirCompilesEndAndNeverRunsTwoAtOn
 // A kernel that loses the race takes its raced GPU time only if another kernel's compile has
 // ended when the race is decided (its start plus the raced time): the worker's condition.
 TEST(QueueModel, ALoserIsRacedOnlyWhileAnotherCompiledKernelWaits) {
+  // Ticket 0 compiles by 0.1 s and loses (0.02 s raced of 0.1); ticket 1 compiles by
+  // `second_compiled` on another thread. The first done: (raced, finish).
+  const auto first = [](int threads, double second_compiled) {
+    QueueModel q(threads);
+    q.add(0, 0, 0.1, 0.1, 0.02);
+    q.add(1, 0, second_compiled, 0.1);
+    const auto d = q.next();
+    EXPECT_TRUE(d && d->ticket == 0);
+    return std::make_pair(d->raced, d->timeline.finish_s);
+  };
+  // Ticket 1 waits when the race is decided at 0.12: raced, and 1 starts at 0.12.
+  const auto [raced, finish] = first(2, 0.11);
+  EXPECT_TRUE(raced);
+  EXPECT_NEAR(finish, 0.12, 1e-12);
+  // Decided before the next compile ends (0.13): timed in full.
+  const auto [full, full_finish] = first(2, 0.13);
+  EXPECT_FALSE(full);
+  EXPECT_NEAR(full_finish, 0.2, 1e-12);
+  // With the costs in series (threads 0) nothing waits: never raced.
+  const auto [serial, serial_finish] = first(0, 0.01);
+  EXPECT_FALSE(serial);
+  EXPECT_NEAR(serial_finish, 0.2, 1e-12);
+  // The kernel that waited starts when the raced one ends.
   QueueModel q(2);
-  // Ticket 0 compiles by 0.1 and loses (0.02 s raced of 0.1); ticket 1 compiles by 0.11:
-  // waiting when the race is decided at 0.12, so 0 is raced and 1 starts at 0.12.
   q.add(0, 0, 0.1, 0.1, 0.02);
   q.add(1, 0, 0.11, 0.1);
-  const auto a = q.next();
-  ASSERT_TRUE(a);
-  EXPECT_EQ(a->ticket, 0);
-  EXPECT_TRUE(a->raced);
-  EXPECT_NEAR(a->timeline.finish_s, 0.12, 1e-12);
+  (void)q.next();
   const auto b = q.next();
   ASSERT_TRUE(b);
   EXPECT_FALSE(b->raced);
   EXPECT_NEAR(b->timeline.start_s, 0.12, 1e-12);
-  // A loser whose race is decided before the next compile ends is timed in full.
-  QueueModel r(2);
-  r.add(0, 0, 0.1, 0.1, 0.02);
-  r.add(1, 0, 0.13, 0.1);
-  const auto c = r.next();
-  ASSERT_TRUE(c);
-  EXPECT_FALSE(c->raced);
-  EXPECT_NEAR(c->timeline.finish_s, 0.2, 1e-12);
-  // With the costs in series (threads 0) nothing waits: never raced.
-  QueueModel s(0);
-  s.add(0, 0, 0.1, 0.1, 0.02);
-  s.add(1, 0, 0.01, 0.1);
-  const auto d = s.next();
-  ASSERT_TRUE(d);
-  EXPECT_FALSE(d->raced);
-  EXPECT_NEAR(d->timeline.finish_s, 0.2, 1e-12);
 }
 
 // A queue saved before racing (tag QUE1: jobs without their raced time) restores as it was.
