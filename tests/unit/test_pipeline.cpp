@@ -3,6 +3,7 @@
 // queued: reproducible, resumable, and busier than one generation at a time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -263,10 +264,11 @@ struct Outcome {
 };
 
 Outcome run_cold(const GaSettings& ga, std::uint64_t seed, const SearchHooks& hooks = {},
-                 const std::optional<SearchState>& resume = std::nullopt,
-                 IslandExtras extras = {}) {
+                 const std::optional<SearchState>& resume = std::nullopt, IslandExtras extras = {},
+                 double race_factor = 0) {
   Outcome o;
   ReplayEvaluator eval = cold().replay;
+  eval.set_race_factor(race_factor);
   SampledSet set;
   set.settings = cold().settings;
   NoMigrator alone;
@@ -381,26 +383,36 @@ TEST(Pipeline, TheLastGenerationEndsAtTheBudgetWhenCompilesAreSlow) {
   }
 }
 
+// Also with racing: the kernels queued to lose the race and the fastest so far travel with the
+// queue, so the raced costs (and the clock) continue exactly.
 TEST(Pipeline, ResumesFromAnySnapshotWithTheUninterruptedTrace) {
-  std::vector<SearchState> snapshots;
-  SearchHooks hooks;
-  hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
-  const Outcome whole = run_cold(timed_ga(0), 5, hooks);
-  ASSERT_GE(snapshots.size(), 10u);
-  for (const std::size_t i : {std::size_t{1}, snapshots.size() / 2, snapshots.size() - 3}) {
-    ASSERT_FALSE(snapshots[i].queue.empty());
-    const Outcome rest = run_cold(timed_ga(0), 5, {}, snapshots[i]);
-    const int next = snapshots[i].generation + 1;
-    std::vector<std::pair<Setting, double>> expected, got;
-    for (const EvaluationRecord& r : whole.sink.evaluations) {
-      if (r.generation >= next)
-        expected.emplace_back(r.setting, r.wall_s);
+  for (const double race : {0.0, 1.5}) {
+    std::vector<SearchState> snapshots;
+    SearchHooks hooks;
+    hooks.on_snapshot = [&](const SearchState& s) { snapshots.push_back(s); };
+    const Outcome whole = run_cold(timed_ga(0), 5, hooks, std::nullopt, {}, race);
+    ASSERT_GE(snapshots.size(), 10u);
+    const auto raced =
+        std::count_if(whole.sink.evaluations.begin(), whole.sink.evaluations.end(),
+                      [](const EvaluationRecord& r) {
+                        return r.measurement.message.find("raced") != std::string::npos;
+                      });
+    EXPECT_EQ(raced > 0, race > 0) << "race " << race;
+    for (const std::size_t i : {std::size_t{1}, snapshots.size() / 2, snapshots.size() - 3}) {
+      ASSERT_FALSE(snapshots[i].queue.empty());
+      const Outcome rest = run_cold(timed_ga(0), 5, {}, snapshots[i], {}, race);
+      const int next = snapshots[i].generation + 1;
+      std::vector<std::pair<Setting, double>> expected, got;
+      for (const EvaluationRecord& r : whole.sink.evaluations) {
+        if (r.generation >= next)
+          expected.emplace_back(r.setting, r.wall_s);
+      }
+      for (const EvaluationRecord& r : rest.sink.evaluations)
+        got.emplace_back(r.setting, r.wall_s);
+      EXPECT_EQ(got, expected) << "after snapshot " << i << ", race " << race;
+      EXPECT_EQ(rest.result.evaluations, whole.result.evaluations);
+      EXPECT_EQ(rest.result.best, whole.result.best);
     }
-    for (const EvaluationRecord& r : rest.sink.evaluations)
-      got.emplace_back(r.setting, r.wall_s);
-    EXPECT_EQ(got, expected) << "after snapshot " << i;
-    EXPECT_EQ(rest.result.evaluations, whole.result.evaluations);
-    EXPECT_EQ(rest.result.best, whole.result.best);
   }
 }
 
