@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <tuple>
 
 #include "eval/byte_codec.hpp"
 #include "eval/queue_model.hpp"
@@ -398,17 +400,18 @@ TEST(Pipeline, ResumesFromAnySnapshotWithTheUninterruptedTrace) {
                         return r.measurement.message.find("raced") != std::string::npos;
                       });
     EXPECT_EQ(raced > 0, race > 0) << "race " << race;
-    for (const std::size_t i : {std::size_t{1}, snapshots.size() / 2, snapshots.size() - 3}) {
+    for (std::size_t i = 1; i + 2 < snapshots.size(); i += snapshots.size() / 9) {
       ASSERT_FALSE(snapshots[i].queue.empty());
       const Outcome rest = run_cold(timed_ga(0), 5, {}, snapshots[i], {}, race);
       const int next = snapshots[i].generation + 1;
-      std::vector<std::pair<Setting, double>> expected, got;
+      // (setting, clock, run_ms, message): a raced answer's cost and message too
+      std::vector<std::tuple<Setting, double, double, std::string>> expected, got;
       for (const EvaluationRecord& r : whole.sink.evaluations) {
         if (r.generation >= next)
-          expected.emplace_back(r.setting, r.wall_s);
+          expected.emplace_back(r.setting, r.wall_s, r.measurement.run_ms, r.measurement.message);
       }
       for (const EvaluationRecord& r : rest.sink.evaluations)
-        got.emplace_back(r.setting, r.wall_s);
+        got.emplace_back(r.setting, r.wall_s, r.measurement.run_ms, r.measurement.message);
       EXPECT_EQ(got, expected) << "after snapshot " << i << ", race " << race;
       EXPECT_EQ(rest.result.evaluations, whole.result.evaluations);
       EXPECT_EQ(rest.result.best, whole.result.best);
