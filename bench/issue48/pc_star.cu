@@ -85,6 +85,10 @@
     }                                                                                       \
   } while (0)
 
+// The reference step (run-time offsets in c_off / c_coef), random fill, NaN poison and the
+// relative-L2 comparison (they use the CK above).
+#include "../harness/standalone.cuh"
+
 constexpr int kMaxR = 4;
 constexpr int kMaxPts = 6 * kMaxR + 1;
 constexpr unsigned long long kTimeoutNs = 500000000ULL;  // 0.5 s per mbarrier wait
@@ -92,11 +96,7 @@ constexpr unsigned long long kTimeoutNs = 500000000ULL;  // 0.5 s per mbarrier w
 __constant__ double c_centre;
 __constant__ double c_plus[3][kMaxR + 1];   // c(axis, +d), d = 1..R
 __constant__ double c_minus[3][kMaxR + 1];  // c(axis, -d)
-// The reference kernel's run-time stencil (as kernels/reference.cuh).
-__constant__ int ref_npts;
-__constant__ int ref_r;
-__constant__ int ref_off[kMaxPts][3];
-__constant__ double ref_coef[kMaxPts];
+static_assert(kMaxPts <= kRefMaxPts, "the reference kernel's run-time stencil (standalone.cuh)");
 
 double coef(int axis, int d) {  // d != 0
   return 0.05 / (axis + 1) / std::abs(d) * (d > 0 ? 1.0 : 0.9);
@@ -549,8 +549,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Naive kernel (one thread a point, compile-time offsets) and the plain reference (run-time
-// offsets, as kernels/reference.cuh).
+// Naive kernel (one thread a point, compile-time offsets); the plain reference (run-time
+// offsets, as kernels/reference.cuh) is standalone.cuh's reference_step.
 template <int R>
 __global__ void naive_star(const double* __restrict__ in, double* __restrict__ out, int nx, int ny,
                            int nz) {
@@ -576,81 +576,6 @@ __global__ void naive_star(const double* __restrict__ in, double* __restrict__ o
     a = fma(c_minus[2][d], in[i - d * sz], a);
   }
   out[i] = a;
-}
-
-__global__ void reference_step(const double* __restrict__ in, double* __restrict__ out, int nx,
-                               int ny, int nz) {
-  const long long n = 1LL * nx * ny * nz, plane = 1LL * nx * ny;
-  const long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x;
-  if (g >= n)
-    return;
-  const int x = static_cast<int>(g % nx);
-  const int y = static_cast<int>((g / nx) % ny);
-  const int z = static_cast<int>(g / plane);
-  const int r = ref_r;
-  if (!(x >= r && x < nx - r && y >= r && y < ny - r && z >= r && z < nz - r)) {
-    out[g] = in[g];
-    return;
-  }
-  double sum = 0.0;
-  for (int k = 0; k < ref_npts; ++k)
-    sum += ref_coef[k] * in[g + ref_off[k][2] * plane + 1LL * ref_off[k][1] * nx + ref_off[k][0]];
-  out[g] = sum;
-}
-
-__global__ void fill_random(double* __restrict__ a, long long n, unsigned long long seed) {
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x) {
-    unsigned long long z = seed + 0x9E3779B97F4A7C15ULL * (g + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    a[g] = 0.5 + static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
-}
-__global__ void fill_nan(double* __restrict__ a, long long n) {
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x)
-    a[g] = __longlong_as_double(0x7ff8000000000000LL);
-}
-// Per-block partial sums: sum (out-ref)^2, sum ref^2, max |out-ref|/max(|ref|,1e-6), non-finite.
-__global__ void compare(const double* __restrict__ out, const double* __restrict__ ref, long long n,
-                        double* partial) {
-  __shared__ double s_d[256], s_r[256], s_m[256], s_n[256];
-  double d2 = 0, r2 = 0, mx = 0, bad = 0;
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x) {
-    const double o = out[g], r = ref[g];
-    if (!isfinite(o)) {
-      bad += 1;
-      continue;
-    }
-    const double d = o - r;
-    d2 += d * d;
-    r2 += r * r;
-    mx = fmax(mx, fabs(d) / fmax(fabs(r), 1e-6));
-  }
-  const int t = threadIdx.x;
-  s_d[t] = d2;
-  s_r[t] = r2;
-  s_m[t] = mx;
-  s_n[t] = bad;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (t < s) {
-      s_d[t] += s_d[t + s];
-      s_r[t] += s_r[t + s];
-      s_m[t] = fmax(s_m[t], s_m[t + s]);
-      s_n[t] += s_n[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    partial[4 * blockIdx.x + 0] = s_d[0];
-    partial[4 * blockIdx.x + 1] = s_r[0];
-    partial[4 * blockIdx.x + 2] = s_m[0];
-    partial[4 * blockIdx.x + 3] = s_n[0];
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,10 +637,8 @@ void set_reference_stencil(int r) {
       off[n][axis] = d;
       cf[n++] = coef(axis, d);
     }
-  CK(cudaMemcpyToSymbol(ref_off, off, sizeof off));
-  CK(cudaMemcpyToSymbol(ref_coef, cf, sizeof cf));
-  CK(cudaMemcpyToSymbol(ref_npts, &n, sizeof n));
-  CK(cudaMemcpyToSymbol(ref_r, &r, sizeof r));
+  CK(cudaMemcpyToSymbol(c_off, off, sizeof off));
+  CK(cudaMemcpyToSymbol(c_coef, cf, sizeof cf));
 }
 
 struct ReferenceRunner : Runner {
@@ -725,8 +648,8 @@ struct ReferenceRunner : Runner {
   }
   std::string params() const override { return "256 threads; run-time offsets"; }
   bool launch(const double* in, double* out, const Grid& g, int*) override {
-    reference_step<<<static_cast<unsigned>((g.cells() + 255) / 256), 256>>>(in, out, g.nx, g.ny,
-                                                                            g.nz);
+    const Dims d{g.nx, g.ny, g.nz, r, r, r, r, r, r, 6 * r + 1};  // set_reference_stencil(r)
+    reference_step<<<static_cast<unsigned>((g.cells() + 255) / 256), 256>>>(in, out, d);
     return cudaPeekAtLastError() == cudaSuccess;
   }
   void attrs(int& regs, int& local, long long& smem) override {
@@ -878,22 +801,11 @@ struct Check {
 };
 
 Check compare_dev(const Buffers& b, const double* out, const double* ref, long long n) {
-  constexpr int kBlocks = 1024;
-  compare<<<kBlocks, 256>>>(out, ref, n, b.partial);
-  CK(cudaGetLastError());
-  std::vector<double> h(4 * kBlocks);
-  CK(cudaMemcpy(h.data(), b.partial, h.size() * 8, cudaMemcpyDeviceToHost));
-  double d2 = 0, r2 = 0, mx = 0, bad = 0;
-  for (int i = 0; i < kBlocks; ++i) {
-    d2 += h[4 * i];
-    r2 += h[4 * i + 1];
-    mx = std::max(mx, h[4 * i + 2]);
-    bad += h[4 * i + 3];
-  }
+  const Diff d = compare_device(out, ref, n, b.partial, 1024);
   Check c;
-  c.rel_l2 = r2 > 0 ? std::sqrt(d2 / r2) : 0.0;
-  c.max_rel = mx;
-  c.nonfinite = static_cast<long long>(bad);
+  c.rel_l2 = d.r2 > 0 ? std::sqrt(d.d2 / d.r2) : 0.0;
+  c.max_rel = d.max_rel;
+  c.nonfinite = static_cast<long long>(d.bad);
   return c;
 }
 

@@ -7,7 +7,8 @@
 # box2d4r follows (NCU_STENCILS, NCU_COUNT launches, NCU_TIMEOUT seconds each).
 # STENCILS="box3d2r ..." limits the stencils (all five by default), PEAKS=0 skips the peak
 # micro-benchmarks, NCU_SKIP=n skips the first n DMMA launches in the ncu pass.
-# Usage: bash bench/mma/mma_device.sh [source dir, default: this script's dir]; writes to
+# Usage: bash bench/mma/mma_device.sh [source dir, default: this script's dir; mma_stencil.cu
+# includes ../../kernels/mma.cuh and ../harness/standalone.cuh relative to it]; writes to
 # $OUT (default ./out-mma): mma.csv, run.log, build.log, ncu_*.
 set -uo pipefail
 src=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}

@@ -51,21 +51,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "../../kernels/mma.cuh"
-
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "../harness/standalone.cuh"
 
 // ---------------------------------------------------------------------------------------
 // Device helpers
@@ -97,42 +87,14 @@ __device__ __forceinline__ void mma_m16(double (&d)[4], double a0, double a1, do
 using isl::mma_k16;
 
 // ---------------------------------------------------------------------------------------
-// Reference (naive) step, verification helpers: kernels/reference.cuh's semantics with
-// run-time extents. Axes: x fastest, then y, then z; 2-D grids have nz = 1.
+// Naive step; the reference step (kernels/reference.cuh's semantics with run-time extents:
+// c_off, c_coef, Dims) and the verification kernels are standalone.cuh's. Axes: x fastest, then
+// y, then z; 2-D grids have nz = 1.
 // ---------------------------------------------------------------------------------------
-constexpr int kMaxPts = 729;
-__constant__ int c_off[kMaxPts][3];
-__constant__ double c_coef[kMaxPts];
-
-struct Dims {
-  int nx, ny, nz, xlo, xhi, ylo, yhi, zlo, zhi, npts;
-};
-
-__global__ void reference_step(const double* __restrict__ in, double* __restrict__ out, Dims d) {
-  const long long cells = 1LL * d.nx * d.ny * d.nz;
-  const long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x;
-  if (g >= cells)
-    return;
-  const long long plane = 1LL * d.nx * d.ny;
-  const int x = static_cast<int>(g % d.nx);
-  const int y = static_cast<int>((g / d.nx) % d.ny);
-  const int z = static_cast<int>(g / plane);
-  const bool interior = x >= d.xlo && x < d.nx - d.xhi && y >= d.ylo && y < d.ny - d.yhi &&
-                        z >= d.zlo && z < d.nz - d.zhi;
-  if (!interior) {
-    out[g] = in[g];
-    return;
-  }
-  double sum = 0.0;
-  for (int k = 0; k < d.npts; ++k)
-    sum += c_coef[k] * in[g + c_off[k][2] * plane + 1LL * c_off[k][1] * d.nx + c_off[k][0]];
-  out[g] = sum;
-}
-
 // Naive CUDA-core step with compile-time offsets (the tuner's naive setting: one thread a
 // point, no tile), kernel axes of Geo G, the stencil as a dense box of coefficients (zeros
 // where the stencil has no point), block 32 x min(8, NY), grid (NX/32, NY/8, NS).
-__constant__ double c_dense[kMaxPts];
+__constant__ double c_dense[kRefMaxPts];
 template <class G>
 __global__ void naive_step(const double* __restrict__ in, double* __restrict__ out) {
   constexpr int DX = G::XLO + G::XHI + 1, DY = G::YLO + G::YHI + 1, DS = G::SLO + G::SHI + 1;
@@ -154,58 +116,6 @@ __global__ void naive_step(const double* __restrict__ in, double* __restrict__ o
         sum += c_dense[(ds * DY + dy) * DX + dx] *
                in[g + (ds - G::SLO) * G::PLANE + 1LL * (dy - G::YLO) * G::NX + (dx - G::XLO)];
   out[g] = sum;
-}
-
-__global__ void fill_random(double* a, long long n, unsigned long long seed) {
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x) {
-    unsigned long long z = seed + 0x9E3779B97F4A7C15ULL * (g + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    a[g] = 0.5 + static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
-}
-__global__ void fill_nan(double* a, long long n) {
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x)
-    a[g] = __longlong_as_double(0x7ff8000000000000LL);
-}
-// Per-block partials: sum (o-r)^2, sum r^2, max |o-r|/max(|r|,1e-6), non-finite count.
-__global__ void compare(const double* __restrict__ o, const double* __restrict__ r, long long n,
-                        double* partial) {
-  __shared__ double sd[256], sr[256], sm[256], sn[256];
-  double d2 = 0, r2 = 0, mx = 0, bad = 0;
-  for (long long g = blockIdx.x * 1LL * blockDim.x + threadIdx.x; g < n;
-       g += 1LL * gridDim.x * blockDim.x) {
-    const double a = o[g], b = r[g];
-    if (!isfinite(a)) {
-      bad += 1;
-      continue;
-    }
-    const double d = a - b;
-    d2 += d * d;
-    r2 += b * b;
-    mx = fmax(mx, fabs(d) / fmax(fabs(b), 1e-6));
-  }
-  const int t = threadIdx.x;
-  sd[t] = d2, sr[t] = r2, sm[t] = mx, sn[t] = bad;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (t < s) {
-      sd[t] += sd[t + s];
-      sr[t] += sr[t + s];
-      sm[t] = fmax(sm[t], sm[t + s]);
-      sn[t] += sn[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    partial[4 * blockIdx.x + 0] = sd[0];
-    partial[4 * blockIdx.x + 1] = sr[0];
-    partial[4 * blockIdx.x + 2] = sm[0];
-    partial[4 * blockIdx.x + 3] = sn[0];
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -502,68 +412,21 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
 // Peak micro-benchmarks: independent MMA / FMA chains in registers.
 // ---------------------------------------------------------------------------------------
 __global__ void peak_m8(double* out, int iters) {
-  double acc[8][2] = {};
-  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      mma_m8(acc[c], a, b);
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<2>(out, iters, [](double(&d)[2], double a, double b) { mma_m8(d, a, b); });
 }
 __global__ void peak_m16(double* out, int iters) {
-  double acc[8][4] = {};
-  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      mma_m16(acc[c], a, b, a);
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<4>(out, iters, [](double(&d)[4], double a, double b) { mma_m16(d, a, b, a); });
 }
 // Throughput only (fragment contents are arbitrary): m16n8k8 and m16n8k16 f64 (sm_90).
 __global__ void peak_m16k8(double* out, int iters) {
-  double acc[8][4] = {};
-  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-          "{%8,%9}, {%0,%1,%2,%3};\n"
-          : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
-          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a));
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<4>(out, iters,
+                 [](double(&d)[4], double a, double b) { isl::mma_k8(d, a, b, a, b, b, a); });
 }
 __global__ void peak_m16k16(double* out, int iters) {
-  double acc[8][4] = {};
-  double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-          "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-          : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
-          : "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(a), "d"(b), "d"(b), "d"(a), "d"(b),
-            "d"(a));
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<4>(out, iters, [](double(&d)[4], double a, double b) {
+    const double f[8] = {a, b, a, b, a, b, a, b};
+    mma_k16(d, f, b, a, b, a);
+  });
 }
 __global__ void peak_fma(double* out, int iters) {
   double acc[8];
@@ -583,57 +446,8 @@ __global__ void peak_fma(double* out, int iters) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Host: the project's typical box stencil (src/stencil/typical.cpp), timing, verification
+// Host: the project's typical box stencil (standalone.cuh's typical_box), timing, verification
 // ---------------------------------------------------------------------------------------
-struct Pt {
-  int x, y, z;
-  double c;
-};
-
-static std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-static std::uint64_t offset_hash(int x, int y, int z, std::uint64_t salt) {
-  const auto part = [](int v) { return static_cast<std::uint64_t>(v + 64) & 0xFFFF; };
-  return mix64((part(x) << 32) ^ (part(y) << 16) ^ part(z) ^ (salt << 48));
-}
-// typical_offsets(box, dims, order) + typical_coefficients: same order, same values.
-[[maybe_unused]] static std::vector<Pt> typical_box(int dims, int order) {
-  std::set<std::tuple<int, int, int>> pts;
-  const int zmax = dims == 3 ? order : 0;
-  for (int x = -order; x <= order; ++x)
-    for (int y = -order; y <= order; ++y)
-      for (int z = -zmax; z <= zmax; ++z)
-        pts.insert({x, y, z});
-  std::vector<Pt> out;
-  for (auto [x, y, z] : pts)
-    out.push_back({x, y, z, 0.0});
-  const unsigned __int128 total = static_cast<unsigned __int128>(1) << 50;
-  const size_t n = out.size();
-  for (std::uint64_t salt = 0;; ++salt) {
-    std::vector<std::uint64_t> w(n), m(n);
-    unsigned __int128 sum = 0, assigned = 0;
-    for (size_t k = 0; k < n; ++k) {
-      w[k] = (1ULL << 30) + (offset_hash(out[k].x, out[k].y, out[k].z, salt) & ((1ULL << 30) - 1));
-      sum += w[k];
-    }
-    for (size_t k = 0; k < n; ++k) {
-      m[k] = static_cast<std::uint64_t>(w[k] * total / sum);
-      assigned += m[k];
-    }
-    for (size_t k = 0; assigned < total; ++k, ++assigned)
-      ++m[k];
-    if (std::set<std::uint64_t>(m.begin(), m.end()).size() != n)
-      continue;
-    for (size_t k = 0; k < n; ++k)
-      out[k].c = static_cast<double>(m[k]) * 0x1.0p-50;
-    return out;
-  }
-}
-
 struct Problem {
   std::string name;
   int dims, order, nx, ny, nz;  // grid axes x, y, z (nz = 1 in 2-D)
@@ -656,51 +470,15 @@ struct Ctx {
 
 [[maybe_unused]] static void compare_to_ref(Ctx& c, const double* out, double& rel_l2,
                                             double& max_rel, double& bad) {
-  compare<<<c.compare_blocks, 256>>>(out, c.ref, c.p.cells(), c.partial);
-  CK(cudaGetLastError());
-  std::vector<double> h(4 * c.compare_blocks);
-  CK(cudaMemcpy(h.data(), c.partial, h.size() * 8, cudaMemcpyDeviceToHost));
-  double d2 = 0, r2 = 0;
-  max_rel = 0, bad = 0;
-  for (int b = 0; b < c.compare_blocks; ++b) {
-    d2 += h[4 * b], r2 += h[4 * b + 1];
-    max_rel = std::max(max_rel, h[4 * b + 2]);
-    bad += h[4 * b + 3];
-  }
-  rel_l2 = std::sqrt(d2 / r2);
+  const Diff d = compare_device(out, c.ref, c.p.cells(), c.partial, c.compare_blocks);
+  rel_l2 = std::sqrt(d.d2 / d.r2), max_rel = d.max_rel, bad = d.bad;
 }
 
-// Times `step(in, out)` ping-ponging p1/p2: median ms per step over 5 runs of n steps.
+// Times `step(in, out)` ping-ponging p1/p2 from a0: median ms per step over 5 runs of n steps
+// (at most 40).
 template <class F>
 static double time_steps(Ctx& c, F&& step) {
-  CK(cudaMemcpy(c.p1, c.a0, c.p.cells() * 8, cudaMemcpyDeviceToDevice));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  step(c.p1, c.p2);  // warm-up
-  CK(cudaEventRecord(e0));
-  step(c.p2, c.p1);
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float one = 0;
-  CK(cudaEventElapsedTime(&one, e0, e1));
-  const int n = std::max(2, std::min(40, static_cast<int>(40.0 / std::max(one, 1e-3f))));
-  std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(e0));
-    for (int s = 0; s < n; ++s)
-      (s % 2 == 0) ? step(c.p1, c.p2) : step(c.p2, c.p1);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    runs.push_back(ms / n);
-  }
-  CK(cudaGetLastError());
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
+  return time_pingpong(c.a0, c.p1, c.p2, c.p.cells(), 40, step);
 }
 
 static void emit(Ctx& c, const char* variant, const std::string& params, double eff, int regs,
@@ -863,21 +641,7 @@ static void run_naive(Ctx& c) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   const int iters = 256, blocks = sms * 8, threads = 256;
-  auto timeit = [&](auto launch) {
-    launch();
-    CK(cudaDeviceSynchronize());
-    float best = 1e30f;
-    for (int r = 0; r < 3; ++r) {
-      CK(cudaEventRecord(e0));
-      launch();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      best = std::min(best, ms);
-    }
-    return best;
-  };
+  auto timeit = [&](auto launch) { return best_ms(e0, e1, launch); };
   const double warps = 1.0 * blocks * threads / 32;
   float ms = timeit([&] { peak_m8<<<blocks, threads>>>(dummy, iters); });
   const double m8 = warps * iters * 8 * (2.0 * 8 * 8 * 4) / (ms * 1e-3) / 1e9;

@@ -1,6 +1,8 @@
 // Standalone prototype for issue 47: box3d3r on the FP64 tensor cores (DMMA) with "the z-offsets
 // as the MMA's columns" (docs/studies/2026-12-06-tensor-core-mapping-bounds.md, Addendum), against
-// a plain CUDA-core reference, with verification and timing. No dependency beyond the CUDA runtime.
+// a plain CUDA-core reference, with verification and timing. Beyond the CUDA runtime it includes
+// kernels/mma.cuh (cp.async and the f64 MMAs) and bench/harness/standalone.cuh (the typical
+// stencil, reference step, verification and timing helpers), by paths relative to this file.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Xptxas -v -o zcols bench/mma/zcols.cu && ./zcols [csv]
 // bench/mma/zcols_device.sh builds and runs it on the GPU machine (and ncu on the best variant).
 // Environment: ZC_ONLY=<variant tag> runs that variant only (and naive), ZC_GRIDS=big|odd|both
@@ -55,19 +57,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "../../kernels/mma.cuh"
+#include "../harness/standalone.cuh"
 
 constexpr int kRad = 3;                      // box3d3r
 constexpr int kDiam = 2 * kRad + 1;          // 7
@@ -79,69 +73,18 @@ struct Grid {
   __host__ __device__ long long cells() const { return 1LL * nx * ny * nz; }
 };
 
-// ---------------------------------------------------------------------------------------
-// Device helpers: cp.async and the f64 MMAs (as kernels/mma.cuh, copied to stay standalone)
-// ---------------------------------------------------------------------------------------
-__device__ __forceinline__ void copy8(double* dst, const double* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
-}
-__device__ __forceinline__ void copy16(double* dst, const double* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-}
-__device__ __forceinline__ void commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wait_groups() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-// D (16x8) += A (16x4) B (4x8). Lane l (gq = l/4, kq = l%4): a0 = A[gq][kq], a1 = A[gq+8][kq],
-// b = B[kq][gq]; d0, d1 = D[gq][2kq, 2kq+1], d2, d3 = D[gq+8][2kq, 2kq+1].
-__device__ __forceinline__ void mma_k4(double (&d)[4], double a0, double a1, double b) {
-  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-      "{%0,%1,%2,%3};\n"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a0), "d"(a1), "d"(b));
-}
-// D (16x8) += A (16x8) B (8x8): two k4 patches; a0/a1 (rows gq, gq+8) and b0 belong to the
-// first (k = kq), a2/a3 and b1 to the second (k = 4 + kq) (kernels/mma.cuh's mma_k8).
-__device__ __forceinline__ void mma_k8(double (&d)[4], double a0, double a1, double a2, double a3,
-                                       double b0, double b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
-}
+// Device helpers: cp.async and the f64 MMAs, the tensor-core family's (kernels/mma.cuh). Lane l
+// (gq = l/4, kq = l%4) of mma_k4: a0 = A[gq][kq], a1 = A[gq+8][kq], b = B[kq][gq]; d0, d1 =
+// D[gq][2kq, 2kq+1], d2, d3 = D[gq+8][2kq, 2kq+1]. mma_k8: two k4 patches; a0/a1 (rows gq, gq+8)
+// and b0 belong to the first (k = kq), a2/a3 and b1 to the second (k = 4 + kq).
+using isl::mma_k4;
+using isl::mma_k8;
 
 // ---------------------------------------------------------------------------------------
-// Reference (run-time offset loop) and naive (compile-time offsets) steps; verification helpers
+// Naive step (compile-time offsets); the reference step (run-time offset loop) and the
+// verification kernels are standalone.cuh's
 // ---------------------------------------------------------------------------------------
-__constant__ int c_off[kPts][3];
-__constant__ double c_coef[kPts];
 __constant__ double c_dense[kPts];  // [dz + 3][dy + 3][dx + 3]
-
-__global__ void reference_step(const double* __restrict__ in, double* __restrict__ out, Grid g) {
-  const long long cells = g.cells();
-  const long long i = blockIdx.x * 1LL * blockDim.x + threadIdx.x;
-  if (i >= cells)
-    return;
-  const long long plane = 1LL * g.nx * g.ny;
-  const int x = static_cast<int>(i % g.nx);
-  const int y = static_cast<int>((i / g.nx) % g.ny);
-  const int z = static_cast<int>(i / plane);
-  const bool interior =
-      x >= kRad && x < g.nx - kRad && y >= kRad && y < g.ny - kRad && z >= kRad && z < g.nz - kRad;
-  if (!interior) {
-    out[i] = in[i];
-    return;
-  }
-  double sum = 0.0;
-  for (int k = 0; k < kPts; ++k)
-    sum += c_coef[k] * in[i + c_off[k][2] * plane + 1LL * c_off[k][1] * g.nx + c_off[k][0]];
-  out[i] = sum;
-}
 
 // One thread a point, the offsets unrolled at compile time (the tuner's naive setting's shape;
 // the grid extents are run-time here). Block 32 x 8, grid (ceil(nx/32), ceil(ny/8), nz).
@@ -169,86 +112,13 @@ __global__ void naive_step(const double* __restrict__ in, double* __restrict__ o
   out[i] = sum;
 }
 
-__global__ void fill_random(double* a, long long n, unsigned long long seed) {
-  for (long long i = blockIdx.x * 1LL * blockDim.x + threadIdx.x; i < n;
-       i += 1LL * gridDim.x * blockDim.x) {
-    unsigned long long z = seed + 0x9E3779B97F4A7C15ULL * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    a[i] = 0.5 + static_cast<double>(z >> 11) * 0x1.0p-53;
-  }
-}
-__global__ void fill_nan(double* a, long long n) {
-  for (long long i = blockIdx.x * 1LL * blockDim.x + threadIdx.x; i < n;
-       i += 1LL * gridDim.x * blockDim.x)
-    a[i] = __longlong_as_double(0x7ff8000000000000LL);
-}
-// Per-block partials: sum (o-r)^2, sum r^2, max |o-r|/max(|r|,1e-6), non-finite count.
-__global__ void compare(const double* __restrict__ o, const double* __restrict__ r, long long n,
-                        double* partial) {
-  __shared__ double sd[256], sr[256], sm[256], sn[256];
-  double d2 = 0, r2 = 0, mx = 0, bad = 0;
-  for (long long i = blockIdx.x * 1LL * blockDim.x + threadIdx.x; i < n;
-       i += 1LL * gridDim.x * blockDim.x) {
-    const double a = o[i], b = r[i];
-    if (!isfinite(a)) {
-      bad += 1;
-      continue;
-    }
-    const double d = a - b;
-    d2 += d * d;
-    r2 += b * b;
-    mx = fmax(mx, fabs(d) / fmax(fabs(b), 1e-6));
-  }
-  const int t = threadIdx.x;
-  sd[t] = d2, sr[t] = r2, sm[t] = mx, sn[t] = bad;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (t < s) {
-      sd[t] += sd[t + s];
-      sr[t] += sr[t + s];
-      sm[t] = fmax(sm[t], sm[t + s]);
-      sn[t] += sn[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    partial[4 * blockIdx.x + 0] = sd[0];
-    partial[4 * blockIdx.x + 1] = sr[0];
-    partial[4 * blockIdx.x + 2] = sm[0];
-    partial[4 * blockIdx.x + 3] = sn[0];
-  }
-}
-
 // DMMA peaks (throughput only, 8 independent accumulators a warp).
 __global__ void peak_k4(double* out, int iters) {
-  double acc[8][4] = {};
-  const double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      mma_k4(acc[c], a, b, a);
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<4>(out, iters, [](double(&d)[4], double a, double b) { mma_k4(d, a, b, a); });
 }
 __global__ void peak_k8(double* out, int iters) {
-  double acc[8][4] = {};
-  const double a = 1.0 + threadIdx.x * 1e-9, b = 1.0 - threadIdx.x * 1e-9;
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-      mma_k8(acc[c], a, b, a, b, b, a);
-  double s = 0;
-  for (int c = 0; c < 8; ++c)
-    s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
-  if (s == 12345.678)
-    out[0] = s;
+  peak_chains<4>(out, iters,
+                 [](double(&d)[4], double a, double b) { mma_k8(d, a, b, a, b, b, a); });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -309,7 +179,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         const int gy = y0 - kRad + ty, gx = x0 - 4 + tx;
         double* d = dst + ty * TXS + tx;
         if (zin && gy >= 0 && gy < g.ny && gx >= 0 && gx < g.nx)
-          copy16(d, in + (z * plane + gy * g.nx + gx));
+          isl::mma_copy16(d, in + (z * plane + gy * g.nx + gx));
         else
           *reinterpret_cast<double2*>(d) = make_double2(0.0, 0.0);
       }
@@ -319,7 +189,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         const int gy = y0 - kRad + ty, gx = x0 - 4 + tx;
         double* d = dst + e;
         if (zin && gy >= 0 && gy < g.ny && gx >= 0 && gx < g.nx)
-          copy8(d, in + (z * plane + gy * g.nx + gx));
+          isl::mma_copy8(d, in + (z * plane + gy * g.nx + gx));
         else
           *d = 0.0;
       }
@@ -343,16 +213,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   for (int i = 0; i < STAGES - 1; ++i) {
     if (i < nin)
       stage(i);
-    commit();
+    isl::mma_commit();
   }
 
 #pragma unroll 1
   for (int i = 0; i < nin; ++i) {
-    wait_groups<STAGES - 2>();  // plane i has landed (this thread's copies) ...
-    __syncthreads();            // ... everyone's; and slot (i - 1) % STAGES is free
+    isl::mma_wait<STAGES - 2>();  // plane i has landed (this thread's copies) ...
+    __syncthreads();              // ... everyone's; and slot (i - 1) % STAGES is free
     if (i + STAGES - 1 < nin)
       stage(i + STAGES - 1);
-    commit();
+    isl::mma_commit();
 
     const double* pl = ring + (i % STAGES) * PLANE + abase;
     const int t = (i - kRad - gq) & 7;  // this lane's column n = gq at input plane i
@@ -427,61 +297,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
       acc[j][3] = mine && odd ? 0.0 : acc[j][3];
     }
   }
-  wait_groups<0>();  // nothing in flight at exit (the last groups are empty)
+  isl::mma_wait<0>();  // nothing in flight at exit (the last groups are empty)
 }
 
 // ---------------------------------------------------------------------------------------
-// Host: the project's box3d3r (src/stencil/typical.cpp), tables, timing, verification
+// Host: the project's box3d3r (standalone.cuh's typical_box), tables, timing, verification
 // ---------------------------------------------------------------------------------------
-struct Pt {
-  int x, y, z;
-  double c;
-};
-
-static std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-static std::uint64_t offset_hash(int x, int y, int z, std::uint64_t salt) {
-  const auto part = [](int v) { return static_cast<std::uint64_t>(v + 64) & 0xFFFF; };
-  return mix64((part(x) << 32) ^ (part(y) << 16) ^ part(z) ^ (salt << 48));
-}
-// typical_offsets(box, 3, order) + typical_coefficients: same order (std::set of (x, y, z)), same
-// values (integer weights from the hash, summing to 2^50, all distinct; salt bumped otherwise).
-static std::vector<Pt> typical_box3d(int order) {
-  std::set<std::tuple<int, int, int>> pts;
-  for (int x = -order; x <= order; ++x)
-    for (int y = -order; y <= order; ++y)
-      for (int z = -order; z <= order; ++z)
-        pts.insert({x, y, z});
-  std::vector<Pt> out;
-  for (auto [x, y, z] : pts)
-    out.push_back({x, y, z, 0.0});
-  const unsigned __int128 total = static_cast<unsigned __int128>(1) << 50;
-  const size_t n = out.size();
-  for (std::uint64_t salt = 0;; ++salt) {
-    std::vector<std::uint64_t> w(n), m(n);
-    unsigned __int128 sum = 0, assigned = 0;
-    for (size_t k = 0; k < n; ++k) {
-      w[k] = (1ULL << 30) + (offset_hash(out[k].x, out[k].y, out[k].z, salt) & ((1ULL << 30) - 1));
-      sum += w[k];
-    }
-    for (size_t k = 0; k < n; ++k) {
-      m[k] = static_cast<std::uint64_t>(w[k] * total / sum);
-      assigned += m[k];
-    }
-    for (size_t k = 0; assigned < total; ++k, ++assigned)
-      ++m[k];
-    if (std::set<std::uint64_t>(m.begin(), m.end()).size() != n)
-      continue;
-    for (size_t k = 0; k < n; ++k)
-      out[k].c = static_cast<double>(m[k]) * 0x1.0p-50;
-    return out;
-  }
-}
-
 // dense[(dz + 3) * 49 + (dy + 3) * 7 + dx + 3]
 static std::vector<double> dense_coefficients(const std::vector<Pt>& pts) {
   std::vector<double> d(kPts, 0.0);
@@ -534,52 +355,27 @@ struct Ctx {
 
 static void compare_to_ref(Ctx& c, const double* out, double& rel_l2, double& max_rel,
                            double& bad) {
-  compare<<<c.compare_blocks, 256>>>(out, c.ref, c.g.cells(), c.partial);
-  CK(cudaGetLastError());
-  std::vector<double> h(4 * c.compare_blocks);
-  CK(cudaMemcpy(h.data(), c.partial, h.size() * 8, cudaMemcpyDeviceToHost));
-  double d2 = 0, r2 = 0;
-  max_rel = 0, bad = 0;
-  for (int b = 0; b < c.compare_blocks; ++b) {
-    d2 += h[4 * b], r2 += h[4 * b + 1];
-    max_rel = std::max(max_rel, h[4 * b + 2]);
-    bad += h[4 * b + 3];
-  }
-  rel_l2 = std::sqrt(d2 / r2);
+  const Diff d = compare_device(out, c.ref, c.g.cells(), c.partial, c.compare_blocks);
+  rel_l2 = std::sqrt(d.d2 / d.r2), max_rel = d.max_rel, bad = d.bad;
 }
 
-// Times `step(in, out)` ping-ponging p1/p2: median ms a step over 5 runs of n steps, n chosen so
-// that a run lasts about 40 ms.
+// Times `step(in, out)` ping-ponging p1/p2 from a0: median ms a step over 5 runs of n steps, n
+// chosen so that a run lasts about 40 ms (at most 4000).
 template <class F>
 static double time_steps(Ctx& c, F&& step) {
-  CK(cudaMemcpy(c.p1, c.a0, c.g.cells() * 8, cudaMemcpyDeviceToDevice));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  step(c.p1, c.p2);  // warm-up
-  CK(cudaEventRecord(e0));
-  step(c.p2, c.p1);
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float one = 0;
-  CK(cudaEventElapsedTime(&one, e0, e1));
-  const int n = std::max(2, std::min(4000, static_cast<int>(40.0 / std::max(one, 1e-3f))));
-  std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(e0));
-    for (int s = 0; s < n; ++s)
-      (s % 2 == 0) ? step(c.p1, c.p2) : step(c.p2, c.p1);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    runs.push_back(ms / n);
-  }
+  return time_pingpong(c.a0, c.p1, c.p2, c.g.cells(), 4000, step);
+}
+
+// Verifies one step from the pristine input into a NaN-poisoned buffer against the reference,
+// then times it: ms a step (0 with ZC_NCU, no timing).
+template <class F>
+static double verify_and_time(Ctx& c, F&& step, double& rel, double& maxrel, double& bad) {
+  fill_nan<<<1024, 256>>>(c.p2, c.g.cells());
+  step(c.a0, c.p2);
   CK(cudaGetLastError());
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
+  CK(cudaDeviceSynchronize());
+  compare_to_ref(c, c.p2, rel, maxrel, bad);
+  return c.ncu ? 0.0 : time_steps(c, step);
 }
 
 static const char* kCsvHeader =
@@ -646,13 +442,8 @@ static void run_zcols(Ctx& c, const char* tag) {
   auto step = [&](const double* in, double* out) {
     kern<<<grid, block, C::SMEM>>>(in, out, table, g, ts);
   };
-  fill_nan<<<1024, 256>>>(c.p2, g.cells());
-  step(c.a0, c.p2);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
   double rel, maxrel, bad;
-  compare_to_ref(c, c.p2, rel, maxrel, bad);
-  const double ms = c.ncu ? 0.0 : time_steps(c, step);
+  const double ms = verify_and_time(c, step, rel, maxrel, bad);
   // Issued MMA multiply-adds a cell: 8 x 56 a plane, (nz + 6 x z-chunks) / nz planes a plane.
   const double planes = static_cast<double>(g.nz + 2 * kRad * grid.z) / g.nz;
   const double share = kPts / (8.0 * 56.0 * planes);
@@ -670,13 +461,8 @@ static void run_naive(Ctx& c) {
   const Grid g = c.g;
   const dim3 block(32, 8), grid((g.nx + 31) / 32, (g.ny + 7) / 8, g.nz);
   auto step = [&](const double* in, double* out) { naive_step<<<grid, block>>>(in, out, g); };
-  fill_nan<<<1024, 256>>>(c.p2, g.cells());
-  step(c.a0, c.p2);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
   double rel, maxrel, bad;
-  compare_to_ref(c, c.p2, rel, maxrel, bad);
-  const double ms = c.ncu ? 0.0 : time_steps(c, step);
+  const double ms = verify_and_time(c, step, rel, maxrel, bad);
   cudaFuncAttributes fa{};
   CK(cudaFuncGetAttributes(&fa, naive_step));
   emit(c, "naive", "compile-time offsets one thread a point block 32x8", 1.0, fa.numRegs,
@@ -693,21 +479,7 @@ static void run_peaks(Ctx& c) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   const int iters = 128, blocks = sms * 8, threads = 256;  // ~0.15 s a launch
-  auto timeit = [&](auto launch) {
-    launch();
-    CK(cudaDeviceSynchronize());
-    float best = 1e30f;
-    for (int r = 0; r < 3; ++r) {
-      CK(cudaEventRecord(e0));
-      launch();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      best = std::min(best, ms);
-    }
-    return best;
-  };
+  auto timeit = [&](auto launch) { return best_ms(e0, e1, launch); };
   const double warps = 1.0 * blocks * threads / 32;
   float ms = timeit([&] { peak_k4<<<blocks, threads>>>(dummy, iters); });
   const double k4 = warps * iters * 8 * (2.0 * 16 * 8 * 4) / (ms * 1e-3) / 1e12;
@@ -762,7 +534,7 @@ int main(int argc, char** argv) {
     if (std::ftell(c.csv) == 0)
       std::fprintf(c.csv, "%s\n", kCsvHeader);
   }
-  c.pts = typical_box3d(kRad);
+  c.pts = typical_box(3, kRad);
   c.dense = dense_coefficients(c.pts);
   std::vector<int> off(3 * c.pts.size());
   std::vector<double> co(c.pts.size());
@@ -803,7 +575,8 @@ int main(int argc, char** argv) {
     c.gname = name;
     fill_random<<<4096, 256>>>(c.a0, g.cells(), 0x5eedULL);
     CK(cudaGetLastError());
-    reference_step<<<static_cast<unsigned>((g.cells() + 255) / 256), 256>>>(c.a0, c.ref, g);
+    const Dims d{g.nx, g.ny, g.nz, kRad, kRad, kRad, kRad, kRad, kRad, kPts};
+    reference_step<<<static_cast<unsigned>((g.cells() + 255) / 256), 256>>>(c.a0, c.ref, d);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     if (!c.ncu)

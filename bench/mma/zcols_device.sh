@@ -5,7 +5,8 @@
 # Compute on one verified 512^3 launch of the fastest verified variant: first the metrics below
 # (DMMA pipe share, DRAM and L1/shared throughput, occupancy, stalls), then the WarpStateStats,
 # MemoryWorkloadAnalysis and ComputeWorkloadAnalysis sections (raw page), appended.
-# Usage: bash bench/mma/zcols_device.sh [source dir, default: this script's dir]; writes 4 files
+# Usage: bash bench/mma/zcols_device.sh [source dir, default: this script's dir; zcols.cu includes
+# ../../kernels/mma.cuh and ../harness/standalone.cuh relative to it]; writes 4 files
 # to $OUT (default ./out-zcols): zcols.csv, run.log, build.log, ncu_best.csv. About 1-2 minutes.
 # NCU_VARIANT=<tag> profiles that variant instead of the fastest.
 set -uo pipefail
