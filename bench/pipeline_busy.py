@@ -52,14 +52,15 @@ def configs() -> dict[str, tuple[object, list[int]]]:
 
 
 def config_text(stencil: object, grid: list[int], budget: float, threads: int,
-                pipeline: int | None, seed: int = 1, race_factor: float = 0) -> str:
+                pipeline: int | None, seed: int = 1, race_factor: float | None = None) -> str:
     """pipeline None: no `ga` key (a tree before the pipeline knows no `ga.pipeline`);
-    race_factor 0: no `evaluator.race_factor` key."""
+    race_factor None: no `evaluator.race_factor` key (the tree's default: 1.5 since 520b8ec,
+    before it 0; a tree before 75c8aac knows no such key)."""
     cfg = {"stencil": stencil, "grid": grid, "seed": seed, "budget": {"time_budget_s": budget}}
     if pipeline is not None:
         cfg["ga"] = {"pipeline": pipeline}
     cfg["evaluator"] = {"backend": "cuda", "compile_threads": threads}
-    if race_factor:
+    if race_factor is not None:
         cfg["evaluator"]["race_factor"] = race_factor
     return json.dumps(cfg)  # YAML is a superset of JSON
 
@@ -98,10 +99,13 @@ def main() -> int:
                          "ga key, its stencils come from this checkout's config/ "
                          "(ISLETUNE_DATA_DIR), its trace is read by --bin's isletune report; "
                          "the rows' pipeline column reads 'base'")
-    ap.add_argument("--race-factor", type=float, default=0,
-                    help="evaluator.race_factor of every run (0: the key left out); the runs' "
+    ap.add_argument("--race-factor", type=float, default=None,
+                    help="evaluator.race_factor of every run (left out: the key left out, the "
+                         "tree's default; 0: every run of every kernel timed); the runs' "
                          "names and the rows' pipeline column end in -r<F>")
     a = ap.parse_args()
+    if a.baseline_bin and a.race_factor is not None:
+        ap.error("--race-factor: the tree of --baseline-bin knows no evaluator.race_factor")
     os.makedirs(a.work, exist_ok=True)
     cmd = ["mpirun", "-q", "-np", "1", "--bind-to", "none"]
     if os.geteuid() == 0:
@@ -116,7 +120,7 @@ def main() -> int:
             if not a.only or name in a.only]
     for name, (stencil, grid), seed in runs:
         mode = ("base" if a.baseline_bin else f"p{a.pipeline}") + \
-            (f"-r{a.race_factor:g}" if a.race_factor else "")
+            (f"-r{a.race_factor:g}" if a.race_factor is not None else "")
         tag = f"{name}-{mode}" + (f"-s{seed}" if seed != 1 else "")
         cfg = os.path.join(a.work, tag + ".yaml")
         with open(cfg, "w") as f:
