@@ -6,9 +6,7 @@
 #include "run/rank_run.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -33,6 +31,7 @@
 #include "ring/ring_stop_vote.hpp"
 #include "ring/world.hpp"
 #include "run/checkpoint.hpp"
+#include "run/progress.hpp"
 #include "run/recording.hpp"
 #include "run/setup.hpp"
 #include "run/signals.hpp"
@@ -46,16 +45,6 @@ namespace isletune::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-// printf into a string (lines of the progress log: short).
-[[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...) {
-  char buf[2048];
-  va_list args;
-  va_start(args, fmt);
-  const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return std::string(buf, static_cast<std::size_t>(std::clamp(n, 0, int{sizeof buf} - 1)));
-}
 
 // An error text without the HDF5 call and source location an h5::Error carries ("HDF5
 // call H5Dwrite(...) failed at src/trace/x.cpp:78: file write failed" -> "an HDF5 write
@@ -100,12 +89,6 @@ class Phases {
   const ring::World& world_;
   const RunPrinter& printer_;
   std::string error_;
-};
-
-// The naive-equivalent setting's time (NaN: not measured) and, then, why not.
-struct NaiveTime {
-  double ms = std::numeric_limits<double>::quiet_NaN();
-  std::string missing;
 };
 
 // The rank's TraceSink: forwards to its rank file and stores each generation's
@@ -201,12 +184,6 @@ struct Session {
   double resumed_naive_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
-// Seconds on a monotonic clock (wait times, run wall time).
-double now_s() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
 // Environment of one rank as one string for gathering (fields separated by \x1f).
 std::string pack(const EnvironmentInfo& e) {
   const char sep = '\x1f';
@@ -248,209 +225,6 @@ EnvironmentInfo unpack(const std::string& s) {
   e.gpu_device = f[15];
   return e;
 }
-
-// Rank 0's per-generation progress line (collective: every rank gathers its numbers, in
-// the background: rank 0 prints a generation's line once every rank has ended it, and no
-// rank waits for the line). Async islands (GaSettings::async_islands) are at different
-// generations, so no gather matches them: every rank sends its numbers to rank 0 as messages
-// instead (ring::Mailbox), and rank 0 prints a line after each of its own generations with
-// the newest numbers it has of every rank.
-class Progress {
- public:
-  Progress(const ring::World& world, const Config& config, const RunPrinter& printer,
-           double start_s, std::int64_t evaluations, double copy_bandwidth_gbs, bool async)
-      : world_(world),
-        gather_(world.comm(), kFields),
-        config_(config),
-        printer_(printer),
-        start_s_(start_s),
-        evaluations_(evaluations),
-        roof_ms_(copy_roofline_ms(config.grid, copy_bandwidth_gbs)) {
-    if (!async || world.size() < 2)
-      return;
-    std::vector<int> peers;
-    for (int r = 0; r < world.size(); ++r) {
-      if ((world.rank() == 0) != (r == 0))
-        peers.push_back(r);
-    }
-    mail_.emplace(world.comm(), kFields, std::move(peers), "the progress rows");
-    newest_.assign(static_cast<std::size_t>(world.size()) * kFields, 0.0);
-    for (int r = 0; r < world.size(); ++r)
-      newest_[static_cast<std::size_t>(r) * kFields + 2] = std::nan("");
-  }
-
-  // " (37% of budget, ETA 2m10s)": the largest share used of the budgets that are set
-  // (generations, the island with the fewest evaluations left, evaluator clock) and the
-  // wall time to spend the rest at this session's pace since its first generation line (an
-  // upper bound: the MCR stop may end the run earlier). Empty without a budget.
-  std::string budget_share(int generation, double min_evals_left, double elapsed) {
-    const GaSettings& ga = config_.ga;
-    double share = -1;
-    if (ga.max_generations > 0)
-      share = std::max(share, static_cast<double>(generation) / ga.max_generations);
-    if (ga.max_evaluations > 0) {
-      share = std::max(share, 1.0 - min_evals_left / static_cast<double>(ga.max_evaluations));
-    }
-    if (ga.time_budget_s > 0)
-      share = std::max(share, elapsed / ga.time_budget_s);
-    if (share < 0)
-      return "";
-    share = std::clamp(share, 0.0, 1.0);
-    const double wall = now_s();
-    if (!first_) {
-      first_ = {wall, share};
-      return fmt::format(" ({:.0f}% of budget)", 100 * share);
-    }
-    const double done = share - first_->second;
-    if (done <= 0)
-      return fmt::format(" ({:.0f}% of budget)", 100 * share);
-    const auto eta =
-        static_cast<long long>(std::lround((wall - first_->first) / done * (1.0 - share)));
-    return eta >= 60 ? fmt::format(" ({:.0f}% of budget, ETA {}m{:02d}s)", 100 * share, eta / 60,
-                                   eta % 60)
-                     : fmt::format(" ({:.0f}% of budget, ETA {}s)", 100 * share, eta);
-  }
-
-  // Every strategy records one GenerationRecord per generation on every rank, so the
-  // gathers are matched on all ranks. `evaluations` counts measurements so far.
-  // `compile_s`: this rank's compile time for the generation's new measurements.
-  // `naive`: rank 0's time of the naive-equivalent setting (NaN: not measured, and why).
-  void generation(const GenerationRecord& g, double compile_s, const NaiveTime& naive) {
-    evaluations_ += g.evaluations;
-    const std::vector<double> row = {static_cast<double>(g.generation),
-                                     static_cast<double>(evaluations_),
-                                     g.best_ms,
-                                     g.mcr,
-                                     g.wall_s,
-                                     compile_s};
-    if (mail_) {
-      if (world_.rank() != 0) {
-        mail_->send(0, row);
-        return;
-      }
-      keep(0, row);
-      mail_->poll([this](int r, const std::vector<double>& v) { keep(r, v); });
-      print(newest_, naive);
-      return;
-    }
-    gather_.start(row);
-    poll(naive);
-  }
-
-  // Rank 0: the lines of the generations whose gathers have completed since (e.g. after the
-  // gather of generation 0, which every rank entered after starting its generation-0 gather,
-  // so its line comes before generation 1 is measured, not after).
-  void poll(const NaiveTime& naive) {
-    if (mail_) {
-      mail_->poll([this](int r, const std::vector<double>& v) { keep(r, v); });
-      return;
-    }
-    for (const std::vector<double>& all : gather_.ready())
-      print(all, naive);
-  }
-
-  // After the search, on every rank: the lines of the generations still in flight.
-  void finish(const NaiveTime& naive) {
-    if (mail_) {
-      mail_->drain([this](int r, const std::vector<double>& v) { keep(r, v); });
-      return;
-    }
-    for (const std::vector<double>& all : gather_.drain())
-      print(all, naive);
-  }
-
- private:
-  static constexpr int kFields = 6;
-
-  // Rank `r`'s numbers of its newest generation (async islands; a message from another rank
-  // carries nothing but numbers: an older generation's, come late, or a non-finite one is
-  // not kept, but for the best, which is NaN until a kernel was measured).
-  void keep(int r, const std::vector<double>& v) {
-    if (r < 0 || r >= world_.size() || static_cast<int>(v.size()) != kFields)
-      return;
-    double* row = &newest_[static_cast<std::size_t>(r) * kFields];
-    if (r != 0 && v[0] < row[0])
-      return;
-    for (int k = 0; k < kFields; ++k) {
-      if (std::isfinite(v[static_cast<std::size_t>(k)]) || k == 2)
-        row[k] = v[static_cast<std::size_t>(k)];
-    }
-  }
-
-  // Rank 0's line of one gathered generation (every rank's fields in rank order).
-  void print(const std::vector<double>& all, const NaiveTime& naive) {
-    const int generation = static_cast<int>(all[0]);
-    double best_all = std::numeric_limits<double>::infinity();
-    double compile_all = 0;  // summed over the ranks
-    double evals = 0, min_evals_left = std::numeric_limits<double>::infinity(), elapsed = 0;
-    std::string mcrs;
-    for (int r = 0; r < world_.size(); ++r) {
-      const double* v = &all[static_cast<std::size_t>(r) * kFields];
-      compile_all += v[5];
-      if (!std::isnan(v[2]))
-        best_all = std::min(best_all, v[2]);
-      evals += v[1];
-      if (config_.ga.max_evaluations > 0) {
-        min_evals_left = std::min(
-            min_evals_left,
-            static_cast<double>(config_.ga.evaluations_left(static_cast<std::int64_t>(v[1]))));
-      }
-      elapsed = std::max(elapsed, v[4]);
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "%s%.2f", r ? " " : "", v[3]);
-      mcrs += buf;
-    }
-    std::string left;
-    const GaSettings& ga = config_.ga;
-    if (ga.max_generations > 0)
-      left += " " + std::to_string(std::max(0, ga.max_generations - generation)) + " gen";
-    if (ga.max_evaluations > 0)
-      left += " " + std::to_string(static_cast<long long>(min_evals_left)) + " evals";
-    if (ga.time_budget_s > 0) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " %.0f s", std::max(0.0, ga.time_budget_s - elapsed));
-      left += buf;
-    }
-    if (left.empty())
-      left = " MCR stop only";
-    left += budget_share(generation, min_evals_left, elapsed);
-    std::string line;
-    if (std::isinf(best_all)) {
-      line = (format(
-          "gen %4d | evals %6.0f | best      none           | MCR %s | %.1f s (wall %.3f s) | "
-          "compile %.1f s | left:%s",
-          generation, evals, mcrs.c_str(), elapsed, now_s() - start_s_, compile_all, left.c_str()));
-    } else {
-      // Speed-up over the naive kernel and share of the copy roofline; a field that
-      // cannot be computed says why instead of disappearing.
-      std::string versus =
-          std::isnan(naive.ms) ? " " + naive.missing : format(" %.2fx naive", naive.ms / best_all);
-      versus += roof_ms_ > 0 ? format(", %.0f%% copy", 100 * roof_ms_ / best_all)
-                             : std::string(", copy bandwidth unknown");
-      line = (format(
-          "gen %4d | evals %6.0f | best %.5f ms %7.2f GCells/s%s | MCR %s | %.1f s (wall %.3f s) | "
-          "compile %.1f s | left:%s",
-          generation, evals, best_all, gcells_per_s(config_.grid, best_all),
-          versus.empty() ? "" : (" (" + versus.substr(1) + ")").c_str(), mcrs.c_str(), elapsed,
-          now_s() - start_s_, compile_all, left.c_str()));
-    }
-    if (printer_.line)
-      printer_.line(line);
-    // The same line for monitoring a live run (the trace itself is open for writing).
-    write_status_file(config_.output, line + "\n");
-  }
-
-  const ring::World& world_;
-  ring::BackgroundGather gather_;
-  std::optional<ring::Mailbox> mail_;  // async islands: rows to rank 0 as messages
-  std::vector<double> newest_;         // rank 0, async islands: every rank's newest row
-  const Config& config_;
-  const RunPrinter& printer_;
-  double start_s_;
-  std::int64_t evaluations_ = 0;
-  double roof_ms_ = 0;  // copy roofline time per step (0: bandwidth unknown)
-  std::optional<std::pair<double, double>> first_;  // (wall, budget share) of the first line
-};
 
 // Runs the configured strategy on this rank to the end; collective (ring, vote,
 // progress). Returns the island's result and its last snapshot's clock.
@@ -606,8 +380,8 @@ RunOutcome finish(const ring::World& world, Session& s, const RunPrinter& printe
   // says what the trace still holds and how to go on.
   const auto write_failed = [&](const std::string& error, const char* kept, bool say) {
     if (say && printer.error) {
-      printer.error(format("isletune %s: %s; %s: free space, then `isletune resume %s`.", command,
-                           error.c_str(), kept, s.dir.c_str()));
+      printer.error(printf_text("isletune %s: %s; %s: free space, then `isletune resume %s`.",
+                                command, error.c_str(), kept, s.dir.c_str()));
     }
     outcome.exit_code = kExitTrace;
     return outcome;
@@ -827,11 +601,12 @@ RunOutcome start_fresh(const ring::World& world, Phases& phases, Session& s,
     // How the islands wait for each other (several ranks): the deterministic ring or drift.
     const GaSettings& ga = s.config.ga;
     const std::string ring =
-        world.size() == 1  ? ""
-        : ga.fills_waits() ? format(" (drift %s, fill %d)", ga.drift_text().c_str(), ga.fill_picks)
-        : ga.migration_drift >= 0 ? format(" (drift %s)", ga.drift_text().c_str())
-                                  : format(" (lag %d)", ga.migration_lag);
-    printer.line(format(
+        world.size() == 1 ? ""
+        : ga.fills_waits()
+            ? printf_text(" (drift %s, fill %d)", ga.drift_text().c_str(), ga.fill_picks)
+        : ga.migration_drift >= 0 ? printf_text(" (drift %s)", ga.drift_text().c_str())
+                                  : printf_text(" (lag %d)", ga.migration_lag);
+    printer.line(printf_text(
         "isletune %s: %s %dx%dx%d, strategy %s, backend %s, %d rank%s%s, %zu sampled "
         "settings, trace %s%s%s",
         command, s.stencil->name().c_str(), s.config.grid.nx, s.config.grid.ny, s.config.grid.nz,
@@ -1059,8 +834,8 @@ RunOutcome resume_rank(const ResumeRequest& request, const RunPrinter& printer) 
   if (phases.failed("resume"))
     return failure(world, s);
   if (world.rank() == 0 && printer.line) {
-    printer.line(format("isletune resume: %s from generation %d on %d rank%s", s.dir.c_str(), from,
-                        world.size(), world.size() == 1 ? "" : "s"));
+    printer.line(printf_text("isletune resume: %s from generation %d on %d rank%s", s.dir.c_str(),
+                             from, world.size(), world.size() == 1 ? "" : "s"));
   }
   double elapsed_s = 0;
   const SearchResult result = search(world, s, printer, start_s, elapsed_s);
