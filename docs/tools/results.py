@@ -42,6 +42,7 @@ S_MMA_BOUNDS = "2026-12-06-tensor-core-mapping-bounds.md"
 S_BUSY_H200 = "2026-12-06-h200-budget-deadline-busy-tensor-pipe.md"
 S_BUSY_SAME = "2026-12-06-busy-against-482d225-same-h200.md"
 S_RACE = "2026-12-06-racing-while-a-kernel-waits.md"
+S_RACE_SAME = "2026-12-06-racing-default-against-482d225-same-h100.md"
 S_BUSY_SAME_LINK = "studies/" + S_BUSY_SAME
 # The targets for the tensor-core family (one H200, 120 s), GCells/s.
 MMA_TARGETS = {"box3d2r": 150, "box2d4r": 230, "box3d3r": 60, "box3d4r": 30}
@@ -339,6 +340,27 @@ def racing(out: list[str]) -> None:
     for r in sorted(call, key=lambda r: (r["stencil"], float(r["race_factor"]))):
         out.append(f"| {r['stencil']} | {float(r['race_factor']):g} | {int(r['measured']):,} | "
                    f"{pct(100 * float(r['gpu_busy']))} | {f1(float(r['best_gcells']))} |")
+    same = [r for r in rows("pipeline-busy-nvidia-h100-80gb-hbm3.csv")
+            if r["call"] == "8" and r["seed"] == "1"]
+    base = {r["stencil"]: r for r in same if r["pipeline"] == "base"}
+    out += [
+        "",
+        "With racing on, against main `482d225` on the same NVIDIA H100 80GB HBM3 the same hour "
+        f"(tree `4187b71`, seed 1; {link(S_RACE_SAME)}, where star3d2r also runs seeds 2-3: "
+        "best 230.2 against 225.7 GCells/s on the median; rows: call 8 of "
+        "`docs/bench/pipeline-busy-nvidia-h100-80gb-hbm3.csv`):",
+        "",
+        "| stencil | measurements | × before | GPU busy | best GCells/s | before: measurements, busy, best |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in (r for r in same if r["pipeline"] == "0"):
+        b = base[r["stencil"]]
+        out.append(
+            f"| {r['stencil']} | {int(r['measured']):,} | "
+            f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
+            f"{f1(float(r['best_gcells']))} | "
+            f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
+            f"{f1(float(b['best_gcells']))} |")
     out += [
         "",
         "The H200 figures above were measured without racing; on an H200 it is not measured yet.",
