@@ -124,17 +124,24 @@ struct GaSettings {
   // generation at a time (each waits for its slowest compile); n: at most n. Only an
   // asynchronous evaluator (the CUDA worker, replay) overlaps them.
   // The automatic depth bounds the children bred before their parents' measurements came back
-  // rather than the generations: kMaxPipeline generations of 16, whatever the population, so an
-  // island of 4 (the default split over four islands) may queue 32 generations. Fewer kept
+  // rather than the generations: kAutoPipeline generations of 16, whatever the population, so
+  // an island of 4 (the default split over four islands) may queue 64 generations. Fewer kept
   // such an island's GPU 25-44 % busy on four H200s, its queue 6-8 settings deep against the
-  // 20 its compile threads could take (docs/decisions.md#async-islands).
-  static constexpr int kMaxPipeline = 8;
-  static constexpr int kPipelineChildren = kMaxPipeline * 16;
+  // 20 its compile threads could take (docs/decisions.md#async-islands). Most of those
+  // generations have come back and wait only for the oldest one's slowest compiles (the
+  // settings still queued stay at most Pipeline::target): with 8 generations of 16 the
+  // proposals ran out behind them and the GPU idled (lap3d19 on an H100: 6.7 of its 9.8 idle
+  // seconds with fewer settings queued than compile threads); 16 measured 5-22 % more in
+  // 60 s of replay, no later to 5 % of the optimum
+  // (docs/studies/2026-12-06-proposals-behind-a-slow-compile.md).
+  static constexpr int kMaxPipeline = 8;  // the most a user's `ga.pipeline` may ask for
+  static constexpr int kAutoPipeline = 2 * kMaxPipeline;
+  static constexpr int kPipelineChildren = kAutoPipeline * 16;
   static constexpr int kMaxPipelineBroods = kPipelineChildren / 2;  // population >= 2
   int pipeline = 0;
   [[nodiscard]] int pipeline_broods() const {
     return pipeline > 0 ? pipeline
-                        : std::max(kMaxPipeline, kPipelineChildren / std::max(1, population));
+                        : std::max(kAutoPipeline, kPipelineChildren / std::max(1, population));
   }
   [[nodiscard]] static std::string pipeline_expected() {
     return "an integer in [0, " + std::to_string(kMaxPipeline) +

@@ -143,6 +143,12 @@ QueuedBrood Pipeline::take(Evaluator& evaluator,
       more = top_up(evaluator, propose);
     // Nothing but the oldest proposal's own settings queued, and nothing more to propose:
     // it settles without them rather than hold every later proposal up.
+    // Nor may it hold up the next proposal while the queue is short of its target only
+    // because every proposal allowed is queued: once no more than kLateTail of its settings
+    // are still out, it settles without them (the compile threads would idle otherwise).
+    if (overlap && early && more && broods() >= max_broods_ && queue_.front().open() <= kLateTail &&
+        outstanding() < target(evaluator))
+      break;
     if (overlap && early && outstanding() == queue_.front().open() &&
         (!more || broods() >= max_broods_))
       break;

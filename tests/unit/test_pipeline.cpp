@@ -660,10 +660,10 @@ TEST(PipelineDepth, TheQueueDeepensOnlyWithSettledGenerations) {
 // and a configured depth is taken as it is.
 TEST(PipelineDepth, AutomaticDepthScalesWithTheIslandsPopulation) {
   GaSettings one;
-  EXPECT_EQ(one.for_islands(1).pipeline_broods(), GaSettings::kMaxPipeline);
+  EXPECT_EQ(one.for_islands(1).pipeline_broods(), GaSettings::kAutoPipeline);
   const GaSettings four = one.for_islands(4);
   ASSERT_EQ(four.population, 4);
-  EXPECT_EQ(four.pipeline_broods(), 4 * GaSettings::kMaxPipeline);
+  EXPECT_EQ(four.pipeline_broods(), 4 * GaSettings::kAutoPipeline);
   EXPECT_EQ(four.pipeline_broods() * four.population,
             one.for_islands(1).pipeline_broods() * one.for_islands(1).population);
   GaSettings fixed = four;
@@ -672,12 +672,103 @@ TEST(PipelineDepth, AutomaticDepthScalesWithTheIslandsPopulation) {
   GaSettings big;
   big.population = 64;
   big.rows = big.cols = 8;
-  EXPECT_EQ(big.pipeline_broods(), GaSettings::kMaxPipeline) << "never shallower than 8";
+  EXPECT_EQ(big.pipeline_broods(), GaSettings::kAutoPipeline) << "never shallower than 16";
   GaSettings tiny;
   tiny.population = 2;
   tiny.rows = 1;
   tiny.cols = 2;
   EXPECT_EQ(tiny.pipeline_broods(), GaSettings::kMaxPipelineBroods);
+}
+
+}  // namespace
+}  // namespace isletune
+
+namespace isletune {
+namespace {
+
+// An asynchronous queue whose order the test decides: a setting marked slow (its values[0]
+// negative) comes back only once nothing else is queued, as a kernel that is slow to compile.
+class ScriptedQueue final : public AsyncEvaluator {
+ public:
+  explicit ScriptedQueue(int threads) : threads_(threads) {}
+  [[nodiscard]] int compile_threads() const override { return threads_; }
+  [[nodiscard]] DeviceLimits limits() const override { return {}; }
+  [[nodiscard]] double clock_s() const override { return clock_; }
+  [[nodiscard]] std::string name() const override { return "replay"; }
+
+ protected:
+  void enqueue(Ticket ticket, const Setting& s) override { queued_.emplace_back(ticket, s); }
+  Completion wait_one() override {
+    auto it = std::find_if(queued_.begin(), queued_.end(),
+                           [](const auto& q) { return q.second.values[0] >= 0; });
+    if (it == queued_.end())
+      it = queued_.begin();
+    Completion c;
+    c.ticket = it->first;
+    c.measurement = cost(100, 10);
+    clock_ += 0.01;
+    queued_.erase(it);
+    return c;
+  }
+
+ private:
+  int threads_;
+  double clock_ = 0;
+  std::vector<std::pair<Ticket, Setting>> queued_;
+};
+
+Brood brood_of(int first, int n, bool last_slow) {
+  Brood b;
+  for (int i = 0; i < n; ++i) {
+    Setting s;
+    s.values[1] = first + i;
+    s.values[0] = last_slow && i == n - 1 ? -1 : 1;
+    b.fresh.push_back(s);
+  }
+  return b;
+}
+
+// Every proposal allowed is queued and the queue is short of its target: the oldest proposal
+// settles once no more than kLateTail of its settings are out (they come back later as late
+// measurements) instead of holding the next proposal up until the later proposals have all
+// come back; with more of its settings out, it waits.
+TEST(Pipeline, AProposalBehindASlowCompileSettlesWhenTheProposalsAllowedAreQueued) {
+  for (const int slow : {1, Pipeline::kLateTail + 1}) {
+    ScriptedQueue q(4);  // target 8 once paced: 1.5 x 100 / 10 + 2, capped at 4 + 4
+    Pipeline p(2);
+    Brood a = brood_of(0, 5, false);
+    for (int i = 0; i < slow; ++i)
+      a.fresh[static_cast<std::size_t>(4 - i)].values[0] = -1;
+    p.push(std::move(a), q);
+    int next = 100, proposed = 0;
+    const auto propose = [&]() -> std::optional<Brood> {
+      ++proposed;
+      next += 10;
+      return brood_of(next, 5, true);
+    };
+    std::vector<std::pair<Setting, Completion>> late;
+    const QueuedBrood first =
+        p.take(q, propose, [&](const Setting& s, const Completion& c) { late.emplace_back(s, c); });
+    EXPECT_EQ(proposed, 1) << slow;
+    ASSERT_EQ(p.broods(), 1) << slow;
+    // It settles the moment no more than kLateTail of its settings are out (whichever they
+    // are); those come back later as late measurements.
+    EXPECT_EQ(first.open(), Pipeline::kLateTail) << slow;
+    EXPECT_EQ(p.stragglers(), Pipeline::kLateTail) << slow;
+    if (slow <= Pipeline::kLateTail) {
+      EXPECT_EQ(p.returned(), 0) << "settled before the next proposal's fast settings came back";
+    } else {
+      // More of its settings out (slow ones): it waited, while the next proposal's fast
+      // settings came back, until one of its own did.
+      EXPECT_EQ(p.returned(), 4);
+    }
+    // Another proposal is made at once: the queue is topped up behind it.
+    const QueuedBrood second = p.take(q, propose, [&](const Setting& s, const Completion& c) {
+      late.emplace_back(s, c);
+    });
+    EXPECT_EQ(proposed, 2) << slow;
+    (void)second;
+  }
 }
 
 }  // namespace
