@@ -763,9 +763,8 @@ TEST(Pipeline, AProposalBehindASlowCompileSettlesWhenTheProposalsAllowedAreQueue
       EXPECT_EQ(p.returned(), 4);
     }
     // Another proposal is made at once: the queue is topped up behind it.
-    const QueuedBrood second = p.take(q, propose, [&](const Setting& s, const Completion& c) {
-      late.emplace_back(s, c);
-    });
+    const QueuedBrood second =
+        p.take(q, propose, [&](const Setting& s, const Completion& c) { late.emplace_back(s, c); });
     EXPECT_EQ(proposed, 2) << slow;
     (void)second;
   }
