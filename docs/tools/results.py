@@ -263,6 +263,15 @@ def gain_span() -> str:
     return f"{min(g):.1f}-{max(g):.1f}×"
 
 
+def against_before(r: dict[str, str], b: dict[str, str]) -> str:
+    """A table row of a run `r` against main 482d225's run `b` of the same stencil and GPU."""
+    return (f"| {r['stencil']} | {int(r['measured']):,} | "
+            f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
+            f"{f1(float(r['best_gcells']))} | "
+            f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
+            f"{f1(float(b['best_gcells']))} |")
+
+
 def busy(out: list[str]) -> None:
     before = {r["stencil"]: r for r in rows("h200-user-configs-482d225.csv")
               if r["gpu_busy_pct"]}
@@ -281,12 +290,7 @@ def busy(out: list[str]) -> None:
         "|---|---|---|---|---|---|",
     ]
     for r, b in same_gpu_pairs():
-        out.append(
-            f"| {r['stencil']} | {int(r['measured']):,} | "
-            f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
-            f"{f1(float(r['best_gcells']))} | "
-            f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
-            f"{f1(float(b['best_gcells']))} |")
+        out.append(against_before(r, b))
     out += [
         "",
         "Earlier trees, one run each against the *before* of issue 44's table (main `482d225` "
@@ -354,13 +358,7 @@ def racing(out: list[str]) -> None:
         "|---|---|---|---|---|---|",
     ]
     for r in (r for r in same if r["pipeline"] == "0"):
-        b = base[r["stencil"]]
-        out.append(
-            f"| {r['stencil']} | {int(r['measured']):,} | "
-            f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
-            f"{f1(float(r['best_gcells']))} | "
-            f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
-            f"{f1(float(b['best_gcells']))} |")
+        out.append(against_before(r, base[r["stencil"]]))
     out += [
         "",
         "The H200 figures above were measured without racing; on an H200 it is not measured yet.",
