@@ -747,8 +747,8 @@ TEST(Pipeline, AProposalBehindASlowCompileSettlesWhenTheProposalsAllowedAreQueue
       return brood_of(next, 5, true);
     };
     std::vector<std::pair<Setting, Completion>> late;
-    const QueuedBrood first =
-        p.take(q, propose, [&](const Setting& s, const Completion& c) { late.emplace_back(s, c); });
+    const auto on_late = [&](const Setting& s, const Completion& c) { late.emplace_back(s, c); };
+    const QueuedBrood first = p.take(q, propose, on_late);
     EXPECT_EQ(proposed, 1) << slow;
     ASSERT_EQ(p.broods(), 1) << slow;
     // It settles the moment no more than kLateTail of its settings are out (whichever they
@@ -763,10 +763,8 @@ TEST(Pipeline, AProposalBehindASlowCompileSettlesWhenTheProposalsAllowedAreQueue
       EXPECT_EQ(p.returned(), 4);
     }
     // Another proposal is made at once: the queue is topped up behind it.
-    const QueuedBrood second =
-        p.take(q, propose, [&](const Setting& s, const Completion& c) { late.emplace_back(s, c); });
+    p.take(q, propose, on_late);
     EXPECT_EQ(proposed, 2) << slow;
-    (void)second;
   }
 }
 
