@@ -21,6 +21,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -144,6 +145,7 @@ def main() -> int:
                                     "--out", out, "--overwrite"],
                              env=env, capture_output=True, text=True)
         wall = time.time() - t0
+        shutil.rmtree(cubins, ignore_errors=True)  # a run leaves about 330 MB there
         if run.returncode != 0:
             print(f"{name}: isletune run exited {run.returncode}\n{run.stdout[-1500:]}\n"
                   f"{run.stderr[-2500:]}", flush=True)

@@ -26,11 +26,12 @@ for c in config/datasets/full-*.yaml; do
   # NVRTC 13 keeps what it compiled under ~/.nv/ComputeCache and serves it again in about a
   # tenth of the time, unflagged (the cubin cache's hits are recorded as cached): a HOME of
   # its own per recording, so the compile times replay models are those of cold compiles.
-  HOME=$(mktemp -d)
-  export HOME
+  home=$(mktemp -d)
+  export HOME=$home
   echo "== $name (t=$(( $(date +%s) - start )) s)"
   timeout --foreground -s TERM -k 30 "$EACH" stdbuf -oL isletune measure "$c" --random "$N" --batch 96 \
     -o "$OUT/h100-$name.h5" --backend cuda
   echo "rc=$?"
+  rm -rf -- "$home"
 done
 ls -la "$OUT"
