@@ -356,7 +356,7 @@ TEST(Codegen, StreamingReadsTheRingOnlyAtTdegOneAndOffsetsTheTileByTheLowReach) 
   EXPECT_TRUE(has(two, "RING = 0;"));
   EXPECT_TRUE(has(two, "OA = 2;"));
   EXPECT_TRUE(has(two, "OB = 4;"));
-  EXPECT_TRUE(has(two, "RING = 1;"));  // the one-step tail
+  EXPECT_FALSE(has(two, "RING = 1;"));  // the one-step tail is the plain kernel
 }
 
 TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegistersBeyond) {
@@ -380,7 +380,7 @@ TEST(Codegen, StreamingPrefetchCopiesPlanesAsynchronouslyAtTdegOneAndIntoRegiste
   EXPECT_TRUE(has(two, "PREFETCH = 1;"));
   EXPECT_TRUE(has(two, "ASYNC = 0;"));
   EXPECT_EQ(two.launch.shared_bytes, 2 * 2 * plane);
-  EXPECT_EQ(two.tail_launch.shared_bytes, (3 + 2) * plane);  // the one-step tail copies ahead
+  EXPECT_EQ(two.tail_launch.shared_bytes, 0);  // the plain one-step tail stages nothing
   // A 2-D row: two rows ahead.
   Setting r = streaming_setting(2, 1, 8, 1);
   r[Param::prefetch] = 1;
@@ -469,8 +469,8 @@ TEST(Codegen, CentreQueueKernelKeepsTheCentreColumnAndLaggedPlanes) {
   deep[Param::tbx] = 64;
   deep[Param::tby] = 16;
   const KernelSource two = generate_kernel(typical_stencil("star3d1r"), g, deep);
-  EXPECT_TRUE(has(two, "CQ = 0;"));  // the main kernel; its one-step tail is a centre queue
-  EXPECT_TRUE(has(two, "CQ = 1;"));
+  EXPECT_TRUE(has(two, "CQ = 0;"));  // the main kernel; its one-step tail is the plain one
+  EXPECT_FALSE(has(two, "CQ = 1;"));
   // Scalar points of an odd reach on the register path (no asynchronous copies): star3d3r's
   // 3 planes behind the newest and the two in use, rows of 3 + 64 + 3 doubles.
   Setting scalar = streaming_setting(3, 2, 16, 4);
@@ -494,7 +494,12 @@ TEST(Codegen, CentreQueueKernelKeepsTheCentreColumnAndLaggedPlanes) {
   expect_all_compile(jobs);
 }
 
-TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
+// A kernel of tdeg > 1 steps per launch ends on the plain one-step tail (kernels/one_step.cuh):
+// 256 threads a block over the grid's cells, no shared memory, the family's IslApply; its own
+// config struct holds the extents and the reach (an asymmetric stencil: x reach 1 / 0, z 2 / 1),
+// for the streaming and the tiled temporal family alike, and every such source compiles.
+// A tdeg-1 kernel has no tail.
+TEST(Codegen, TemporalKernelsEndOnThePlainOneStepTail) {
   const Stencil st = typical_stencil("star3d1r");
   Setting s = streaming_setting(3, 2, 8, 16);
   s[Param::tdeg] = 4;
@@ -506,12 +511,51 @@ TEST(Codegen, TemporalKernelsHaveAOneStepTailOfTheSameFamily) {
   // Output tiles (32-8) x (16-8): 67/24, 35/8; sb = 8 planes -> 3 stream blocks (balancing
   // stays within (2/3, 4/3) of that count: 4 planes per block is sb = 4's kernel).
   EXPECT_EQ(k.launch.grid, (std::array<long long, 3>{3, 5, 3}));
-  // 2 buffers x levels x one plane of (32+2) x (16+2); the tail is the family's tdeg-1 kernel
-  // without retiming, for a star the centre-queue kernel: 2 + r planes (no asynchronous one).
   EXPECT_EQ(k.launch.shared_bytes, 2 * 4 * 34 * 18 * 8);
-  EXPECT_EQ(k.tail_launch.shared_bytes, (2 + 1) * 34 * 18 * 8);
+  const Grid g = grid_for(3);
+  EXPECT_EQ(k.tail_launch.shared_bytes, 0);
+  EXPECT_EQ(k.tail_launch.block, (std::array<int, 3>{256, 1, 1}));
+  EXPECT_EQ(k.tail_launch.grid, (std::array<long long, 3>{(g.cells() + 255) / 256, 1, 1}));
   EXPECT_NE(k.source.find("isl::stream_step<IslMain, IslApply>"), std::string::npos);
-  EXPECT_NE(k.source.find("isl::stream_step<IslTail, IslApply>"), std::string::npos);
+  EXPECT_EQ(k.source.find("<IslTail, IslApply>(in, out, isl_smem)"), std::string::npos);
+  EXPECT_NE(k.source.find("isl::one_step<IslTail, IslApply>(in, out)"), std::string::npos);
+  // The family's template once (the tail adds none of it) and the plain step once.
+  const auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(k.source, "__device__ __forceinline__ void one_step("), 1);
+  EXPECT_EQ(count(k.source, "__global__"), 2);
+  std::vector<Job> jobs{{"star3d1r streaming tdeg 4", k}};
+
+  const Stencil asym = Stencil::make("asym", 3, {{0, 0, 0}, {-1, 0, 0}, {0, 0, -2}, {0, 0, 1}},
+                                     {0.4, 0.2, 0.2, 0.2});
+  Setting tiled = naive_setting(3);
+  tiled[Param::tdeg] = 2;
+  tiled[Param::use_shared] = 1;
+  tiled[Param::use_constant] = 1;
+  ASSERT_FALSE(unsupported_reason(asym, g, tiled).has_value())
+      << *unsupported_reason(asym, g, tiled);
+  const KernelSource t = generate_kernel(asym, g, tiled);
+  EXPECT_EQ(t.tail_entry, "isl_tail");
+  EXPECT_EQ(t.tail_launch.shared_bytes, 0);
+  for (const char* reach : {"XLO = 1;", "XHI = 0;", "YLO = 0;", "YHI = 0;", "ZLO = 2;", "ZHI = 1;"})
+    EXPECT_TRUE(has(t, reach)) << reach;
+  jobs.push_back({"asym tiled tdeg 2, constant memory", t});
+  s[Param::tdeg] = 1;
+  EXPECT_TRUE(generate_kernel(st, g, s).tail_entry.empty());
+  expect_all_compile(jobs);
+}
+
+// The tail's grid-stride loop covers a grid of more cells than its blocks have threads.
+TEST(Codegen, ThePlainTailLaunchIsBoundedAndCoversEveryGrid) {
+  EXPECT_EQ(one_step_launch(Grid{1, 1, 1}).grid[0], 1);
+  EXPECT_EQ(one_step_launch(Grid{257, 1, 1}).grid[0], 2);
+  const LaunchConfig huge = one_step_launch(Grid{1 << 15, 1 << 15, 1 << 8});
+  EXPECT_EQ(huge.grid[0], kOneStepMaxBlocks);
+  EXPECT_EQ(huge.steps, 1);
 }
 
 // The exported program's kernel: besides the main (tdeg steps) and one-step tail entries, an

@@ -35,6 +35,22 @@ LaunchConfig launch_of(const KernelPlan& plan) {
   return l;
 }
 
+// The plain one-step tail (kernels/one_step.cuh): its config struct and entry. Generated
+// with the kernel it follows, so it reads the same IslApply (and __constant__ table).
+std::string one_step_entry(const Stencil& stencil, const Grid& grid, std::string_view name) {
+  const StencilReach h = reach_of(stencil);
+  std::ostringstream e;
+  e << kernel_template("one_step.cuh") << "\nstruct IslTail {\n"
+    << constant("NX", grid.nx) << constant("NY", grid.ny) << constant("NZ", grid.nz)
+    << constant("XLO", h.lo[0]) << constant("XHI", h.hi[0]) << constant("YLO", h.lo[1])
+    << constant("YHI", h.hi[1]) << constant("ZLO", h.lo[2]) << constant("ZHI", h.hi[2])
+    << "};\n\nextern \"C\" __global__ void __launch_bounds__(" << kOneStepThreads << ")\n"
+    << name << "(const double* __restrict__ in, double* __restrict__ out) {\n"
+    << "  isl::one_step<IslTail, IslApply>(in, out);\n"
+    << "}\n";
+  return e.str();
+}
+
 // extern "C" entry calling the family's device function with one config struct.
 std::string entry(std::string_view name, const KernelPlan& plan, const FamilyCode& code,
                   std::string_view config) {
@@ -51,6 +67,15 @@ std::string entry(std::string_view name, const KernelPlan& plan, const FamilyCod
 }
 
 }  // namespace
+
+LaunchConfig one_step_launch(const Grid& grid) {
+  LaunchConfig l;
+  l.block = {kOneStepThreads, 1, 1};
+  l.grid = {std::clamp<long long>((grid.cells() + kOneStepThreads - 1) / kOneStepThreads, 1,
+                                  kOneStepMaxBlocks),
+            1, 1};
+  return l;
+}
 
 std::string_view kernel_template(std::string_view name) {
   for (int i = 0; i < detail::kEmbeddedKernelCount; ++i) {
@@ -142,13 +167,10 @@ KernelSource generate_kernel(const Stencil& stencil, const Grid& grid, const Set
       << main.config << "\n"
       << entry(k.entry, plan, main, "IslMain");
   if (plan.steps_per_launch > 1) {
-    // The one-step tail kernel of the same family for the T % tdeg leftover steps.
-    const Setting one = family.one_step(s);
-    const KernelPlan tail_plan = make_plan(family, shape_of(stencil, grid), one);
-    const FamilyCode tail = family.code(tail_plan, one, grid, "IslTail");
+    // The T % tdeg leftover steps: the plain one-step kernel (kernels/one_step.cuh).
     k.tail_entry = "isl_tail";
-    k.tail_launch = launch_of(tail_plan);
-    src << "\n" << tail.config << "\n" << entry(k.tail_entry, tail_plan, tail, "IslTail");
+    k.tail_launch = one_step_launch(grid);
+    src << "\n" << one_step_entry(stencil, grid, k.tail_entry);
   }
   k.source = src.str();
   return k;

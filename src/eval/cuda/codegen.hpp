@@ -30,6 +30,12 @@ struct LaunchConfig {
   int steps = 1;         // time steps one launch advances
 };
 
+// The launch of the plain one-step tail: kOneStepThreads threads a block, a grid-stride loop
+// over the grid's cells on at most kOneStepMaxBlocks blocks.
+inline constexpr int kOneStepThreads = 256;
+inline constexpr long long kOneStepMaxBlocks = 1LL << 20;
+[[nodiscard]] LaunchConfig one_step_launch(const Grid& grid);
+
 // A complete kernel ready for NVRTC: source, entry names, launches. Every entry has the
 // signature `extern "C" __global__ void entry(const double* in, double* out)`; a launch reads
 // `in`, writes every point of `out`, and the caller swaps the buffers after each launch.
@@ -81,8 +87,12 @@ struct KernelSource {
                                                             const Setting& setting,
                                                             const DeviceLimits& limits = {});
 
-// The kernel for one setting: main entry (tdeg steps per launch) and, when tdeg > 1, a
-// one-step tail entry of the same family. Precondition: unsupported_reason(...) is nullopt.
+// The kernel for one setting: main entry (tdeg steps per launch) and, when tdeg > 1, the
+// plain one-step tail entry (kernels/one_step.cuh, launched as one_step_launch(grid)): its
+// speed never enters a timing, and the family's own one-step kernel it replaced was about a
+// third of such a source's compile (lap3d19 512³, NVRTC 13: 526 -> 371 ms on the mean of 24
+// sources with a tail; docs/studies/2026-12-06-plain-tail-compile.md).
+// Precondition: unsupported_reason(...) is nullopt.
 [[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
                                            const Setting& setting, const DeviceLimits& limits = {});
 // Same, from the plan codegen_plan built (its family may be one outside the registry).
