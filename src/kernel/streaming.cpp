@@ -234,8 +234,9 @@ int axis_of(const Setting& s) {
 // How many ways a kernel of `tdeg` fused levels unrolls the stream loop of s: uf_sd, halved
 // while the body (merged points x levels x stencil points x unroll) exceeds
 // kMaxUnrolledPointLevels. The one home of this clipping: Streaming::canonical stores it for
-// the one-step tail (tdeg 1, the largest), Streaming::plan for the kernel it plans
-// (KernelPlan::unroll); halving again from the tail's value reaches the main kernel's.
+// the setting's own tdeg (the main kernel; the one-step tail is the plain kernel, which reads
+// no unroll), Streaming::plan for the kernel it plans (KernelPlan::unroll; an exported entry
+// at a smaller depth starts from the canonical value, so it unrolls no more than the main).
 int plane_unroll(const ProblemShape& shape, const Setting& s, int tdeg) {
   const int sd = axis_of(s);
   if (sd < 0)
@@ -848,8 +849,9 @@ class Streaming final : public KernelFamily {
   // contiguous points) and the in-plane merge factors (the register tile); use_shared is the
   // shared ring of the last level at tdeg >= 2 and means nothing at tdeg 1 (0), and the
   // kernel unrolls only the plane loop (the
-  // in-plane unroll factors are 1) as many ways as its one-step tail does for this stencil
-  // (plane_unroll at tdeg 1; the main kernel of tdeg > 1 halves on from there).
+  // in-plane unroll factors are 1) as many ways as plane_unroll clips it to at the setting's
+  // tdeg (settings of tdeg > 1 whose factors clip alike are one kernel: their one-step tail is
+  // the plain kernel, which reads none of them).
   Setting canonical(const ProblemShape& shape, const Setting& s) const override {
     Setting c = s;
     c[Param::use_shared] = shared_ring(s, std::max(1, s[Param::tdeg])) ? 1 : 0;
@@ -860,7 +862,7 @@ class Streaming final : public KernelFamily {
     }
     if (sd >= 0) {
       const auto si = static_cast<std::size_t>(sd);
-      const int unroll = plane_unroll(shape, c, 1);
+      const int unroll = plane_unroll(shape, c, std::max(1, c[Param::tdeg]));
       if (unroll != std::max(1, c[kUf[si]]))
         c[kUf[si]] = unroll;
     }
