@@ -39,6 +39,11 @@
 # another kernel waits, docs/decisions.md#race-factor): the same 6 runs changed (raced costs
 # move the simulated clock; star3d2r seed 3 measures 151 where it measured 152), the 18 others
 # not (their recordings name no compile threads: nothing waits, nothing is raced).
+# space.golden re-recorded when a kernel of tdeg > 1 came to end on the plain one-step tail
+# (kernels/one_step.cuh) and a streaming setting of tdeg > 1 to be canonical with the plane
+# unroll its main kernel reads: the streaming OCs with fused steps of box2d3r, box2d4r and the
+# 3-D boxes (6 lines) count fewer distinct kernels (box3d2r 1,248,541 -> 1,226,927); valid settings and
+# every other line are unchanged, and so is replay.golden.
 set -euo pipefail
 mode=$1
 bin=$(realpath "$2")
