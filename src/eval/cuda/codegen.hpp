@@ -90,8 +90,8 @@ struct KernelSource {
 // The kernel for one setting: main entry (tdeg steps per launch) and, when tdeg > 1, the
 // plain one-step tail entry (kernels/one_step.cuh, launched as one_step_launch(grid)): its
 // speed never enters a timing, and the family's own one-step kernel it replaced was about a
-// third of such a source's compile (lap3d19 512³, NVRTC 13: 526 -> 371 ms on the mean of 24
-// sources with a tail; docs/studies/2026-12-06-plain-tail-compile.md).
+// quarter to a third of such a source's NVRTC time (24 sources of lap3d19's settings:
+// 672 -> 509 ms; docs/studies/2026-12-06-plain-tail-compile.md).
 // Precondition: unsupported_reason(...) is nullopt.
 [[nodiscard]] KernelSource generate_kernel(const Stencil& stencil, const Grid& grid,
                                            const Setting& setting, const DeviceLimits& limits = {});
