@@ -21,8 +21,8 @@ __device__ __forceinline__ void one_step(const double* __restrict__ in, double* 
     const int x = static_cast<int>(g % C::NX);
     const int y = static_cast<int>((g / C::NX) % C::NY);
     const int z = static_cast<int>(g / plane);
-    const bool interior = x >= C::XLO && x < C::NX - C::XHI && y >= C::YLO &&
-                          y < C::NY - C::YHI && z >= C::ZLO && z < C::NZ - C::ZHI;
+    const bool interior = x >= C::XLO && x < C::NX - C::XHI && y >= C::YLO && y < C::NY - C::YHI &&
+                          z >= C::ZLO && z < C::NZ - C::ZHI;
     out[g] = interior ? Apply::template at<C::NX, static_cast<int>(plane)>(in + g) : in[g];
   }
 }
