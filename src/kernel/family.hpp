@@ -239,7 +239,9 @@ class KernelFamily {
   // block, threads_per_block, halo, flops_per_cell); the family sets tile, loaded, grid,
   // stream_axis/stream_len, shared_bytes and the costs (plan_tiles / plan_costs help).
   virtual void plan(const ProblemShape& shape, const Setting& s, KernelPlan& p) const = 0;
-  // The setting of the one-step tail kernel that runs the T % tdeg leftover steps.
+  // The setting at one step per launch (default: tdeg = 1), from which an exported program's
+  // entries at smaller depths (isl_rest<r>: tdeg = r) are built; the T % tdeg leftover steps a
+  // depth has no entry for run on the plain one-step tail (kernels/one_step.cuh).
   [[nodiscard]] virtual Setting one_step(const Setting& s) const;
   // Predictor: factor on the roofline time for what the plan cannot see (1 = none).
   [[nodiscard]] virtual double cost_factor(const Setting& s) const {
