@@ -98,7 +98,7 @@ struct KernelPlan {
   // Unroll per axis, as the family's canonical setting for this stencil carries it (the one
   // home of the clipping, KernelFamily::canonical). Tiled: merged points per unrolled chunk,
   // the setting's uf halved, x first, then the larger of y and z, while chunk_cost >
-  // kMaxChunkCost or above kMaxChunkPoints (the same for the main and the one-step tail kernel).
+  // kMaxChunkCost or above kMaxChunkPoints.
   // Streaming: along stream_axis only, the stream loop's unroll (uf_sd halved while the unrolled
   // body exceeds its limit, src/kernel/streaming.cpp). {1, 1, 1} for families without unrolling.
   std::array<int, 3> unroll{1, 1, 1};

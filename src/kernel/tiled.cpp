@@ -286,9 +286,9 @@ bool temporal_needs_staging(const ProblemShape&, const Setting& s, std::string* 
 // tie. Halving keeps mf a multiple of the chunk (mf % uf == 0 implies mf % (uf / 2) == 0) and
 // the halved factor within the space's powers of two. Only Tiled::canonical calls it: the
 // canonical setting carries the chunk, and the plan reads it from there, so settings whose uf
-// clip to one chunk share one canonical setting and the main and the tail kernel (one IslApply)
-// agree. With the plane loop (plane_loop) the chunk holds no z points (each z point is its own
-// chunk) and its cost and loads are one plane's: the setting's ufx and ufy, clipped the same way.
+// clip to one chunk share one canonical setting and one IslApply. With the plane loop (plane_loop)
+// the chunk holds no z points (each z point is its own chunk) and its cost and loads are one
+// plane's: the setting's ufx and ufy, clipped the same way.
 std::array<int, 3> clip_chunk(std::array<int, 3> u, long long points,
                               const std::array<int, 3>& spacing, const std::array<int, 3>& width) {
   while (chunk_cost(1LL * u[0] * u[1] * u[2], points) > kMaxChunkCost ||
@@ -365,9 +365,9 @@ class Tiled final : public KernelFamily {
 
   // Without streaming sd, sb, retiming and prefetch are not read. With fused steps
   // (tiled_temporal) the merge factors only set the tile, so the merge kind and the unroll
-  // factors are not read: block merging and no unrolling stand for them (the one-step tail
-  // is built from the canonical setting). The unroll factors are the chunk tiled_step really
-  // unrolls for this stencil (chunk: a large stencil clips uf).
+  // factors are not read: block merging and no unrolling stand for them (the exported
+  // entries at smaller depths are built from the canonical setting). The unroll factors are the
+  // chunk tiled_step really unrolls for this stencil (chunk: a large stencil clips uf).
   Setting canonical(const ProblemShape& shape, const Setting& s) const override {
     Setting c = s;
     for (const Param p : {Param::sd, Param::sb, Param::retiming, Param::prefetch})
@@ -397,8 +397,7 @@ class Tiled final : public KernelFamily {
     else
       p.shared_bytes = s[Param::use_shared] != 0 ? cells * 8 : 0;
     plan_costs(p);
-    // The chunk is the canonical setting's uf (fused steps read none: 1); the one-step tail
-    // shares the main kernel's IslApply and is built from the canonical setting too.
+    // The chunk is the canonical setting's uf (fused steps read none: 1).
     const Setting c = canonical(shape, s);
     p.unroll = {std::max(1, c[Param::ufx]), std::max(1, c[Param::ufy]), std::max(1, c[Param::ufz])};
     // Instructions beside the multiply-adds: a chunk of U points loads its distinct inputs
