@@ -53,16 +53,20 @@ def configs() -> dict[str, tuple[object, list[int]]]:
 
 
 def config_text(stencil: object, grid: list[int], budget: float, threads: int,
-                pipeline: int | None, seed: int = 1, race_factor: float | None = None) -> str:
+                pipeline: int | None, seed: int = 1, race_factor: float | None = None,
+                settle_spread: float | None = None) -> str:
     """pipeline None: no `ga` key (a tree before the pipeline knows no `ga.pipeline`);
     race_factor None: no `evaluator.race_factor` key (the tree's default: 1.5 since 520b8ec,
-    before it 0; a tree before 75c8aac knows no such key)."""
+    before it 0; a tree before 75c8aac knows no such key); settle_spread None: likewise for
+    `evaluator.settle_spread` (0.01 since its tree, 2026-12-07)."""
     cfg = {"stencil": stencil, "grid": grid, "seed": seed, "budget": {"time_budget_s": budget}}
     if pipeline is not None:
         cfg["ga"] = {"pipeline": pipeline}
     cfg["evaluator"] = {"backend": "cuda", "compile_threads": threads}
     if race_factor is not None:
         cfg["evaluator"]["race_factor"] = race_factor
+    if settle_spread is not None:
+        cfg["evaluator"]["settle_spread"] = settle_spread
     return json.dumps(cfg)  # YAML is a superset of JSON
 
 
@@ -104,9 +108,15 @@ def main() -> int:
                     help="evaluator.race_factor of every run (left out: the key left out, the "
                          "tree's default; 0: every run of every kernel timed); the runs' "
                          "names and the rows' pipeline column end in -r<F>")
+    ap.add_argument("--settle-spread", type=float,
+                    help="evaluator.settle_spread of every run (left out: the key left out, the "
+                         "tree's default; 0: no kernel settles); the runs' names and the rows' "
+                         "pipeline column end in -settle<S>")
     a = ap.parse_args()
     if a.baseline_bin and a.race_factor is not None:
         ap.error("--race-factor: the tree of --baseline-bin knows no evaluator.race_factor")
+    if a.baseline_bin and a.settle_spread is not None:
+        ap.error("--settle-spread: the tree of --baseline-bin knows no evaluator.settle_spread")
     os.makedirs(a.work, exist_ok=True)
     cmd = ["mpirun", "-q", "-np", "1", "--bind-to", "none"]
     if os.geteuid() == 0:
@@ -121,12 +131,14 @@ def main() -> int:
             if not a.only or name in a.only]
     for name, (stencil, grid), seed in runs:
         mode = ("base" if a.baseline_bin else f"p{a.pipeline}") + \
-            (f"-r{a.race_factor:g}" if a.race_factor is not None else "")
+            (f"-r{a.race_factor:g}" if a.race_factor is not None else "") + \
+            (f"-settle{a.settle_spread:g}" if a.settle_spread is not None else "")
         tag = f"{name}-{mode}" + (f"-s{seed}" if seed != 1 else "")
         cfg = os.path.join(a.work, tag + ".yaml")
         with open(cfg, "w") as f:
             f.write(config_text(stencil, grid, a.budget_s, a.threads,
-                                None if a.baseline_bin else a.pipeline, seed, a.race_factor))
+                                None if a.baseline_bin else a.pipeline, seed, a.race_factor,
+                                a.settle_spread))
         out = os.path.join(a.work, tag)
         log = os.path.join(a.work, tag + ".worker.log")
         if os.path.exists(log):

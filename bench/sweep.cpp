@@ -21,7 +21,9 @@
 //         the dataset's recorded ones, 0 when it records none: every cost in series),
 //         race (evaluator.race_factor: a kernel over this x the fastest returned so far
 //         costs a raced timing while another kernel waits; 0, off; default
-//         kDefaultRaceFactor),
+//         kDefaultRaceFactor), settle (evaluator.settle_spread: a kernel whose first
+//         recorded runs agree within this costs a settled timing while another kernel waits;
+//         0, off; default kDefaultSettleSpread),
 //         pipeline (ga.pipeline: generations queued at once; 0 as deep as keeps the
 //         simulated GPU busy, 1 one at a time), naive (0/1: generation 0 holds the
 //         naive-equivalent setting; 1), refill (0/1:
@@ -288,6 +290,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
   if (v.keys.count("compile_threads"))
     replay.set_compile_threads(static_cast<int>(v.num("compile_threads", 0)));
   replay.set_race_factor(v.num("race", kDefaultRaceFactor));
+  replay.set_settle_spread(v.num("settle", kDefaultSettleSpread));
   Tally tally;
   Counting eval(replay, p.optimum, tally);
   NullSink sink;

@@ -570,9 +570,10 @@ void parse_budget(const Parser& p, const YAML::Node& node, GaSettings& ga) {
 }
 
 void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e) {
-  p.check_keys(node, "evaluator",
-               {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor",
-                "race_factor", "full_verification", "compile_threads", "cache_dir"});
+  p.check_keys(
+      node, "evaluator",
+      {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor", "race_factor",
+       "settle_spread", "full_verification", "compile_threads", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -611,6 +612,10 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
       p.fail(node["race_factor"], "evaluator.race_factor",
              "must be " + std::string(expected) + ", got " + real_text(e.race_factor));
     }
+  }
+  if (node["settle_spread"]) {
+    e.settle_spread = p.real(node["settle_spread"], "evaluator.settle_spread", 0, 0.1, false,
+                             "a relative spread in [0, 0.1] (0: time every kernel with every run)");
   }
   if (node["full_verification"])
     e.full_verification = p.flag(node["full_verification"], "evaluator.full_verification");
@@ -992,6 +997,7 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "compile_timeout_s" << YAML::Value << real_text(e.compile_timeout_s);
   out << YAML::Key << "slow_factor" << YAML::Value << real_text(e.slow_factor);
   out << YAML::Key << "race_factor" << YAML::Value << real_text(e.race_factor);
+  out << YAML::Key << "settle_spread" << YAML::Value << real_text(e.settle_spread);
   out << YAML::Key << "full_verification" << YAML::Value << e.full_verification;
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
   if (!e.cache_dir.empty())

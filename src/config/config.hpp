@@ -64,6 +64,11 @@ struct EvaluatorConfig {
   // kernel waits for the GPU; replay gives such a kernel the share of its recorded timing that
   // takes (0: every run timed).
   double race_factor = kDefaultRaceFactor;
+  // Settling (eval/race.hpp): a verified kernel whose first 5 timed runs agree within
+  // settle_spread of their median is timed by them alone while another compiled kernel waits;
+  // replay gives such a kernel the share of its recorded timing that takes and the median of
+  // its first 5 recorded runs (0: every run timed).
+  double settle_spread = kDefaultSettleSpread;
   // cuda: the long verification run (T steps) for every kernel, not only for those whose
   // launches the 7-step run does not cover with a main and a tail launch (docs/kernels.md).
   bool full_verification = false;

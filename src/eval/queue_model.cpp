@@ -13,13 +13,14 @@ namespace isletune {
 QueueModel::QueueModel(int threads)
     : threads_(std::max(0, threads)), free_at_(static_cast<std::size_t>(threads_), 0.0) {}
 
-void QueueModel::add(Ticket ticket, double now, double compile_s, double gpu_s,
-                     double raced_gpu_s) {
+void QueueModel::add(Ticket ticket, double now, double compile_s, double gpu_s, double raced_gpu_s,
+                     double settled_gpu_s) {
   Job j;
   j.ticket = ticket;
   j.submit = now;
   j.gpu_s = gpu_s;
   j.raced_s = gpu_s > 0 ? std::min(raced_gpu_s, gpu_s) : -1;
+  j.settled_s = gpu_s > 0 ? std::min(settled_gpu_s, gpu_s) : -1;
   if (compile_s <= 0 && gpu_s <= 0) {  // nothing to do (an unrecorded setting): done now
     j.start = std::numeric_limits<double>::quiet_NaN();
     j.compiled = j.finish = now;
@@ -57,7 +58,7 @@ std::optional<QueueModel::Done> QueueModel::next() {
     return best;
   };
   const auto done = [](const Job& j) {
-    return Done{j.ticket, Timeline{j.submit, j.start, j.finish}, j.raced};
+    return Done{j.ticket, Timeline{j.submit, j.start, j.finish}, j.raced, j.settled};
   };
   if (!running_) {
     // The GPU takes the kernel whose compile ended first, once it is free.
@@ -73,13 +74,18 @@ std::optional<QueueModel::Done> QueueModel::next() {
       Job j = *gpu;
       jobs_.erase(gpu);
       j.start = start;
-      if (j.raced_s >= 0) {
-        // Raced when another kernel's compile has ended by the time the race is decided.
-        const double decided = start + j.raced_s;
-        j.raced = std::any_of(jobs_.begin(), jobs_.end(),
-                              [&](const Job& o) { return !o.fixed && o.compiled <= decided; });
-        if (j.raced)
-          j.gpu_s = j.raced_s;
+      // Raced (settled) when another kernel's compile has ended by the time the race is
+      // decided (the runs that settle are timed).
+      const auto waiting_at = [&](double t) {
+        return std::any_of(jobs_.begin(), jobs_.end(),
+                           [&](const Job& o) { return !o.fixed && o.compiled <= t; });
+      };
+      if (j.raced_s >= 0 && waiting_at(start + j.raced_s)) {
+        j.raced = true;
+        j.gpu_s = j.raced_s;
+      } else if (j.settled_s >= 0 && waiting_at(start + j.settled_s)) {
+        j.settled = true;
+        j.gpu_s = j.settled_s;
       }
       j.finish = gpu_free_ = start + j.gpu_s;
       running_ = j;
@@ -99,8 +105,10 @@ std::optional<QueueModel::Done> QueueModel::next() {
 }
 
 namespace {
-constexpr std::uint32_t kQueueTag = 0x51554532U;     // "QUE2"
-constexpr std::uint32_t kQueueTagOld = 0x51554531U;  // "QUE1": before racing, read as before
+constexpr std::uint32_t kQueueTag = 0x51554533U;  // "QUE3"
+// Read as before: "QUE2" (before settling), "QUE1" (before racing).
+constexpr std::uint32_t kQueueTagRacing = 0x51554532U;
+constexpr std::uint32_t kQueueTagOld = 0x51554531U;
 
 void put_job(ByteWriter& w, const auto& j) {
   w.put(j.ticket);
@@ -108,6 +116,8 @@ void put_job(ByteWriter& w, const auto& j) {
     w.put(x);
   w.put(static_cast<std::uint8_t>(j.fixed));
   w.put(static_cast<std::uint8_t>(j.raced));
+  w.put(j.settled_s);
+  w.put(static_cast<std::uint8_t>(j.settled));
 }
 }  // namespace
 
@@ -131,10 +141,10 @@ std::vector<std::uint8_t> QueueModel::save() const {
 void QueueModel::restore(std::span<const std::uint8_t> bytes) {
   ByteReader r(bytes, [] { throw std::invalid_argument("damaged queue state"); });
   const std::uint32_t tag = r.get<std::uint32_t>();
-  if (tag != kQueueTag && tag != kQueueTagOld)
+  if (tag != kQueueTag && tag != kQueueTagRacing && tag != kQueueTagOld)
     r.failed();
-  const bool racing = tag == kQueueTag;
-  const auto get_job = [&r, racing] {
+  const bool racing = tag != kQueueTagOld, settling = tag == kQueueTag;
+  const auto get_job = [&r, racing, settling] {
     Job j;
     j.ticket = r.get<Ticket>();
     j.submit = r.get<double>();
@@ -147,6 +157,10 @@ void QueueModel::restore(std::span<const std::uint8_t> bytes) {
     j.fixed = r.get<std::uint8_t>() != 0;
     if (racing)
       j.raced = r.get<std::uint8_t>() != 0;
+    if (settling) {
+      j.settled_s = r.get<double>();
+      j.settled = r.get<std::uint8_t>() != 0;
+    }
     return j;
   };
   const int threads = r.get<std::int32_t>();
@@ -159,7 +173,7 @@ void QueueModel::restore(std::span<const std::uint8_t> bytes) {
   gpu_free_ = r.get<double>();
   serial_free_ = r.get<double>();
   const std::size_t job_bytes =
-      sizeof(Ticket) + (racing ? 6 : 5) * sizeof(double) + (racing ? 2 : 1);
+      sizeof(Ticket) + (5 + racing + settling) * sizeof(double) + (1 + racing + settling);
   const std::uint32_t jobs = r.get<std::uint32_t>();
   if (jobs > bytes.size() / job_bytes)
     r.failed();

@@ -124,6 +124,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
       replay->set_compile_threads(config.evaluator.compile_threads);
     // evaluator.race_factor: the GPU time replay's queue gives a kernel that loses the race.
     replay->set_race_factor(config.evaluator.race_factor);
+    // evaluator.settle_spread: the same for a kernel whose first runs settle.
+    replay->set_settle_spread(config.evaluator.settle_spread);
     // The recording GPU's name as it is (Kernel Tuner matches caches by it); that the run
     // was replayed is in its config (evaluator.backend) and driver_version "none".
     env.gpu_name = replay->limits().name;
@@ -145,6 +147,7 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
   options.compile_timeout_s = config.evaluator.compile_timeout_s;
   options.slow_factor = config.evaluator.slow_factor;
   options.race_factor = config.evaluator.race_factor;
+  options.settle_spread = config.evaluator.settle_spread;
   options.full_verification = config.evaluator.full_verification;
   options.seed = config.seed;
   options.cache_dir = config.evaluator.cache_dir;

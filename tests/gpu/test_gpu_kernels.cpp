@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "eval/cuda/codegen.hpp"
 #include "eval/cuda/cuda_evaluator.hpp"
+#include "eval/race.hpp"
 #include "gpu_start.hpp"
 #include "stencil/typical.hpp"
 
@@ -370,6 +371,42 @@ TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRunsWhileAnotherW
   const Measurement again = one(200'000);
   ASSERT_EQ(again.status, Status::ok) << again.message;
   EXPECT_EQ(again.times_ms.size(), 10u);
+}
+
+// Settling (evaluator.settle_spread): a spinning kernel's runs agree within a few per mille. Alone
+// on the queue it is timed with every run (the GPU would idle otherwise); two queued at once
+// (their cubins cached, so both are compiled at once): the first is timed by its first 5 runs
+// while the second waits, verified all the same, its median theirs; the second with every run.
+TEST(CudaEvaluatorGpu, AKernelWhoseRunsSettleIsTimedByItsFirstRunsWhileAnotherWaits) {
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  const Grid g{301, 37, 1};
+  CudaOptions o;
+  o.min_rep_ms = 0.2;
+  o.settle_spread = 0.05;
+  auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 10}, o);
+  SKIP_WITHOUT_GPU_ELSE_FAIL(started)
+  for (const long long spin : {500'000LL, 600'000LL}) {
+    const Measurement alone =
+        started.evaluator->evaluate_raw(std::vector<KernelSource>{spinning_half(g, spin)}).at(0);
+    ASSERT_EQ(alone.status, Status::ok) << alone.message;
+    EXPECT_EQ(alone.times_ms.size(), 10u);
+  }
+  const auto both = started.evaluator->evaluate_raw(
+      std::vector<KernelSource>{spinning_half(g, 500'000), spinning_half(g, 600'000)});
+  ASSERT_EQ(both.size(), 2u);
+  int settled = 0;
+  for (const Measurement& m : both) {
+    ASSERT_EQ(m.status, Status::ok) << m.message;
+    EXPECT_GE(m.median_ms, 0.5);
+    EXPECT_FALSE(std::isnan(m.error_l2));  // verified before it was timed
+    if (m.times_ms.size() == static_cast<std::size_t>(kSettleRuns)) {
+      ++settled;
+      EXPECT_DOUBLE_EQ(m.median_ms, median_of_first(m.times_ms, m.times_ms.size()));
+    } else {
+      EXPECT_EQ(m.times_ms.size(), 10u);
+    }
+  }
+  EXPECT_EQ(settled, 1);  // the one measured first, while the other waited
 }
 
 // A compile longer than compile_timeout_s is a timeout naming the limit; the kernels around it

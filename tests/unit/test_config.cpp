@@ -65,7 +65,7 @@ std::string everything_yaml() {
          "budget: {max_generations: 7, max_evaluations: 900, time_budget_s: 12.5}\n"
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
          "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0, race_factor: 1.5,\n"
-         "            full_verification: true,\n"
+         "            settle_spread: 0.02, full_verification: true,\n"
          "            compile_threads: 4,\n"
          "            cache_dir: /tmp/cubins}\n"
          "seed: 18446744073709551615\n"
@@ -106,6 +106,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
   EXPECT_EQ(c.evaluator.slow_factor, 0);  // 0: every kernel verified and timed
   EXPECT_EQ(c.evaluator.race_factor, 1.5);
+  EXPECT_EQ(c.evaluator.settle_spread, 0.02);
   EXPECT_TRUE(c.evaluator.full_verification);
   EXPECT_EQ(c.evaluator.cache_dir, "/tmp/cubins");
   EXPECT_EQ(c.seed, 18446744073709551615ULL);
@@ -147,7 +148,8 @@ TEST(Config, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.evaluator.backend, Backend::cuda);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 60);
   EXPECT_EQ(c.evaluator.slow_factor, kDefaultSlowFactor);
-  EXPECT_EQ(c.evaluator.race_factor, 1.5);  // racing while another kernel waits
+  EXPECT_EQ(c.evaluator.race_factor, 1.5);     // racing while another kernel waits
+  EXPECT_EQ(c.evaluator.settle_spread, 0.01);  // settling while another kernel waits
   EXPECT_FALSE(c.evaluator.full_verification);
   EXPECT_EQ(kDefaultSlowFactor, 2);
   EXPECT_EQ(c.problem().stencil.size(), 27);
@@ -257,6 +259,14 @@ TEST(Config, OutOfRangeValuesAreReportedWithTheRange) {
     EXPECT_NE(race.find("[1.1, 100], or 0"), std::string::npos) << race;
   }
   EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {race_factor: 0}\n"), "");
+  // A spread over a tenth would settle timings that noise dominates.
+  for (const char* bad : {"0.2", "-0.01", "loose"}) {
+    const std::string settle = error_of(std::string("stencil: star2d1r\ngrid: [64, 64]\n") +
+                                        "evaluator: {settle_spread: " + bad + "}\n");
+    expect_one_sentence(settle, "evaluator.settle_spread");
+    EXPECT_NE(settle.find("[0, 0.1]"), std::string::npos) << settle;
+  }
+  EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {settle_spread: 0}\n"), "");
   expect_one_sentence(error_of("stencil: star2d4r\ngrid: [64, 8]\n"), "grid[1]");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nspace: {tdeg: {remove: [5]}}\n"),
                       "space.tdeg.remove");

@@ -118,6 +118,55 @@ TEST(QueueModel, ALoserIsRacedOnlyWhileAnotherCompiledKernelWaits) {
   EXPECT_NEAR(b->timeline.start_s, 0.12, 1e-12);
 }
 
+// A kernel whose runs would settle takes its settled GPU time only if another kernel's compile
+// has ended when they are timed; a loser that races takes its raced time first.
+TEST(QueueModel, ASettlingKernelTakesItsSettledTimeOnlyWhileAnotherWaits) {
+  // Ticket 0 compiles by 0.1 s and would settle (0.05 s of 0.1); ticket 1 compiles by
+  // `second_compiled`. The first done: its settled and raced flags and its finish.
+  const auto first = [](double second_compiled, double raced_s, bool settled, bool raced,
+                        double finish) {
+    QueueModel q(2);
+    q.add(0, 0, 0.1, 0.1, raced_s, 0.05);
+    q.add(1, 0, second_compiled, 0.1);
+    const auto d = q.next();
+    ASSERT_TRUE(d && d->ticket == 0);
+    EXPECT_EQ(d->settled, settled) << second_compiled << " " << raced_s;
+    EXPECT_EQ(d->raced, raced) << second_compiled << " " << raced_s;
+    EXPECT_NEAR(d->timeline.finish_s, finish, 1e-12);
+  };
+  first(0.14, -1, true, false, 0.15);    // 1 waits when the runs settle at 0.15
+  first(0.16, -1, false, false, 0.2);    // not yet: timed in full
+  first(0.11, 0.02, false, true, 0.12);  // the race comes first
+  first(0.14, 0.02, true, false, 0.15);  // a loser nobody waits for at 0.12 settles at 0.15
+}
+
+// A queue saved before settling (tag QUE2: jobs with their raced time, none settled) restores.
+TEST(QueueModel, AQueueSavedBeforeSettlingRestores) {
+  ByteWriter w;
+  w.put(std::uint32_t{0x51554532U});
+  w.put(std::int32_t{1});
+  w.put(0.3);  // the thread's free time
+  w.put(0.0);  // gpu free
+  w.put(0.0);  // serial free
+  w.put(std::uint32_t{1});
+  w.put(Ticket{7});
+  // submit, compiled, gpu_s, start, finish, raced_s
+  for (const double x : {0.1, 0.3, 0.05, 0.0, 0.0, -1.0})
+    w.put(x);
+  w.put(std::uint8_t{0});  // fixed
+  w.put(std::uint8_t{0});  // raced
+  w.put(std::uint8_t{0});  // nothing running
+  QueueModel q;
+  q.restore(w.bytes);
+  const auto d = q.next();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->ticket, 7);
+  EXPECT_FALSE(d->settled);
+  EXPECT_NEAR(d->timeline.finish_s, 0.35, 1e-12);
+  EXPECT_THROW(q.restore(std::vector<std::uint8_t>(w.bytes.begin(), w.bytes.end() - 1)),
+               std::invalid_argument);
+}
+
 // A queue saved before racing (tag QUE1: jobs without their raced time) restores as it was.
 TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
   ByteWriter w;
@@ -148,7 +197,7 @@ TEST(QueueModel, ARestoredScheduleContinuesExactly) {
   QueueModel a(3);
   for (Ticket t = 0; t < 10; ++t)
     a.add(t, 0.01 * static_cast<double>(t), 0.1 + 0.07 * static_cast<double>(t % 4), 0.02,
-          t % 3 == 0 ? 0.005 : -1);  // every third a loser
+          t % 3 == 0 ? 0.005 : -1, t % 2 == 0 ? 0.01 : -1);  // every third a loser, even settle
   (void)a.next();
   (void)a.next();
   QueueModel b;
@@ -165,6 +214,7 @@ TEST(QueueModel, ARestoredScheduleContinuesExactly) {
     EXPECT_EQ(x->ticket, y->ticket);
     EXPECT_EQ(x->timeline.finish_s, y->timeline.finish_s);
     EXPECT_EQ(x->raced, y->raced);
+    EXPECT_EQ(x->settled, y->settled);
   }
   std::vector<std::uint8_t> bad = a.save();
   bad.pop_back();

@@ -109,6 +109,72 @@ TEST(Race, AKernelLosesOnTheMedianOfItsFirstRunsOverTheFactor) {
   EXPECT_FALSE(races_out(std::vector<double>{9.0, 9.0}, 1.0, 1.5));  // too few runs yet
 }
 
+// Settling (eval/race.hpp): the first kSettleRuns runs within the spread of their median.
+TEST(Settle, TheFirstRunsSettleWithinTheSpreadOfTheirMedian) {
+  const std::vector<double> calm = {1.0, 1.004, 0.998, 1.002, 1.0, 3.0};
+  EXPECT_TRUE(settles(calm, 0.01));  // 0.6 % of 1.0; the sixth run is not looked at
+  EXPECT_FALSE(settles(calm, 0.005));
+  EXPECT_FALSE(settles(std::vector<double>{1.0, 1.0, 1.0, 1.0, 1.02}, 0.01));  // one outlier
+  EXPECT_FALSE(settles(calm, 0));                                              // settling off
+  EXPECT_FALSE(settles(std::vector<double>{1.0, 1.0, 1.0, 1.0}, 0.01));        // too few runs yet
+  EXPECT_FALSE(settles(std::vector<double>{0, 0, 0, 0, 0}, 0.01));             // no time
+  EXPECT_DOUBLE_EQ(median_of_first(calm, 5), 1.0);
+  EXPECT_NEAR(median_of_first(calm, 4), 1.001, 1e-12);  // (0.998, 1.0, 1.002, 1.004)
+}
+
+// The replay clock settles as the worker does: a kernel whose first recorded runs settle costs
+// kSettledRunShare of its recorded timing and answers with those runs and their median when
+// another kernel's compile has ended by the time they are timed; alone on the queue it is timed
+// in full; a kernel whose runs spread is always timed in full.
+TEST(Replay, AKernelWhoseRunsSettleCostsASettledTimingWhileAnotherWaits) {
+  EvaluationRecord calm = record(32, Status::ok, 1.0, 100);  // costs 100 + 50 + 25 ms
+  calm.measurement.times_ms = {1.002, 0.999, 1.0, 1.001, 0.998, 1.0, 1.0, 1.0, 1.0, 1.0};
+  EvaluationRecord noisy = record(64, Status::ok, 1.0, 100);
+  noisy.measurement.times_ms = {1.0, 1.1, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  const std::vector<EvaluationRecord> rows = {calm, noisy};
+  const auto make = [&](double spread) {
+    auto r = std::make_unique<ReplayEvaluator>(small_shape(), measured_pairs(rows), DeviceLimits{},
+                                               "test");
+    r->set_compile_threads(2);
+    r->set_settle_spread(spread);
+    return r;
+  };
+  const auto evaluate = [](ReplayEvaluator& r, std::vector<int> tbx) {
+    std::vector<Setting> batch;
+    for (const int t : tbx)
+      batch.push_back(setting_with(t));
+    return r.evaluate(batch);
+  };
+  const auto settling = make(0.01);
+  // Both compile by 0.1 s; the GPU takes the calm one first (submission order) while the
+  // other waits: settled; the noisy one is timed in full.
+  const auto two = evaluate(*settling, {32, 64});
+  EXPECT_EQ(two[0].times_ms.size(), static_cast<std::size_t>(kSettleRuns));
+  EXPECT_DOUBLE_EQ(two[0].median_ms, 1.0);  // the median of its first five runs
+  EXPECT_NEAR(two[0].run_ms, 25 * kSettledRunShare, 1e-12);
+  EXPECT_EQ(two[1].times_ms.size(), 10u);
+  EXPECT_NEAR(two[1].run_ms, 25, 1e-12);
+  EXPECT_NEAR(settling->clock_s(), 0.100 + 0.050 + 0.025 * kSettledRunShare + 0.075, 1e-12);
+  // Alone on the queue the calm kernel is timed in full: the GPU would idle otherwise.
+  const Measurement alone = evaluate(*settling, {32}).at(0);
+  EXPECT_EQ(alone.times_ms.size(), 10u);
+  EXPECT_NEAR(alone.run_ms, 25, 1e-12);
+  // Off: every kernel in full, as recorded.
+  const auto plain = make(0);
+  for (const Measurement& m : evaluate(*plain, {32, 64}))
+    EXPECT_EQ(m.times_ms.size(), 10u);
+  EXPECT_NEAR(plain->clock_s(), 0.100 + 2 * 0.075, 1e-12);
+  // A queue saved with the calm kernel queued behind another settles it after a resume.
+  const auto queued = make(0.01);
+  (void)queued->submit(setting_with(32));
+  (void)queued->submit(setting_with(64));
+  const auto later = make(0.01);
+  ASSERT_TRUE(later->restore_queue(queued->save_queue()));
+  const std::optional<Completion> first = later->next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->measurement.times_ms.size(), static_cast<std::size_t>(kSettleRuns));
+}
+
 // The replay clock races as the worker does: once a kernel has come back, one whose first
 // runs lose the race costs kRacedRunShare of its recorded timing and says so when another
 // kernel's compile has ended by the time the race is decided; alone on the queue it is timed in

@@ -158,7 +158,7 @@ void CudaEvaluator::start_worker() {
   p.set("steps", problem_.steps).set("short_steps", 7).set("warmup", problem_.warmup);
   p.set("repeats", problem_.repeats).set("min_rep_ms", options_.min_rep_ms);
   p.set("compile_timeout_s", options_.compile_timeout_s).set("slow_factor", options_.slow_factor);
-  p.set("race_factor", options_.race_factor);
+  p.set("race_factor", options_.race_factor).set("settle_spread", options_.settle_spread);
   p.set("full_verification", options_.full_verification ? 1 : 0);
   p.set("reference", generate_reference(problem_.stencil, problem_.grid));
   Message ready;

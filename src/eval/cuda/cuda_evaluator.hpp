@@ -65,6 +65,9 @@ struct CudaOptions {
   // Racing (eval/race.hpp): a verified kernel whose first runs are over race_factor x the
   // fastest kernel the worker has timed is timed by those runs alone (0: every run timed).
   double race_factor = 0;
+  // Settling (eval/race.hpp): a verified kernel whose first runs agree within settle_spread is
+  // timed by those runs alone while another kernel waits (0: every run timed).
+  double settle_spread = 0;
   // The long verification run (T steps) for every kernel; false: only where the 7-step run does
   // not exercise both the main and the tail entry (docs/kernels.md, "Measurement").
   bool full_verification = false;

@@ -204,6 +204,7 @@ class Worker {
     compile_timeout_s_ = m.number("compile_timeout_s", 60);
     problem_.slow_factor = m.number("slow_factor", 0);  // none sent: every kernel verified
     problem_.race_factor = m.number("race_factor", 0);  // none sent: every run timed
+    problem_.settle_spread = m.number("settle_spread", 0);
     problem_.full_verification = m.number("full_verification", 0) != 0;
 
     const auto t0 = Clock::now();
@@ -507,9 +508,9 @@ class Worker {
     }
 
     const auto t_run = Clock::now();
-    const TimingPlan plan{problem_.warmup, problem_.repeats, problem_.min_rep_ms,
-                          problem_.steps,  best_ms_,         problem_.race_factor,
-                          others_waiting_};
+    const TimingPlan plan{problem_.warmup,        problem_.repeats, problem_.min_rep_ms,
+                          problem_.steps,         best_ms_,         problem_.race_factor,
+                          problem_.settle_spread, others_waiting_};
     Timing t;
     try {
       t = time_schedule(stream_->get(), s, verifier_->buffers(), plan);

@@ -43,19 +43,22 @@ Timing time_schedule(cudaStream_t stream, const Schedule& s, PingPong buffers,
   const auto wanted = static_cast<long long>(std::ceil(plan.min_rep_ms / per_step));
   Timing t;
   t.steps_per_rep = std::clamp((wanted + per - 1) / per * per, per, most);
+  const auto waiting = [&] { return !plan.others_waiting || plan.others_waiting(); };
   for (int rep = 0; rep < std::max(1, plan.repeats); ++rep) {
     t.times_ms.push_back(timed(t.steps_per_rep) / static_cast<double>(t.steps_per_rep));
-    if (static_cast<int>(t.times_ms.size()) == kRaceRuns && rep + 1 < plan.repeats &&
-        races_out(t.times_ms, plan.best_ms, plan.race_factor) &&
-        (!plan.others_waiting || plan.others_waiting())) {
+    const int runs = static_cast<int>(t.times_ms.size());
+    if (rep + 1 >= plan.repeats)
+      break;
+    if (runs == kRaceRuns && races_out(t.times_ms, plan.best_ms, plan.race_factor) && waiting()) {
       t.raced = true;
       break;
     }
+    if (runs == kSettleRuns && settles(t.times_ms, plan.settle_spread) && waiting()) {
+      t.settled = true;
+      break;
+    }
   }
-  std::vector<double> sorted = t.times_ms;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t h = sorted.size();
-  t.median_ms = h % 2 ? sorted[h / 2] : 0.5 * (sorted[h / 2 - 1] + sorted[h / 2]);
+  t.median_ms = median_of_first(t.times_ms, t.times_ms.size());
   return t;
 }
 

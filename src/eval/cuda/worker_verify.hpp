@@ -25,6 +25,7 @@ struct ProblemSize {
   double min_rep_ms = 2.0;
   double slow_factor = 0;          // probe: over this x the reference's time per step is a timeout
   double race_factor = 0;          // timing: racing (eval/race.hpp); 0: every run timed
+  double settle_spread = 0;        // timing: settling (eval/race.hpp); 0: every run timed
   bool full_verification = false;  // the long run for every kernel, not only where needed
   [[nodiscard]] long long cells() const { return nx * ny * nz; }
 };

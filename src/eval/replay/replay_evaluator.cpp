@@ -70,7 +70,8 @@ double batch_span_s(std::span<const Measurement> batch, int threads) {
 void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   const auto it = table_.find(canonical(shape_, s));
   Measurement m;
-  double raced_gpu_s = -1;  // loses the race: its GPU time if another kernel waits
+  double raced_gpu_s = -1;    // loses the race: its GPU time if another kernel waits
+  double settled_gpu_s = -1;  // its first runs settle: the same
   if (it == table_.end()) {
     m.status = Status::invalid;
     m.message = "no record of this setting in " + recording_.origin;
@@ -85,9 +86,12 @@ void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
       raced_gpu_s = (m.verify_ms + m.run_ms * kRacedRunShare) * 1e-3;
       losers_.emplace(ticket, best_ms_);
     }
+    if (m.ok() && settles(m.times_ms, settle_spread_))
+      settled_gpu_s = (m.verify_ms + m.run_ms * kSettledRunShare) * 1e-3;
   }
   // The answers for unrecorded settings carry no costs and are done at once.
-  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3, raced_gpu_s);
+  queue_.add(ticket, clock_s_, m.compile_ms * 1e-3, (m.verify_ms + m.run_ms) * 1e-3, raced_gpu_s,
+             settled_gpu_s);
   answers_.emplace(ticket, std::move(m));
 }
 
@@ -114,6 +118,12 @@ Completion ReplayEvaluator::wait_one() {
       c.measurement.message = why;
     }
     losers_.erase(lost);
+  }
+  if (done->settled) {  // the worker's answer: the first runs, their median
+    Measurement& m = c.measurement;
+    m.times_ms.resize(kSettleRuns);
+    m.median_ms = median_of_first(m.times_ms, m.times_ms.size());
+    m.run_ms *= kSettledRunShare;
   }
   if (c.measurement.ok() && c.measurement.median_ms > 0 &&
       (best_ms_ <= 0 || c.measurement.median_ms < best_ms_))

@@ -15,7 +15,8 @@
 //   GPU is free, in the order the compiles end; otherwise (older datasets) the costs add up
 //   one after another. clock_s() is the time of the last measurement returned. With racing
 //   (set_race_factor) a kernel that loses the race costs the share of its timing the worker
-//   would spend. A batch
+//   would spend, and with settling (set_settle_spread) one whose first recorded runs settle.
+//   A batch
 //   (evaluate) is the same schedule submitted at once (batch_span_s). The reference run the
 //   worker starts with is not recorded.
 // - candidates() lists the recorded kernels by canonical setting, so the sampler draws only
@@ -81,6 +82,11 @@ class ReplayEvaluator final : public AsyncEvaluator {
   // is decided (the QueueModel's schedule; never with compile threads 0, where nothing
   // waits); its answer keeps the recorded times and says it raced. 0: off (the default).
   void set_race_factor(double factor) { race_factor_ = factor; }
+  // Settling (eval/race.hpp) as the CUDA worker settles: a recorded kernel that does not race
+  // and whose first kSettleRuns recorded runs settle costs kSettledRunShare of its recorded
+  // timing if another kernel's compile has ended when they are timed (QueueModel); its answer
+  // is then theirs: those runs and their median. 0: off (the default).
+  void set_settle_spread(double spread) { settle_spread_ = spread; }
   [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
   [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
   bool restore_queue(const std::vector<std::uint8_t>& bytes) override;
@@ -111,6 +117,7 @@ class ReplayEvaluator final : public AsyncEvaluator {
   QueueModel queue_;
   std::unordered_map<Ticket, Measurement> answers_;  // queued, by ticket
   double race_factor_ = 0;
+  double settle_spread_ = 0;
   double best_ms_ = 0;  // the fastest median returned (racing's reference; 0: none yet)
   // Queued kernels that lose the race, with best_ms_ when they were queued: raced if another
   // kernel waits for the GPU when the race is decided (QueueModel).
