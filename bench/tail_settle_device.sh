@@ -35,9 +35,9 @@ arm() { # bin-dir work-dir stencil [pipeline_busy options]
 # The evaluator's schedules (racing, settling, multi-step launches); the families' fused depths
 # on odd grids, users' stencils and a sample of the default space (the plain tail).
 gtest kernels "$SET/test_gpu_kernels" 'CudaEvaluatorGpu.*' 60
-gtest families "$NEW/test_gpu_families" 'FamiliesStreaming.*:FamiliesUserStencils.*:FamiliesDefaultSpace.*' 80
 arm "$SET" /tmp/runs/settle-on star3d2r
 arm "$SET" /tmp/runs/settle-off star3d2r --settle-spread 0
+gtest families "$NEW/test_gpu_families" 'FamiliesStreaming.*:FamiliesUserStencils.*:FamiliesDefaultSpace.*' 80
 arm "$NEW" /tmp/runs/tail-new lap3d19
 arm "$OLD" /tmp/runs/tail-old lap3d19
 log "pairs done"
