@@ -140,37 +140,12 @@ TEST(QueueModel, ASettlingKernelTakesItsSettledTimeOnlyWhileAnotherWaits) {
   first(0.14, 0.02, true, false, 0.15);  // a loser nobody waits for at 0.12 settles at 0.15
 }
 
-// A queue saved before settling (tag QUE2: jobs with their raced time, none settled) restores.
-TEST(QueueModel, AQueueSavedBeforeSettlingRestores) {
+// A queue saved by an older isletune restores as it was: one job (ticket 7, submitted at 0.1,
+// compiled by 0.3, 0.05 s on the GPU) on one thread, in the format of tag QUE1 (before racing:
+// no raced time) or QUE2 (before settling: a raced time, none settled).
+void expect_old_queue_restores(std::uint32_t tag, bool with_raced) {
   ByteWriter w;
-  w.put(std::uint32_t{0x51554532U});
-  w.put(std::int32_t{1});
-  w.put(0.3);  // the thread's free time
-  w.put(0.0);  // gpu free
-  w.put(0.0);  // serial free
-  w.put(std::uint32_t{1});
-  w.put(Ticket{7});
-  // submit, compiled, gpu_s, start, finish, raced_s
-  for (const double x : {0.1, 0.3, 0.05, 0.0, 0.0, -1.0})
-    w.put(x);
-  w.put(std::uint8_t{0});  // fixed
-  w.put(std::uint8_t{0});  // raced
-  w.put(std::uint8_t{0});  // nothing running
-  QueueModel q;
-  q.restore(w.bytes);
-  const auto d = q.next();
-  ASSERT_TRUE(d);
-  EXPECT_EQ(d->ticket, 7);
-  EXPECT_FALSE(d->settled);
-  EXPECT_NEAR(d->timeline.finish_s, 0.35, 1e-12);
-  EXPECT_THROW(q.restore(std::vector<std::uint8_t>(w.bytes.begin(), w.bytes.end() - 1)),
-               std::invalid_argument);
-}
-
-// A queue saved before racing (tag QUE1: jobs without their raced time) restores as it was.
-TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
-  ByteWriter w;
-  w.put(std::uint32_t{0x51554531U});
+  w.put(tag);
   w.put(std::int32_t{1});
   w.put(0.3);  // the thread's free time
   w.put(0.0);  // gpu free
@@ -179,8 +154,12 @@ TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
   w.put(Ticket{7});
   for (const double x : {0.1, 0.3, 0.05, 0.0, 0.0})  // submit, compiled, gpu_s, start, finish
     w.put(x);
-  w.put(std::uint8_t{0});
-  w.put(std::uint8_t{0});  // nothing running
+  if (with_raced)
+    w.put(-1.0);           // raced_s
+  w.put(std::uint8_t{0});  // fixed
+  if (with_raced)
+    w.put(std::uint8_t{0});  // raced
+  w.put(std::uint8_t{0});    // nothing running
   QueueModel q;
   q.restore(w.bytes);
   EXPECT_EQ(q.threads(), 1);
@@ -188,9 +167,18 @@ TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->ticket, 7);
   EXPECT_FALSE(d->raced);
+  EXPECT_FALSE(d->settled);
   EXPECT_NEAR(d->timeline.finish_s, 0.35, 1e-12);
   EXPECT_THROW(q.restore(std::vector<std::uint8_t>(w.bytes.begin(), w.bytes.end() - 1)),
                std::invalid_argument);
+}
+
+TEST(QueueModel, AQueueSavedBeforeSettlingRestores) {
+  expect_old_queue_restores(0x51554532U, true);  // "QUE2"
+}
+
+TEST(QueueModel, AQueueSavedBeforeRacingRestores) {
+  expect_old_queue_restores(0x51554531U, false);  // "QUE1"
 }
 
 TEST(QueueModel, ARestoredScheduleContinuesExactly) {
