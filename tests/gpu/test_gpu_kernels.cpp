@@ -324,6 +324,15 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
   EXPECT_GE(got[0].verify_ms, 7 * 100.0);
 }
 
+// The evaluator of the racing and settling tests: spinning_half kernels on a small grid, 10
+// timed runs of at least 0.2 ms each.
+const Grid kSpinGrid{301, 37, 1};
+auto start_spinning(CudaOptions o) {
+  o.min_rep_ms = 0.2;
+  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
+  return gpu_test::start_evaluator(Problem{half, kSpinGrid, 48, 1, 10}, o);
+}
+
 // Racing (evaluator.race_factor): the first kernel (0.2 ms of spin a launch) has nothing to race
 // against and is timed with every run; a kernel far over the factor x its time (2 ms) alone on
 // the queue is timed with every run too (the GPU would idle otherwise); two such kernels queued
@@ -331,13 +340,11 @@ TEST(CudaEvaluatorGpu, AKernelFarSlowerThanTheReferenceIsATimeoutBeforeItsVerifi
 // 3 runs while the second waits, verified all the same, and says so, the second with every
 // run; the first kernel again, within the factor, is timed with every run.
 TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRunsWhileAnotherWaits) {
-  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
-  const Grid g{301, 37, 1};
   CudaOptions o;
-  o.min_rep_ms = 0.2;
   o.race_factor = 1.5;
-  auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 10}, o);
+  auto started = start_spinning(o);
   SKIP_WITHOUT_GPU_ELSE_FAIL(started)
+  const Grid& g = kSpinGrid;
   auto one = [&](long long spin_ns) {
     return started.evaluator->evaluate_raw(std::vector<KernelSource>{spinning_half(g, spin_ns)})
         .at(0);
@@ -378,13 +385,11 @@ TEST(CudaEvaluatorGpu, AKernelThatLosesTheRaceIsTimedByItsFirstRunsWhileAnotherW
 // (their cubins cached, so both are compiled at once): the first is timed by its first 5 runs
 // while the second waits, verified all the same, its median theirs; the second with every run.
 TEST(CudaEvaluatorGpu, AKernelWhoseRunsSettleIsTimedByItsFirstRunsWhileAnotherWaits) {
-  const Stencil half = Stencil::make("half", 2, {{0, 0, 0}}, {0.5});
-  const Grid g{301, 37, 1};
   CudaOptions o;
-  o.min_rep_ms = 0.2;
   o.settle_spread = 0.05;
-  auto started = gpu_test::start_evaluator(Problem{half, g, 48, 1, 10}, o);
+  auto started = start_spinning(o);
   SKIP_WITHOUT_GPU_ELSE_FAIL(started)
+  const Grid& g = kSpinGrid;
   for (const long long spin : {500'000LL, 600'000LL}) {
     const Measurement alone =
         started.evaluator->evaluate_raw(std::vector<KernelSource>{spinning_half(g, spin)}).at(0);
