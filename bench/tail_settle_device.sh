@@ -8,7 +8,7 @@
 # OLD=out/bin (+ out/bin/lib, the tree before the tail).
 #   bash bench/tail_settle_device.sh [BUDGET]     (default 60)
 # Rows: $OUT/busy.csv (bench/pipeline_busy.py), traces: $OUT/traces.tar.gz, tests: $OUT/gpu-*.txt.
-# Everything ends by DEADLINE_S (570) seconds.
+# Everything ends by DEADLINE_S (570) seconds; TESTS=0 runs the pairs alone.
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"
@@ -20,7 +20,8 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperatur
 t0=$(date +%s)
 left() { echo $(( ${DEADLINE_S:-570} - ($(date +%s) - t0) )); }
 log() { echo "$* (at $(( $(date +%s) - t0 )) s)" | tee -a "$OUT/busy.txt"; }
-gtest() { # file-tag binary filter seconds
+gtest() { # file-tag binary filter seconds (TESTS=0: none)
+  [ "${TESTS:-1}" = 0 ] && return
   local s=$4; [ "$s" -gt "$(left)" ] && s=$(left)
   if [ "$s" -lt 15 ]; then log "$1: skipped (deadline)"; return; fi
   timeout -k 5 "$s" "$2" --gtest_filter="$3" >"$OUT/gpu-$1.txt" 2>&1
