@@ -17,10 +17,10 @@
 // Settling (evaluator.settle_spread): a kernel that does not lose the race stops after its first
 // kSettleRuns timed runs when they agree within settle_spread of their median (settles) and
 // another compiled kernel waits; its median is theirs. GPU event times of a warm kernel agree
-// closely: over 12 traces of 60-s user configs (five stencils, H100 and H200, 7,750 kernels
-// timed in full) the median of the first 5 runs is within 0.05 % of the ten runs' median at p50
-// and 0.5 % at p99 where those 5 agree within 1 %, 81 % of the kernels settle, and the best kernel
-// of every trace stays the same (docs/studies/2026-12-07-settled-timing.md). Timing is 60-77 % of a
+// closely: over 12 runs of 60-s user configs on an H100 (five stencils, 8,611 kernels timed in
+// full) 81 % of the kernels settle within 1 %, the median of their first 5 runs is within 0.03 %
+// of the ten runs' median at p50 and 0.5 % at p99, and no run's best kernel would be another
+// (docs/studies/2026-12-07-settled-timing.md). Timing is 60-77 % of a
 // kernel's GPU time, so where the GPU is the bound (star3d2r, box3d2r) settling frees about
 // two fifths of it for the kernels that wait.
 #pragma once
