@@ -23,6 +23,7 @@
 #include "common/text.hpp"
 #include "config/config.hpp"
 #include "eval/evaluator.hpp"
+#include "eval/race.hpp"
 #include "eval/replay/replay_evaluator.hpp"
 #include "run/setup.hpp"
 #include "trace/reader.hpp"
@@ -156,6 +157,10 @@ struct Report {
   std::array<long long, kStatusCount> by_status{};
   std::array<std::map<std::string, long long>, kStatusCount> messages;
   long long measured = 0, cache_hits = 0, migrants = 0;
+  // Verified kernels by their number of timed runs, those that raced apart (eval/race.hpp: a
+  // raced kernel says so in its message; a settled one keeps kSettleRuns, the others every run).
+  std::map<std::size_t, long long> timed_runs;
+  long long raced = 0;
   std::map<std::string, Fast> fastest;  // by key
   int last_generation = -1;
   double naive_ms = std::nan("");  // the naive-equivalent setting's time, when measured
@@ -164,6 +169,30 @@ struct Report {
   std::string gpu;                 // the recording GPU (a replayed run: the dataset's)
   std::string replayed;            // "replayed from DATASET, clock simulated", or empty
 };
+
+// How the verified kernels were timed: every run (the most any kernel had), or cut short
+// while another kernel waited (eval/race.hpp): raced (a worker's raced kernel keeps kRaceRuns,
+// replay's its recorded runs; both say so), settled after kSettleRuns.
+struct TimingShares {
+  std::size_t runs = 0;  // the most timed runs of a kernel not raced (the config's repeats)
+  long long full = 0, raced = 0, settled = 0, other = 0;
+};
+TimingShares timing_shares(const std::map<std::size_t, long long>& timed_runs, long long raced) {
+  TimingShares t;
+  t.raced = raced;
+  if (timed_runs.empty())
+    return t;
+  t.runs = timed_runs.rbegin()->first;
+  for (const auto& [runs, n] : timed_runs) {
+    if (runs == t.runs)
+      t.full += n;
+    else if (runs == static_cast<std::size_t>(kSettleRuns))
+      t.settled += n;
+    else
+      t.other += n;  // fewer runs than repeats otherwise: a trace of other settings merged in
+  }
+  return t;
+}
 
 // Why a trace holds no verified time of the naive setting: its failed measurement, or no
 // row of it (for a replayed run: whether its dataset holds one; `dataset`: the trace is one).
@@ -252,6 +281,10 @@ Report gather(const TraceReader& reader) {
         ++rep.messages[st][e.measurement.message.empty() ? "(no message)" : e.measurement.message];
         continue;
       }
+      if (e.measurement.message.find("evaluator.race_factor") != std::string::npos)
+        ++rep.raced;
+      else
+        ++rep.timed_runs[e.measurement.times_ms.size()];
       const std::string key = canonical_key(e.setting);
       Fast& f = rep.fastest[key];
       if (e.measurement.median_ms < f.median_ms) {
@@ -422,10 +455,17 @@ Json report_json(const TraceReader& reader, const Report& rep, const std::vector
                         {"count", rep.by_status[static_cast<std::size_t>(s)]},
                         {"messages", msgs}});
   }
+  const TimingShares timing = timing_shares(rep.timed_runs, rep.raced);
   doc["evaluations"] = {{"measured", rep.measured},
                         {"cache_hits", rep.cache_hits},
                         {"migrants", rep.migrants},
-                        {"by_status", by_status}};
+                        {"by_status", by_status},
+                        {"timing",
+                         {{"runs", timing.runs},
+                          {"full", timing.full},
+                          {"raced", timing.raced},
+                          {"settled", timing.settled},
+                          {"other", timing.other}}}};
   doc["failures"] = failures;
   Json topj = Json::array();
   for (const Fast& f : best_k) {
@@ -530,6 +570,13 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
       continue;
     for (const auto& [text, n] : frequent(rep.messages[i]))
       fmt::print("      {:6d} x {}\n", n, printable(text, 160));
+  }
+  if (const TimingShares t = timing_shares(rep.timed_runs, rep.raced); t.runs > 0) {
+    fmt::print("timed: {} with all {} runs, {} raced, {} settled ({} runs)", t.full, t.runs,
+               t.raced, t.settled, kSettleRuns);
+    if (t.other > 0)
+      fmt::print(", {} with other counts", t.other);
+    fmt::print("\n");
   }
 
   if (!best_k.empty()) {

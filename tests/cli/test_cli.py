@@ -209,6 +209,29 @@ def replay_run(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.parametrize("spread", [0.01, 0])
+def test_report_counts_kernels_timed_in_full_raced_and_settled(tmp_path, spread):
+    """evaluator.settle_spread in a replayed run of a recording that names its compile threads
+    (kernels wait for the GPU): with 0.01 some kernels settle, each answering with its first 5
+    recorded runs; with 0 none. The report's counts add up to the verified kernels."""
+    config = tmp_path / "settle.yaml"
+    config.write_text(
+        "stencil: star3d2r\ngrid: [512, 512, 512]\nseed: 2\n"
+        "budget: {time_budget_s: 15}\n"
+        f"evaluator: {{backend: replay, dataset: {DATA / 'h100-full-star3d2r-512.h5'}, "
+        f"settle_spread: {spread}}}\n")
+    out = tmp_path / "run"
+    isletune("run", str(config), "--out", str(out))
+    doc = json.loads(isletune("report", str(out), "--json").stdout)
+    t = doc["evaluations"]["timing"]
+    assert t["runs"] == 10 and t["other"] == 0
+    assert t["full"] + t["raced"] + t["settled"] == doc["evaluations"]["by_status"]["ok"]
+    assert (t["settled"] > 0) == (spread > 0) and t["raced"] > 0 and t["full"] > 0
+    text = isletune("report", str(out)).stdout
+    assert f"timed: {t['full']} with all 10 runs, {t['raced']} raced, {t['settled']} settled " \
+           "(5 runs)" in text
+
+
 @pytest.mark.parametrize("which", ["real", "replay"])
 def test_report_and_summary_agree_on_one_trace(which, replay_run):
     trace = str(REAL_RUN if which == "real" else replay_run)
