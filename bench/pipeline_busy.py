@@ -174,6 +174,11 @@ def main() -> int:
                best.get("median_ms", ""), round(best.get("gcells_per_s", 0), 2)]
         rows.append(row)
         print(" ".join(f"{str(x):>12}" for x in row), flush=True)
+        timing = rep["evaluations"].get("timing")  # (a report before settling has none)
+        if timing:
+            print(f"{'':>12} verified kernels timed with all {timing['runs']} runs "
+                  f"{timing['full']}, raced {timing['raced']}, settled {timing['settled']}",
+                  flush=True)
         tenths = r.get("gpu_busy_by_tenth") or []
         if any(tenths):  # where the GPU waited
             print(f"{'':>12} GPU busy by tenth of the clock (%): "
