@@ -281,7 +281,7 @@ Report gather(const TraceReader& reader) {
         ++rep.messages[st][e.measurement.message.empty() ? "(no message)" : e.measurement.message];
         continue;
       }
-      if (e.measurement.message.find("evaluator.race_factor") != std::string::npos)
+      if (says_raced(e.measurement.message))
         ++rep.raced;
       else
         ++rep.timed_runs[e.measurement.times_ms.size()];

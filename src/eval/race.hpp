@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace isletune {
@@ -47,6 +48,20 @@ inline constexpr double kDefaultRaceFactor = 1.5;
 // step of 0.07 ms, K = 29: (2 + 87) / (2 + 290) = 0.30.
 inline constexpr double kRacedRunShare = 0.33;
 
+// What the message of a raced kernel (the worker's and replay's) says, and how `isletune report`
+// tells a raced kernel from one timed in full (replay keeps a raced kernel's recorded runs).
+inline constexpr char kRacedMark[] = "(evaluator.race_factor)";
+[[nodiscard]] inline bool says_raced(std::string_view message) {
+  return message.find(kRacedMark) != std::string_view::npos;
+}
+
+// The median of the first n of `runs_ms` (n <= size, n > 0).
+[[nodiscard]] inline double median_of_first(std::span<const double> runs_ms, std::size_t n) {
+  std::vector<double> first(runs_ms.begin(), runs_ms.begin() + static_cast<std::ptrdiff_t>(n));
+  std::sort(first.begin(), first.end());
+  return n % 2 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
+}
+
 // Whether the runs timed so far (kRaceRuns of them) lose the race against `best_ms`, the
 // fastest median per step timed before: their median over factor x best_ms. False when racing
 // is off (factor <= 0), no kernel was timed before (best_ms <= 0) or fewer runs are given.
@@ -54,9 +69,7 @@ inline constexpr double kRacedRunShare = 0.33;
                                     double factor) {
   if (factor <= 0 || best_ms <= 0 || static_cast<int>(runs_ms.size()) < kRaceRuns)
     return false;
-  std::vector<double> first(runs_ms.begin(), runs_ms.begin() + kRaceRuns);
-  std::nth_element(first.begin(), first.begin() + kRaceRuns / 2, first.end());
-  return first[kRaceRuns / 2] > factor * best_ms;
+  return median_of_first(runs_ms, kRaceRuns) > factor * best_ms;
 }
 
 // Timed runs before a kernel may settle.
@@ -68,13 +81,6 @@ inline constexpr double kDefaultSettleSpread = 0.01;
 // The share of a recorded timing a settled one takes (kRacedRunShare's arithmetic with 5 runs):
 // (2 + 5 x 4) / (2 + 10 x 4) = 0.52 in 3-D, (2 + 145) / (2 + 290) = 0.50 in 2-D.
 inline constexpr double kSettledRunShare = 0.52;
-
-// The median of the first n of `runs_ms` (n <= size, n > 0).
-[[nodiscard]] inline double median_of_first(std::span<const double> runs_ms, std::size_t n) {
-  std::vector<double> first(runs_ms.begin(), runs_ms.begin() + static_cast<std::ptrdiff_t>(n));
-  std::sort(first.begin(), first.end());
-  return n % 2 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
-}
 
 // Whether the first kSettleRuns runs settle: (max - min) <= spread x their median. False when
 // settling is off (spread <= 0), fewer runs are given, or a run is not a positive time.

@@ -33,6 +33,7 @@
 #include "eval/cuda/worker_protocol.hpp"
 #include "eval/cuda/worker_timing.hpp"
 #include "eval/cuda/worker_verify.hpp"
+#include "eval/race.hpp"
 
 namespace isletune::cuda {
 namespace {
@@ -522,9 +523,9 @@ class Worker {
       std::snprintf(why, sizeof why,
                     "timed %zu of %d runs: their median, %.6g ms per step, is over %g x the "
                     "fastest kernel timed so far, %.6g ms, and another kernel waited for the "
-                    "GPU (evaluator.race_factor)",
+                    "GPU %s",
                     t.times_ms.size(), problem_.repeats, t.median_ms, problem_.race_factor,
-                    best_ms_);
+                    best_ms_, kRacedMark);
       r.set("message", why);
     } else if (t.median_ms > 0 && (best_ms_ <= 0 || t.median_ms < best_ms_)) {
       best_ms_ = t.median_ms;

@@ -111,9 +111,8 @@ Completion ReplayEvaluator::wait_one() {
       char why[256];
       std::snprintf(why, sizeof why,
                     "raced (replay): over %g x the fastest kernel returned so far, %.6g ms, "
-                    "and another kernel waited for the GPU (evaluator.race_factor); timed at "
-                    "%g of its recorded cost",
-                    race_factor_, lost->second, kRacedRunShare);
+                    "and another kernel waited for the GPU %s; timed at %g of its recorded cost",
+                    race_factor_, lost->second, kRacedMark, kRacedRunShare);
       c.measurement.run_ms *= kRacedRunShare;
       c.measurement.message = why;
     }
