@@ -43,6 +43,28 @@ std::string write_failure_sentence(const std::filesystem::path& path, const std:
   return "cannot write " + path.string() + " (" + what + ")";
 }
 
+h5::File trace_detail::create_trace_file(const std::filesystem::path& path, bool exclusive,
+                                         const std::string& kind, const std::string& expected) {
+  h5::quiet_errors();
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && exclusive) {
+    throw InputError(path.string() + " already exists: another run is writing into " +
+                     path.parent_path().string() + "; use another output directory.");
+  }
+  errno = 0;
+  h5::File file(
+      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (file.valid())
+    return file;
+  const std::string reason = h5::last_system_error(errno);
+  if (!existed)
+    std::filesystem::remove(path, ec);
+  if (!reason.empty())
+    throw TraceWriteError("cannot create " + path.string() + ": " + reason);
+  throw InputError(path.string() + ": cannot create the " + kind + "; expected " + expected + ".");
+}
+
 RankTraceWriter::~RankTraceWriter() {
   if (!impl_)
     return;
@@ -68,29 +90,8 @@ RankTraceWriter RankTraceWriter::create(const std::filesystem::path& dir, int ra
                                         const std::filesystem::path& path, bool exclusive,
                                         const std::string& run_created) {
   (void)dir;
-  h5::quiet_errors();
-  // A run's rank file is created exclusively: two writers never share one file.
-  std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec);
-  if (existed && exclusive) {
-    throw InputError(path.string() + " already exists: another run is writing into " +
-                     path.parent_path().string() + "; use another output directory.");
-  }
-  errno = 0;
-  h5::File file(
-      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-  if (!file.valid()) {
-    const std::string reason = h5::last_system_error(errno);
-    // Half a file (a full disk) must not look like another run's file to the next try.
-    if (!existed)
-      std::filesystem::remove(path, ec);
-    // A full disk (any reason the system gave) is a write failure the run reports as
-    // such; without a reason the path itself is unusable.
-    if (!reason.empty())
-      throw TraceWriteError("cannot create " + path.string() + ": " + reason);
-    throw InputError(path.string() +
-                     ": cannot create the rank trace file; expected a writable output directory.");
-  }
+  h5::File file = trace_detail::create_trace_file(path, exclusive, "rank trace file",
+                                                  "a writable output directory");
   std::optional<trace_detail::RankTables> tables;
   try {
     h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));

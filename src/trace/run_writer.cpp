@@ -49,28 +49,7 @@ namespace {
 // fails when the file exists, so two runs never write one trace).
 h5::File create_file(const std::filesystem::path& path, const char* format, const RunInfo& info,
                      bool exclusive) {
-  h5::quiet_errors();
-  std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec);
-  if (existed && exclusive) {
-    throw InputError(path.string() + " already exists: another run is writing into " +
-                     path.parent_path().string() + "; use another output directory.");
-  }
-  errno = 0;
-  h5::File file(
-      H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-  if (!file.valid()) {
-    const std::string reason = h5::last_system_error(errno);
-    // A create that failed half-way (a full disk) leaves nothing that a later resume or
-    // run could mistake for a trace.
-    if (!existed)
-      std::filesystem::remove(path, ec);
-    // A full disk (any reason the system gave) is a write failure the run reports as
-    // such; without a reason the path itself is unusable.
-    if (!reason.empty())
-      throw TraceWriteError("cannot create " + path.string() + ": " + reason);
-    throw InputError(path.string() + ": cannot create the trace file; expected a writable path.");
-  }
+  h5::File file = trace_detail::create_trace_file(path, exclusive, "trace file", "a writable path");
   try {
     h5::Group root(H5_CHECK(H5Gopen2(file.get(), "/", H5P_DEFAULT)));
     h5::write_attr(root.get(), "format", std::string_view(format));

@@ -144,6 +144,14 @@ struct RankTraceWriter::Impl {
 
 namespace isletune::trace_detail {
 
+// Creates the HDF5 file of a trace or dataset at `path`; `exclusive` (a run's trace) fails
+// when the file exists, so two runs never write one file. A full disk (any reason the system
+// gave) is a TraceWriteError; a path that cannot be created for no reason the system gave is
+// an InputError: "PATH: cannot create the <kind>; expected <expected>." A create that failed
+// half-way leaves nothing a later resume or run could mistake for a trace.
+[[nodiscard]] h5::File create_trace_file(const std::filesystem::path& path, bool exclusive,
+                                         const std::string& kind, const std::string& expected);
+
 // Names of the 18 parameters in Param order (the `parameters` attribute).
 [[nodiscard]] std::vector<std::string> parameter_names();
 
