@@ -23,8 +23,11 @@ struct Started {
 };
 
 // The evaluator of `problem` with the test worker, or the backend's reason it cannot start.
+// The worker is the one built beside the test, unless ISLETUNE_WORKER names another (a test
+// binary copied to a GPU machine without its build tree, as the product honours it).
 inline Started start_evaluator(const Problem& problem, CudaOptions options) {
-  options.worker_path = ISLETUNE_WORKER_PATH;
+  const char* env = std::getenv("ISLETUNE_WORKER");
+  options.worker_path = env != nullptr && *env != '\0' ? env : ISLETUNE_WORKER_PATH;
   try {
     return {std::make_unique<CudaEvaluator>(problem, options), {}};
   } catch (const InputError& e) {

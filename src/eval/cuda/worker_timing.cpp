@@ -9,11 +9,13 @@
 
 namespace isletune::cuda {
 
+// Round-trip precision: the trace keeps the very runs the median was taken of, so a median
+// recomputed from them (a settled or raced kernel's, replay's) is the worker's to the bit.
 std::string Timing::times_text() const {
   std::string list;
   for (const double t : times_ms) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%s%.9g", list.empty() ? "" : " ", t);
+    std::snprintf(buf, sizeof buf, "%s%.17g", list.empty() ? "" : " ", t);
     list += buf;
   }
   return list;
