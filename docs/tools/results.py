@@ -44,6 +44,7 @@ S_BUSY_SAME = "2026-12-06-busy-against-482d225-same-h200.md"
 S_RACE = "2026-12-06-racing-while-a-kernel-waits.md"
 S_RACE_SAME = "2026-12-06-racing-default-against-482d225-same-h100.md"
 S_BUSY_SAME_LINK = "studies/" + S_BUSY_SAME
+S_BUSY_SETTLED = "2026-12-07-issue44-h200-settled-timing-plain-tail.md"
 # The issue's targets for the tensor-core family (one H200, 120 s), GCells/s.
 MMA_TARGETS = {"box3d2r": 150, "box2d4r": 230, "box3d3r": 60, "box3d4r": 30}
 
@@ -240,17 +241,35 @@ def tensor_cores(out: list[str]) -> dict[str, float]:
     return tuned
 
 
-def pipeline_rows() -> list[dict[str, str]]:
-    """The pipeline study's runs on the committed tree (calls 2 and 3), pipeline 0."""
-    return [r for r in rows("pipeline-busy-nvidia-h200.csv")
-            if r["call"] in ("2", "3") and r["pipeline"] == "0"]
-
-
-def same_gpu_pairs() -> list[tuple[dict[str, str], dict[str, str]]]:
-    """(tree eca0873, main 482d225) rows of the same H200, call 7."""
-    same = [r for r in rows("pipeline-busy-nvidia-h200.csv") if r["call"] == "7"]
+def same_gpu_pairs(call: str = "8") -> list[tuple[dict[str, str], dict[str, str]]]:
+    """(this tree, main 482d225) rows of one H200: call 8 (tree 011fc37, its lap3d19 from
+    call 9, tree 5e1a0e9, before settled timing), call 7 (tree eca0873)."""
+    same = [r for r in rows("pipeline-busy-nvidia-h200.csv") if r["call"] == call]
     base = {r["stencil"]: r for r in same if r["pipeline"] == "base"}
-    return [(r, base[r["stencil"]]) for r in same if r["pipeline"] == "0"]
+    tuned = {r["stencil"]: r for r in same if r["pipeline"] == "0"}
+    if call == "8":
+        tuned.setdefault("lap3d19", next(r for r in rows("pipeline-busy-nvidia-h200.csv")
+                                         if r["call"] == "9" and r["tree"] == "5e1a0e9"))
+    return [(tuned[s], base[s]) for s in base if s in tuned]
+
+
+def call9(tree: str, stencil: str, pipeline: str) -> dict[str, str]:
+    return next(r for r in rows("pipeline-busy-nvidia-h200.csv") if r["call"] == "9"
+                and r["tree"] == tree and r["stencil"] == stencil and r["pipeline"] == pipeline)
+
+
+def settle_off() -> str:
+    on, off = call9("011fc37", "star3d2r", "0"), call9("011fc37", "star3d2r", "0-settle0")
+    return (f"{int(off['measured']):,} against {int(on['measured']):,} with it on "
+            f"(GPU {pct(100 * float(off['gpu_busy']))} and {pct(100 * float(on['gpu_busy']))} busy; "
+            f"best {f1(float(off['best_gcells']))} and {f1(float(on['best_gcells']))} GCells/s)")
+
+
+def tail_off() -> str:
+    new, old = call9("5e1a0e9", "lap3d19", "0"), call9("78f06e4", "lap3d19", "0")
+    return (f"{int(old['measured']):,} at {pct(100 * float(old['gpu_busy']))} GPU busy against "
+            f"{int(new['measured']):,} at {pct(100 * float(new['gpu_busy']))} with it (best "
+            f"{f1(float(old['best_gcells']))} and {f1(float(new['best_gcells']))} GCells/s)")
 
 
 def busy_span() -> str:
@@ -265,7 +284,8 @@ def gain_span() -> str:
 
 def against_before(r: dict[str, str], b: dict[str, str]) -> str:
     """A table row of a run `r` against main 482d225's run `b` of the same stencil and GPU."""
-    return (f"| {r['stencil']} | {int(r['measured']):,} | "
+    tree = f" (tree `{r['tree']}`)" if r.get("tree") and r["tree"] != "011fc37" else ""
+    return (f"| {r['stencil']}{tree} | {int(r['measured']):,} | "
             f"{int(r['measured']) / int(b['measured']):.2f} | {pct(100 * float(r['gpu_busy']))} | "
             f"{f1(float(r['best_gcells']))} | "
             f"{int(b['measured']):,}, {pct(100 * float(b['gpu_busy']))}, "
@@ -281,15 +301,29 @@ def busy(out: list[str]) -> None:
         "",
         "One rank on one NVIDIA H200 (16 CPUs, `compile_threads: 16`, cold cubin cache), a "
         "user's config of only stencil, grid and `time_budget_s: 60` over the whole default "
-        "space, one run each, seed 1. Tree `eca0873` (generations overlapping, restarts on a "
-        "stale best) against main `482d225` (one generation at a time, issue 44's *before*) on "
-        f"the same H200 the same day ({link(S_BUSY_SAME)}; `bench/pipeline_busy.py`, "
-        "`--baseline-bin` for `482d225`):",
+        "space, one run each, seed 1. Tree `011fc37` (generations overlapping, restarts on a "
+        "stale best, racing, settled timing, the plain one-step tail) against main `482d225` "
+        "(one generation at a time, issue 44's *before*) on the same H200 the same hour "
+        f"({link(S_BUSY_SETTLED)}; `bench/issue44_pairs_device.sh`):",
         "",
         "| stencil | measurements | × before | GPU busy | best GCells/s | before: measurements, busy, best |",
         "|---|---|---|---|---|---|",
     ]
     for r, b in same_gpu_pairs():
+        out.append(against_before(r, b))
+    out += [
+        "",
+        "On the same machine: star3d2r with settled timing off (`evaluator.settle_spread: 0`) "
+        "measured " + settle_off() + "; lap3d19 of the tree before the plain one-step tail "
+        "(`78f06e4`) " + tail_off() + ".",
+        "",
+        "Tree `eca0873` against `482d225` on another H200, 2026-12-06 "
+        f"({link(S_BUSY_SAME)}):",
+        "",
+        "| stencil | measurements | × before | GPU busy | best GCells/s | before: measurements, busy, best |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r, b in same_gpu_pairs("7"):
         out.append(against_before(r, b))
     out += [
         "",
@@ -547,7 +581,6 @@ def wait_share(name: str, variant: str) -> tuple[float, float, float]:
 
 def limits(out: list[str], tensor: dict[str, float]) -> None:
     tune = {r["stencil"]: r for r in rows("tune-all-one-tree-nvidia-h100-80gb-hbm3.csv")}
-    b = sorted(round(100 * float(r["gpu_busy"])) for r in pipeline_rows())
     lo, hi, mean = wait_share("forest-4xh100-2026-11-27.txt", "default")
 
     def share(names: list[str], column: str) -> str:
@@ -560,10 +593,10 @@ def limits(out: list[str], tensor: dict[str, float]) -> None:
     out += [
         "## Known limits",
         "",
-        f"- **The GPU still idles at times.** One rank on one H200, 60 s, with the pipeline: "
-        f"the GPU verifies and times kernels {b[0]}-{b[-1]} % of the clock over five stencils "
-        "(above); a 3-D stencil whose kernels compile slowly against short GPU times (the "
-        "19-point Laplacian) keeps its GPU the least busy (issue 44).",
+        f"- **The GPU still idles at times.** One rank on one H200, 60 s: the GPU verifies and "
+        f"times kernels {busy_span()} of the clock over five stencils (above), mostly waiting "
+        "for a run's first compiles and for each restart's new population; where compiles "
+        "bind (a 3-D stencil on 16 CPUs) the compile threads, not the GPU, set the pace.",
         "- **Four GPUs do not scale yet.** With drift 1 (the default before async islands) "
         "each rank waited for its neighbours: on four H100s (45 s, star3d2r and box2d2r, "
         "`docs/bench/forest-4xh100-2026-11-27.txt`) "
