@@ -24,7 +24,10 @@ gtest() { # file-tag binary filter seconds (TESTS=0: none)
   [ "${TESTS:-1}" = 0 ] && return
   local s=$4; [ "$s" -gt "$(left)" ] && s=$(left)
   if [ "$s" -lt 15 ]; then log "$1: skipped (deadline)"; return; fi
-  timeout -k 5 "$s" "$2" --gtest_filter="$3" >"$OUT/gpu-$1.txt" 2>&1
+  # The worker beside the test binary (the tests honour ISLETUNE_WORKER; the build tree's
+  # worker they were linked against is not on the GPU machine).
+  ISLETUNE_WORKER=$(dirname "$2")/isletune-worker timeout -k 5 "$s" "$2" --gtest_filter="$3" \
+    >"$OUT/gpu-$1.txt" 2>&1
   log "$1 ($3, at most $s s): rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/gpu-$1.txt" | tr '\n' ' ')"
 }
 arm() { # bin-dir work-dir stencil [pipeline_busy options]
