@@ -26,8 +26,7 @@ struct Started {
 // The worker is the one built beside the test, unless ISLETUNE_WORKER names another (a test
 // binary copied to a GPU machine without its build tree, as the product honours it).
 inline Started start_evaluator(const Problem& problem, CudaOptions options) {
-  const char* env = std::getenv("ISLETUNE_WORKER");
-  options.worker_path = env != nullptr && *env != '\0' ? env : ISLETUNE_WORKER_PATH;
+  options.worker_path = worker_path_or(ISLETUNE_WORKER_PATH);
   try {
     return {std::make_unique<CudaEvaluator>(problem, options), {}};
   } catch (const InputError& e) {

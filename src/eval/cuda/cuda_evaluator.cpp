@@ -64,14 +64,16 @@ std::string exit_text(int status) {
 
 }  // namespace
 
-std::string default_worker_path() {
+std::string worker_path_or(const std::string& fallback) {
   if (const char* w = std::getenv("ISLETUNE_WORKER"); w && *w)
     return w;
+  return fallback;
+}
+
+std::string default_worker_path() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    return "isletune-worker";
-  return (exe.parent_path() / "isletune-worker").string();
+  return worker_path_or(ec ? "isletune-worker" : (exe.parent_path() / "isletune-worker").string());
 }
 
 CudaEvaluator::CudaEvaluator(Problem problem, CudaOptions options)

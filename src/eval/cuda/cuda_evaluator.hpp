@@ -144,8 +144,9 @@ class CudaEvaluator : public AsyncEvaluator {
   std::chrono::steady_clock::time_point started_;
 };
 
-// Path of the worker executable: $ISLETUNE_WORKER, else isletune-worker next to
-// /proc/self/exe.
+// Path of the worker executable: $ISLETUNE_WORKER, else `fallback`.
+[[nodiscard]] std::string worker_path_or(const std::string& fallback);
+// worker_path_or(isletune-worker next to /proc/self/exe).
 [[nodiscard]] std::string default_worker_path();
 
 }  // namespace isletune::cuda
