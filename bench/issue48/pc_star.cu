@@ -177,6 +177,16 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+// One contiguous run of global memory into shared memory by the bulk copy engine (no tensor
+// map): 16-byte aligned addresses, a multiple of 16 bytes; completes `bytes` on the mbarrier.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const double* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+}
 __device__ __forceinline__ void cp_async8(uint32_t dst, const double* src, int bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(dst), "l"(src), "r"(bytes)
                : "memory");
@@ -241,7 +251,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < S; ++s) {
-      mbar_init(full0 + 8 * s, mode == 0 ? 1 : 32);
+      mbar_init(full0 + 8 * s, mode == 1 ? 32 : 1);
       mbar_init(empty0 + 8 * s, C::CW);
     }
     fence_barrier_init();
@@ -249,14 +259,28 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
   __syncthreads();  // the only block barrier: barriers initialised
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // Fills slot s with walk plane k: TMA (lane 0 of the calling warp), or 8-byte cp.async from
-  // all 32 lanes of the calling warp (mode 1). The slot's empty phase is already complete.
+  // Fills slot s with walk plane k: TMA (lane 0 of the calling warp), 8-byte cp.async from
+  // all 32 lanes of the calling warp (mode 1), or one 1-D bulk copy a row of the box clipped to
+  // the grid, the rows spread over the calling warp's lanes (mode 2: no tensor map; an even nx
+  // keeps every row 16-byte aligned; what the clip leaves out of the slot is stale and read
+  // only by points that keep their input). The slot's empty phase is already complete.
   auto issue = [&](int k, int s) {
     if (mode == 0) {
       if (lane == 0) {
         mbar_arrive_expect_tx(full0 + 8 * s, C::BOX_BYTES);
         tma_load_3d(sbase + s * SLOT * 8, &tmap, x0 - PADL, y0 - R, pA + k, full0 + 8 * s);
       }
+    } else if (mode == 2) {
+      const int bx = x0 - PADL, by = y0 - R;
+      const int xs = max(bx, 0), xe = min(bx + P, nx), ys = max(by, 0), ye = min(by + C::ROWS, ny);
+      const uint32_t row_bytes = static_cast<uint32_t>(xe - xs) * 8;
+      if (lane == 0)
+        mbar_arrive_expect_tx(full0 + 8 * s, row_bytes * static_cast<uint32_t>(ye - ys));
+      __syncwarp();  // the expected bytes are set before any row can complete
+      const double* src = in + 1LL * (pA + k) * nx * ny + xs;
+      const uint32_t dst = sbase + (s * SLOT + (xs - bx)) * 8;
+      for (int gy = ys + lane; gy < ye; gy += 32)
+        bulk_load(dst + (gy - by) * P * 8, src + 1LL * gy * nx, row_bytes, full0 + 8 * s);
     } else {
       const uint32_t dst = sbase + s * SLOT * 8;
       const double* src = in + 1LL * (pA + k) * nx * ny;
@@ -663,8 +687,8 @@ struct ReferenceRunner : Runner {
 
 template <class C>
 struct PcRunner : Runner {
-  int zb;         // planes per CTA (0: the whole z extent)
-  bool force_cp;  // the cp.async producer even where TMA would do
+  int zb;    // planes per CTA (0: the whole z extent)
+  int prod;  // 0: TMA, 1: cp.async, 2: bulk rows (an odd nx takes cp.async)
   struct Map {
     const double* p;
     int nx, ny, nz;
@@ -672,12 +696,17 @@ struct PcRunner : Runner {
   };
   std::vector<Map> maps;
   bool attr_set = false;
-  PcRunner(const char* n, int zb_, bool force) : zb(zb_), force_cp(force) {
+  PcRunner(const char* n, int zb_, int prod_) : zb(zb_), prod(prod_) {
     name = n;
     r = C::R;
   }
-  int mode(const Grid& g) const { return (g.nx % 2 == 0 && !force_cp && !g_force_cpasync) ? 0 : 1; }
-  const char* producer(const Grid& g) const override { return mode(g) == 0 ? "tma" : "cp.async"; }
+  int mode(const Grid& g) const {
+    return (g.nx % 2 != 0 || prod == 1 || g_force_cpasync) ? 1 : prod;
+  }
+  const char* producer(const Grid& g) const override {
+    static const char* const names[] = {"tma", "cp.async", "bulk"};
+    return names[mode(g)];
+  }
   void ensure_attr() {
     if (!attr_set) {
       CK(cudaFuncSetAttribute(pc_star<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -746,10 +775,10 @@ struct PcRunner : Runner {
 
 // name, R, tile TX x TY, points per thread 2 x PY, consumer warps, ring depth S, min blocks
 // per SM, z column in shared memory, producer warp (else lane 0 of warp 0), loop unrolled 2R+1
-// ways, planes per CTA (0: all), cp.async producer forced.
-#define PC(NAME, R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ, ZB, FORCE) \
-  v.push_back(                                                      \
-      std::make_unique<PcRunner<Cfg<R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ>>>(NAME, ZB, FORCE))
+// ways, planes per CTA (0: all), producer (false: TMA, true: cp.async, 2: bulk rows).
+#define PC(NAME, R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ, ZB, PROD) \
+  v.push_back(std::make_unique<PcRunner<Cfg<R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ>>>( \
+      NAME, ZB, static_cast<int>(PROD)))
 
 std::vector<std::unique_ptr<Runner>> make_variants() {
   std::vector<std::unique_ptr<Runner>> v;
@@ -781,6 +810,10 @@ std::vector<std::unique_ptr<Runner>> make_variants() {
   PC("pc2_128x16_y4_w8_s5", 2, 128, 16, 4, 8, 5, 1, 0, 0, 0, 0, false);
   PC("pc2_128x16_y4_w8_s5_pw", 2, 128, 16, 4, 8, 5, 1, 0, 1, 0, 0, false);
   PC("pc2_64x32_y2_w16_s5", 2, 64, 32, 2, 16, 5, 1, 0, 0, 0, 0, false);
+  // the best of each radius on the H200 (2026-12-07) with 1-D bulk copies a row, no tensor map
+  PC("pc4_64x16_y2_w8_s8_b1_pw_bulk", 4, 64, 16, 2, 8, 8, 1, 0, 1, 0, 0, 2);
+  PC("pc3_128x16_y4_w8_s6_pw_bulk", 3, 128, 16, 4, 8, 6, 1, 0, 1, 0, 0, 2);
+  PC("pc2_64x32_y4_w8_s5_bulk", 2, 64, 32, 4, 8, 5, 1, 0, 0, 0, 0, 2);
   return v;
 }
 
