@@ -776,7 +776,7 @@ struct PcRunner : Runner {
 // name, R, tile TX x TY, points per thread 2 x PY, consumer warps, ring depth S, min blocks
 // per SM, z column in shared memory, producer warp (else lane 0 of warp 0), loop unrolled 2R+1
 // ways, planes per CTA (0: all), producer (false: TMA, true: cp.async, 2: bulk rows).
-#define PC(NAME, R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ, ZB, PROD) \
+#define PC(NAME, R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ, ZB, PROD)                     \
   v.push_back(std::make_unique<PcRunner<Cfg<R, TX, TY, PY, CW, S, MINB, ZS, PW, UQ>>>( \
       NAME, ZB, static_cast<int>(PROD)))
 
