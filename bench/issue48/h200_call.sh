@@ -8,7 +8,7 @@
 #   3. the producer/consumer prototype with Nsight Compute on its fastest star3d4r variant
 #      (bench/issue48/pc_star_device.sh, NCU=1).
 # Files under $OUT: gpu-kernels.txt, stalls.txt, ncu-*.txt, pc_star.* (see pc_star_device.sh).
-#   bash bench/issue48/h200_call.sh            # STEPS="1 2 3" by default
+#   bash bench/issue48/h200_call.sh            # STEPS="1 2 3" by default; NCU_BEST=0: no ncu in 2
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"
@@ -32,7 +32,7 @@ for step in ${STEPS:-1 2 3}; do
     log "timing rc=$?"
     # The fastest o* kernel of the second pass, profiled like s4r35 was.
     best=$(grep -E '^o[0-9a-z]+\.cu ' "$OUT/stalls.txt" | tail -8 | sort -k5 -g | tail -1 | cut -d. -f1)
-    if [ -n "$best" ]; then
+    if [ -n "$best" ] && [ "${NCU_BEST:-1}" = 1 ]; then
       (cd "$DIR" && TIME="" NCU="$best" OUT="$OUT" timeout -k 5 120 bash stalls.sh run .) \
         >>"$OUT/stalls.txt" 2>&1
       log "ncu $best rc=$?"
