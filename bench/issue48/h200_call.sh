@@ -13,6 +13,7 @@ set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"
 SET=${SET:-$PWD/out/settle} DIR=${DIR:-$PWD/out/n48}
+here=$(cd "$(dirname "$0")" && pwd)  # this tree's stalls.sh, not the copy `prepare` left in DIR
 export LD_LIBRARY_PATH=$PWD/out/bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 t0=$(date +%s)
 log() { echo "$* (at $(($(date +%s) - t0)) s)" | tee -a "$OUT/h200_call.txt"; }
@@ -27,13 +28,13 @@ for step in ${STEPS:-1 2 3}; do
     ;;
   2)
     kernels="s4r35 o21u8 o21u4 o21u1 o12u8 o12u4 o12u1 o22t4 o22t16"
-    (cd "$DIR" && TIME="$kernels" CHAINS="" NCU="" OUT="$OUT" timeout -k 5 200 bash stalls.sh run .) \
+    TIME="$kernels" CHAINS="" NCU="" OUT="$OUT" timeout -k 5 200 bash "$here/stalls.sh" run "$DIR" \
       >"$OUT/stalls.txt" 2>&1
     log "timing rc=$?"
     # The fastest o* kernel of the second pass, profiled like s4r35 was.
     best=$(grep -E '^o[0-9a-z]+\.cu ' "$OUT/stalls.txt" | tail -8 | sort -k5 -g | tail -1 | cut -d. -f1)
     if [ -n "$best" ] && [ "${NCU_BEST:-1}" = 1 ]; then
-      (cd "$DIR" && TIME="" NCU="$best" OUT="$OUT" timeout -k 5 120 bash stalls.sh run .) \
+      TIME="" NCU="$best" OUT="$OUT" timeout -k 5 120 bash "$here/stalls.sh" run "$DIR" \
         >>"$OUT/stalls.txt" 2>&1
       log "ncu $best rc=$?"
     fi
