@@ -612,7 +612,13 @@ def limits(out: list[str], tensor: dict[str, float]) -> None:
         "vector roof (its useful share of the MMA work is 0.58).",
         "- **3-D high-order stars and crosses stay at the copy roofline** (H100, 120 s: "
         f"{share(stars, 'copy_gcells')} of copy, all but star3d2r at tdeg 1): temporal "
-        "blocking that pays at radius 1 does not pay at radius ≥ 2 (issue 48).",
+        "blocking that pays at radius 1 does not pay at radius ≥ 2 (issue 48). On an H200, "
+        "whose copy roofline is 1.4× the H100's, the same tdeg-1 kernels run at 177.6 "
+        "(star3d4r, 67 % of its copy) to 244.5-246.8 GCells/s (star3d2r, 92-93 %): bound on "
+        "the SM side (star3d4r's kernel: 8 warps an SM waiting on dependent arithmetic and "
+        "shared memory); a "
+        "barrier-free TMA pipeline, a prototype outside the product, runs star3d4r at 196.5 "
+        "([study](studies/2026-12-07-issue44-h200-settled-timing-plain-tail.md)).",
         stale_line(tune),
         "- One run per stencil and configuration in most GPU tables: the spread over seeds on "
         "the GPU is measured only where a table shows several seeds.",
