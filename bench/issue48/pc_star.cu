@@ -45,7 +45,8 @@
 // 32). Slot layout and consumers are the same, so the odd grid verifies the consumers' edges
 // and the even grids verify the TMA path. The _bulk variants fill the slot without a tensor
 // map, one 1-D cp.async.bulk a box row (mode 2, even NX): 0.70-0.75 x TMA with rows of about
-// 70 doubles, 1.02 x with 136, on an H100 (docs/studies/2026-12-07-bulk-rows-two-blocks-lap3d19-recording.md).
+// 70 doubles, 1.02 x with 136, on an H100
+// (docs/studies/2026-12-07-bulk-rows-two-blocks-lap3d19-recording.md).
 //
 // Watchdog: every mbarrier wait gives up after kTimeoutNs of %globaltimer, sets a flag and the
 // warp leaves the kernel, so a bookkeeping bug shows as a failed verification, not a hang.
