@@ -43,8 +43,10 @@ constexpr const char* kHelp =
     "setting, one line per generation over all ranks (generation 0 is the initial\n"
     "population; new measurements, cache hits, best ms, GCells/s, mean MCR, longest wait),\n"
     "each rank's generations, new measurements (and how many of them it made while it would\n"
-    "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks,\n"
-    "its clock, the share of it its GPU measured (verify + timing) and its NVRTC threads\n"
+    "have waited, ga.migration.fill), compile seconds, seconds waiting for the other ranks\n"
+    "(this host's; a replayed run's simulated clock does not advance while a rank waits, so\n"
+    "its waiting share is `-`), its clock, the share of it its GPU measured (verify + timing)\n"
+    "and its NVRTC threads\n"
     "compiled, and the mean number of settings in its evaluator's queue, the GPU's share and\n"
     "the queue by tenth of the clock; the evaluations by\n"
     "status and, for each failed status, its\n"
@@ -541,13 +543,21 @@ void print_text(const TraceReader& reader, const Report& rep, const std::vector<
         "\n rank  gens restarts measured  filled  compile s   wait s  clock s  waiting  GPU busy  "
         "threads busy  queue\n");
     for (const auto& [rank, t] : rep.ranks) {
+      // The waits are this host's seconds: a share of a simulated clock would mix two clocks.
+      const std::string waiting =
+          !rep.replayed.empty()
+              ? std::string("-")
+              : fmt::format("{:.0f}%", t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0);
       fmt::print(
-          "{:5d} {:5d} {:8d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:7.0f}% {:8.0f}% {:3d} {:4.0f}% "
+          "{:5d} {:5d} {:8d} {:8d} {:7d} {:10.1f} {:8.1f} {:8.1f} {:>8} {:8.0f}% {:3d} {:4.0f}% "
           "{:6.1f}\n",
           rank, t.generations, t.restarts, t.measured, t.fills, t.compile_s, t.wait_s, t.clock_s,
-          t.clock_s > 0 ? 100 * t.wait_s / t.clock_s : 0.0, 100 * t.gpu_busy(), t.threads,
-          100 * t.threads_busy(), t.queue_depth());
+          waiting, 100 * t.gpu_busy(), t.threads, 100 * t.threads_busy(), t.queue_depth());
     }
+    if (!rep.replayed.empty())
+      fmt::print(
+          "(replayed: wait s are this host's seconds in the ring and the stop vote; the simulated\n"
+          " clock does not advance while a rank waits, so no share of it is given)\n");
     for (const auto& [rank, t] : rep.ranks) {
       if (t.gpu_spans.empty())
         continue;

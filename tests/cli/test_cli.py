@@ -248,10 +248,13 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
     assert run["stop_reason"] == doc["result"]["stop_reason"]
     assert ev["cache_hits"] > 0  # the comparison covers cache hits
     # Each rank's time: the same measurements, generations and waiting as the summary's
-    # islands, its clock the end of its last generation; the text prints the same rows.
+    # islands, its clock the end of its last generation; the text prints the same rows, a
+    # replayed run's waiting share as `-` with a line saying why (its waits are host seconds,
+    # no share of its simulated clock).
     by_rank = {int(i["rank"]): i for i in islands}
     assert [r["rank"] for r in doc["ranks"]] == sorted(by_rank) and len(by_rank) == 2
     text = isletune("report", trace).stdout
+    assert ("(replayed: wait s are this host's seconds" in text) == (which == "replay"), text
     for r in doc["ranks"]:
         i = by_rank[r["rank"]]
         assert r["measured"] == int(i["measured"])
@@ -262,8 +265,9 @@ def test_report_and_summary_agree_on_one_trace(which, replay_run):
         assert r["fills"] == int(i["fills"]) == 0  # none without drift, nor in older traces
         assert r["restarts"] == int(i["restarts"])
         assert re.search(rf"^\s+{r['rank']}\s+{r['generations']}\s+{r['restarts']}\s+{r['measured']}\s+"
-                         rf"{r['fills']}\s+{r['compile_s']:.1f}\s+{r['wait_s']:.1f}\s+{r['clock_s']:.1f}\s+\d+%"
-                         rf"\s+{100 * r['gpu_busy']:.0f}%\s+{r['compile_threads']}\s+"
+                         rf"{r['fills']}\s+{r['compile_s']:.1f}\s+{r['wait_s']:.1f}\s+{r['clock_s']:.1f}\s+"
+                         + (r"-" if which == "replay" else r"\d+%")
+                         + rf"\s+{100 * r['gpu_busy']:.0f}%\s+{r['compile_threads']}\s+"
                          rf"{100 * r['compile_threads_busy']:.0f}%\s+{r['queue_depth']:.1f}$",
                          text, re.M), text
         # Where the GPU measured, by tenth of the clock: each tenth a share, their mean the
