@@ -54,14 +54,20 @@ def configs() -> dict[str, tuple[object, list[int]]]:
 
 def config_text(stencil: object, grid: list[int], budget: float, threads: int,
                 pipeline: int | None, seed: int = 1, race_factor: float | None = None,
-                settle_spread: float | None = None) -> str:
+                settle_spread: float | None = None, island: int | None = None) -> str:
     """pipeline None: no `ga` key (a tree before the pipeline knows no `ga.pipeline`);
     race_factor None: no `evaluator.race_factor` key (the tree's default: 1.5 since 520b8ec,
     before it 0; a tree before 75c8aac knows no such key); settle_spread None: likewise for
-    `evaluator.settle_spread` (0.01 since its tree, 2026-12-07)."""
+    `evaluator.settle_spread` (0.01 since its tree, 2026-12-07); island N: the rank runs as
+    one island of a run of N (the population split as `GaSettings::for_islands` splits it,
+    2 x 2 for 4 islands and 2 x 4 for 2, with as many model picks as such an island makes:
+    (5 * cells + 7) / 8), so one GPU shows what each GPU of that run is given to do."""
     cfg = {"stencil": stencil, "grid": grid, "seed": seed, "budget": {"time_budget_s": budget}}
     if pipeline is not None:
         cfg["ga"] = {"pipeline": pipeline}
+    if island:
+        cols = 4 if island == 2 else 2
+        cfg.setdefault("ga", {}).update(rows=2, cols=cols, model_picks=(5 * 2 * cols + 7) // 8)
     cfg["evaluator"] = {"backend": "cuda", "compile_threads": threads}
     if race_factor is not None:
         cfg["evaluator"]["race_factor"] = race_factor
@@ -112,6 +118,11 @@ def main() -> int:
                     help="evaluator.settle_spread of every run (left out: the key left out, the "
                          "tree's default; 0: no kernel settles); the runs' names and the rows' "
                          "pipeline column end in -settle<S>")
+    ap.add_argument("--island-of", type=int, choices=(2, 4),
+                    help="each run is one island of a run of this many islands (its share of "
+                         "the population and its model picks; no ring): the GPU of one rank of "
+                         "an N-GPU run on one GPU; the runs' names and the rows' pipeline column "
+                         "end in -i<N>")
     a = ap.parse_args()
     if a.baseline_bin and a.race_factor is not None:
         ap.error("--race-factor: the tree of --baseline-bin knows no evaluator.race_factor")
@@ -132,13 +143,14 @@ def main() -> int:
     for name, (stencil, grid), seed in runs:
         mode = ("base" if a.baseline_bin else f"p{a.pipeline}") + \
             (f"-r{a.race_factor:g}" if a.race_factor is not None else "") + \
-            (f"-settle{a.settle_spread:g}" if a.settle_spread is not None else "")
+            (f"-settle{a.settle_spread:g}" if a.settle_spread is not None else "") + \
+            (f"-i{a.island_of}" if a.island_of else "")
         tag = f"{name}-{mode}" + (f"-s{seed}" if seed != 1 else "")
         cfg = os.path.join(a.work, tag + ".yaml")
         with open(cfg, "w") as f:
             f.write(config_text(stencil, grid, a.budget_s, a.threads,
                                 None if a.baseline_bin else a.pipeline, seed, a.race_factor,
-                                a.settle_spread))
+                                a.settle_spread, a.island_of))
         out = os.path.join(a.work, tag)
         log = os.path.join(a.work, tag + ".worker.log")
         if os.path.exists(log):

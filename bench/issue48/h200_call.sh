@@ -9,6 +9,8 @@
 #      (bench/issue48/pc_star_device.sh, NCU=1).
 # Files under $OUT: gpu-kernels.txt, stalls.txt, ncu-*.txt, pc_star.* (see pc_star_device.sh).
 #   bash bench/issue48/h200_call.sh            # STEPS="1 2 3" by default; NCU_BEST=0: no ncu in 2
+# KERNELS (step 2's kernels, default the o* set and s4r35) and CHAINS (" _c2 _c3": their DFMA
+# chain variants too; default none) choose what step 2 times.
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"
@@ -27,8 +29,8 @@ for step in ${STEPS:-1 2 3}; do
     log "test_gpu_kernels rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/gpu-kernels.txt" | tr '\n' ' ')"
     ;;
   2)
-    kernels="s4r35 o21u8 o21u4 o21u1 o12u8 o12u4 o12u1 o22t4 o22t16"
-    TIME="$kernels" CHAINS="" NCU="" OUT="$OUT" timeout -k 5 200 bash "$here/stalls.sh" run "$DIR" \
+    kernels=${KERNELS:-s4r35 o21u8 o21u4 o21u1 o12u8 o12u4 o12u1 o22t4 o22t16}
+    TIME="$kernels" CHAINS="${CHAINS-}" NCU="" OUT="$OUT" timeout -k 5 200 bash "$here/stalls.sh" run "$DIR" \
       >"$OUT/stalls.txt" 2>&1
     log "timing rc=$?"
     # The fastest o* kernel of the second pass, profiled like s4r35 was.
