@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call for bench/issue48/dsm_t2.cu (issue 48: star3dNr at tdeg 2, cluster neighbours
-# signalling through st.async and their own mbarriers): 202 x 150 x 97 (verification of every
-# variant on partial clusters and stream blocks), then 512^3 for radius 2, 3 and 4 (verified, then timed; copy roofline of the same
-# run). Files under $OUT: dsm_odd_r{2,3,4}.txt, dsm_512_r{2,3,4}.txt.
+# signalling through st.async and their own mbarriers), for radius 2, 3 and 4: 202 x 150 x 97
+# (every variant verified on partial clusters and stream blocks), then 512^3 (verified, then
+# timed; the copy roofline of the same run). Files under $OUT: dsm_odd_r{2,3,4}.txt, dsm_512_r{2,3,4}.txt.
 #   nvcc -O3 -arch=sm_90 -std=c++17 -o out/dsm_t2 bench/issue48/dsm_t2.cu   # on the VM
 #   bash bench/issue48/dsm_device.sh [BINARY] [RADII]                        # out/dsm_t2, "2 3 4"
 set -u
