@@ -715,8 +715,9 @@ void run_radius(Bench& b) {
 // The kernel's own source on the host emulation (bench/harness/host_sim.h): every variant
 // against two host steps of the reference on small grids whose clusters, stream blocks and
 // grid edges are all partial. Output starts as NaN, so a point no block stores fails too.
-//   g++ -std=c++20 -O2 -pthread -DDSM_HOST_SIM -x c++ -Wno-unknown-pragmas \
-//       -o dsm_t2_sim bench/issue48/dsm_t2.cu && SIM_COPY=late ./dsm_t2_sim
+//   g++ -std=c++20 -O2 -pthread -DDSM_HOST_SIM -x c++ -Wno-unknown-pragmas -o dsm_t2_sim
+//       bench/issue48/dsm_t2.cu && SIM_COPY=late ./dsm_t2_sim
+// (ctest: bench.dsm_t2_host.*, tests/bench/).
 struct SimGrid {
   int nx, ny, nz;
   long long n() const { return 1LL * nx * ny * nz; }
