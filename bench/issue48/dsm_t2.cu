@@ -205,10 +205,11 @@ __device__ __forceinline__ double2 fma2(double c, double2 v, double2 a) {
 // ---------------------------------------------------------------------------------------------
 // The kernel's compile-time shape. PROBE (timing only, results wrong): 1, no waits for the
 // neighbours' edges; 2, no waits and no sends (what the signalling costs).
-template <int R_, int TY_, int MY_, int CX_, int CY_, int SB_, int PF_, int MINB_, int PROBE_ = 0>
+template <int R_, int TY_, int MY_, int CX_, int CY_, int SB_, int PF_, int MINB_, int PROBE_ = 0,
+          int PERSIST_ = 0>
 struct Cfg {
   static constexpr int R = R_, TY = TY_, MY = MY_, CX = CX_, CY = CY_, SB = SB_, PF = PF_,
-                       MINB = MINB_, PROBE = PROBE_;
+                       MINB = MINB_, PROBE = PROBE_, PERSIST = PERSIST_;
   static constexpr int TX = 32, THREADS = TX * TY;
   static constexpr int BX = 2 * TX, BY = TY * MY;  // a block's own region
   static constexpr int PADA = (R + 1) / 2 * 2;     // columns of halo a side (even)
@@ -294,7 +295,8 @@ __device__ __forceinline__ void shift(double2 (&acc)[C::MY][C::Q]) {
 
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, C::MINB)
-    t2(const double* __restrict__ in, double* __restrict__ out, int nx, int ny, int nz, int* flag) {
+    t2(const double* __restrict__ in, double* __restrict__ out, int nx, int ny, int nz, int* flag,
+       int nclusters) {
   constexpr int R = C::R, MY = C::MY, PITCH = C::PITCH, PLANE = C::PLANE, NB0 = C::NB0,
                 NB1 = C::NB1, PF = C::PF, PADA = C::PADA, BX = C::BX, BY = C::BY;
 #ifdef DSM_HOST_SIM
@@ -313,11 +315,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
     bxi = static_cast<int>(ci.x);
     byi = static_cast<int>(ci.y);
   }
-  const int cx0 = static_cast<int>(blockIdx.x / C::CX) * C::WX;  // the cluster's outputs start
-  const int cy0 = static_cast<int>(blockIdx.y / C::CY) * C::WY;
-  const int bx0 = cx0 - PADA + bxi * BX, by0 = cy0 - R + byi * BY;  // the block's region
-  const int x = bx0 + 2 * tx, y0 = by0 + ty * MY;                   // the thread's first pair
-  const int z0 = blockIdx.z * C::SB;
   const long long sz = 1LL * nx * ny;
 
   // Neighbours: -x, +x, -y, +y (cluster ranks; -1 at the cluster's edge).
@@ -374,34 +371,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
     }
   }
 
-  // Boundary rule per point (fixed for the stream) and what this thread stores.
-  bool okx[2], oky[MY], store_row[MY];
-  okx[0] = x >= R && x < nx - R;
-  okx[1] = x + 1 >= R && x + 1 < nx - R;
-  const bool store_x = x >= cx0 && x < cx0 + C::WX && x < nx;  // a pair: both or neither
-#pragma unroll
-  for (int v = 0; v < MY; ++v) {
-    const int y = y0 + v;
-    oky[v] = y >= R && y < ny - R;
-    store_row[v] = store_x && y >= cy0 && y < cy0 + C::WY && y < ny;
-  }
-
-  // Input copies of plane p into slot `slot`: the block's rows by0 - R .. by0 + BY + R - 1,
-  // pairs bx0 - PADA .. bx0 + BX + PADA - 1.
-  constexpr int PAIRS = PITCH / 2, NCOPY = C::ROWS * PAIRS;
-  const auto issue = [&](int p, int slot) {
-    const uint32_t base = smem_u32(ring0 + slot * PLANE);
-    const bool zin = p >= 0 && p < nz;
-    for (int k = tid; k < NCOPY; k += C::THREADS) {
-      const int row = k / PAIRS, pr = k - row * PAIRS;
-      const int gy = by0 - R + row, gx = bx0 - PADA + 2 * pr;
-      const bool ok = zin && gy >= 0 && gy < ny && gx >= 0 && gx < nx;
-      const double* src = ok ? in + p * sz + 1LL * gy * nx + gx : in;
-      cp_async16(base + 16u * k, src, ok);
-    }
-    cp_async_commit();
-  };
-
   double2 acc1[MY][C::Q], acc2[MY][C::Q];
 #pragma unroll
   for (int m = 0; m < MY; ++m)
@@ -409,93 +378,153 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
     for (int k = 0; k < C::Q; ++k)
       acc1[m][k] = acc2[m][k] = make_double2(0.0, 0.0);
 
-  const int p0 = z0 - 2 * R;
-#pragma unroll
-  for (int j = 0; j < PF; ++j)
-    issue(p0 + j, j);
-
   int s0 = 0;           // input slot of this iteration's plane
   int s1 = 0;           // level-1 slot written this iteration
   uint32_t parity = 0;  // bit s: the parity of slot s's next phase to wait for
-#pragma unroll 1
-  for (int i = 0; i < C::NIT; ++i) {
-    const int p = p0 + i;
-    // A. this plane's copies landed; the next plane's go out.
-    cp_async_wait<PF - 1>();
-    __syncthreads();
-    {
-      int sl = s0 + PF;
-      sl -= sl >= NB0 ? NB0 : 0;
-      issue(p + PF, sl);
+  // PERSIST: `nclusters` clusters (as many as fit at once) walk the tiles (cluster position,
+  // stream block; x fastest) and carry their rings and barriers from one tile to the next, as
+  // one long stream: slots and phases continue, and the first iteration of a tile waits for
+  // the previous tile's last level-1 plane as every other iteration waits for its predecessor.
+  // Otherwise one tile a cluster, from blockIdx.
+  const int ntx = (nx + C::WX - 1) / C::WX, nty = (ny + C::WY - 1) / C::WY;
+  const int ntiles = C::PERSIST ? ntx * nty * ((nz + C::SB - 1) / C::SB) : 1;
+  const int step = C::PERSIST ? nclusters : 1;
+  bool first = true;
+  for (int tile = C::PERSIST ? static_cast<int>(blockIdx.x / C::CX) : 0; tile < ntiles;
+       tile += step) {
+    int tcx = static_cast<int>(blockIdx.x / C::CX), tcy = static_cast<int>(blockIdx.y / C::CY);
+    int zb = static_cast<int>(blockIdx.z);
+    if constexpr (C::PERSIST) {
+      tcx = tile % ntx;
+      tcy = (tile / ntx) % nty;
+      zb = tile / (ntx * nty);
     }
-    // B. level 1: plane p's contributions; plane p - R complete.
-    {
-      double2 s[MY], c[MY];
-      inplane<C>(ring0 + s0 * PLANE + own, s, c);
-      retime<C>(acc1, s, c);
-      const int l1 = p - R;
-      const bool zok = l1 >= R && l1 < nz - R;
-      int sc = s0 - R;  // the input slot of plane p - R (its centre, for the boundary rule)
-      sc += sc < 0 ? NB0 : 0;
-      double* dst = ring1 + s1 * PLANE + own;
+    const int cx0 = tcx * C::WX, cy0 = tcy * C::WY;                   // the cluster's outputs start
+    const int bx0 = cx0 - PADA + bxi * BX, by0 = cy0 - R + byi * BY;  // the block's region
+    const int x = bx0 + 2 * tx, y0 = by0 + ty * MY;                   // the thread's first pair
+    const int z0 = zb * C::SB;
+    // Boundary rule per point (fixed for the stream) and what this thread stores.
+    bool okx[2], oky[MY], store_row[MY];
+    okx[0] = x >= R && x < nx - R;
+    okx[1] = x + 1 >= R && x + 1 < nx - R;
+    const bool store_x = x >= cx0 && x < cx0 + C::WX && x < nx;  // a pair: both or neither
 #pragma unroll
-      for (int v = 0; v < MY; ++v) {
-        double2 val = acc1[v][0];
-        if (!(zok && oky[v] && okx[0] && okx[1])) {
-          const double2 keep = lds2(ring0 + sc * PLANE + own + v * PITCH);
-          if (!(zok && oky[v] && okx[0]))
-            val.x = keep.x;
-          if (!(zok && oky[v] && okx[1]))
-            val.y = keep.y;
-        }
-        sts2(dst + v * PITCH, val);
-        if (C::PROBE != 2 && (to_mx || to_px))
-          st_async2(rx + 8u * (s1 * PLANE + rxoff + v * PITCH), val, rxbar + 8u * s1);
-        if (C::PROBE != 2 && ry[v])
-          st_async2(ry[v] + 8u * (s1 * PLANE + ryoff[v]), val, rybar[v] + 8u * s1);
-      }
-      shift<C>(acc1);
+    for (int v = 0; v < MY; ++v) {
+      const int y = y0 + v;
+      oky[v] = y >= R && y < ny - R;
+      store_row[v] = store_x && y >= cy0 && y < cy0 + C::WY && y < ny;
     }
-    // C. level 2 on the level-1 plane of iteration i - 1 (plane p - 1 - R).
-    if (i > 0) {
-      int sp = s1 - 1;
-      sp += sp < 0 ? NB1 : 0;
-      // A block without neighbours (expect 0) never uses its barriers: an arrival would
-      // complete the next phase at once, and a thread still waiting for the previous one
-      // would then see the parity it waits for again.
-      if (C::PROBE == 0 && expect != 0) {
-        mbar_wait(smem_u32(bars + sp), (parity >> sp) & 1u, flag);
-        parity ^= 1u << sp;
-        if (tid == 0)
-          mbar_arrive_expect_tx(smem_u32(bars + sp), expect);  // its next phase
+
+    // Input copies of plane p into slot `slot`: the block's rows by0 - R .. by0 + BY + R - 1,
+    // pairs bx0 - PADA .. bx0 + BX + PADA - 1.
+    constexpr int PAIRS = PITCH / 2, NCOPY = C::ROWS * PAIRS;
+    const auto issue = [&](int p, int slot) {
+      const uint32_t base = smem_u32(ring0 + slot * PLANE);
+      const bool zin = p >= 0 && p < nz;
+      for (int k = tid; k < NCOPY; k += C::THREADS) {
+        const int row = k / PAIRS, pr = k - row * PAIRS;
+        const int gy = by0 - R + row, gx = bx0 - PADA + 2 * pr;
+        const bool ok = zin && gy >= 0 && gy < ny && gx >= 0 && gx < nx;
+        const double* src = ok ? in + p * sz + 1LL * gy * nx + gx : in;
+        cp_async16(base + 16u * k, src, ok);
       }
-      double2 s[MY], c[MY];
-      inplane<C>(ring1 + sp * PLANE + own, s, c);
-      retime<C>(acc2, s, c);
-      const int q = p - 1 - 2 * R;
-      if (q >= z0 && q < z0 + C::SB && q < nz) {
-        const bool zok = q >= R && q < nz - R;
-        int sc = sp - R;  // the level-1 slot of plane q (its centre)
-        sc += sc < 0 ? NB1 : 0;
+      cp_async_commit();
+    };
+
+    if (!first) {  // the previous tile's copies done and read by every thread
+      cp_async_wait<0>();
+      __syncthreads();
+    }
+    const int p0 = z0 - 2 * R;
+#pragma unroll
+    for (int j = 0; j < PF; ++j)
+      issue(p0 + j, s0 + j < NB0 ? s0 + j : s0 + j - NB0);
+
+#pragma unroll 1
+    for (int i = 0; i < C::NIT; ++i) {
+      const int p = p0 + i;
+      // A. this plane's copies landed; the next plane's go out.
+      cp_async_wait<PF - 1>();
+      __syncthreads();
+      {
+        int sl = s0 + PF;
+        sl -= sl >= NB0 ? NB0 : 0;
+        issue(p + PF, sl);
+      }
+      // B. level 1: plane p's contributions; plane p - R complete.
+      {
+        double2 s[MY], c[MY];
+        inplane<C>(ring0 + s0 * PLANE + own, s, c);
+        retime<C>(acc1, s, c);
+        const int l1 = p - R;
+        const bool zok = l1 >= R && l1 < nz - R;
+        int sc = s0 - R;  // the input slot of plane p - R (its centre, for the boundary rule)
+        sc += sc < 0 ? NB0 : 0;
+        double* dst = ring1 + s1 * PLANE + own;
 #pragma unroll
         for (int v = 0; v < MY; ++v) {
-          if (!store_row[v])
-            continue;
-          double2 val = acc2[v][0];
+          double2 val = acc1[v][0];
           if (!(zok && oky[v] && okx[0] && okx[1])) {
-            const double2 keep = lds2(ring1 + sc * PLANE + own + v * PITCH);
+            const double2 keep = lds2(ring0 + sc * PLANE + own + v * PITCH);
             if (!(zok && oky[v] && okx[0]))
               val.x = keep.x;
             if (!(zok && oky[v] && okx[1]))
               val.y = keep.y;
           }
-          *reinterpret_cast<double2*>(out + q * sz + 1LL * (y0 + v) * nx + x) = val;
+          sts2(dst + v * PITCH, val);
+          if (C::PROBE != 2 && (to_mx || to_px))
+            st_async2(rx + 8u * (s1 * PLANE + rxoff + v * PITCH), val, rxbar + 8u * s1);
+          if (C::PROBE != 2 && ry[v])
+            st_async2(ry[v] + 8u * (s1 * PLANE + ryoff[v]), val, rybar[v] + 8u * s1);
+        }
+        shift<C>(acc1);
+      }
+      // C. level 2 on the level-1 plane of iteration i - 1 (plane p - 1 - R).
+      if (i > 0 || !first) {
+        int sp = s1 - 1;
+        sp += sp < 0 ? NB1 : 0;
+        // A block without neighbours (expect 0) never uses its barriers: an arrival would
+        // complete the next phase at once, and a thread still waiting for the previous one
+        // would then see the parity it waits for again.
+        if (C::PROBE == 0 && expect != 0) {
+          mbar_wait(smem_u32(bars + sp), (parity >> sp) & 1u, flag);
+          parity ^= 1u << sp;
+          if (tid == 0)
+            mbar_arrive_expect_tx(smem_u32(bars + sp), expect);  // its next phase
         }
       }
-      shift<C>(acc2);
+      if (i > 0) {
+        int sp = s1 - 1;
+        sp += sp < 0 ? NB1 : 0;
+        double2 s[MY], c[MY];
+        inplane<C>(ring1 + sp * PLANE + own, s, c);
+        retime<C>(acc2, s, c);
+        const int q = p - 1 - 2 * R;
+        if (q >= z0 && q < z0 + C::SB && q < nz) {
+          const bool zok = q >= R && q < nz - R;
+          int sc = sp - R;  // the level-1 slot of plane q (its centre)
+          sc += sc < 0 ? NB1 : 0;
+#pragma unroll
+          for (int v = 0; v < MY; ++v) {
+            if (!store_row[v])
+              continue;
+            double2 val = acc2[v][0];
+            if (!(zok && oky[v] && okx[0] && okx[1])) {
+              const double2 keep = lds2(ring1 + sc * PLANE + own + v * PITCH);
+              if (!(zok && oky[v] && okx[0]))
+                val.x = keep.x;
+              if (!(zok && oky[v] && okx[1]))
+                val.y = keep.y;
+            }
+            *reinterpret_cast<double2*>(out + q * sz + 1LL * (y0 + v) * nx + x) = val;
+          }
+        }
+        shift<C>(acc2);
+      }
+      s0 = s0 + 1 == NB0 ? 0 : s0 + 1;
+      s1 = s1 + 1 == NB1 ? 0 : s1 + 1;
     }
-    s0 = s0 + 1 == NB0 ? 0 : s0 + 1;
-    s1 = s1 + 1 == NB1 ? 0 : s1 + 1;
+    first = false;
   }
   // The last plane's halo must have arrived before this block may leave (and its neighbours'
   // sends into it are then done); no block leaves while a neighbour may still send.
@@ -582,17 +611,20 @@ void variant(Bench& b, const char* name) {
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SHARED));
   cudaFuncAttributes fa;
   CK(cudaFuncGetAttributes(&fa, k));
-  const Launch<C> l(b.g);
+  Launch<C> l(b.g);
   int clusters = 0;
   CK(cudaOccupancyMaxActiveClusters(&clusters, k, &l.cfg));
   if (clusters == 0) {
     std::printf("%-28s does not fit (regs %d, shared %d B)\n", name, fa.numRegs, C::SHARED);
     return;
   }
+  const int ncl = C::PERSIST ? clusters : 0;  // persistent: as many clusters as fit at once
+  if (C::PERSIST)
+    l.cfg.gridDim = dim3(clusters * C::CX, C::CY, 1);
   const Grid& g = b.g;
   CK(cudaMemset(b.d_out, 0, g.n() * sizeof(double)));
   CK(cudaMemset(b.d_flag, 0, sizeof(int)));
-  CK(cudaLaunchKernelEx(&l.cfg, k, b.d_in, b.d_out, g.nx, g.ny, g.nz, b.d_flag));
+  CK(cudaLaunchKernelEx(&l.cfg, k, b.d_in, b.d_out, g.nx, g.ny, g.nz, b.d_flag, ncl));
   CK(cudaDeviceSynchronize());
   int flag = 0;
   CK(cudaMemcpy(&flag, b.d_flag, sizeof(int), cudaMemcpyDeviceToHost));
@@ -610,7 +642,7 @@ void variant(Bench& b, const char* name) {
   const double ms = time_ms(
       [&](int r) {
         CK(cudaLaunchKernelEx(&l.cfg, k, r % 2 ? b.d_out : b.d_tmp, r % 2 ? b.d_tmp : b.d_out, g.nx,
-                              g.ny, g.nz, b.d_flag));
+                              g.ny, g.nz, b.d_flag, ncl));
       },
       b.reps);
   CK(cudaDeviceSynchronize());
@@ -689,24 +721,32 @@ void run_radius(Bench& b) {
   std::printf("star3d%dr naive: %.4f ms per step, %6.1f GCells/s\n", R, nms, b.naive_gcells);
   //            R  TY MY CX CY  SB PF MINB
   if constexpr (R == 2) {
+    // The first H100 call (docs/bench/dsm-t2-2026-12-07/): 1 x 1 fastest (229.9), clusters
+    // 132-204, the probes say the signalling costs ~5 %; the rest is the clusters' scheduling
+    // (30 of 2 x 4 fit: 240 of 264 block slots, and 3 waves). Persistent clusters walk tiles.
     variant<Cfg<R, 8, 2, 1, 1, 256, 2, 2>>(b, "1x1 8x2 sb256");
-    variant<Cfg<R, 8, 2, 2, 2, 256, 2, 2>>(b, "2x2 8x2 sb256");
     variant<Cfg<R, 8, 2, 2, 4, 256, 2, 2>>(b, "2x4 8x2 sb256");
-    variant<Cfg<R, 8, 2, 4, 2, 256, 2, 2>>(b, "4x2 8x2 sb256");
-    variant<Cfg<R, 8, 2, 4, 4, 256, 2, 2>>(b, "4x4 8x2 sb256");
-    variant<Cfg<R, 8, 2, 2, 4, 128, 2, 2>>(b, "2x4 8x2 sb128");
-    variant<Cfg<R, 8, 2, 2, 4, 512, 2, 2>>(b, "2x4 8x2 sb512");
-    variant<Cfg<R, 8, 2, 2, 4, 256, 3, 2>>(b, "2x4 8x2 sb256 pf3");
-    variant<Cfg<R, 16, 2, 2, 2, 256, 2, 1>>(b, "2x2 16x2 sb256");
-    variant<Cfg<R, 16, 2, 2, 4, 256, 2, 1>>(b, "2x4 16x2 sb256");
-    variant<Cfg<R, 4, 2, 2, 8, 256, 2, 4>>(b, "2x8 4x2 sb256");
-    variant<Cfg<R, 8, 2, 2, 4, 256, 2, 2, 1>>(b, "2x4 8x2 sb256 probe:nowait");
-    variant<Cfg<R, 8, 2, 2, 4, 256, 2, 2, 2>>(b, "2x4 8x2 sb256 probe:nosend");
+    variant<Cfg<R, 8, 2, 1, 1, 64, 2, 2, 0, 1>>(b, "1x1 8x2 sb64 persist");
+    variant<Cfg<R, 8, 2, 1, 1, 128, 2, 2, 0, 1>>(b, "1x1 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 1, 1, 256, 2, 2, 0, 1>>(b, "1x1 8x2 sb256 persist");
+    variant<Cfg<R, 8, 2, 1, 2, 128, 2, 2, 0, 1>>(b, "1x2 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 1, 4, 128, 2, 2, 0, 1>>(b, "1x4 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 1, 4, 256, 2, 2, 0, 1>>(b, "1x4 8x2 sb256 persist");
+    variant<Cfg<R, 8, 2, 2, 2, 128, 2, 2, 0, 1>>(b, "2x2 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 2, 4, 64, 2, 2, 0, 1>>(b, "2x4 8x2 sb64 persist");
+    variant<Cfg<R, 8, 2, 2, 4, 128, 2, 2, 0, 1>>(b, "2x4 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 2, 4, 256, 2, 2, 0, 1>>(b, "2x4 8x2 sb256 persist");
+    variant<Cfg<R, 8, 2, 1, 4, 256, 2, 2>>(b, "1x4 8x2 sb256");
+    variant<Cfg<R, 16, 2, 1, 2, 128, 2, 1, 0, 1>>(b, "1x2 16x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 1, 4, 128, 2, 2, 2, 1>>(b, "1x4 8x2 sb128 persist probe:nosend");
   }
-  variant<Cfg<R, 8, 1, 2, 8, 256, 2, 3>>(b, "2x8 8x1 sb256");
-  variant<Cfg<R, 8, 1, 4, 4, 256, 2, 3>>(b, "4x4 8x1 sb256");
-  variant<Cfg<R, 8, 1, 4, 4, 256, 2, 2>>(b, "4x4 8x1 sb256 minb2");
+  if constexpr (R == 3) {
+    variant<Cfg<R, 8, 2, 1, 1, 256, 2, 2>>(b, "1x1 8x2 sb256");
+    variant<Cfg<R, 8, 2, 1, 1, 128, 2, 2, 0, 1>>(b, "1x1 8x2 sb128 persist");
+    variant<Cfg<R, 8, 2, 1, 4, 128, 2, 2, 0, 1>>(b, "1x4 8x2 sb128 persist");
+  }
   variant<Cfg<R, 16, 1, 2, 4, 256, 2, 1>>(b, "2x4 16x1 sb256");
+  variant<Cfg<R, 16, 1, 1, 4, 128, 2, 1, 0, 1>>(b, "1x4 16x1 sb128 persist");
 }
 #endif  // DSM_HOST_SIM
 
@@ -755,10 +795,15 @@ void sim_variant(const char* name, const SimGrid& g) {
   host_step<C::R>(g, in, mid);
   host_step<C::R>(g, mid, ref);
   int flag = 0;
-  const dim3 grid(((g.nx + C::WX - 1) / C::WX) * C::CX, ((g.ny + C::WY - 1) / C::WY) * C::CY,
-                  (g.nz + C::SB - 1) / C::SB);
-  sim::launch(grid, dim3(C::CX, C::CY, 1), dim3(32, C::TY, 1), C::SHARED,
-              [&] { t2<C>(in.data(), out.data(), g.nx, g.ny, g.nz, &flag); });
+  // Persistent variants: 3 clusters walk every tile (several tiles each).
+  constexpr int kSimClusters = 3;
+  const dim3 grid = C::PERSIST
+                        ? dim3(kSimClusters * C::CX, C::CY, 1)
+                        : dim3(((g.nx + C::WX - 1) / C::WX) * C::CX,
+                               ((g.ny + C::WY - 1) / C::WY) * C::CY, (g.nz + C::SB - 1) / C::SB);
+  sim::launch(grid, dim3(C::CX, C::CY, 1), dim3(32, C::TY, 1), C::SHARED, [&] {
+    t2<C>(in.data(), out.data(), g.nx, g.ny, g.nz, &flag, C::PERSIST ? kSimClusters : 0);
+  });
   double err = 0;
   long long bad = 0, first = -1;
   for (long long i = 0; i < g.n(); ++i) {
@@ -801,6 +846,9 @@ int main() {
   sim_variant<Cfg<2, 4, 2, 2, 2, 8, 3, 1>>("2x2 4x2 sb8 pf3", b);
   sim_variant<Cfg<2, 4, 1, 2, 4, 16, 2, 1>>("2x4 4x1 sb16", a);
   sim_variant<Cfg<2, 8, 2, 2, 1, 32, 2, 1>>("2x1 8x2 sb32", a);
+  sim_variant<Cfg<2, 4, 2, 2, 2, 8, 2, 1, 0, 1>>("2x2 4x2 sb8 persist", a);
+  sim_variant<Cfg<2, 4, 2, 1, 1, 8, 2, 1, 0, 1>>("1x1 4x2 sb8 persist", b);
+  sim_variant<Cfg<3, 8, 1, 1, 2, 8, 3, 1, 0, 1>>("1x2 8x1 sb8 pf3 persist", b);
   sim_variant<Cfg<3, 8, 1, 2, 2, 16, 2, 1>>("2x2 8x1 sb16", a);
   sim_variant<Cfg<4, 8, 1, 2, 2, 16, 2, 1>>("2x2 8x1 sb16", b);
   std::printf("%s\n", sim_failures ? "SOME VARIANTS FAILED" : "every variant verified");
