@@ -23,7 +23,8 @@
 //         costs a raced timing while another kernel waits; 0, off; default
 //         kDefaultRaceFactor), settle (evaluator.settle_spread: a kernel whose first
 //         recorded runs agree within this costs a settled timing while another kernel waits;
-//         0, off; default kDefaultSettleSpread),
+//         0, off; default kDefaultSettleSpread), cscale (evaluator.compile_scale: the
+//         recorded compile times times this; 1),
 //         pipeline (ga.pipeline: generations queued at once; 0 as deep as keeps the
 //         simulated GPU busy, 1 one at a time), naive (0/1: generation 0 holds the
 //         naive-equivalent setting; 1), refill (0/1:
@@ -308,6 +309,7 @@ Outcome run_once(const Problem& p, const Variant& v, std::uint64_t seed) {
     replay.set_compile_threads(static_cast<int>(v.num("compile_threads", 0)));
   replay.set_race_factor(v.num("race", kDefaultRaceFactor));
   replay.set_settle_spread(v.num("settle", kDefaultSettleSpread));
+  replay.set_compile_scale(v.num("cscale", 1));
   Tally tally;
   tally.truth = &p.truth;
   Counting eval(replay, p.optimum, tally);

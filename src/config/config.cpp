@@ -573,7 +573,7 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
   p.check_keys(
       node, "evaluator",
       {"backend", "dataset", "timeout_s", "compile_timeout_s", "slow_factor", "race_factor",
-       "settle_spread", "full_verification", "compile_threads", "cache_dir"});
+       "settle_spread", "full_verification", "compile_threads", "compile_scale", "cache_dir"});
   if (node["backend"]) {
     e.backend = static_cast<Backend>(p.choice(node["backend"], "evaluator.backend", kBackends));
   }
@@ -624,6 +624,10 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
         static_cast<int>(p.integer(node["compile_threads"], "evaluator.compile_threads", 0, 1024,
                                    "an integer in [0, 1024] (0: one per core)"));
   }
+  if (node["compile_scale"]) {
+    e.compile_scale = p.real(node["compile_scale"], "evaluator.compile_scale", 0, 100, true,
+                             "a factor in (0, 100] on the recorded compile times (replay)");
+  }
   if (node["cache_dir"]) {
     e.cache_dir = node["cache_dir"].IsScalar() ? node["cache_dir"].Scalar() : "";
     if (!node["cache_dir"].IsScalar()) {
@@ -635,6 +639,13 @@ void parse_evaluator(const Parser& p, const YAML::Node& node, EvaluatorConfig& e
 // Checks that need several sections (replay needs a dataset).
 void validate_cross(const Config& c, const YAML::Node& root, const Parser& p) {
   const YAML::Node evaluator_node = root["evaluator"] ? root["evaluator"] : root;
+  if (c.evaluator.backend != Backend::replay && c.evaluator.compile_scale != 1) {
+    p.fail(evaluator_node["compile_scale"] ? evaluator_node["compile_scale"] : evaluator_node,
+           "evaluator.compile_scale",
+           "scales recorded compile times and applies to the replay backend only; expected 1 "
+           "(or no key) with backend " +
+               std::string(backend_name(c.evaluator.backend)));
+  }
   if (c.evaluator.backend == Backend::replay && c.evaluator.dataset.empty()) {
     p.fail(evaluator_node, "evaluator.dataset",
            "is missing; the replay backend needs a recorded trace.h5 or dataset");
@@ -1000,6 +1011,8 @@ std::string to_yaml(const Config& c) {
   out << YAML::Key << "settle_spread" << YAML::Value << real_text(e.settle_spread);
   out << YAML::Key << "full_verification" << YAML::Value << e.full_verification;
   out << YAML::Key << "compile_threads" << YAML::Value << e.compile_threads;
+  if (e.compile_scale != 1)
+    out << YAML::Key << "compile_scale" << YAML::Value << real_text(e.compile_scale);
   if (!e.cache_dir.empty())
     out << YAML::Key << "cache_dir" << YAML::Value << e.cache_dir;
   out << YAML::EndMap;

@@ -73,6 +73,9 @@ struct EvaluatorConfig {
   // launches the 7-step run does not cover with a main and a tail launch (docs/kernels.md).
   bool full_verification = false;
   int compile_threads = 0;  // cuda: NVRTC threads (0: one per CPU of the share)
+  // replay: every recorded compile time times this in the simulated queue and the answers (a
+  // host that compiles faster or slower than the recording's; 1: as recorded).
+  double compile_scale = 1;
   std::string cache_dir;    // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;
 };

@@ -126,6 +126,8 @@ std::unique_ptr<Evaluator> make_evaluator(const Config& config, int gpu, Environ
     replay->set_race_factor(config.evaluator.race_factor);
     // evaluator.settle_spread: the same for a kernel whose first runs settle.
     replay->set_settle_spread(config.evaluator.settle_spread);
+    // evaluator.compile_scale: the recorded compile times scaled (a faster or slower host).
+    replay->set_compile_scale(config.evaluator.compile_scale);
     // The recording GPU's name as it is (Kernel Tuner matches caches by it); that the run
     // was replayed is in its config (evaluator.backend) and driver_version "none".
     env.gpu_name = replay->limits().name;

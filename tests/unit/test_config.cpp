@@ -66,7 +66,7 @@ std::string everything_yaml() {
          "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5,\n"
          "            timeout_s: 30, compile_timeout_s: 7.5, slow_factor: 0, race_factor: 1.5,\n"
          "            settle_spread: 0.02, full_verification: true,\n"
-         "            compile_threads: 4,\n"
+         "            compile_threads: 4, compile_scale: 0.6,\n"
          "            cache_dir: /tmp/cubins}\n"
          "seed: 18446744073709551615\n"
          "output: out/dir\n";
@@ -103,6 +103,7 @@ TEST(Config, EveryKeyIsReadIntoTheTypedConfig) {
   EXPECT_EQ(c.evaluator.backend, Backend::replay);
   EXPECT_EQ(c.evaluator.dataset, kDataset.lexically_normal());  // resolved against the base
   EXPECT_EQ(c.evaluator.compile_threads, 4);
+  EXPECT_EQ(c.evaluator.compile_scale, 0.6);
   EXPECT_EQ(c.evaluator.compile_timeout_s, 7.5);
   EXPECT_EQ(c.evaluator.slow_factor, 0);  // 0: every kernel verified and timed
   EXPECT_EQ(c.evaluator.race_factor, 1.5);
@@ -267,6 +268,22 @@ TEST(Config, OutOfRangeValuesAreReportedWithTheRange) {
     EXPECT_NE(settle.find("[0, 0.1]"), std::string::npos) << settle;
   }
   EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {settle_spread: 0}\n"), "");
+  // A compile scale is a replay knob: it must be a positive factor, and with the CUDA backend
+  // (which compiles for real) anything but 1 is refused.
+  for (const char* bad : {"0", "-1", "101", "quick"}) {
+    const std::string scale =
+        error_of(std::string("stencil: star2d1r\ngrid: [64, 64]\n") +
+                 "evaluator: {backend: replay, dataset: tests/data/synthetic-star2d1r.h5, "
+                 "compile_scale: " +
+                 bad + "}\n");
+    expect_one_sentence(scale, "evaluator.compile_scale");
+    EXPECT_NE(scale.find("(0, 100]"), std::string::npos) << scale;
+  }
+  const std::string cuda_scale =
+      error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {compile_scale: 0.5}\n");
+  expect_one_sentence(cuda_scale, "evaluator.compile_scale");
+  EXPECT_NE(cuda_scale.find("replay backend only"), std::string::npos) << cuda_scale;
+  EXPECT_EQ(error_of("stencil: star2d1r\ngrid: [64, 64]\nevaluator: {compile_scale: 1}\n"), "");
   expect_one_sentence(error_of("stencil: star2d4r\ngrid: [64, 8]\n"), "grid[1]");
   expect_one_sentence(error_of("stencil: star2d1r\ngrid: [64, 64]\nspace: {tdeg: {remove: [5]}}\n"),
                       "space.tdeg.remove");

@@ -97,6 +97,29 @@ TEST(Replay, BatchClockSimulatesParallelCompilesAndRunsKernelsAsTheirCompilesEnd
   EXPECT_NEAR(replay.clock_s(), 0.175, 1e-12);
 }
 
+// evaluator.compile_scale: every recorded compile time scaled, in the queue and the answers.
+TEST(Replay, CompileScaleScalesTheRecordedCompilesInTheClockAndTheAnswers) {
+  const std::vector<EvaluationRecord> rows = {record(32, Status::ok, 0.5, 100),
+                                              record(64, Status::ok, 0.4, 40)};
+  ReplayEvaluator replay(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  replay.set_compile_scale(0.5);
+  const auto out = replay.evaluate(std::vector<Setting>{setting_with(32), setting_with(64)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_DOUBLE_EQ(out[0].compile_ms, 50.0);
+  EXPECT_DOUBLE_EQ(out[1].compile_ms, 20.0);
+  EXPECT_DOUBLE_EQ(out[0].verify_ms, 50.0);  // GPU costs and timings as recorded
+  EXPECT_DOUBLE_EQ(out[0].median_ms, 0.5);
+  // In series: (50 + 50 + 25) + (20 + 20 + 10) ms.
+  EXPECT_NEAR(replay.clock_s(), 0.175, 1e-12);
+
+  ReplayEvaluator parallel(small_shape(), measured_pairs(rows), DeviceLimits{}, "test");
+  parallel.set_compile_threads(16);
+  parallel.set_compile_scale(2);
+  (void)parallel.evaluate(std::vector<Setting>{setting_with(32), setting_with(64)});
+  // Compiles of 200 and 80 ms: the second runs 80-110, the first 200-275.
+  EXPECT_NEAR(parallel.clock_s(), 0.275, 1e-12);
+}
+
 // Racing (eval/race.hpp): the median of the first kRaceRuns runs against factor x the best.
 TEST(Race, AKernelLosesOnTheMedianOfItsFirstRunsOverTheFactor) {
   const std::vector<double> slow = {1.6, 1.7, 1.55, 0.1};

@@ -78,6 +78,7 @@ void ReplayEvaluator::enqueue(Ticket ticket, const Setting& s) {
   } else {
     ++measured_;
     m = it->second;
+    m.compile_ms *= compile_scale_;
     const bool loses = m.ok() && race_factor_ > 0 && best_ms_ > 0 &&
                        (static_cast<int>(m.times_ms.size()) >= kRaceRuns
                             ? races_out(m.times_ms, best_ms_, race_factor_)

@@ -87,6 +87,10 @@ class ReplayEvaluator final : public AsyncEvaluator {
   // timing if another kernel's compile has ended when they are timed (QueueModel); its answer
   // is then theirs: those runs and their median. 0: off (the default).
   void set_settle_spread(double spread) { settle_spread_ = spread; }
+  // Every recorded compile time times `scale`, in the simulated queue and in the answers (so
+  // a run's compile seconds and its clock agree): a host that compiles faster or slower than
+  // the recording's. 1: as recorded (the default).
+  void set_compile_scale(double scale) { compile_scale_ = scale; }
   [[nodiscard]] int compile_threads() const override { return queue_.threads(); }
   [[nodiscard]] std::vector<std::uint8_t> save_queue() const override;
   bool restore_queue(const std::vector<std::uint8_t>& bytes) override;
@@ -118,6 +122,7 @@ class ReplayEvaluator final : public AsyncEvaluator {
   std::unordered_map<Ticket, Measurement> answers_;  // queued, by ticket
   double race_factor_ = 0;
   double settle_spread_ = 0;
+  double compile_scale_ = 1;
   double best_ms_ = 0;  // the fastest median returned (racing's reference; 0: none yet)
   // Queued kernels that lose the race, with best_ms_ when they were queued: raced if another
   // kernel waits for the GPU when the race is decided (QueueModel).
