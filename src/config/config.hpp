@@ -76,7 +76,7 @@ struct EvaluatorConfig {
   // replay: every recorded compile time times this in the simulated queue and the answers (a
   // host that compiles faster or slower than the recording's; 1: as recorded).
   double compile_scale = 1;
-  std::string cache_dir;    // cuda: cubin cache ("" = the evaluator's default)
+  std::string cache_dir;  // cuda: cubin cache ("" = the evaluator's default)
   bool operator==(const EvaluatorConfig&) const = default;
 };
 
