@@ -232,6 +232,32 @@ def test_report_counts_kernels_timed_in_full_raced_and_settled(tmp_path, spread)
            "(5 runs)" in text
 
 
+def test_compile_scale_scales_every_replayed_compile(tmp_path):
+    """evaluator.compile_scale in a replayed run, as a user calibrates replay to a host that
+    compiles faster: every measured row's compile_ms is the recording's times the scale, its
+    GPU costs as recorded."""
+    sys.path.insert(0, str(SOURCE / "analysis"))
+    from isletune_analysis import load_trace
+    dataset = DATA / "h100-full-star3d2r-512.h5"
+    config = tmp_path / "scaled.yaml"
+    config.write_text(
+        "stencil: star3d2r\ngrid: [512, 512, 512]\nseed: 3\n"
+        "budget: {max_evaluations: 60}\n"
+        f"evaluator: {{backend: replay, dataset: {dataset}, compile_scale: 0.25}}\n")
+    out = tmp_path / "run"
+    isletune("run", str(config), "--out", str(out))
+    recorded: dict[str, set[tuple[float, float]]] = {}
+    for row in load_trace(dataset).evaluations:
+        recorded.setdefault(row["key"], set()).add((row["compile_ms"], row["verify_ms"]))
+    rows = [r for r in load_trace(out).evaluations if not r["cached"] and not r["migrant"]]
+    matched = [r for r in rows if r["key"] in recorded]
+    assert len(matched) >= 20, (len(rows), len(matched))
+    for r in matched:
+        assert any(r["compile_ms"] == pytest.approx(0.25 * c, rel=1e-12)
+                   and r["verify_ms"] == pytest.approx(v, rel=1e-12)
+                   for c, v in recorded[r["key"]]), r["key"]
+
+
 @pytest.mark.parametrize("which", ["real", "replay"])
 def test_report_and_summary_agree_on_one_trace(which, replay_run):
     trace = str(REAL_RUN if which == "real" else replay_run)
