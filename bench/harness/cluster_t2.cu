@@ -270,24 +270,6 @@ void naive_step(const Grid& gr, const double* in, double* out) {
   CK(cudaGetLastError());
 }
 
-template <class F>
-double time_ms(F&& f, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  f(0);
-  CK(cudaEventRecord(a));
-  for (int r = 0; r < reps; ++r)
-    f(r);
-  CK(cudaEventRecord(b));
-  CK(cudaEventSynchronize(b));
-  float ms = 0;
-  CK(cudaEventElapsedTime(&ms, a, b));
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  return ms / reps;
-}
-
 template <int CX, int CY, int SB, bool SPLIT = false, int PROBE = 0, bool XSHFL = false>
 void variant(const Grid& gr, double* d_in, double* d_out, const std::vector<double>& ref, int reps,
              double naive_gcells) {

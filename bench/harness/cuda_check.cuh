@@ -1,4 +1,6 @@
-// The standalone harnesses' check of a CUDA runtime call: prints the error and the line, exits.
+// The standalone harnesses' check of a CUDA runtime call (prints the error and the line, exits)
+// and their timer (time_ms: one untimed call, then the mean ms of `reps` calls f(0..reps-1)
+// between two events).
 #pragma once
 
 #include <cstdio>
@@ -14,3 +16,21 @@
       std::exit(1);                                                                \
     }                                                                              \
   } while (0)
+
+template <class F>
+double time_ms(F&& f, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  f(0);
+  CK(cudaEventRecord(a));
+  for (int r = 0; r < reps; ++r)
+    f(r);
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  return ms / reps;
+}

@@ -174,7 +174,7 @@ inline cluster_group this_cluster() {
 }
 }  // namespace sim_cg
 
-// The PTX helpers of the prototypes, emulated.
+// The PTX helpers of the prototypes (bench/harness/mbarrier.cuh and the prototype's own), emulated.
 inline uint32_t smem_u32(const void* p) {
   const auto off =
       reinterpret_cast<const char*>(p) - reinterpret_cast<const char*>(sim::tl_blk->smem.data());

@@ -90,6 +90,7 @@
 
 // The reference step (run-time offsets in c_off / c_coef), random fill, NaN poison and the
 // relative-L2 comparison (they use the CK above).
+#include "../harness/mbarrier.cuh"
 #include "../harness/standalone.cuh"
 
 constexpr int kMaxR = 4;
@@ -106,35 +107,13 @@ double coef(int axis, int d) {  // d != 0
 }
 
 // ---------------------------------------------------------------------------------------------
-// PTX helpers: mbarrier, bulk tensor copy, cp.async
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
+// PTX helpers: mbarrier (the rest in ../harness/mbarrier.cuh), bulk tensor copy, cp.async
 __device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  fence_mbarrier_init();
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
-  uint32_t ok;
-  asm volatile(
-      "{\n\t.reg .pred p;\n\t"
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t}"
-      : "=r"(ok)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
 }
 __device__ __forceinline__ bool mbar_test_wait(uint32_t bar, uint32_t parity) {  // non-blocking
   uint32_t ok;
@@ -146,11 +125,6 @@ __device__ __forceinline__ bool mbar_test_wait(uint32_t bar, uint32_t parity) { 
       : "r"(bar), "r"(parity)
       : "memory");
   return ok != 0;
-}
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 // One thread's wait for the phase of parity `parity` to complete; false after kTimeoutNs.
 __device__ __noinline__ bool wait_one(uint32_t bar, uint32_t parity) {
