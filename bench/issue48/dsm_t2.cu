@@ -162,6 +162,20 @@ __device__ __forceinline__ double2 lds2(const double* p) {
 __device__ __forceinline__ void sts2(double* p, double2 v) {
   *reinterpret_cast<double2*>(p) = v;
 }
+// The boundary rule for a thread's pair: a point whose stencil leaves the grid (its row not
+// ok_row, or its column not okx) keeps its value in the source plane at `src`, which is read
+// only where that applies.
+__device__ __forceinline__ double2 keep_outside(double2 val, const double* src, bool ok_row,
+                                                const bool (&okx)[2]) {
+  if (!(ok_row && okx[0] && okx[1])) {
+    const double2 keep = lds2(src);
+    if (!(ok_row && okx[0]))
+      val.x = keep.x;
+    if (!(ok_row && okx[1]))
+      val.y = keep.y;
+  }
+  return val;
+}
 __device__ __forceinline__ double2 fma2(double c, double2 v, double2 a) {
   return make_double2(fma(c, v.x, a.x), fma(c, v.y, a.y));
 }
@@ -427,14 +441,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         double* dst = ring1 + s1 * PLANE + own;
 #pragma unroll
         for (int v = 0; v < MY; ++v) {
-          double2 val = acc1[v][0];
-          if (!(zok && oky[v] && okx[0] && okx[1])) {
-            const double2 keep = lds2(ring0 + sc * PLANE + own + v * PITCH);
-            if (!(zok && oky[v] && okx[0]))
-              val.x = keep.x;
-            if (!(zok && oky[v] && okx[1]))
-              val.y = keep.y;
-          }
+          const double2 val =
+              keep_outside(acc1[v][0], ring0 + sc * PLANE + own + v * PITCH, zok && oky[v], okx);
           sts2(dst + v * PITCH, val);
           if (C::PROBE != 2 && (to_mx || to_px))
             st_async2(rx + 8u * (s1 * PLANE + rxoff + v * PITCH), val, rxbar + 8u * s1);
@@ -443,10 +451,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         }
         shift<C>(acc1);
       }
-      // C. level 2 on the level-1 plane of iteration i - 1 (plane p - 1 - R).
+      // C. level 2 on the level-1 plane of iteration i - 1 (plane p - 1 - R), in slot sp.
+      const int sp = s1 == 0 ? NB1 - 1 : s1 - 1;
       if (i > 0 || !first) {
-        int sp = s1 - 1;
-        sp += sp < 0 ? NB1 : 0;
         // A block without neighbours (expect 0) never uses its barriers: an arrival would
         // complete the next phase at once, and a thread still waiting for the previous one
         // would then see the parity it waits for again.
@@ -458,8 +465,6 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
         }
       }
       if (i > 0) {
-        int sp = s1 - 1;
-        sp += sp < 0 ? NB1 : 0;
         double2 s[MY], c[MY];
         inplane<C>(ring1 + sp * PLANE + own, s, c);
         retime<C>(acc2, s, c);
@@ -472,14 +477,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB)
           for (int v = 0; v < MY; ++v) {
             if (!store_row[v])
               continue;
-            double2 val = acc2[v][0];
-            if (!(zok && oky[v] && okx[0] && okx[1])) {
-              const double2 keep = lds2(ring1 + sc * PLANE + own + v * PITCH);
-              if (!(zok && oky[v] && okx[0]))
-                val.x = keep.x;
-              if (!(zok && oky[v] && okx[1]))
-                val.y = keep.y;
-            }
+            const double2 val =
+                keep_outside(acc2[v][0], ring1 + sc * PLANE + own + v * PITCH, zok && oky[v], okx);
             *reinterpret_cast<double2*>(out + q * sz + 1LL * (y0 + v) * nx + x) = val;
           }
         }
