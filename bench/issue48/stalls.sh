@@ -6,7 +6,8 @@
 # reasons for three of them.
 #   bench/issue48/stalls.sh prepare DIR     # here: sources from build/bin/isletune-bench-kernels
 #   bench/issue48/stalls.sh run DIR         # on the GPU (device tool, carry DIR); OUT for ncu
-# TIME (kernels timed, two passes), CHAINS (" _c2 _c3": their chain variants; "" none) and NCU
+# TIME (kernels timed, two passes; a retimed kernel K also as K_k and K_kl, bench/issue48/kept.py),
+# CHAINS (" _c2 _c3": their chain variants; "" none) and NCU
 # (kernels profiled) choose what `run` does; the o* kernels are star3d4r's retimed kernel with
 # fewer points a thread (2 x 1, 1 x 2; ufz 8, 4, 1) or fewer threads a block (32 x 4, 16 x 8),
 # which fit two blocks an SM (docs/studies/2026-12-06-h200-budget-deadline-busy-tensor-pipe.md).
@@ -32,6 +33,12 @@ if [ "$mode" = prepare ]; then
     set -- ${SET[$k]}
     build/bin/isletune-bench-kernels --stencils "$1" --source "$2" >"$dir/$k.cu" 2>"$dir/$k.geom" || exit 1
     for c in 2 3; do python3 "$here/chains.py" "$dir/$k.cu" $c "$dir/${k}_c$c.cu"; done
+    # Retimed kernels: level 1's kept values from the input (_k), and with two blocks an SM (_kl).
+    if [[ $2 == *retiming=1* ]]; then
+      python3 "$here/kept.py" "$dir/$k.cu" "$dir/${k}_k.cu" || exit 1
+      python3 "$here/kept.py" "$dir/$k.cu" "$dir/${k}_kl.cu" --two-blocks || exit 1
+      cp "$dir/$k.geom" "$dir/${k}_k.geom" && cp "$dir/$k.geom" "$dir/${k}_kl.geom"
+    fi
   done
   exit 0
 fi
