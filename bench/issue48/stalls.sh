@@ -6,7 +6,8 @@
 # reasons for three of them.
 #   bench/issue48/stalls.sh prepare DIR     # here: sources from build/bin/isletune-bench-kernels
 #   bench/issue48/stalls.sh run DIR         # on the GPU (device tool, carry DIR); OUT for ncu
-# TIME (kernels timed, two passes; a retimed kernel K also as K_k and K_kl, bench/issue48/kept.py),
+# TIME (kernels timed, two passes; a retimed kernel K also as K_k and K_kl, bench/issue48/kept.py,
+# and K_n and K_nl, bench/issue48/noprev.py),
 # CHAINS (" _c2 _c3": their chain variants; "" none) and NCU
 # (kernels profiled) choose what `run` does; the o* kernels are star3d4r's retimed kernel with
 # fewer points a thread (2 x 1, 1 x 2; ufz 8, 4, 1) or fewer threads a block (32 x 4, 16 x 8),
@@ -38,6 +39,13 @@ if [ "$mode" = prepare ]; then
       python3 "$here/kept.py" "$dir/$k.cu" "$dir/${k}_k.cu" || exit 1
       python3 "$here/kept.py" "$dir/$k.cu" "$dir/${k}_kl.cu" --two-blocks || exit 1
       cp "$dir/$k.geom" "$dir/${k}_k.geom" && cp "$dir/$k.geom" "$dir/${k}_kl.geom"
+      # The last level keeps nothing and leaves boundary points unwritten (_n, noprev.py), and
+      # the same with one block an SM more than the generated kernel's two or one (_nl).
+      python3 "$here/noprev.py" "$dir/$k.cu" "$dir/${k}_n.cu" || exit 1
+      threads=$(sed -nE 's/.*__launch_bounds__\(([0-9]+), IslMain::MIN_BLOCKS\).*/\1/p' "$dir/$k.cu")
+      sed -E "s/__launch_bounds__\(([0-9]+), IslMain::MIN_BLOCKS\)/__launch_bounds__(\1, $((threads > 128 ? 2 : 3)))/" \
+        "$dir/${k}_n.cu" >"$dir/${k}_nl.cu"
+      cp "$dir/$k.geom" "$dir/${k}_n.geom" && cp "$dir/$k.geom" "$dir/${k}_nl.geom"
     fi
   done
   exit 0
