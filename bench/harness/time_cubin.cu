@@ -3,9 +3,11 @@
 // loads KERNEL (a cubin, or a .cu source compiled with NVRTC with the worker's options) and times
 // REPS back-to-back launches of its isl_kernel on a ping-pong pair of NX*NY*NZ doubles (random
 // inputs with `random`, else zeros), CUDA events around them, and the sum of the last output.
+// `random-nan` fills the output buffer with NaN instead of the input's values: a kernel that
+// leaves any point of its output unwritten then gives a NaN checksum.
 // Geometry and shared bytes as `isletune-bench-kernels --source KEY` prints them.
 //   nvcc -O2 -o time_cubin bench/harness/time_cubin.cu -lcuda -lnvrtc
-//   time_cubin KERNEL NX NY NZ BX BY BZ GX GY GZ SHARED REPS [random]
+//   time_cubin KERNEL NX NY NZ BX BY BZ GX GY GZ SHARED REPS [random|random-nan]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvrtc.h>
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
     std::printf("cudaMalloc failed\n");
     return 1;
   }
-  int random = argc > 13 && std::strcmp(argv[13], "random") == 0;
+  const bool poison = argc > 13 && std::strcmp(argv[13], "random-nan") == 0;
+  const bool random = poison || (argc > 13 && std::strcmp(argv[13], "random") == 0);
   if (random) {
     std::vector<double> h(n);
     std::mt19937_64 r(1);
@@ -74,7 +77,10 @@ int main(int argc, char** argv) {
     for (auto& v : h)
       v = u(r);
     cudaMemcpy(in, h.data(), n * 8, cudaMemcpyHostToDevice);
-    cudaMemcpy(out, h.data(), n * 8, cudaMemcpyHostToDevice);
+    if (poison)
+      cudaMemset(out, 0xff, n * 8);  // all bits set: a NaN
+    else
+      cudaMemcpy(out, h.data(), n * 8, cudaMemcpyHostToDevice);
   } else {
     cudaMemset(in, 0, n * 8);
     cudaMemset(out, 0, n * 8);
@@ -109,6 +115,6 @@ int main(int argc, char** argv) {
   for (double v : res)
     sum += v;
   std::printf("%s %s %.4f ms/step %.1f GCells/s checksum %.15e\n", argv[1],
-              random ? "random" : "zeros", ms / reps, n / (ms / reps * 1e-3) / 1e9, sum);
+              poison ? "random-nan" : random ? "random" : "zeros", ms / reps, n / (ms / reps * 1e-3) / 1e9, sum);
   return 0;
 }

@@ -5,7 +5,11 @@ are not written at all (both buffers hold the initial grid, whose boundary never
 standalone harness bench/harness/time_cubin.cu fills both), so the last level's centre queue
 cq[T-1] is never read and holds no register, with no load in its place (kept.py's probe loads
 the kept value from the input instead).
-  noprev.py SRC DST"""
+With --store-at-input the boundary points are written after all, and still without a kept value:
+when level 0 takes in input plane q, a thread stores its points of out's plane q that are
+boundary points (their value is the input's: the boundary never changes), each as one
+predicated store with no branch. That keeps the contract that a launch writes every point.
+  noprev.py SRC DST [--store-at-input]"""
 import sys
 src, dst = sys.argv[1], sys.argv[2]
 text = open(src).read()
@@ -36,6 +40,31 @@ subs = [
           }
 '''),
 ]
+if '--store-at-input' in sys.argv[3:]:
+    subs.append(('    // (B) Levels 1..T compute their plane from level l-1.\n',
+                 '''    {  // Boundary points of out's plane p0 + i - 1 (level 0's values in cur[0]).
+      const int qa = p0 + i - 1;
+      if (qa >= s0 && qa < s_hi) {
+        const bool pl = qa >= C::SLO && qa < C::NS - C::SHI;
+        double* dst = out + (1LL * qa * C::GSS + g0);
+        each_group<C, 1>([&](int p, int u, int v) {
+          store_if(dst + (u * DA + 1LL * v * DB * C::GSB), cur[0][p],
+                   out_ok[p] && !(pl && col_ok[p]));
+        });
+      }
+    }
+    // (B) Levels 1..T compute their plane from level l-1.
+'''))
+    subs.append(('// f(p, global offset, shared offset) for each of a thread',
+                 '''// *dst = v where ok, as one predicated store: no branch splits the unrolled iteration.
+__device__ __forceinline__ void store_if(double* dst, double v, bool ok) {
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %2, 0;\\n\\t@p st.global.f64 [%0], %1;\\n\\t}"
+               :
+               : "l"(dst), "d"(v), "r"(static_cast<int>(ok))
+               : "memory");
+}
+
+// f(p, global offset, shared offset) for each of a thread'''))
 for old, new in subs:
     if text.count(old) != 1:
         sys.exit(f'{src}: not a retimed streaming kernel of the expected text')

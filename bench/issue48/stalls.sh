@@ -7,7 +7,7 @@
 #   bench/issue48/stalls.sh prepare DIR     # here: sources from build/bin/isletune-bench-kernels
 #   bench/issue48/stalls.sh run DIR         # on the GPU (device tool, carry DIR); OUT for ncu
 # TIME (kernels timed, two passes; a retimed kernel K also as K_k and K_kl, bench/issue48/kept.py,
-# and K_n and K_nl, bench/issue48/noprev.py),
+# and K_n, K_nl and K_b, bench/issue48/noprev.py), POISON,
 # CHAINS (" _c2 _c3": their chain variants; "" none) and NCU
 # (kernels profiled) choose what `run` does; the o* kernels are star3d4r's retimed kernel with
 # fewer points a thread (2 x 1, 1 x 2; ufz 8, 4, 1) or fewer threads a block (32 x 4, 16 x 8),
@@ -46,6 +46,9 @@ if [ "$mode" = prepare ]; then
       sed -E "s/__launch_bounds__\(([0-9]+), IslMain::MIN_BLOCKS\)/__launch_bounds__(\1, $((threads > 128 ? 2 : 3)))/" \
         "$dir/${k}_n.cu" >"$dir/${k}_nl.cu"
       cp "$dir/$k.geom" "$dir/${k}_n.geom" && cp "$dir/$k.geom" "$dir/${k}_nl.geom"
+      # ... with the boundary points stored when level 0 takes in the input plane (_b).
+      python3 "$here/noprev.py" "$dir/$k.cu" "$dir/${k}_b.cu" --store-at-input || exit 1
+      cp "$dir/$k.geom" "$dir/${k}_b.geom"
     fi
   done
   exit 0
@@ -61,6 +64,9 @@ for pass in 1 2; do
     for v in "" ${CHAINS- _c2 _c3}; do ./time_cubin $k$v.cu 512 512 512 $(geom $k) 40 random 2>&1 | tail -1; done
   done
 done
+# POISON: kernels run once more with the output buffer NaN-filled (time_cubin random-nan): a
+# NaN checksum shows points left unwritten.
+for k in ${POISON-}; do ./time_cubin $k.cu 512 512 512 $(geom $k) 4 random-nan 2>&1 | tail -1; done
 M=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' barrier long_scoreboard \
   short_scoreboard mio_throttle lg_throttle wait math_pipe_throttle not_selected selected \
   dispatch_stall branch_resolving no_instruction)
