@@ -22,10 +22,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 t0=$(date +%s)
 log() { echo "$* (at $(($(date +%s) - t0)) s)" | tee -a "$W/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$W/summary.txt"
-TIME=${TIME-s4r35 s4r35_k s4r35_n s4r35_b s4r35_kl s4r35_nl o22t4 o22t4_k o22t4_n o22t4_b o22t4_nl \
-  s3r36 s3r36_k s3r36_n s3r36_b s2r28 s2r28_k s2r28_n s2r28_b s2r28_nl} \
+TIME=${TIME-s4r35 s4r35_k s4r35_n s4r35_b s4r35_nl o22t4 o22t4_b o22t4_nl s3r36 s3r36_b s2r28 \
+  s2r28_k s2r28_b s2r28_nl} \
   POISON=${POISON-s4r35 s4r35_n s4r35_b o22t4_b s3r36_b s2r28_b} OUT=$W \
-  NCU="${NCU-s4r35_b s4r35_nl}" TIMING_S=240 timeout -k 5 330 bash "$here/kept_call.sh" >"$W/kept.log" 2>&1
+  NCU="${NCU-s4r35_b s4r35_nl}" TIMING_S=310 timeout -k 5 330 bash "$here/kept_call.sh" >"$W/kept.log" 2>&1
 log "kept_call rc=$?"
 grep -E '\.cu ' "$W/timing.txt" >>"$W/summary.txt"
 OUT=$W FAMILIES=out/settle timeout -k 5 170 bash "$here/dsm_device.sh" out/dsm_t2 2 >"$W/dsm.log" 2>&1
