@@ -58,6 +58,19 @@ __device__ __forceinline__ int block_index(int axis) {
   return axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z;
 }
 
+#ifdef ISL_HOST_SIM
+// The host emulation (bench/harness/host_sim.h, tests/sim): the same copies without PTX.
+__device__ __forceinline__ void copy_async(double* dst, const double* src, bool ok) {
+  cp_async8(dst, src, ok);
+}
+__device__ __forceinline__ void copy_async_commit() {
+  cp_async_commit();
+}
+template <int N>
+__device__ __forceinline__ void copy_async_wait() {
+  cp_async_wait<N>();
+}
+#else
 // Asynchronous copy of one double from global to shared memory (no register holds it; with
 // ok false the destination is zero-filled and nothing is read).
 __device__ __forceinline__ void copy_async(double* dst, const double* src, bool ok) {
@@ -72,6 +85,7 @@ template <int N>
 __device__ __forceinline__ void copy_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+#endif
 
 // f(p, global offset, shared offset) for each of a thread's points p (offsets from its point 0;
 // DA, DB: the points' spacing along the in-plane axes, PITCH: a shared row).

@@ -60,7 +60,7 @@ struct Copy {
   const void* src;
   int bytes;
 };
-inline thread_local dim3 tl_thread, tl_block, tl_cluster_index;
+inline thread_local dim3 tl_thread, tl_block, tl_cluster_index, tl_block_dim, tl_grid_dim;
 inline thread_local Block* tl_blk = nullptr;
 inline thread_local Cluster* tl_cl = nullptr;
 inline thread_local unsigned tl_rank = 0;
@@ -137,6 +137,8 @@ void launch(dim3 grid, dim3 cluster, dim3 block, size_t smem_bytes, K&& kernel) 
           for (unsigned t = 0; t < nthreads; ++t)
             th.emplace_back([&, r, bi, gb, t] {
               tl_thread = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+              tl_block_dim = block;
+              tl_grid_dim = grid;
               tl_block = gb;
               tl_cluster_index = bi;
               tl_cl = &cl;
@@ -156,6 +158,8 @@ void launch(dim3 grid, dim3 cluster, dim3 block, size_t smem_bytes, K&& kernel) 
 
 #define threadIdx (sim::tl_thread)
 #define blockIdx (sim::tl_block)
+#define blockDim (sim::tl_block_dim)
+#define gridDim (sim::tl_grid_dim)
 
 inline void __syncthreads() {
   sim::tl_blk->bar->arrive_and_wait();
@@ -209,6 +213,14 @@ inline void st_async2(uint32_t remote, double2 v, uint32_t remote_bar) {
 }
 inline void cp_async16(uint32_t dst, const void* src, bool ok) {
   const sim::Copy c{sim::resolve(dst), ok ? src : nullptr, 16};
+  if (sim::copies_late())
+    sim::tl_open.push_back(c);
+  else
+    sim::do_copy(c);
+}
+// An 8-byte cp.async by generic pointers (kernels/streaming.cuh's copy_async on the host).
+inline void cp_async8(void* dst, const void* src, bool ok) {
+  const sim::Copy c{dst, ok ? src : nullptr, 8};
   if (sim::copies_late())
     sim::tl_open.push_back(c);
   else
