@@ -31,6 +31,7 @@
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
+#define __constant__
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -1,11 +1,11 @@
-// sim.*: generated kernels run on the host emulation (bench/harness/host_sim.h: every GPU thread
-// an OS thread, barriers, shared memory filled with NaN at launch, cp.async copies landing at
-// their issue or at the wait that must see them), so a change to a kernel family's index
-// arithmetic, boundary rule or pipeline is checked on a machine without a GPU: each case
-// generates the kernel of one setting on a small grid whose blocks, stream blocks and edges are
-// partial, compiles it with the host compiler, runs three launches from a random input into
-// NaN-poisoned buffers (a point left unwritten stays NaN) and compares the result with the
-// stencil's steps computed here, as the worker's verification does on the GPU.
+// sim.*: generated kernels (streaming and tiled families) run on the host emulation
+// (bench/harness/host_sim.h: every GPU thread an OS thread, barriers, shared memory filled with NaN
+// at launch, cp.async copies landing at their issue or at the wait that must see them), so a change
+// to a kernel family's index arithmetic, boundary rule or pipeline is checked on a machine without
+// a GPU: each case generates the kernel of one setting on a small grid whose blocks, stream blocks
+// and edges are partial, compiles it with the host compiler, runs three launches from a random
+// input into NaN-poisoned buffers (a point left unwritten stays NaN) and compares the result with
+// the stencil's steps computed here, as the worker's verification does on the GPU.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -234,6 +234,21 @@ INSTANTIATE_TEST_SUITE_P(
              "streaming=1 sd=2 sb=16 tbx=8 tby=4 tbz=1 merge=block mfx=2 prefetch=1", "late"},
         Case{"star2d2r_retimed_y", typical_stencil("star2d2r"), Grid{70, 45, 1},
              "streaming=1 sd=1 sb=16 tbx=32 tby=1 retiming=1 prefetch=1", "early"}),
+    case_name);
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiled, KernelsOnTheHost,
+    ::testing::Values(
+        Case{"box3d2r_register_tile_staged", typical_stencil("box3d2r"), Grid{37, 21, 19},
+             "tbx=32 tby=4 tbz=1 merge=block mfy=4 ufy=4 mfz=4 ufz=4 use_shared=1", "late"},
+        Case{"box3d1r_register_tile_constant", typical_stencil("box3d1r"), Grid{35, 18, 13},
+             "tbx=32 tby=2 tbz=4 merge=block mfy=4 ufy=4 mfz=2 use_constant=1", "early"},
+        Case{"box3d2r_plane_loop", typical_stencil("box3d2r"), Grid{37, 21, 19},
+             "tbx=32 tby=2 tbz=8 merge=block mfy=8 ufy=8 mfz=2", "early"},
+        Case{"star2d1r_temporal_tdeg3", typical_stencil("star2d1r"), Grid{75, 41, 1},
+             "tbx=32 tby=8 merge=block mfx=2 use_shared=1 tdeg=3", "early"},
+        Case{"user3d_cyclic", user_3d(), Grid{33, 19, 25},
+             "tbx=16 tby=4 tbz=2 merge=cyclic mfx=2 ufx=2", "early"}),
     case_name);
 
 }  // namespace
