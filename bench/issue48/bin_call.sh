@@ -15,7 +15,7 @@ t0=$(date +%s)
 log() { echo "$* (at $(($(date +%s) - t0)) s)" | tee -a "$W/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$W/summary.txt"
 for tree in settle settle_bin settle settle_bin; do
-  [ $(($(date +%s) - t0)) -gt ${FAM_S:-240} ] && break
+  [ $(($(date +%s) - t0)) -gt ${FAM_S:-150} ] && break
   n=$(ls "$W" | grep -c "^fam-$tree")
   timeout -k 5 100 out/$tree/isletune-bench-kernels --families --stencils star3d2r,star3d3r,star3d4r \
     --cases ${CASES:-28,34,35,36,41,8,19,21} --csv "$W/fam-$tree-$n.csv" >"$W/fam-$tree-$n.txt" 2>&1
