@@ -21,6 +21,37 @@
 
 namespace isl {
 
+#ifdef ISL_HOST_SIM
+// The host emulation (bench/harness/host_sim.h, tests/sim): the same copies and MMAs without
+// PTX.
+__device__ __forceinline__ void mma_copy8(double* dst, const double* src) {
+  cp_async8(dst, src, true);
+}
+__device__ __forceinline__ void mma_copy16(double* dst, const double* src) {
+  cp_async16(dst, src);
+}
+__device__ __forceinline__ void mma_commit() {
+  cp_async_commit();
+}
+template <int N>
+__device__ __forceinline__ void mma_wait() {
+  cp_async_wait<N>();
+}
+__device__ __forceinline__ void mma_k4(double (&d)[4], double a0, double a1, double b) {
+  const double a[2] = {a0, a1};
+  mma_f64<4>(d, a, &b);
+}
+__device__ __forceinline__ void mma_k8(double (&d)[4], double a0, double a1, double a2, double a3,
+                                       double b0, double b1) {
+  const double a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1};
+  mma_f64<8>(d, a, b);
+}
+__device__ __forceinline__ void mma_k16(double (&d)[4], const double (&a)[8], double b0, double b1,
+                                        double b2, double b3) {
+  const double b[4] = {b0, b1, b2, b3};
+  mma_f64<16>(d, a, b);
+}
+#else
 __device__ __forceinline__ void mma_copy8(double* dst, const double* src) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
@@ -63,6 +94,7 @@ __device__ __forceinline__ void mma_k16(double (&d)[4], const double (&a)[8], do
       : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
         "d"(b0), "d"(b1), "d"(b2), "d"(b3));
 }
+#endif
 
 // A lane's offset inside descriptor type t (MmaDesc: 0 p81, 1 p42, 2 p24, 3 s22, 4 s41) for its
 // quad index kq, at row pitch TXS.

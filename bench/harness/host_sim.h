@@ -47,9 +47,16 @@ using std::fma;
 
 namespace sim {
 
+// A warp's scratch for the FP64 MMAs (mma_f64): its lanes' fragments of A (16 x 16 at most),
+// B (16 x 8) and C (16 x 8), and the barrier its lanes meet at before and after the product.
+struct Warp {
+  std::unique_ptr<std::barrier<>> bar;
+  double a[16][16], b[16][8], c[16][8];
+};
 struct Block {
   std::vector<double> smem;  // 8-byte aligned; the prototypes' 16-byte accesses are memcpy'd
   std::unique_ptr<std::barrier<>> bar;
+  std::vector<std::unique_ptr<Warp>> warps;
 };
 struct Cluster {
   std::vector<Block> blocks;
@@ -128,6 +135,11 @@ void launch(dim3 grid, dim3 cluster, dim3 block, size_t smem_bytes, K&& kernel) 
         for (auto& b : cl.blocks) {
           b.smem.assign((smem_bytes + 7) / 8, std::nan(""));
           b.bar = std::make_unique<std::barrier<>>(nthreads);
+          for (unsigned w = 0; 32 * w < nthreads; ++w) {
+            b.warps.push_back(std::make_unique<Warp>());
+            b.warps.back()->bar =
+                std::make_unique<std::barrier<>>(std::min(32u, nthreads - 32 * w));
+          }
         }
         cl.bar = std::make_unique<std::barrier<>>(nthreads * nblocks);
         std::vector<std::thread> th;
@@ -164,6 +176,10 @@ void launch(dim3 grid, dim3 cluster, dim3 block, size_t smem_bytes, K&& kernel) 
 
 inline void __syncthreads() {
   sim::tl_blk->bar->arrive_and_wait();
+}
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
 }
 inline int atomicExch(int* p, int v) {
   return std::atomic_ref<int>(*p).exchange(v);
@@ -226,6 +242,39 @@ inline void cp_async8(void* dst, const void* src, bool ok) {
     sim::tl_open.push_back(c);
   else
     sim::do_copy(c);
+}
+// A 16-byte cp.async by generic pointers.
+inline void cp_async16(void* dst, const void* src) {
+  const sim::Copy c{dst, src, 16};
+  if (sim::copies_late())
+    sim::tl_open.push_back(c);
+  else
+    sim::do_copy(c);
+}
+// mma.sync.aligned.m16n8k{K}.row.col.f64 for the calling lane, with PTX's fragment layout
+// (group g = lane / 4, index t = lane % 4): a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)] (K / 2 of
+// them), b[p] = B[t + 4 p][g] (K / 4), d[i] = D[g + 8 (i / 2)][2 t + i % 2]. Every lane of the
+// warp must call it, as on the GPU; the lanes meet at their warp's barrier before and after.
+template <int K>
+inline void mma_f64(double (&d)[4], const double* a, const double* b) {
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  sim::Warp& w = *sim::tl_blk->warps[tid / 32];
+  const int g = static_cast<int>(tid % 32) / 4, t = static_cast<int>(tid % 32) % 4;
+  for (int i = 0; i < K / 2; ++i)
+    w.a[g + 8 * (i % 2)][t + 4 * (i / 2)] = a[i];
+  for (int p = 0; p < K / 4; ++p)
+    w.b[t + 4 * p][g] = b[p];
+  for (int i = 0; i < 4; ++i)
+    w.c[g + 8 * (i / 2)][2 * t + i % 2] = d[i];
+  w.bar->arrive_and_wait();
+  for (int i = 0; i < 4; ++i) {
+    const int r = g + 8 * (i / 2), col = 2 * t + i % 2;
+    double s = w.c[r][col];
+    for (int k = 0; k < K; ++k)
+      s = std::fma(w.a[r][k], w.b[k][col], s);
+    d[i] = s;
+  }
+  w.bar->arrive_and_wait();
 }
 inline void cp_async_commit() {
   sim::tl_groups.push_back(std::move(sim::tl_open));

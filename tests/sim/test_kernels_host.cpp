@@ -1,4 +1,4 @@
-// sim.*: generated kernels (streaming and tiled families) run on the host emulation
+// sim.*: generated kernels (streaming, tiled and tensor-core families) run on the host emulation
 // (bench/harness/host_sim.h: every GPU thread an OS thread, barriers, shared memory filled with NaN
 // at launch, cp.async copies landing at their issue or at the wait that must see them), so a change
 // to a kernel family's index arithmetic, boundary rule or pipeline is checked on a machine without
@@ -249,6 +249,18 @@ INSTANTIATE_TEST_SUITE_P(
              "tbx=32 tby=8 merge=block mfx=2 use_shared=1 tdeg=3", "early"},
         Case{"user3d_cyclic", user_3d(), Grid{33, 19, 25},
              "tbx=16 tby=4 tbz=2 merge=cyclic mfx=2 ufx=2", "early"}),
+    case_name);
+
+INSTANTIATE_TEST_SUITE_P(
+    Mma, KernelsOnTheHost,
+    ::testing::Values(Case{"box3d2r_mma_two_batches", typical_stencil("box3d2r"), Grid{37, 19, 13},
+                           "mma=1 tbx=32 tby=1 tbz=1 mma_nb=2 mma_warps=4 mma_minb=3", "late"},
+                      Case{"box3d1r_mma_eight_warps", typical_stencil("box3d1r"), Grid{35, 21, 11},
+                           "mma=1 tbx=32 tby=1 tbz=1 mma_nb=1 mma_warps=8 mma_minb=2", "early"},
+                      Case{"box2d2r_mma_coefficients_in_registers", typical_stencil("box2d2r"),
+                           Grid{70, 45, 1},
+                           "mma=1 tbx=32 tby=1 tbz=1 mma_nb=1 mma_warps=4 mma_creg=1 mma_minb=1",
+                           "late"}),
     case_name);
 
 }  // namespace
