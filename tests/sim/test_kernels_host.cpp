@@ -206,6 +206,12 @@ Stencil user_3d() {  // a user's asymmetric 3-D stencil: reach 1/2 along x, 2/1 
                        {0.4, 0.15, 0.1, 0.15, 0.1, 0.1});
 }
 
+Stencil behind_3d() {  // a user's stencil that reaches only behind along z (reach hi 0)
+  return Stencil::make("behind3d", 3,
+                       {{0, 0, 0}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, -2}},
+                       {0.3, 0.15, 0.15, 0.1, 0.2, 0.1});
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.name;
 }
@@ -230,6 +236,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"user3d_retimed_cyclic", user_3d(), Grid{33, 19, 25},
              "streaming=1 sd=2 sb=16 tbx=8 tby=4 tbz=1 merge=cyclic mfy=2 retiming=1 prefetch=1",
              "late"},
+        Case{"behind3d_retimed", behind_3d(), Grid{27, 22, 24},
+             "streaming=1 sd=2 sb=8 tbx=8 tby=4 tbz=1 merge=block mfy=2 retiming=1 prefetch=1",
+             "late"},
+        Case{"behind3d_retimed_tdeg2", behind_3d(), Grid{27, 22, 24},
+             "streaming=1 sd=2 sb=8 tbx=16 tby=8 tbz=1 tdeg=2 retiming=1 prefetch=1", "early"},
         Case{"star3d2r_centre_queue", typical_stencil("star3d2r"), Grid{30, 26, 21},
              "streaming=1 sd=2 sb=16 tbx=8 tby=4 tbz=1 merge=block mfx=2 prefetch=1", "late"},
         Case{"star2d2r_retimed_y", typical_stencil("star2d2r"), Grid{70, 45, 1},
