@@ -88,6 +88,13 @@ inline void do_copy(const Copy& c) {
   else
     std::memset(c.dst, 0, c.bytes);
 }
+// A cp.async issued: lands now (SIM_COPY=early) or with its group's wait (late).
+inline void issue(const Copy& c) {
+  if (copies_late())
+    tl_open.push_back(c);
+  else
+    do_copy(c);
+}
 inline double* resolve(uint32_t addr) {
   return reinterpret_cast<double*>(reinterpret_cast<char*>(tl_cl->blocks[addr >> 24].smem.data()) +
                                    (addr & 0xffffffu));
@@ -229,27 +236,14 @@ inline void st_async2(uint32_t remote, double2 v, uint32_t remote_bar) {
   sim::mbar_update(remote_bar, 0, -16);
 }
 inline void cp_async16(uint32_t dst, const void* src, bool ok) {
-  const sim::Copy c{sim::resolve(dst), ok ? src : nullptr, 16};
-  if (sim::copies_late())
-    sim::tl_open.push_back(c);
-  else
-    sim::do_copy(c);
+  sim::issue({sim::resolve(dst), ok ? src : nullptr, 16});
 }
-// An 8-byte cp.async by generic pointers (kernels/streaming.cuh's copy_async on the host).
+// 8- and 16-byte cp.async by generic pointers (the kernel families' copies on the host).
 inline void cp_async8(void* dst, const void* src, bool ok) {
-  const sim::Copy c{dst, ok ? src : nullptr, 8};
-  if (sim::copies_late())
-    sim::tl_open.push_back(c);
-  else
-    sim::do_copy(c);
+  sim::issue({dst, ok ? src : nullptr, 8});
 }
-// A 16-byte cp.async by generic pointers.
 inline void cp_async16(void* dst, const void* src) {
-  const sim::Copy c{dst, src, 16};
-  if (sim::copies_late())
-    sim::tl_open.push_back(c);
-  else
-    sim::do_copy(c);
+  sim::issue({dst, src, 16});
 }
 // mma.sync.aligned.m16n8k{K}.row.col.f64 for the calling lane, with PTX's fragment layout
 // (group g = lane / 4, index t = lane % 4): a[i] = A[g + 8 (i % 2)][t + 4 (i / 2)] (K / 2 of

@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
   for (double v : res)
     sum += v;
   std::printf("%s %s %.4f ms/step %.1f GCells/s checksum %.15e\n", argv[1],
-              poison ? "random-nan" : random ? "random" : "zeros", ms / reps, n / (ms / reps * 1e-3) / 1e9, sum);
+              poison   ? "random-nan"
+              : random ? "random"
+                       : "zeros",
+              ms / reps, n / (ms / reps * 1e-3) / 1e9, sum);
   return 0;
 }

@@ -10,7 +10,6 @@
 
 #include <sys/wait.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "eval/cuda/codegen.hpp"
+#include "kernel/family.hpp"
 #include "stencil/typical.hpp"
 
 namespace isletune::cuda {
@@ -40,14 +40,7 @@ struct Case {
 // The stencil's steps with the boundary rule of docs/architecture.md ("Stencils"): a point
 // whose stencil leaves the grid keeps its value.
 std::vector<double> reference(const Stencil& st, const Grid& g, std::vector<double> a, int steps) {
-  std::array<int, 3> lo{}, hi{};
-  for (const Offset& o : st.offsets()) {
-    const std::array<int, 3> v{o.x, o.y, o.z};
-    for (std::size_t d = 0; d < 3; ++d) {
-      lo[d] = std::max(lo[d], -v[d]);
-      hi[d] = std::max(hi[d], v[d]);
-    }
-  }
+  const auto [lo, hi] = reach_of(st);
   std::vector<double> b(a.size());
   const long long nx = g.nx, ny = g.ny, nz = g.nz;
   for (int t = 0; t < steps; ++t) {
