@@ -14,6 +14,6 @@
 # then carry out/settle out/settle_bin out/n48 and run `bash bench/issue48/next_call.sh`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-FAM_S=${FAM_S:-120} GPU_S=${GPU_S:-270} bash "$here/bin_call.sh"
-TIME="s4r35 s4r35_b s4r35_nl s2r28 s2r28_b s2r28_nl" POISON="s4r35_b s2r28_b" NCU="" \
-  TIMING_S=${TIMING_S:-90} bash "$here/kept_call.sh"
+FAM_S=${FAM_S:-100} GPU_S=${GPU_S:-250} bash "$here/bin_call.sh"
+TIME="s4r35 s4r35_b s4r35_nl o22t4 o22t4_b s2r28 s2r28_b s2r28_nl" \
+  POISON="s4r35_b o22t4_b s2r28_b" NCU="" TIMING_S=${TIMING_S:-110} bash "$here/kept_call.sh"
