@@ -7,7 +7,7 @@
 #   bench/issue48/stalls.sh prepare DIR     # here: sources from build/bin/isletune-bench-kernels
 #   bench/issue48/stalls.sh run DIR         # on the GPU (device tool, carry DIR); OUT for ncu
 # TIME (kernels timed, two passes; a retimed kernel K also as K_k and K_kl, bench/issue48/kept.py,
-# and K_n, K_nl and K_b, bench/issue48/noprev.py), POISON,
+# and K_n, K_nl, K_b and K_b4, bench/issue48/noprev.py), POISON,
 # CHAINS (" _c2 _c3": their chain variants; "" none) and NCU
 # (kernels profiled) choose what `run` does; the o* kernels are star3d4r's retimed kernel with
 # fewer points a thread (2 x 1, 1 x 2; ufz 8, 4, 1) or fewer threads a block (32 x 4, 16 x 8),
@@ -49,6 +49,9 @@ if [ "$mode" = prepare ]; then
       # ... with the boundary points stored when level 0 takes in the input plane (_b).
       python3 "$here/noprev.py" "$dir/$k.cu" "$dir/${k}_b.cu" --store-at-input || exit 1
       cp "$dir/$k.geom" "$dir/${k}_b.geom"
+      # ... only by the threads that hold a boundary point of the plane, behind a branch (_b4).
+      python3 "$here/noprev.py" "$dir/$k.cu" "$dir/${k}_b4.cu" --store-at-input-edge || exit 1
+      cp "$dir/$k.geom" "$dir/${k}_b4.geom"
     fi
   done
   exit 0
