@@ -14,6 +14,7 @@ W=$(mktemp -d)
 t0=$(date +%s)
 log() { echo "$* (at $(($(date +%s) - t0)) s)" | tee -a "$W/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$W/summary.txt"
+for tree in settle settle_bin; do echo "$tree: $(tr '\n' ' ' <out/$tree/PROVENANCE 2>/dev/null || echo no PROVENANCE, bench/issue48/carry.sh)"; done | tee -a "$W/summary.txt"
 for tree in settle settle_bin settle settle_bin; do
   [ $(($(date +%s) - t0)) -gt ${FAM_S:-150} ] && break
   n=$(ls "$W" | grep -c "^fam-$tree")
