@@ -5,8 +5,8 @@
 # for star3d2r-4r on the retimed hand-picked cases (tdeg 1: 28, 34-36, 41; tdeg 2 and 4: 8, 19,
 # 21); then the GPU family tests of the branch (every family and tdeg, verified against the
 # reference with NaN-poisoned outputs, so an unwritten boundary point fails).
-# Carry out/settle (main) and out/settle_bin (the branch: isletune-bench-kernels,
-# isletune-worker, test_gpu_families, stripped). Everything is packed into $OUT/bin.tgz.
+# Carry out/settle (main) and out/settle_bin (the branch), both made by bench/issue48/carry.sh
+# (whose stamps this prints). Everything is packed into $OUT/bin.tgz.
 set -u
 OUT=${OUT:-/tmp/isletune-out}
 mkdir -p "$OUT"

@@ -5,11 +5,7 @@
 # budgets), then the register probes K, K_b, K_nl of star3d4r and star3d2r with their NaN check
 # (kept_call.sh). Files under $OUT: summary.txt, bin.tgz, timing.txt.
 # Prepare on the VM (main's build in build/, the branch's in BRANCH/build):
-#   strip -o out/settle/isletune-bench-kernels build/bin/isletune-bench-kernels
-#   mkdir -p out/settle_bin && cp BRANCH/build/bin/isletune-worker \
-#     BRANCH/build/tests/gpu/test_gpu_families out/settle_bin/ && \
-#     strip -o out/settle_bin/isletune-bench-kernels BRANCH/build/bin/isletune-bench-kernels && \
-#     strip out/settle_bin/*
+#   bench/issue48/carry.sh out/settle && bench/issue48/carry.sh out/settle_bin BRANCH
 #   bench/issue48/stalls.sh prepare out/n48
 # then carry out/settle out/settle_bin out/n48 and run `bash bench/issue48/next_call.sh`.
 set -u

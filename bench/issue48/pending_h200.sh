@@ -12,7 +12,7 @@
 # Prepare on the VM, then carry out/settle out/n48 out/dsm_t2:
 #   nvcc -O3 -arch=sm_90 -std=c++17 -o out/dsm_t2 bench/issue48/dsm_t2.cu
 #   bench/issue48/stalls.sh prepare out/n48
-#   strip -o out/settle/isletune-bench-kernels build/bin/isletune-bench-kernels
+#   bench/issue48/carry.sh out/settle
 #   bash bench/issue48/pending_h200.sh
 set -u
 OUT=${OUT:-/tmp/isletune-out}
